@@ -1,0 +1,146 @@
+//! Diagnostics for content and learner files: `file:line:col`, the source line, a caret,
+//! and what to do next. Collects every problem of a file; renders them in one place.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::yaml::Pos;
+
+/// One problem found in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub file: PathBuf,
+    pub pos: Pos,
+    pub message: String,
+    /// What to do about it.
+    pub hint: Option<String>,
+    /// The offending source line, shown with a caret under `pos.col`.
+    pub source_line: Option<String>,
+}
+
+impl Diagnostic {
+    /// The `file:line:col` prefix.
+    pub fn location(&self) -> String {
+        format!("{}:{}:{}", self.file.display(), self.pos.line, self.pos.col)
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}: error: {}", self.location(), self.message)?;
+        if let Some(line) = &self.source_line {
+            let gutter = self.pos.line.to_string();
+            let pad = " ".repeat(gutter.len());
+            writeln!(f, "{pad} |")?;
+            writeln!(f, "{gutter} | {line}")?;
+            let caret_at: usize = line
+                .chars()
+                .take(self.pos.col.saturating_sub(1))
+                .map(display_width)
+                .sum();
+            writeln!(f, "{pad} | {}^", " ".repeat(caret_at))?;
+        }
+        if let Some(hint) = &self.hint {
+            writeln!(f, "  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Terminal cells a character takes: CJK text (the course's language) is two wide.
+fn display_width(c: char) -> usize {
+    let c = c as u32;
+    let wide = (0x1100..=0x115F).contains(&c)
+        || (0x2E80..=0xA4CF).contains(&c)
+        || (0xAC00..=0xD7A3).contains(&c)
+        || (0xF900..=0xFAFF).contains(&c)
+        || (0xFE30..=0xFE4F).contains(&c)
+        || (0xFF00..=0xFF60).contains(&c)
+        || (0xFFE0..=0xFFE6).contains(&c);
+    if wide { 2 } else { 1 }
+}
+
+/// Collects the problems of one source text.
+#[derive(Debug)]
+pub struct Collector<'a> {
+    file: PathBuf,
+    source: &'a str,
+    diags: Vec<Diagnostic>,
+}
+
+impl<'a> Collector<'a> {
+    pub fn new(file: &Path, source: &'a str) -> Self {
+        Collector {
+            file: file.to_path_buf(),
+            source,
+            diags: Vec::new(),
+        }
+    }
+
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
+        self.push(pos, message.into(), None);
+    }
+
+    pub fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
+        self.push(pos, message.into(), Some(hint.into()));
+    }
+
+    fn push(&mut self, pos: Pos, message: String, hint: Option<String>) {
+        let source_line = self
+            .source
+            .lines()
+            .nth(pos.line.saturating_sub(1))
+            .map(|l| l.trim_end().to_string());
+        self.diags.push(Diagnostic {
+            file: self.file.clone(),
+            pos,
+            message,
+            hint,
+            source_line,
+        });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.diags.is_empty()
+    }
+
+    /// The problems, in source order.
+    pub fn finish(mut self) -> Vec<Diagnostic> {
+        self.diags.sort_by_key(|d| d.pos);
+        self.diags
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_location_line_caret_and_hint() {
+        let src = "a: 1\nquestoins: []\n";
+        let mut c = Collector::new(Path::new("q.yaml"), src);
+        c.error_hint(
+            Pos { line: 2, col: 1 },
+            "unknown field `questoins`",
+            "did you mean `questions`?",
+        );
+        let out = c.finish()[0].to_string();
+        assert_eq!(
+            out,
+            "q.yaml:2:1: error: unknown field `questoins`\n  |\n2 | questoins: []\n  | ^\n  hint: did you mean `questions`?\n"
+        );
+    }
+
+    #[test]
+    fn caret_accounts_for_wide_characters() {
+        let src = "題: x\n";
+        let mut c = Collector::new(Path::new("q.yaml"), src);
+        c.error(Pos { line: 1, col: 4 }, "bad");
+        let out = c.finish()[0].to_string();
+        assert!(out.contains("1 | 題: x\n  |     ^\n"), "{out}");
+    }
+}
