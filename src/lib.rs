@@ -3,5 +3,16 @@
 //! The library holds everything; `main.rs` only parses arguments and maps the outcome to
 //! an exit code. See ARCHITECTURE.md for the map of modules.
 
+pub mod app;
+pub mod cli;
+pub mod cluster;
 pub mod diag;
+pub mod error;
+pub mod exit;
+pub mod lab;
+pub mod offline;
+pub mod quiz;
+pub mod settings;
+pub mod ui;
+pub mod validate;
 pub mod yaml;

@@ -1,0 +1,71 @@
+//! Runs a parsed command line: resolves settings once, dispatches, and returns the exit
+//! code. Errors are rendered here through `ui`.
+
+use std::io::IsTerminal;
+
+use crate::cli::{Cli, Command};
+use crate::error::Result;
+use crate::exit::Exit;
+use crate::settings::{self, Env, Settings};
+use crate::ui::Printer;
+
+/// What every command gets: the settings and the printer.
+pub struct Ctx {
+    pub settings: Settings,
+    pub printer: Printer,
+}
+
+impl Ctx {
+    pub fn new(settings: Settings) -> Self {
+        let printer = Printer::new(&settings);
+        Ctx { settings, printer }
+    }
+
+    /// Runs a future on a fresh multi-threaded runtime: async lives only where the
+    /// network is, so only commands that talk to a cluster start one.
+    pub fn block_on<F: std::future::Future>(&self, fut: F) -> F::Output {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime")
+            .block_on(fut)
+    }
+}
+
+pub fn settings_from(cli: &Cli, env: &Env) -> Settings {
+    let g = &cli.global;
+    Settings {
+        color: settings::resolve_color(g.color, env, std::io::stdout().is_terminal()),
+        output: g.output,
+        lang: settings::resolve_lang(g.lang, env),
+        verbosity: if g.quiet { -1 } else { g.verbose.min(3) as i8 },
+        content_dir: settings::content_dir(g.content_dir.as_deref(), env),
+        state_dir: settings::state_dir(env),
+        home: env.home.clone().unwrap_or_else(|| "/root".into()),
+    }
+}
+
+/// Runs `cli` and renders any error; the returned code is the process's exit code.
+pub fn run(cli: Cli) -> Exit {
+    let settings = settings_from(&cli, &Env::from_process());
+    let ctx = Ctx::new(settings);
+    match dispatch(&ctx, cli.command) {
+        Ok(exit) => exit,
+        Err(err) => {
+            ctx.printer.error(&err);
+            err.exit()
+        }
+    }
+}
+
+fn dispatch(ctx: &Ctx, command: Command) -> Result<Exit> {
+    match command {
+        Command::Validate(args) => crate::validate::run(ctx, &args),
+        Command::Quiz(cmd) => crate::quiz::command::run(ctx, cmd),
+        Command::Lab(cmd) => crate::lab::command::run(ctx, cmd),
+        Command::Cluster(cmd) => crate::cluster::run(ctx, cmd),
+        Command::Auth(cmd) => crate::offline::rbac::command::run(ctx, cmd),
+        Command::Policy(cmd) => crate::offline::kyverno::command::run(ctx, cmd),
+    }
+}

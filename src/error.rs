@@ -1,0 +1,67 @@
+//! The library's error type: typed where a caller branches or a hint helps. Rendering
+//! lives in `ui`.
+
+use crate::diag::Diagnostic;
+use crate::exit::Exit;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Content (lab, quiz) or input files with problems; every problem is listed.
+    #[error("{} problem(s) in content", .0.len())]
+    Content(Vec<Diagnostic>),
+    /// The user asked for something that cannot be: an unknown quiz id, a bad flag mix.
+    #[error("{message}")]
+    Usage {
+        message: String,
+        hint: Option<String>,
+    },
+    /// The environment is broken: cluster unreachable, a tool missing, a timeout.
+    #[error("{message}")]
+    Environment {
+        message: String,
+        hint: Option<String>,
+    },
+    /// Anything else, with its chain of causes.
+    #[error(transparent)]
+    Other(#[from] anyhow::Error),
+}
+
+impl Error {
+    pub fn usage(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::Usage {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+
+    pub fn environment(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::Environment {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            Error::Usage { hint, .. } | Error::Environment { hint, .. } => hint.as_deref(),
+            Error::Content(_) => Some("fix the problems above, then run `kca validate` again"),
+            Error::Other(_) => None,
+        }
+    }
+
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Content(_) | Error::Usage { .. } => Exit::Usage,
+            Error::Environment { .. } => Exit::Environment,
+            Error::Other(_) => Exit::Environment,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Other(e.into())
+    }
+}

@@ -1,0 +1,3 @@
+//! Labs: model, lifecycle (start, check, hint, reset, verify) and reports.
+
+pub mod command;

@@ -1,0 +1,12 @@
+//! `kca policy test|apply`: Kyverno policies run offline.
+
+use crate::app::Ctx;
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+
+pub fn run(_ctx: &Ctx, _cmd: crate::cli::policy::PolicyCommand) -> Result<Exit> {
+    Err(Error::usage(
+        "this command is not built yet",
+        "see README.md",
+    ))
+}

@@ -1,0 +1,3 @@
+//! Kyverno `ClusterPolicy`/`Policy` evaluated in-process.
+
+pub mod command;

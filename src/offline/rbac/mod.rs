@@ -1,0 +1,3 @@
+//! RBAC evaluated as the Kubernetes authorizer does.
+
+pub mod command;

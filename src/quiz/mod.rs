@@ -1,0 +1,3 @@
+//! Quizzes: grading, sessions (interactive or piped), review scheduling.
+
+pub mod command;
