@@ -1,0 +1,333 @@
+//! Turns position-carrying YAML nodes into typed content, collecting every problem with
+//! its position instead of stopping at the first (unknown fields, wrong types, missing
+//! fields). The content models (`quiz`, `lab`) are written with these helpers.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+
+use crate::diag::Collector;
+use crate::settings::Lang;
+use crate::yaml::{Node, Pos, Yaml};
+
+/// Text in the course's languages: a plain string (the same in every language) or a map
+/// `{ja: …, en: …}`. Japanese is the course's own language; English is second.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Text {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ja: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub en: Option<String>,
+}
+
+impl Text {
+    pub fn plain(s: impl Into<String>) -> Self {
+        let s = s.into();
+        Text {
+            ja: Some(s.clone()),
+            en: Some(s),
+        }
+    }
+
+    /// The text in `lang`, falling back to the other language.
+    pub fn get(&self, lang: Lang) -> &str {
+        let (first, second) = match lang {
+            Lang::Ja => (&self.ja, &self.en),
+            Lang::En => (&self.en, &self.ja),
+        };
+        first.as_deref().or(second.as_deref()).unwrap_or("")
+    }
+}
+
+/// A mapping being decoded: remembers which keys were read so `finish` can report the rest.
+pub struct Fields<'n> {
+    node: &'n Node,
+    entries: &'n [(Node, Node)],
+    used: RefCell<BTreeSet<String>>,
+}
+
+impl<'n> Fields<'n> {
+    pub fn pos(&self) -> Pos {
+        self.node.pos
+    }
+
+    /// The value under `key`, if present (and not null).
+    pub fn opt(&self, key: &str) -> Option<&'n Node> {
+        self.used.borrow_mut().insert(key.to_string());
+        self.entries
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+            .filter(|v| v.value != Yaml::Null)
+    }
+
+    /// The value under `key`; a "missing field" error when absent.
+    pub fn req(&self, d: &mut Decoder<'_>, key: &str) -> Option<&'n Node> {
+        let found = self.opt(key);
+        if found.is_none() {
+            d.error_hint(
+                self.node.pos,
+                format!("missing field `{key}`"),
+                format!("add `{key}:` to this mapping"),
+            );
+        }
+        found
+    }
+
+    /// Whether `key` is present at all.
+    pub fn has(&self, key: &str) -> bool {
+        self.entries.iter().any(|(k, _)| k.as_str() == Some(key))
+    }
+
+    /// Reports every key that was never read as unknown, with a suggestion when one is close.
+    pub fn finish(self, d: &mut Decoder<'_>, context: &str) {
+        let used = self.used.into_inner();
+        for (k, _) in self.entries {
+            let name = match &k.value {
+                Yaml::Str(s) => s.clone(),
+                other => format!("{other:?}"),
+            };
+            if used.contains(&name) {
+                continue;
+            }
+            let hint = match closest(&name, used.iter().map(String::as_str)) {
+                Some(near) => format!("did you mean `{near}`?"),
+                None if used.is_empty() => format!("{context} takes no fields"),
+                None => format!(
+                    "{context} takes: {}",
+                    used.iter()
+                        .map(|u| format!("`{u}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            d.error_hint(k.pos, format!("unknown field `{name}` in {context}"), hint);
+        }
+    }
+}
+
+/// A known name within edit distance 2 of `name`, if any.
+pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(dist, _)| *dist <= 2)
+        .min_by_key(|(dist, _)| *dist)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Decodes nodes of one file, collecting diagnostics.
+pub struct Decoder<'a> {
+    pub diags: Collector<'a>,
+}
+
+impl<'a> Decoder<'a> {
+    pub fn new(diags: Collector<'a>) -> Self {
+        Decoder { diags }
+    }
+
+    pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
+        self.diags.error(pos, message);
+    }
+
+    pub fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
+        self.diags.error_hint(pos, message, hint);
+    }
+
+    fn wrong_type(&mut self, node: &Node, want: &str) {
+        self.error(
+            node.pos,
+            format!("expected {want}, found {}", node.type_name()),
+        );
+    }
+
+    pub fn fields<'n>(&mut self, node: &'n Node) -> Option<Fields<'n>> {
+        match &node.value {
+            Yaml::Map(entries) => Some(Fields {
+                node,
+                entries,
+                used: RefCell::new(BTreeSet::new()),
+            }),
+            _ => {
+                self.wrong_type(node, "a mapping");
+                None
+            }
+        }
+    }
+
+    pub fn string(&mut self, node: &Node) -> Option<String> {
+        match &node.value {
+            Yaml::Str(s) => Some(s.clone()),
+            // Unquoted numbers and booleans are fine where a string is wanted (ids, answers).
+            Yaml::Int(i) => Some(i.to_string()),
+            Yaml::Float(f) => Some(f.to_string()),
+            Yaml::Bool(b) => Some(b.to_string()),
+            _ => {
+                self.wrong_type(node, "a string");
+                None
+            }
+        }
+    }
+
+    /// A non-empty string without surrounding spaces (ids, names).
+    pub fn ident(&mut self, node: &Node) -> Option<String> {
+        let s = self.string(node)?;
+        if s.trim().is_empty() || s.trim() != s {
+            self.error(
+                node.pos,
+                "expected a non-empty name without surrounding spaces",
+            );
+            return None;
+        }
+        Some(s)
+    }
+
+    pub fn bool(&mut self, node: &Node) -> Option<bool> {
+        match node.value {
+            Yaml::Bool(b) => Some(b),
+            _ => {
+                self.wrong_type(node, "true or false");
+                None
+            }
+        }
+    }
+
+    pub fn int(&mut self, node: &Node) -> Option<i64> {
+        match node.value {
+            Yaml::Int(i) => Some(i),
+            _ => {
+                self.wrong_type(node, "an integer");
+                None
+            }
+        }
+    }
+
+    /// A whole number within `range`.
+    pub fn int_in(&mut self, node: &Node, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
+        let i = self.int(node)?;
+        if !range.contains(&i) {
+            self.error(
+                node.pos,
+                format!("{i} is out of range {}..={}", range.start(), range.end()),
+            );
+            return None;
+        }
+        Some(i)
+    }
+
+    pub fn number(&mut self, node: &Node) -> Option<f64> {
+        match node.value {
+            Yaml::Int(i) => Some(i as f64),
+            Yaml::Float(f) if f.is_finite() => Some(f),
+            _ => {
+                self.wrong_type(node, "a number");
+                None
+            }
+        }
+    }
+
+    pub fn list<'n>(&mut self, node: &'n Node) -> Option<&'n [Node]> {
+        match &node.value {
+            Yaml::Seq(items) => Some(items),
+            _ => {
+                self.wrong_type(node, "a list");
+                None
+            }
+        }
+    }
+
+    pub fn strings(&mut self, node: &Node) -> Vec<String> {
+        match self.list(node) {
+            Some(items) => items.iter().filter_map(|n| self.string(n)).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Localisable text: a string, or `{ja: …, en: …}` with at least one of them.
+    pub fn text(&mut self, node: &Node) -> Option<Text> {
+        if let Yaml::Str(s) = &node.value {
+            return Some(Text::plain(s.clone()));
+        }
+        if !matches!(node.value, Yaml::Map(_)) {
+            self.wrong_type(node, "text (a string or {ja: …, en: …})");
+            return None;
+        }
+        let f = self.fields(node)?;
+        let ja = f.opt("ja").and_then(|n| self.string(n));
+        let en = f.opt("en").and_then(|n| self.string(n));
+        f.finish(self, "text (languages ja, en)");
+        if ja.is_none() && en.is_none() {
+            self.error_hint(node.pos, "text has no language", "write `ja:` (and `en:`)");
+            return None;
+        }
+        Some(Text { ja, en })
+    }
+
+    pub fn texts(&mut self, node: &Node) -> Vec<Text> {
+        match self.list(node) {
+            Some(items) => items.iter().filter_map(|n| self.text(n)).collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_one;
+    use std::path::Path;
+
+    #[test]
+    fn unknown_fields_suggest_the_closest_known_one() {
+        let src = "id: x\ntitel: y\nzzz: 1\n";
+        let node = parse_one(src).unwrap();
+        let mut d = Decoder::new(Collector::new(Path::new("f.yaml"), src));
+        let f = d.fields(&node).unwrap();
+        f.req(&mut d, "id");
+        f.opt("title");
+        f.finish(&mut d, "a quiz");
+        let diags = d.diags.finish();
+        assert_eq!(diags.len(), 2);
+        assert_eq!(diags[0].pos, Pos { line: 2, col: 1 });
+        assert_eq!(diags[0].hint.as_deref(), Some("did you mean `title`?"));
+        assert!(diags[1].hint.as_deref().unwrap().contains("`id`"));
+    }
+
+    #[test]
+    fn text_accepts_string_or_language_map() {
+        let src = "a: plain\nb: {ja: こんにちは, en: hello}\nc: {fr: bonjour}\nd: 3\n";
+        let node = parse_one(src).unwrap();
+        let mut d = Decoder::new(Collector::new(Path::new("f.yaml"), src));
+        let a = d.text(node.get("a").unwrap()).unwrap();
+        assert_eq!(a.get(Lang::En), "plain");
+        let b = d.text(node.get("b").unwrap()).unwrap();
+        assert_eq!((b.get(Lang::Ja), b.get(Lang::En)), ("こんにちは", "hello"));
+        assert!(d.text(node.get("c").unwrap()).is_none());
+        assert!(d.text(node.get("d").unwrap()).is_none());
+        assert_eq!(d.diags.finish().len(), 3);
+    }
+
+    #[test]
+    fn missing_field_points_at_the_mapping() {
+        let src = "x:\n  a: 1\n";
+        let node = parse_one(src).unwrap();
+        let mut d = Decoder::new(Collector::new(Path::new("f.yaml"), src));
+        let f = d.fields(node.get("x").unwrap()).unwrap();
+        assert!(f.req(&mut d, "b").is_none());
+        let diags = d.diags.finish();
+        assert_eq!(diags[0].message, "missing field `b`");
+        assert_eq!(diags[0].pos, Pos { line: 2, col: 3 });
+    }
+}

@@ -1,0 +1,420 @@
+//! The `Quiz` content model and its lint: question types, answers, feedback.
+
+use std::collections::BTreeSet;
+
+use regex::Regex;
+
+use super::decode::{Decoder, Fields, Text};
+use crate::yaml::{Node, Pos};
+
+#[derive(Debug, Clone)]
+pub struct Quiz {
+    pub id: String,
+    pub title: Text,
+    pub module: Option<i64>,
+    pub description: Option<Text>,
+    /// Percent of the total points needed to pass.
+    pub pass_mark: u32,
+    pub questions: Vec<Question>,
+}
+
+impl Quiz {
+    pub fn max_points(&self) -> u32 {
+        self.questions.iter().map(|q| q.points).sum()
+    }
+
+    pub fn question(&self, id: &str) -> Option<&Question> {
+        self.questions.iter().find(|q| q.id == id)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Question {
+    pub id: String,
+    pub prompt: Text,
+    pub concepts: Vec<String>,
+    pub points: u32,
+    pub hints: Vec<Text>,
+    pub explanation: Text,
+    pub kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+pub struct Choice {
+    pub id: String,
+    pub text: Text,
+    pub correct: bool,
+    pub feedback: Option<Text>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub id: String,
+    pub text: Text,
+}
+
+#[derive(Debug, Clone)]
+pub enum Kind {
+    Single {
+        choices: Vec<Choice>,
+    },
+    Multi {
+        choices: Vec<Choice>,
+        partial_credit: bool,
+    },
+    TrueFalse {
+        answer: bool,
+        feedback_true: Option<Text>,
+        feedback_false: Option<Text>,
+    },
+    Short {
+        accept: Vec<String>,
+        accept_regex: Vec<Regex>,
+    },
+    Numeric {
+        answer: f64,
+        tolerance: f64,
+        unit: Option<Text>,
+    },
+    /// Items in their correct order.
+    Order {
+        items: Vec<Item>,
+    },
+}
+
+impl Kind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Single { .. } => "single",
+            Kind::Multi { .. } => "multi",
+            Kind::TrueFalse { .. } => "true-false",
+            Kind::Short { .. } => "short",
+            Kind::Numeric { .. } => "numeric",
+            Kind::Order { .. } => "order",
+        }
+    }
+}
+
+const TYPES: &str = "single, multi, true-false, short, numeric, order";
+
+pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>) -> Option<Quiz> {
+    let meta = top.req(d, "metadata").and_then(|n| d.fields(n));
+    let (mut id, mut title, mut module, mut description) = (None, None, None, None);
+    if let Some(m) = meta {
+        id = m.req(d, "id").and_then(|n| d.ident(n));
+        title = m.req(d, "title").and_then(|n| d.text(n));
+        module = m.opt("module").and_then(|n| d.int_in(n, 0..=99));
+        description = m.opt("description").and_then(|n| d.text(n));
+        m.finish(d, "quiz metadata");
+    }
+    let pass_mark = top.req(d, "passMark").and_then(|n| d.int_in(n, 0..=100));
+    let mut questions = Vec::new();
+    let mut seen: Vec<(String, Pos)> = Vec::new();
+    if let Some(list) = top.req(d, "questions").and_then(|n| d.list(n)) {
+        if list.is_empty() {
+            d.error(top.pos(), "a quiz needs at least one question");
+        }
+        for node in list {
+            if let Some(id) = node.get("id").and_then(|n| n.as_str()) {
+                if let Some((_, first)) = seen.iter().find(|(s, _)| s == id) {
+                    d.error_hint(
+                        node.pos,
+                        format!(
+                            "duplicate question id `{id}` (first at line {})",
+                            first.line
+                        ),
+                        "give every question its own id",
+                    );
+                }
+                seen.push((id.to_string(), node.pos));
+            }
+            questions.extend(decode_question(d, node));
+        }
+    }
+    Some(Quiz {
+        id: id?,
+        title: title?,
+        module,
+        description,
+        pass_mark: pass_mark? as u32,
+        questions,
+    })
+}
+
+fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
+    let f = d.fields(node)?;
+    let id = f.req(d, "id").and_then(|n| d.ident(n));
+    let ty_node = f.req(d, "type");
+    let ty = ty_node.and_then(|n| d.string(n));
+    let prompt = f.req(d, "prompt").and_then(|n| d.text(n));
+    let concepts = f.opt("concepts").map(|n| d.strings(n)).unwrap_or_default();
+    let points = f.opt("points").map_or(Some(1), |n| d.int_in(n, 0..=100));
+    let hints = f.opt("hints").map(|n| d.texts(n)).unwrap_or_default();
+    let explanation = f.req(d, "explanation").and_then(|n| d.text(n));
+    let kind = match ty.as_deref() {
+        Some("single") => decode_choices(d, &f, false),
+        Some("multi") => decode_choices(d, &f, true),
+        Some("true-false") => {
+            let answer = f.req(d, "answer").and_then(|n| d.bool(n));
+            let (mut ft, mut ff) = (None, None);
+            if let Some(fb) = f.opt("feedback").and_then(|n| d.fields(n)) {
+                ft = fb.opt("true").and_then(|n| d.text(n));
+                ff = fb.opt("false").and_then(|n| d.text(n));
+                fb.finish(d, "true-false feedback");
+            }
+            answer.map(|answer| Kind::TrueFalse {
+                answer,
+                feedback_true: ft,
+                feedback_false: ff,
+            })
+        }
+        Some("short") => {
+            let accept = f.req(d, "accept").map(|n| d.strings(n)).unwrap_or_default();
+            if accept.is_empty() && f.has("accept") {
+                d.error(f.pos(), "`accept` needs at least one answer");
+            }
+            let mut accept_regex = Vec::new();
+            if let Some(list) = f.opt("acceptRegex").and_then(|n| d.list(n)) {
+                for n in list {
+                    if let Some(s) = d.string(n) {
+                        match regex::RegexBuilder::new(&s).size_limit(1 << 20).build() {
+                            Ok(r) => accept_regex.push(r),
+                            Err(e) => d.error(n.pos, format!("invalid regular expression: {e}")),
+                        }
+                    }
+                }
+            }
+            Some(Kind::Short {
+                accept,
+                accept_regex,
+            })
+        }
+        Some("numeric") => {
+            let answer = f.req(d, "answer").and_then(|n| d.number(n));
+            let tolerance = f.opt("tolerance").map_or(Some(0.0), |n| d.number(n));
+            if let (Some(t), Some(n)) = (tolerance, f.opt("tolerance"))
+                && t < 0.0
+            {
+                d.error(n.pos, "tolerance cannot be negative");
+            }
+            let unit = f.opt("unit").and_then(|n| d.text(n));
+            answer
+                .zip(tolerance)
+                .map(|(answer, tolerance)| Kind::Numeric {
+                    answer,
+                    tolerance,
+                    unit,
+                })
+        }
+        Some("order") => {
+            let items = decode_ids(d, &f, "items");
+            if items.len() < 2 {
+                d.error(f.pos(), "an order question needs at least two items");
+            }
+            Some(Kind::Order {
+                items: items
+                    .into_iter()
+                    .map(|(id, text, _, _)| Item { id, text })
+                    .collect(),
+            })
+        }
+        Some(other) => {
+            d.error_hint(
+                ty_node.map_or(f.pos(), |n| n.pos),
+                format!("unknown question type `{other}`"),
+                format!("use one of: {TYPES}"),
+            );
+            None
+        }
+        None => None,
+    };
+    let context = format!("a `{}` question", ty.as_deref().unwrap_or("?"));
+    f.finish(d, &context);
+    Some(Question {
+        id: id?,
+        prompt: prompt?,
+        concepts,
+        points: points? as u32,
+        hints,
+        explanation: explanation?,
+        kind: kind?,
+    })
+}
+
+fn decode_choices(d: &mut Decoder<'_>, f: &Fields<'_>, multi: bool) -> Option<Kind> {
+    let partial_credit = if multi {
+        f.opt("partialCredit")
+            .and_then(|n| d.bool(n))
+            .unwrap_or(false)
+    } else {
+        false
+    };
+    let mut raw = decode_ids(d, f, "choices");
+    // `answer:` names the right choice(s) by id, as an alternative to `correct: true`.
+    if let Some(answer) = f.opt("answer") {
+        let ids = match &answer.value {
+            crate::yaml::Yaml::Seq(_) => d.strings(answer),
+            _ => d.string(answer).into_iter().collect(),
+        };
+        for id in ids {
+            match raw.iter_mut().find(|c| c.0 == id) {
+                Some(c) => c.2 = true,
+                None => d.error_hint(
+                    answer.pos,
+                    format!("`answer` refers to undefined choice `{id}`"),
+                    format!(
+                        "choices are: {}",
+                        raw.iter()
+                            .map(|c| c.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ),
+            }
+        }
+    }
+    let correct = raw.iter().filter(|c| c.2).count();
+    if raw.len() < 2 && f.has("choices") {
+        d.error(f.pos(), "a choice question needs at least two choices");
+    }
+    match (multi, correct) {
+        (_, 0) if !raw.is_empty() => d.error_hint(
+            f.pos(),
+            "no choice is marked correct",
+            "mark the right answer with `correct: true`",
+        ),
+        (false, n) if n > 1 => d.error_hint(
+            f.pos(),
+            format!("a `single` question has {n} correct choices"),
+            "mark exactly one, or make it `type: multi`",
+        ),
+        _ => {}
+    }
+    let choices: Vec<Choice> = raw
+        .into_iter()
+        .map(|(id, text, correct, feedback)| Choice {
+            id,
+            text,
+            correct,
+            feedback,
+        })
+        .collect();
+    Some(if multi {
+        Kind::Multi {
+            choices,
+            partial_credit,
+        }
+    } else {
+        Kind::Single { choices }
+    })
+}
+
+/// Decodes a list of `{id, text, [correct], [feedback]}` entries with unique ids.
+fn decode_ids(
+    d: &mut Decoder<'_>,
+    f: &Fields<'_>,
+    key: &str,
+) -> Vec<(String, Text, bool, Option<Text>)> {
+    let mut out = Vec::new();
+    let mut ids = BTreeSet::new();
+    let Some(list) = f.req(d, key).and_then(|n| d.list(n)) else {
+        return out;
+    };
+    let choice = key == "choices";
+    for node in list {
+        let Some(c) = d.fields(node) else { continue };
+        let id = c.req(d, "id").and_then(|n| d.ident(n));
+        let text = c.req(d, "text").and_then(|n| d.text(n));
+        let (mut correct, mut feedback) = (false, None);
+        if choice {
+            correct = c.opt("correct").and_then(|n| d.bool(n)).unwrap_or(false);
+            feedback = c.opt("feedback").and_then(|n| d.text(n));
+        }
+        c.finish(d, if choice { "a choice" } else { "an item" });
+        if let Some(id) = &id
+            && !ids.insert(id.clone())
+        {
+            d.error(node.pos, format!("duplicate id `{id}` in `{key}`"));
+        }
+        if let (Some(id), Some(text)) = (id, text) {
+            out.push((id, text, correct, feedback));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Document, load_str};
+    use std::path::Path;
+
+    fn problems(src: &str) -> Vec<String> {
+        match load_str(Path::new("q.yaml"), src) {
+            Ok(_) => vec![],
+            Err(d) => d
+                .iter()
+                .map(|d| format!("{}:{} {}", d.pos.line, d.pos.col, d.message))
+                .collect(),
+        }
+    }
+
+    const HEAD: &str =
+        "apiVersion: kca.dev/v1alpha1\nkind: Quiz\nmetadata: {id: q, title: T}\npassMark: 50\n";
+
+    #[test]
+    fn a_valid_quiz_loads() {
+        let src = format!(
+            "{HEAD}questions:\n  - id: a\n    type: single\n    prompt: P\n    explanation: E\n    choices:\n      - {{id: x, text: X, correct: true}}\n      - {{id: y, text: Y}}\n"
+        );
+        match load_str(Path::new("q.yaml"), &src) {
+            Ok(Document::Quiz(q)) => assert_eq!(q.questions.len(), 1),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_problem_of_a_file_is_reported_together() {
+        let src = format!(
+            "{HEAD}questions:\n  - id: a\n    type: single\n    prompt: P\n    explanation: E\n    choices:\n      - {{id: x, text: X}}\n      - {{id: x, text: Y}}\n  - id: a\n    type: essay\n    prompt: P\n    explanation: E\n  - id: c\n    type: numeric\n    prompt: P\n    answr: 3\n"
+        );
+        let p = problems(&src);
+        assert!(
+            p.iter().any(|m| m.contains("no choice is marked correct")),
+            "{p:?}"
+        );
+        assert!(p.iter().any(|m| m.contains("duplicate id `x`")), "{p:?}");
+        assert!(
+            p.iter().any(|m| m.contains("duplicate question id `a`")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|m| m.contains("unknown question type `essay`")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|m| m.contains("missing field `answer`")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|m| m.contains("missing field `explanation`")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|m| m.contains("unknown field `answr`")),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn answer_may_name_choices_but_only_defined_ones() {
+        let src = format!(
+            "{HEAD}questions:\n  - id: a\n    type: multi\n    prompt: P\n    explanation: E\n    answer: [x, z]\n    choices:\n      - {{id: x, text: X}}\n      - {{id: y, text: Y}}\n"
+        );
+        let p = problems(&src);
+        assert_eq!(
+            p,
+            vec!["10:13 `answer` refers to undefined choice `z`".to_string()]
+        );
+    }
+}
