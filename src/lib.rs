@@ -14,6 +14,7 @@ pub mod lab;
 pub mod offline;
 pub mod quiz;
 pub mod settings;
+pub mod target;
 pub mod ui;
 pub mod validate;
 pub mod yaml;
