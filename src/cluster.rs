@@ -26,7 +26,10 @@ impl From<&TargetArgs> for Selection {
 }
 
 pub fn run(_ctx: &Ctx, _cmd: ClusterCommand) -> Result<Exit> {
-    Err(Error::environment("kca cluster is not built yet", "see README.md"))
+    Err(Error::environment(
+        "kca cluster is not built yet",
+        "see README.md",
+    ))
 }
 
 /// True when the cluster carries kca's lab-cluster marker.
@@ -39,5 +42,8 @@ pub async fn is_lab_cluster(_live: &Live) -> Result<bool, LiveError> {
 /// is `kca cluster up` / `kca cluster adopt`). Async because the returned client lives on
 /// the caller's runtime.
 pub async fn ensure_cluster(_ctx: &Ctx, _sel: &Selection, _need_marked: bool) -> Result<Live> {
-    Err(Error::environment("kca cluster is not built yet", "see README.md"))
+    Err(Error::environment(
+        "kca cluster is not built yet",
+        "see README.md",
+    ))
 }

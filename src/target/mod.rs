@@ -136,8 +136,10 @@ impl Denial {
     /// True when `policy` (and `rule`, if given) is among the deniers.
     pub fn denied_by_kyverno(&self, policy: &str, rule: Option<&str>) -> bool {
         self.all.iter().any(|d| match d {
+            // A namespaced Policy may be named `ns/name` in the message.
             DeniedBy::Kyverno { policy: p, rule: r } => {
-                p == policy && rule.is_none_or(|want| want == r)
+                (p == policy || p.rsplit_once('/').is_some_and(|(_, n)| n == policy))
+                    && rule.is_none_or(|want| want == r)
             }
             _ => false,
         })
@@ -148,6 +150,9 @@ impl Denial {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Admission {
     /// Admitted; `object` is what the server would store (mutations applied).
-    Allowed { object: Value, warnings: Vec<String> },
+    Allowed {
+        object: Value,
+        warnings: Vec<String>,
+    },
     Denied(Denial),
 }
