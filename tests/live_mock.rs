@@ -1,0 +1,855 @@
+//! The live target against a mocked API server: every request's method, path, query,
+//! headers and body are recorded and asserted, and the answers are shaped like a real API
+//! server's (discovery lists, Status objects, Warning headers).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::{Request, Response};
+use kca::target::live::{Live, LiveError};
+use kca::target::{AccessQuery, Admission, DeniedBy, Identity, ObjRef, Operation};
+use kube::client::Body;
+use serde_json::{Value, json};
+
+/// One request as the mock server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    query: BTreeMap<String, String>,
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+    fn headers_named(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+    fn query_pairs(&self) -> Vec<(&str, &str)> {
+        self.query
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    }
+}
+
+/// A canned answer: status, JSON body, extra headers.
+struct Reply {
+    status: u16,
+    body: Value,
+    headers: Vec<(&'static str, String)>,
+}
+
+fn reply(status: u16, body: Value) -> Reply {
+    Reply {
+        status,
+        body,
+        headers: Vec::new(),
+    }
+}
+
+type Router = Box<dyn Fn(&Seen) -> Reply + Send + Sync>;
+
+/// A `Live` on a mock service answering with `route`, and the log of what it was asked.
+fn mock(route: Router) -> (Live, Arc<Mutex<Vec<Seen>>>, tokio::task::JoinHandle<()>) {
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let task_log = log.clone();
+    let task = tokio::spawn(async move {
+        while let Some((request, send)) = handle.next_request().await {
+            let (parts, body) = request.into_parts();
+            let bytes = body.collect_bytes().await.expect("request body");
+            let seen = Seen {
+                method: parts.method.to_string(),
+                path: parts.uri.path().to_string(),
+                query: parts.uri.query().map(parse_query).unwrap_or_default(),
+                headers: parts
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+                    .collect(),
+                body: if bytes.is_empty() {
+                    Value::Null
+                } else {
+                    serde_json::from_slice(&bytes).expect("request body is JSON")
+                },
+            };
+            let r = route(&seen);
+            task_log.lock().unwrap().push(seen);
+            let mut builder = Response::builder()
+                .status(r.status)
+                .header("content-type", "application/json");
+            for (k, v) in r.headers {
+                builder = builder.header(k, v);
+            }
+            let body = serde_json::to_vec(&r.body).unwrap();
+            send.send_response(builder.body(Body::from(body)).unwrap());
+        }
+    });
+    let client = kube::Client::new(service, "default");
+    (Live::from_client(client), log, task)
+}
+
+fn parse_query(q: &str) -> BTreeMap<String, String> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+            out.push(u8::from_str_radix(hex, 16).unwrap());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+// ---- realistic server answers ----
+
+fn core_v1_resources() -> Value {
+    json!({
+        "kind": "APIResourceList",
+        "groupVersion": "v1",
+        "resources": [
+            {"name": "configmaps", "singularName": "configmap", "namespaced": true, "kind": "ConfigMap",
+             "verbs": ["create","delete","deletecollection","get","list","patch","update","watch"], "shortNames": ["cm"]},
+            {"name": "namespaces", "singularName": "namespace", "namespaced": false, "kind": "Namespace",
+             "verbs": ["create","delete","get","list","patch","update","watch"], "shortNames": ["ns"]},
+            {"name": "namespaces/status", "singularName": "", "namespaced": false, "kind": "Namespace", "verbs": ["get","patch","update"]},
+            {"name": "pods", "singularName": "pod", "namespaced": true, "kind": "Pod",
+             "verbs": ["create","delete","deletecollection","get","list","patch","update","watch"], "shortNames": ["po"]},
+            {"name": "pods/status", "singularName": "", "namespaced": true, "kind": "Pod", "verbs": ["get","patch","update"]},
+            {"name": "pods/eviction", "singularName": "", "namespaced": true, "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"]}
+        ]
+    })
+}
+
+fn kyverno_v1_resources() -> Value {
+    json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": "kyverno.io/v1",
+        "resources": [
+            {"name": "clusterpolicies", "singularName": "clusterpolicy", "namespaced": false, "kind": "ClusterPolicy",
+             "verbs": ["delete","deletecollection","get","list","patch","create","update","watch"], "shortNames": ["cpol"], "categories": ["kyverno"]},
+            {"name": "clusterpolicies/status", "singularName": "", "namespaced": false, "kind": "ClusterPolicy", "verbs": ["get","patch","update"]},
+            {"name": "policies", "singularName": "policy", "namespaced": true, "kind": "Policy",
+             "verbs": ["delete","deletecollection","get","list","patch","create","update","watch"], "shortNames": ["pol"]}
+        ]
+    })
+}
+
+fn status_failure(code: u16, reason: &str, message: &str, details: Value) -> Value {
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "details": details,
+        "code": code
+    })
+}
+
+fn not_found_page() -> Reply {
+    reply(
+        404,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "the server could not find the requested resource", "reason": "NotFound",
+               "details": {}, "code": 404}),
+    )
+}
+
+fn discovery(seen: &Seen) -> Option<Reply> {
+    match (seen.method.as_str(), seen.path.as_str()) {
+        ("GET", "/api/v1") => Some(reply(200, core_v1_resources())),
+        ("GET", "/apis/kyverno.io/v1") => Some(reply(200, kyverno_v1_resources())),
+        ("GET", p) if p.starts_with("/apis/") && p.matches('/').count() == 3 => {
+            Some(not_found_page())
+        }
+        _ => None,
+    }
+}
+
+fn pod(ns: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}
+    })
+}
+
+async fn finish(live: Live, task: tokio::task::JoinHandle<()>) {
+    drop(live);
+    task.await.expect("mock server task");
+}
+
+fn without_discovery(log: &Arc<Mutex<Vec<Seen>>>) -> Vec<Seen> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            !(s.method == "GET"
+                && (s.path == "/api/v1"
+                    || s.path.matches('/').count() == 3 && s.path.starts_with("/apis/")))
+        })
+        .cloned()
+        .collect()
+}
+
+// ---- tests ----
+
+#[tokio::test]
+async fn server_version_reads_vendor_minor() {
+    let (live, log, task) = mock(Box::new(|s| {
+        assert_eq!((s.method.as_str(), s.path.as_str()), ("GET", "/version"));
+        reply(
+            200,
+            json!({"major": "1", "minor": "33+", "gitVersion": "v1.33.4-gke.100", "platform": "linux/amd64"}),
+        )
+    }));
+    assert_eq!(live.server_version().await.unwrap(), (1, 33));
+    assert_eq!(log.lock().unwrap().len(), 1);
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn serves_uses_discovery_and_caches_it() {
+    let (live, log, task) = mock(Box::new(|s| discovery(s).unwrap_or_else(not_found_page)));
+    assert!(live.serves("kyverno.io/v1", "ClusterPolicy").await.unwrap());
+    assert!(live.serves("kyverno.io/v1", "Policy").await.unwrap());
+    assert!(
+        !live
+            .serves(
+                "admissionregistration.k8s.io/v1",
+                "ValidatingAdmissionPolicy"
+            )
+            .await
+            .unwrap()
+    );
+    // A subresource's kind is not a served kind of its own.
+    assert!(!live.serves("v1", "Eviction").await.unwrap());
+    let paths: Vec<String> = log.lock().unwrap().iter().map(|s| s.path.clone()).collect();
+    // ClusterPolicy fetched the list; Policy hit the cache; a missing kind is re-checked once.
+    assert_eq!(
+        paths,
+        vec![
+            "/apis/kyverno.io/v1",
+            "/apis/admissionregistration.k8s.io/v1",
+            "/api/v1",
+        ]
+    );
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn can_i_sends_a_subject_access_review_without_impersonation() {
+    let (live, log, task) = mock(Box::new(|s| {
+        reply(
+            201,
+            json!({
+                "kind": "SubjectAccessReview",
+                "apiVersion": "authorization.k8s.io/v1",
+                "metadata": {"creationTimestamp": null},
+                "spec": s.body["spec"].clone(),
+                "status": {"allowed": true, "reason": "RBAC: allowed by RoleBinding \"builder/lab\" of Role \"cm-writer\" to ServiceAccount \"builder/lab\""}
+            }),
+        )
+    }));
+    let sa = Identity::service_account("lab", "builder");
+    let q = AccessQuery {
+        user: sa.user.clone(),
+        groups: sa.groups.clone(),
+        verb: "create".into(),
+        group: String::new(),
+        resource: "configmaps".into(),
+        subresource: String::new(),
+        namespace: "lab".into(),
+        name: String::new(),
+    };
+    let a = live.can_i(&q).await.unwrap();
+    assert!(a.allowed);
+    assert!(a.reason.contains("RoleBinding"));
+    let seen = log.lock().unwrap()[0].clone();
+    assert_eq!(seen.method, "POST");
+    assert_eq!(
+        seen.path,
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+    );
+    assert!(seen.query.is_empty());
+    assert_eq!(seen.header("content-type"), Some("application/json"));
+    assert!(
+        seen.header("impersonate-user").is_none(),
+        "SAR must be asked as the caller"
+    );
+    assert_eq!(
+        seen.body,
+        json!({
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": "system:serviceaccount:lab:builder",
+                "resourceAttributes": {"namespace": "lab", "verb": "create", "resource": "configmaps"},
+                "groups": ["system:serviceaccounts", "system:serviceaccounts:lab", "system:authenticated"]
+            }
+        })
+    );
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn can_i_denied_carries_reason_and_evaluation_error() {
+    let (live, log, task) = mock(Box::new(|s| {
+        reply(
+            201,
+            json!({
+                "kind": "SubjectAccessReview",
+                "apiVersion": "authorization.k8s.io/v1",
+                "metadata": {},
+                "spec": s.body["spec"].clone(),
+                "status": {"allowed": false, "evaluationError": "role.rbac.authorization.k8s.io \"gone\" not found"}
+            }),
+        )
+    }));
+    let q = AccessQuery {
+        user: "alice".into(),
+        verb: "get".into(),
+        group: "kyverno.io".into(),
+        resource: "clusterpolicies".into(),
+        subresource: "status".into(),
+        name: "require-labels".into(),
+        ..Default::default()
+    };
+    let a = live.can_i(&q).await.unwrap();
+    assert!(!a.allowed);
+    assert!(a.reason.contains("\"gone\" not found"));
+    let body = &log.lock().unwrap()[0].body;
+    assert_eq!(
+        body["spec"],
+        json!({"user": "alice", "resourceAttributes": {"verb": "get", "group": "kyverno.io",
+               "resource": "clusterpolicies", "subresource": "status", "name": "require-labels"}})
+    );
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn admit_create_is_a_dry_run_as_the_identity_and_returns_the_mutated_object() {
+    let (live, log, task) = mock(Box::new(|s| {
+        if let Some(r) = discovery(s) {
+            return r;
+        }
+        let mut obj = s.body.clone();
+        obj["metadata"]["labels"]["team"] = json!("added-by-policy");
+        obj["metadata"]["uid"] = json!("3f1c9a7e-0000-4000-8000-000000000001");
+        Reply {
+            status: 201,
+            body: obj,
+            headers: vec![(
+                "warning",
+                "299 - \"policy require-team.add-team: mutated\"".to_string(),
+            )],
+        }
+    }));
+    let id = Identity::user("dev", vec!["devs".into(), "system:authenticated".into()]);
+    let probe = pod("lab", "probe");
+    let out = live
+        .admit(&probe, Operation::Create, Some(&id))
+        .await
+        .unwrap();
+    match out {
+        Admission::Allowed { object, warnings } => {
+            assert_eq!(object["metadata"]["labels"]["team"], "added-by-policy");
+            assert_eq!(
+                warnings,
+                vec!["policy require-team.add-team: mutated".to_string()]
+            );
+        }
+        other => panic!("expected allowed, got {other:?}"),
+    }
+    let reqs = without_discovery(&log);
+    assert_eq!(reqs.len(), 1);
+    let seen = &reqs[0];
+    assert_eq!(seen.method, "POST");
+    assert_eq!(seen.path, "/api/v1/namespaces/lab/pods");
+    assert_eq!(seen.query_pairs(), vec![("dryRun", "All")]);
+    assert_eq!(seen.body, probe);
+    assert_eq!(seen.header("impersonate-user"), Some("dev"));
+    assert_eq!(
+        seen.headers_named("impersonate-group"),
+        vec!["devs", "system:authenticated"]
+    );
+    assert_eq!(seen.header("content-type"), Some("application/json"));
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn admit_update_puts_to_the_object_path() {
+    let (live, log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| reply(200, s.body.clone()))
+    }));
+    let mut probe = pod("lab", "web");
+    probe["metadata"]["resourceVersion"] = json!("123");
+    let out = live.admit(&probe, Operation::Update, None).await.unwrap();
+    assert!(matches!(out, Admission::Allowed { .. }));
+    let seen = &without_discovery(&log)[0];
+    assert_eq!(seen.method, "PUT");
+    assert_eq!(seen.path, "/api/v1/namespaces/lab/pods/web");
+    assert_eq!(seen.query_pairs(), vec![("dryRun", "All")]);
+    assert!(seen.header("impersonate-user").is_none());
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn admit_without_namespace_uses_the_context_namespace_and_cluster_scope_has_none() {
+    let (live, log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| reply(201, s.body.clone()))
+    }));
+    let mut probe = pod("x", "p");
+    probe["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("namespace");
+    live.admit(&probe, Operation::Create, None).await.unwrap();
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "scratch", "namespace": "ignored"}});
+    live.admit(&ns, Operation::Create, None).await.unwrap();
+    let reqs = without_discovery(&log);
+    assert_eq!(reqs[0].path, "/api/v1/namespaces/default/pods");
+    assert_eq!(reqs[1].path, "/api/v1/namespaces");
+    finish(live, task).await;
+}
+
+const KYVERNO_DENIAL: &str = "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Pod/lab/probe was blocked due to the following policies \n\nrequire-labels:\n  check-team: 'validation error: label team is required. rule check-team failed at\n    path /metadata/labels/team/'\n";
+
+#[tokio::test]
+async fn admit_denied_by_kyverno_names_policy_and_rule() {
+    let (live, _log, task) = mock(Box::new(|s| {
+        discovery(s)
+            .unwrap_or_else(|| reply(400, status_failure(400, "", KYVERNO_DENIAL, json!({}))))
+    }));
+    match live
+        .admit(&pod("lab", "probe"), Operation::Create, None)
+        .await
+        .unwrap()
+    {
+        Admission::Denied(d) => {
+            assert_eq!(
+                d.by,
+                DeniedBy::Kyverno {
+                    policy: "require-labels".into(),
+                    rule: "check-team".into()
+                }
+            );
+            assert_eq!(d.code, 400);
+            assert_eq!(d.message, KYVERNO_DENIAL);
+        }
+        other => panic!("expected denied, got {other:?}"),
+    }
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn admit_denied_by_rbac_when_impersonating_a_user_without_rights() {
+    let msg = "pods is forbidden: User \"nobody\" cannot create resource \"pods\" in API group \"\" in the namespace \"lab\"";
+    let (live, _log, task) = mock(Box::new(move |s| {
+        discovery(s).unwrap_or_else(|| {
+            reply(
+                403,
+                status_failure(403, "Forbidden", msg, json!({"kind": "pods"})),
+            )
+        })
+    }));
+    let id = Identity::user("nobody", vec![]);
+    match live
+        .admit(&pod("lab", "probe"), Operation::Create, Some(&id))
+        .await
+        .unwrap()
+    {
+        Admission::Denied(d) => {
+            assert_eq!(d.by, DeniedBy::Rbac);
+            assert_eq!(d.code, 403);
+        }
+        other => panic!("expected denied, got {other:?}"),
+    }
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn admit_denied_by_quota_and_missing_namespace_is_other() {
+    let (live, _log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| {
+            if s.path.contains("/namespaces/gone/") {
+                reply(404, status_failure(404, "NotFound", "namespaces \"gone\" not found", json!({"name": "gone", "kind": "namespaces"})))
+            } else {
+                reply(403, status_failure(403, "Forbidden",
+                    "pods \"probe\" is forbidden: exceeded quota: kca-quota, requested: pods=1, used: pods=0, limited: pods=0",
+                    json!({"name": "probe", "kind": "pods"})))
+            }
+        })
+    }));
+    for ns in ["lab", "gone"] {
+        match live
+            .admit(&pod(ns, "probe"), Operation::Create, None)
+            .await
+            .unwrap()
+        {
+            Admission::Denied(d) => assert_eq!(d.by, DeniedBy::Other, "{ns}"),
+            other => panic!("expected denied in {ns}, got {other:?}"),
+        }
+    }
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn admit_webhook_down_is_an_error_not_a_denial() {
+    let msg = "Internal error occurred: failed calling webhook \"validate.kyverno.svc-fail\": failed to call webhook: Post \"https://kyverno-svc.kyverno.svc:443/validate/fail?timeout=10s\": dial tcp 10.96.12.3:443: connect: connection refused";
+    let (live, _log, task) = mock(Box::new(move |s| {
+        discovery(s)
+            .unwrap_or_else(|| reply(500, status_failure(500, "InternalError", msg, json!({}))))
+    }));
+    match live
+        .admit(&pod("lab", "probe"), Operation::Create, None)
+        .await
+    {
+        Err(LiveError::Api { code: 500, message }) => {
+            assert!(message.contains("failed calling webhook"))
+        }
+        other => panic!("expected an API error, got {other:?}"),
+    }
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn admit_kind_not_served_is_unsupported() {
+    let (live, _log, task) = mock(Box::new(|s| discovery(s).unwrap_or_else(not_found_page)));
+    let vap = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "x"}});
+    assert!(matches!(
+        live.admit(&vap, Operation::Create, None).await,
+        Err(LiveError::Unsupported(_))
+    ));
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn get_returns_none_for_missing_and_the_object_otherwise() {
+    let (live, log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| match s.path.as_str() {
+            "/apis/kyverno.io/v1/clusterpolicies/require-labels" => reply(200, json!({
+                "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "require-labels"},
+                "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded"}]}})),
+            _ => reply(404, status_failure(404, "NotFound", "clusterpolicies.kyverno.io \"nope\" not found",
+                json!({"name": "nope", "group": "kyverno.io", "kind": "clusterpolicies"}))),
+        })
+    }));
+    let r = ObjRef::new("kyverno.io/v1", "ClusterPolicy", None, "require-labels");
+    assert_eq!(
+        live.get(&r).await.unwrap().unwrap()["metadata"]["name"],
+        "require-labels"
+    );
+    let missing = ObjRef::new("kyverno.io/v1", "ClusterPolicy", None, "nope");
+    assert!(live.get(&missing).await.unwrap().is_none());
+    // A namespace on a cluster-scoped reference is ignored, as the server would.
+    let with_ns = ObjRef::new(
+        "kyverno.io/v1",
+        "ClusterPolicy",
+        Some("lab"),
+        "require-labels",
+    );
+    assert!(live.get(&with_ns).await.unwrap().is_some());
+    let reqs = without_discovery(&log);
+    assert!(reqs.iter().all(|s| s.method == "GET" && s.query.is_empty()));
+    assert_eq!(
+        reqs[2].path,
+        "/apis/kyverno.io/v1/clusterpolicies/require-labels"
+    );
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn list_sends_the_label_selector_and_fills_in_kind() {
+    let (live, log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| {
+            reply(200, json!({
+                "kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"resourceVersion": "991"},
+                "items": [{"metadata": {"name": "a", "namespace": "lab", "labels": {"kca.dev/lab": "kca-rbac"}}, "data": {"k": "v"}}]
+            }))
+        })
+    }));
+    let items = live
+        .list(
+            "v1",
+            "ConfigMap",
+            Some("lab"),
+            "kca.dev/lab=kca-rbac,tier!=x",
+        )
+        .await
+        .unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["kind"], "ConfigMap");
+    assert_eq!(items[0]["apiVersion"], "v1");
+    live.list("v1", "ConfigMap", None, "").await.unwrap();
+    let reqs = without_discovery(&log);
+    assert_eq!(reqs[0].path, "/api/v1/namespaces/lab/configmaps");
+    assert_eq!(
+        reqs[0].query_pairs(),
+        vec![("labelSelector", "kca.dev/lab=kca-rbac,tier!=x")]
+    );
+    assert_eq!(reqs[1].path, "/api/v1/configmaps");
+    assert!(reqs[1].query.is_empty());
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn apply_is_server_side_apply_as_kca_and_tolerates_deprecation_warnings() {
+    let warning = "299 - \"kyverno.io/v1 ClusterPolicy is deprecated; use policies.kyverno.io/v1 ValidatingPolicy\"";
+    let (live, log, task) = mock(Box::new(move |s| {
+        discovery(s).unwrap_or_else(|| Reply {
+            status: 200,
+            body: s.body.clone(),
+            headers: vec![("warning", warning.to_string())],
+        })
+    }));
+    let policy = json!({
+        "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+        "metadata": {"name": "require-labels", "labels": {"kca.dev/lab": "kca-validate"}},
+        "spec": {"validationFailureAction": "Enforce", "rules": []}
+    });
+    let out = live.apply(&policy).await.unwrap();
+    assert_eq!(out["metadata"]["name"], "require-labels");
+    assert_eq!(
+        live.take_warnings(),
+        vec!["kyverno.io/v1 ClusterPolicy is deprecated; use policies.kyverno.io/v1 ValidatingPolicy".to_string()]
+    );
+    assert!(live.take_warnings().is_empty(), "warnings are drained");
+    let seen = &without_discovery(&log)[0];
+    assert_eq!(seen.method, "PATCH");
+    assert_eq!(
+        seen.path,
+        "/apis/kyverno.io/v1/clusterpolicies/require-labels"
+    );
+    assert_eq!(
+        seen.query_pairs(),
+        vec![("fieldManager", "kca"), ("force", "true")]
+    );
+    assert_eq!(
+        seen.header("content-type"),
+        Some("application/apply-patch+yaml")
+    );
+    assert_eq!(seen.body, policy);
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn create_posts_with_generate_name() {
+    let (live, log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| {
+            let mut obj = s.body.clone();
+            obj["metadata"]["name"] = json!("kca-trigger-x7k2p");
+            reply(201, obj)
+        })
+    }));
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "kca-trigger-", "labels": {"kca.dev/lab": "kca-generate"}}});
+    let created = live.create(&ns).await.unwrap();
+    assert_eq!(created["metadata"]["name"], "kca-trigger-x7k2p");
+    let seen = &without_discovery(&log)[0];
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("POST", "/api/v1/namespaces")
+    );
+    assert_eq!(seen.query_pairs(), vec![("fieldManager", "kca")]);
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn create_conflict_is_an_api_error() {
+    let (live, _log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| {
+            reply(
+                409,
+                status_failure(
+                    409,
+                    "AlreadyExists",
+                    "namespaces \"lab\" already exists",
+                    json!({"name": "lab", "kind": "namespaces"}),
+                ),
+            )
+        })
+    }));
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "lab"}});
+    assert!(matches!(
+        live.create(&ns).await,
+        Err(LiveError::Api { code: 409, .. })
+    ));
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn delete_is_background_and_not_found_is_fine() {
+    let (live, log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| {
+            if s.path.ends_with("/gone") {
+                reply(404, status_failure(404, "NotFound", "configmaps \"gone\" not found", json!({"name": "gone", "kind": "configmaps"})))
+            } else {
+                reply(200, json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                                  "details": {"name": "cm", "kind": "configmaps", "uid": "u"}}))
+            }
+        })
+    }));
+    live.delete(&ObjRef::new("v1", "ConfigMap", Some("lab"), "cm"))
+        .await
+        .unwrap();
+    live.delete(&ObjRef::new("v1", "ConfigMap", Some("lab"), "gone"))
+        .await
+        .unwrap();
+    let reqs = without_discovery(&log);
+    assert_eq!(reqs[0].method, "DELETE");
+    assert_eq!(reqs[0].path, "/api/v1/namespaces/lab/configmaps/cm");
+    assert_eq!(
+        reqs[0].query_pairs(),
+        vec![("propagationPolicy", "Background")]
+    );
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn delete_forbidden_is_an_error() {
+    let (live, _log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| reply(403, status_failure(403, "Forbidden",
+            "configmaps \"cm\" is forbidden: User \"x\" cannot delete resource \"configmaps\" in API group \"\" in the namespace \"lab\"",
+            json!({"name": "cm", "kind": "configmaps"}))))
+    }));
+    let r = ObjRef::new("v1", "ConfigMap", Some("lab"), "cm");
+    assert!(matches!(
+        live.delete(&r).await,
+        Err(LiveError::Api { code: 403, .. })
+    ));
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn wait_ready_polls_until_the_ready_condition() {
+    let gets = Arc::new(Mutex::new(0));
+    let counter = gets.clone();
+    let (live, _log, task) = mock(Box::new(move |s| {
+        discovery(s).unwrap_or_else(|| {
+            let mut n = counter.lock().unwrap();
+            *n += 1;
+            let status = if *n >= 2 { "True" } else { "False" };
+            reply(200, json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "p"},
+                              "status": {"conditions": [{"type": "Ready", "status": status}]}}))
+        })
+    }));
+    let r = ObjRef::new("kyverno.io/v1", "ClusterPolicy", None, "p");
+    assert!(live.wait_ready(&r, Duration::from_secs(10)).await.unwrap());
+    assert_eq!(*gets.lock().unwrap(), 2);
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn wait_ready_gives_up_at_the_deadline() {
+    let (live, _log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| {
+            reply(
+                404,
+                status_failure(
+                    404,
+                    "NotFound",
+                    "clusterpolicies.kyverno.io \"p\" not found",
+                    json!({}),
+                ),
+            )
+        })
+    }));
+    let r = ObjRef::new("kyverno.io/v1", "ClusterPolicy", None, "p");
+    let started = std::time::Instant::now();
+    assert!(
+        !live
+            .wait_ready(&r, Duration::from_millis(300))
+            .await
+            .unwrap()
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn transport_failures_are_unreachable_or_timeout() {
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let task = tokio::spawn(async move {
+        let (_, send) = handle.next_request().await.unwrap();
+        send.send_error(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "tcp connect error: Connection refused (os error 111)",
+        ));
+        let (_, send) = handle.next_request().await.unwrap();
+        send.send_error(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "operation timed out",
+        ));
+    });
+    let live = Live::from_client(kube::Client::new(service, "default"));
+    match live.server_version().await {
+        Err(LiveError::Unreachable(m)) => assert!(m.contains("Connection refused"), "{m}"),
+        other => panic!("expected unreachable, got {other:?}"),
+    }
+    assert!(matches!(
+        live.server_version().await,
+        Err(LiveError::Timeout(_))
+    ));
+    let e: kca::error::Error = LiveError::Unreachable("x".into()).into();
+    assert_eq!(e.exit(), kca::exit::Exit::Environment);
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn connect_reports_kubeconfig_problems_and_unreachable_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    assert!(matches!(
+        Live::connect(Some(&missing), None).await,
+        Err(LiveError::Config(_))
+    ));
+
+    let path = dir.path().join("config");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Config\ncurrent-context: kind-kca\nclusters:\n- name: kind-kca\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\ncontexts:\n- name: kind-kca\n  context:\n    cluster: kind-kca\n    user: kind-kca\n    namespace: lab\nusers:\n- name: kind-kca\n  user:\n    token: not-a-real-token\n",
+    )
+    .unwrap();
+    match Live::connect(Some(&path), Some("other")).await {
+        Err(LiveError::Config(m)) => assert!(m.contains("other") && m.contains("kind-kca"), "{m}"),
+        other => panic!("expected a config error, got {:?}", other.map(|_| ())),
+    }
+    let live = Live::connect(Some(&path), None).await.unwrap();
+    assert_eq!(live.context_name(), Some("kind-kca"));
+    assert_eq!(live.default_namespace(), "lab");
+    assert!(matches!(
+        live.server_version().await,
+        Err(LiveError::Unreachable(_))
+    ));
+}
