@@ -1,9 +1,106 @@
 //! `kca lab …` arguments.
 
+use std::path::PathBuf;
+
 use clap::Subcommand;
+
+use super::cluster::TargetArgs;
 
 #[derive(Debug, Subcommand)]
 pub enum LabCommand {
-    /// Not built yet
-    Placeholder,
+    /// List the course's labs and your progress
+    List,
+    /// Start a lab: prepare the cluster, apply its fixtures, scaffold the workspace
+    Start(StartArgs),
+    /// Grade your work (default: the lab you started last)
+    Check(CheckArgs),
+    /// Show the next hint of a task (remembered: each call shows one more)
+    Hint(HintArgs),
+    /// Your progress in each started lab
+    Status,
+    /// Archive the workspace, restore the starters, and reset the lab's objects
+    Reset(ResetArgs),
+    /// For instructors/CI: prove each lab gradable (starter fails, solution passes, each
+    /// mutant fails its named checks)
+    Verify(VerifyArgs),
+    /// Scaffold a new lab (one example task of each check kind) that validates as written
+    New(NewArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WorkspaceArgs {
+    /// Folder under which lab workspaces are created (default: /root as root, else ~)
+    #[arg(long, value_name = "DIR", env = "KCA_WORKSPACE_ROOT")]
+    pub workspace_root: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StartArgs {
+    /// Lab id (see `kca lab list`)
+    pub lab: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Allow changing a cluster that is not marked as a kca lab cluster
+    #[arg(long)]
+    pub allow_any_context: bool,
+    /// No cluster: scaffold the workspace and grade it offline
+    #[arg(long, conflicts_with_all = ["context", "kubeconfig"])]
+    pub offline: bool,
+    #[command(flatten)]
+    pub workspace: WorkspaceArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Lab id (default: the lab you started last)
+    pub lab: Option<String>,
+    /// Only this task's checks
+    #[arg(long, value_name = "TASK")]
+    pub task: Option<String>,
+    /// Grade in-process against your workspace manifests, without a cluster
+    #[arg(long, conflicts_with_all = ["context", "kubeconfig"])]
+    pub offline: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HintArgs {
+    /// Lab id (default: the lab you started last)
+    pub lab: Option<String>,
+    /// Task (default: the first task not passed at the last check)
+    #[arg(long, value_name = "TASK")]
+    pub task: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ResetArgs {
+    /// Lab id
+    pub lab: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Allow deleting objects in a cluster that is not marked as a kca lab cluster
+    #[arg(long)]
+    pub allow_any_context: bool,
+    /// Only the workspace: leave the cluster alone
+    #[arg(long, conflicts_with_all = ["context", "kubeconfig"])]
+    pub offline: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// Lab ids (default: every lab)
+    pub labs: Vec<String>,
+    /// Evaluate in-process (the only mode so far; required so the intent is explicit)
+    #[arg(long)]
+    pub offline: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// The new lab's id (lowercase letters, digits, `-`)
+    pub id: String,
+    /// Where to create it (default: the content folder's labs/)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }

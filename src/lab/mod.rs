@@ -1,3 +1,15 @@
-//! Labs: model, lifecycle (start, check, hint, reset, verify) and reports.
+//! Labs: finding and loading them, the lifecycle (start, check, hint, reset, verify, new),
+//! check evaluation on the live and offline targets, and reports.
 
+pub mod check;
 pub mod command;
+pub mod grade;
+pub mod lifecycle;
+pub mod live;
+pub mod offline;
+pub mod progress;
+pub mod report;
+pub mod scaffold;
+pub mod tree;
+pub mod verify;
+pub mod workspace;

@@ -1,0 +1,533 @@
+//! Check verdicts and the target-independent check kinds (`file`, `command`): what a check
+//! found, as a result rather than an error. Reads the workspace and runs local programs;
+//! never talks to a cluster (that is `lab::live`) and never prints.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::tree::{partial_match, short};
+use crate::content::Text;
+use crate::content::lab::{Check, ExitWant, Lab, Spec, Task};
+
+/// How a check ended. `Error` is the environment's fault (cluster down, timeout), never
+/// the learner's; `Skipped` means the target cannot evaluate the check, with the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Error,
+    Skipped,
+}
+
+impl Verdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Error => "ERROR",
+            Verdict::Skipped => "SKIP",
+        }
+    }
+}
+
+/// A verdict and what was found (technical detail beside the lab's feedback).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub verdict: Verdict,
+    pub detail: String,
+}
+
+impl Outcome {
+    pub fn pass(detail: impl Into<String>) -> Self {
+        Outcome {
+            verdict: Verdict::Pass,
+            detail: detail.into(),
+        }
+    }
+    pub fn fail(detail: impl Into<String>) -> Self {
+        Outcome {
+            verdict: Verdict::Fail,
+            detail: detail.into(),
+        }
+    }
+    pub fn error(detail: impl Into<String>) -> Self {
+        Outcome {
+            verdict: Verdict::Error,
+            detail: detail.into(),
+        }
+    }
+    pub fn skipped(detail: impl Into<String>) -> Self {
+        Outcome {
+            verdict: Verdict::Skipped,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// One graded check, ready for a report.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckResult {
+    pub task: String,
+    pub id: String,
+    pub kind: &'static str,
+    pub verdict: Verdict,
+    pub points: u32,
+    pub earned: u32,
+    pub detail: String,
+    /// The lab's learner-facing feedback for this verdict, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<Text>,
+    pub seconds: f64,
+}
+
+impl CheckResult {
+    pub fn new(task: &Task, check: &Check, outcome: Outcome, seconds: f64) -> Self {
+        let feedback = match outcome.verdict {
+            Verdict::Pass => check.on_pass.clone(),
+            Verdict::Fail => check.on_fail.clone(),
+            _ => None,
+        };
+        CheckResult {
+            task: task.id.clone(),
+            id: check.id.clone(),
+            kind: check.spec.kind(),
+            verdict: outcome.verdict,
+            points: check.points,
+            earned: if outcome.verdict == Verdict::Pass {
+                check.points
+            } else {
+                0
+            },
+            detail: outcome.detail,
+            feedback,
+            seconds,
+        }
+    }
+}
+
+/// What every check may look at: the lab and the workspace it grades.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    pub lab: &'a Lab,
+    pub workspace: &'a Path,
+}
+
+/// Evaluates the kinds that do not depend on the target; `None` for the others.
+pub fn local(env: Env<'_>, check: &Check) -> Option<Outcome> {
+    match &check.spec {
+        Spec::File {
+            path,
+            parses,
+            kinds,
+            matches,
+        } => Some(file(
+            &env.workspace.join(path),
+            path,
+            *parses,
+            kinds,
+            matches.as_ref(),
+        )),
+        Spec::Command { .. } => Some(command(env, check)),
+        _ => None,
+    }
+}
+
+fn file(
+    full: &Path,
+    path: &str,
+    parses: bool,
+    kinds: &[String],
+    matches: Option<&Value>,
+) -> Outcome {
+    let text = match std::fs::read(full) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Outcome::fail(format!("`{path}` does not exist in the workspace"));
+        }
+        Err(e) => return Outcome::error(format!("cannot read {}: {e}", full.display())),
+    };
+    let is_data = matches!(
+        full.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    );
+    if !is_data && kinds.is_empty() && matches.is_none() {
+        return Outcome::pass(format!("`{path}` exists"));
+    }
+    let docs = match crate::yaml::parse_json_stream(&text) {
+        Ok(d) => d,
+        Err(e) if parses || !kinds.is_empty() || matches.is_some() => {
+            return Outcome::fail(format!(
+                "{path}:{}: not valid YAML: {}",
+                e.pos, e.message
+            ));
+        }
+        Err(_) => return Outcome::pass(format!("`{path}` exists")),
+    };
+    for k in kinds {
+        if !docs
+            .iter()
+            .any(|d| d.get("kind").and_then(Value::as_str) == Some(k))
+        {
+            let found: Vec<&str> = docs
+                .iter()
+                .filter_map(|d| d.get("kind").and_then(Value::as_str))
+                .collect();
+            return Outcome::fail(format!(
+                "`{path}` holds no `{k}` (found: {})",
+                if found.is_empty() {
+                    "no kinds".to_string()
+                } else {
+                    found.join(", ")
+                }
+            ));
+        }
+    }
+    if let Some(want) = matches {
+        return match best_match(want, &docs) {
+            Ok(()) => Outcome::pass(format!("`{path}` holds what was asked")),
+            Err(e) => Outcome::fail(format!("`{path}`: {e}")),
+        };
+    }
+    Outcome::pass(format!("`{path}` is valid ({} document(s))", docs.len()))
+}
+
+/// `Ok` when some document matches; else the difference in the most similar one (same
+/// kind and name first), so feedback points at the right object.
+pub fn best_match(want: &Value, docs: &[Value]) -> Result<(), String> {
+    let mut first_err = None;
+    let key = |v: &Value, p: &str| v.pointer(p).cloned();
+    let mut ranked: Vec<&Value> = docs.iter().collect();
+    ranked.sort_by_key(|d| {
+        let same_kind = key(want, "/kind").is_some() && key(want, "/kind") == key(d, "/kind");
+        let same_name = key(want, "/metadata/name").is_some()
+            && key(want, "/metadata/name") == key(d, "/metadata/name");
+        std::cmp::Reverse((same_kind && same_name, same_kind))
+    });
+    for d in ranked {
+        match partial_match(want, d) {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_err.unwrap_or_else(|| format!("no document to compare with {}", short(want))))
+}
+
+fn command(env: Env<'_>, check: &Check) -> Outcome {
+    let Spec::Command {
+        run,
+        env: vars,
+        stdin,
+        exit,
+        stdout,
+        stderr,
+    } = &check.spec
+    else {
+        return Outcome::error("not a command check");
+    };
+    let ctx = super::workspace::template_context(env.lab, env.workspace);
+    let render = |s: &str| -> Result<String, String> {
+        if s.contains("{{") {
+            tera::Tera::one_off(s, &ctx, false)
+                .map_err(|e| crate::content::lab::error_chain(&e))
+        } else {
+            Ok(s.to_string())
+        }
+    };
+    let mut argv = Vec::new();
+    for a in run {
+        match render(a) {
+            Ok(s) => argv.push(s),
+            Err(e) => return Outcome::error(format!("cannot render argument `{a}`: {e}")),
+        }
+    }
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(env.workspace)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("KCA_LAB", &env.lab.id)
+        .env("KCA_LAB_DIR", &env.lab.dir)
+        .env("KCA_WORKSPACE", env.workspace);
+    // The learner's scripts call `kca …`: the running kca comes first on PATH.
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut parts = vec![dir];
+        parts.extend(std::env::split_paths(&path));
+        if let Ok(joined) = std::env::join_paths(parts) {
+            cmd.env("PATH", joined);
+        }
+    }
+    for (k, v) in vars {
+        match render(v) {
+            Ok(v) => {
+                cmd.env(k, v);
+            }
+            Err(e) => return Outcome::error(format!("cannot render env `{k}`: {e}")),
+        }
+    }
+    let shown = argv.join(" ");
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Outcome::error(format!(
+                "cannot run `{}`: {e} (is it installed and on PATH?)",
+                argv[0]
+            ));
+        }
+    };
+    let input = stdin.clone().unwrap_or_default();
+    let mut pipe_in = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(p) = pipe_in.as_mut() {
+            let _ = p.write_all(input.as_bytes());
+        }
+    });
+    let reader = |p: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = p {
+                let _ = p.read_to_end(&mut buf);
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out_t = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err_t = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if started.elapsed() > check.timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Outcome::error(format!(
+                    "`{shown}` did not finish within {}s",
+                    check.timeout.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Outcome::error(format!("waiting for `{shown}`: {e}")),
+        }
+    };
+    let _ = writer.join();
+    let out = out_t.join().unwrap_or_default();
+    let err = err_t.join().unwrap_or_default();
+    let code = status.code();
+    let code_ok = match (exit, code) {
+        (ExitWant::Code(want), Some(c)) => *want == c,
+        (ExitWant::NonZero, Some(c)) => c != 0,
+        (_, None) => false,
+    };
+    let got = code.map_or("a signal".to_string(), |c| format!("exit code {c}"));
+    if !code_ok {
+        let want = match exit {
+            ExitWant::Code(c) => format!("exit code {c}"),
+            ExitWant::NonZero => "a non-zero exit code".into(),
+        };
+        return Outcome::fail(format!(
+            "`{shown}` ended with {got}, expected {want}{}",
+            tail(&err, &out)
+        ));
+    }
+    for r in stdout {
+        if !r.is_match(&out) {
+            return Outcome::fail(format!(
+                "`{shown}`: its output does not match /{r}/{}",
+                tail("", &out)
+            ));
+        }
+    }
+    for r in stderr {
+        if !r.is_match(&err) {
+            return Outcome::fail(format!(
+                "`{shown}`: its error output does not match /{r}/{}",
+                tail(&err, "")
+            ));
+        }
+    }
+    Outcome::pass(format!("`{shown}` ended with {got}"))
+}
+
+/// Judges a `can-i` answer against the expected one (shared by both targets).
+pub fn judge_can_i(check: &Check, answer: &crate::target::AccessAnswer) -> Outcome {
+    let Spec::CanI {
+        user,
+        verb,
+        group,
+        resource,
+        subresource,
+        namespace,
+        name,
+        expect,
+        ..
+    } = &check.spec
+    else {
+        return Outcome::error("not a can-i check");
+    };
+    let mut what = format!("{verb} {resource}");
+    if !subresource.is_empty() {
+        what.push('/');
+        what.push_str(subresource);
+    }
+    if !group.is_empty() {
+        what.push_str(&format!(" (group {group})"));
+    }
+    if !name.is_empty() {
+        what.push_str(&format!(" named {name}"));
+    }
+    if !namespace.is_empty() {
+        what.push_str(&format!(" in namespace {namespace}"));
+    }
+    let said = if answer.allowed { "yes" } else { "no" };
+    let reason = if answer.reason.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", answer.reason)
+    };
+    let line = format!("can {user} {what}? {said}{reason}");
+    if answer.allowed == *expect {
+        Outcome::pass(line)
+    } else {
+        Outcome::fail(format!(
+            "{line}; expected {}",
+            if *expect { "yes" } else { "no" }
+        ))
+    }
+}
+
+/// Judges an admission outcome: allowed (and the returned object's assertions) or denied
+/// by the named policy/rule, from the parsed denial rather than its text.
+pub fn judge_admission(check: &Check, got: &crate::target::Admission) -> Outcome {
+    use crate::content::lab::{Denier, Expect};
+    use crate::target::{Admission, DeniedBy};
+    let Spec::Admission {
+        probe,
+        expect,
+        assert,
+        ..
+    } = &check.spec
+    else {
+        return Outcome::error("not an admission check");
+    };
+    let what = crate::target::ObjRef::of(&probe.object)
+        .map_or_else(|| "the probe".to_string(), |r| r.to_string());
+    match (expect, got) {
+        (Expect::Allowed, Admission::Allowed { object, .. }) => match assert {
+            None => Outcome::pass(format!("{what} was admitted")),
+            Some(want) => match partial_match(want, object) {
+                Ok(()) => Outcome::pass(format!("{what} was admitted as expected")),
+                Err(e) => Outcome::fail(format!("{what} was admitted, but {e}")),
+            },
+        },
+        (Expect::Allowed, Admission::Denied(d)) => {
+            Outcome::fail(format!("{what} was denied: {}", d.message.trim()))
+        }
+        (Expect::Denied(_), Admission::Allowed { .. }) => {
+            Outcome::fail(format!("{what} was admitted; it should have been denied"))
+        }
+        (Expect::Denied(None), Admission::Denied(d)) => {
+            Outcome::pass(format!("{what} was denied: {}", d.message.trim()))
+        }
+        (Expect::Denied(Some(want)), Admission::Denied(d)) => {
+            let ok = match want {
+                Denier::Kyverno { policy, rule } => d.denied_by_kyverno(policy, rule.as_deref()),
+                Denier::Vap { policy } => d.all.iter().chain([&d.by]).any(|b| {
+                    matches!(b, DeniedBy::ValidatingAdmissionPolicy { policy: p, .. } if p == policy)
+                }),
+            };
+            let by = match want {
+                Denier::Kyverno {
+                    policy,
+                    rule: Some(rule),
+                } => format!("policy `{policy}` rule `{rule}`"),
+                Denier::Kyverno { policy, rule: None } => format!("policy `{policy}`"),
+                Denier::Vap { policy } => format!("ValidatingAdmissionPolicy `{policy}`"),
+            };
+            if ok {
+                Outcome::pass(format!("{what} was denied by {by}"))
+            } else {
+                Outcome::fail(format!(
+                    "{what} was denied, but not by {by}: {}",
+                    d.message.trim()
+                ))
+            }
+        }
+    }
+}
+
+/// Judges the object a `generated` check awaited (`None`: it never appeared).
+pub fn judge_generated(check: &Check, what: &str, found: Option<&Value>) -> Outcome {
+    let Spec::Generated { matches, .. } = &check.spec else {
+        return Outcome::error("not a generated check");
+    };
+    match (found, matches) {
+        (None, _) => Outcome::fail(format!("{what} was not generated")),
+        (Some(_), None) => Outcome::pass(format!("{what} was generated")),
+        (Some(obj), Some(want)) => match partial_match(want, obj) {
+            Ok(()) => Outcome::pass(format!("{what} was generated as expected")),
+            Err(e) => Outcome::fail(format!("{what} was generated, but {e}")),
+        },
+    }
+}
+
+/// The last lines a program printed, for the report.
+fn tail(err: &str, out: &str) -> String {
+    let text = if err.trim().is_empty() { out } else { err };
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let start = lines.len().saturating_sub(5);
+    format!("; last output:\n{}", lines[start..].join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn broken_learner_yaml_is_feedback_with_its_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("p.yaml");
+        std::fs::write(&f, "kind: ClusterPolicy\nspec:\n  rules: [\n").unwrap();
+        let o = file(&f, "p.yaml", true, &[], None);
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert!(o.detail.starts_with("p.yaml:"), "{}", o.detail);
+        assert!(o.detail.contains("not valid YAML"), "{}", o.detail);
+    }
+
+    #[test]
+    fn file_kinds_and_partial_tree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("p.yaml");
+        std::fs::write(
+            &f,
+            "kind: ConfigMap\nmetadata: {name: a}\n---\nkind: ClusterPolicy\nmetadata: {name: b}\nspec: {background: true}\n",
+        )
+        .unwrap();
+        let kinds = vec!["ClusterPolicy".to_string()];
+        assert_eq!(file(&f, "p.yaml", true, &kinds, None).verdict, Verdict::Pass);
+        let missing = vec!["Role".to_string()];
+        let o = file(&f, "p.yaml", true, &missing, None);
+        assert!(o.detail.contains("no `Role` (found: ConfigMap, ClusterPolicy)"), "{o:?}");
+        let want = json!({"kind": "ClusterPolicy", "metadata": {"name": "b"}, "spec": {"background": false}});
+        let o = file(&f, "p.yaml", true, &[], Some(&want));
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert!(o.detail.contains("`spec.background` is true, expected false"), "{o:?}");
+        let absent = file(&tmp.path().join("x.yaml"), "x.yaml", true, &[], None);
+        assert_eq!(absent.verdict, Verdict::Fail);
+    }
+}

@@ -1,0 +1,91 @@
+//! Runs a selection of checks on a target, independent checks concurrently, and turns
+//! their outcomes into results with points and timings.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::check::{CheckResult, Env, Outcome};
+use super::offline::Offline;
+use crate::content::lab::{Check, Lab, Task};
+use crate::error::Result;
+use crate::target::live::Live;
+use crate::ui::Printer;
+
+/// The checks of one task, or of every task.
+pub fn select<'a>(lab: &'a Lab, task: Option<&str>) -> Vec<(&'a Task, &'a Check)> {
+    lab.checks()
+        .filter(|(t, _)| task.is_none_or(|id| t.id == id))
+        .collect()
+}
+
+/// Grades offline; each check runs on its own thread (commands may take seconds).
+pub fn offline(lab: &Lab, ws: &Path, task: Option<&str>) -> Result<Vec<CheckResult>> {
+    let target = Offline::load(lab, ws)?;
+    let env = Env { lab, workspace: ws };
+    let selected = select(lab, task);
+    let results = std::thread::scope(|s| {
+        let handles: Vec<_> = selected
+            .iter()
+            .map(|(t, c)| {
+                let target = &target;
+                s.spawn(move || {
+                    let start = Instant::now();
+                    let o = target.evaluate(env, c);
+                    CheckResult::new(t, c, o, start.elapsed().as_secs_f64())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(&selected)
+            .map(|(h, (t, c))| {
+                h.join().unwrap_or_else(|_| {
+                    CheckResult::new(t, c, Outcome::error("the check crashed"), 0.0)
+                })
+            })
+            .collect()
+    });
+    Ok(results)
+}
+
+/// Grades against a cluster; checks run as concurrent tasks on the caller's runtime.
+pub async fn live(
+    live: Arc<Live>,
+    lab: &Lab,
+    ws: &Path,
+    task: Option<&str>,
+    printer: &Printer,
+) -> Vec<CheckResult> {
+    let lab = Arc::new(lab.clone());
+    let ws: Arc<PathBuf> = Arc::new(ws.to_path_buf());
+    let selected: Vec<(Task, Check)> = select(&lab, task)
+        .into_iter()
+        .map(|(t, c)| (t.clone(), c.clone()))
+        .collect();
+    let mut set = tokio::task::JoinSet::new();
+    for (i, (t, c)) in selected.iter().cloned().enumerate() {
+        let (live, lab, ws, printer) = (live.clone(), lab.clone(), ws.clone(), printer.clone());
+        set.spawn(async move {
+            let start = Instant::now();
+            let env = Env {
+                lab: &lab,
+                workspace: &ws,
+            };
+            let o = super::live::evaluate(&live, env, &c, &printer).await;
+            (i, CheckResult::new(&t, &c, o, start.elapsed().as_secs_f64()))
+        });
+    }
+    let mut done: Vec<Option<CheckResult>> = vec![None; selected.len()];
+    while let Some(r) = set.join_next().await {
+        if let Ok((i, res)) = r {
+            done[i] = Some(res);
+        }
+    }
+    done.into_iter()
+        .zip(&selected)
+        .map(|(r, (t, c))| {
+            r.unwrap_or_else(|| CheckResult::new(t, c, Outcome::error("the check crashed"), 0.0))
+        })
+        .collect()
+}

@@ -1,0 +1,234 @@
+//! Grading reports: the result structs (with a schema version) and their text, JSON and
+//! JUnit renderings, and the exit code a run earns. Builds text; `ui` prints it.
+
+use serde::Serialize;
+
+use super::check::{CheckResult, Verdict};
+use crate::content::Text;
+use crate::content::lab::Lab;
+use crate::exit::Exit;
+use crate::settings::Lang;
+use crate::ui::{Printer, Style};
+
+/// Bumped when a field of the JSON report changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub schema_version: u32,
+    pub lab: String,
+    pub title: Text,
+    /// `offline`, or `live` with the context name.
+    pub target: String,
+    pub score: u32,
+    pub max_score: u32,
+    pub counts: Counts,
+    pub tasks: Vec<TaskReport>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Counts {
+    pub pass: usize,
+    pub fail: usize,
+    pub error: usize,
+    pub skipped: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskReport {
+    pub id: String,
+    pub title: Text,
+    pub score: u32,
+    pub max_score: u32,
+    pub checks: Vec<CheckResult>,
+    /// Hints already shown and how many the task has.
+    pub hints_seen: usize,
+    pub hints_total: usize,
+}
+
+impl Report {
+    /// Groups results by task, in the lab's order; `hints_seen` gives each task's count.
+    pub fn new(
+        lab: &Lab,
+        target: String,
+        results: Vec<CheckResult>,
+        hints_seen: impl Fn(&str) -> usize,
+    ) -> Report {
+        let mut counts = Counts::default();
+        for r in &results {
+            match r.verdict {
+                Verdict::Pass => counts.pass += 1,
+                Verdict::Fail => counts.fail += 1,
+                Verdict::Error => counts.error += 1,
+                Verdict::Skipped => counts.skipped += 1,
+            }
+        }
+        let tasks: Vec<TaskReport> = lab
+            .tasks
+            .iter()
+            .filter_map(|t| {
+                let checks: Vec<CheckResult> =
+                    results.iter().filter(|r| r.task == t.id).cloned().collect();
+                (!checks.is_empty()).then(|| TaskReport {
+                    id: t.id.clone(),
+                    title: t.title.clone(),
+                    score: checks.iter().map(|c| c.earned).sum(),
+                    max_score: checks.iter().map(|c| c.points).sum(),
+                    checks,
+                    hints_seen: hints_seen(&t.id),
+                    hints_total: t.hints.len(),
+                })
+            })
+            .collect();
+        Report {
+            schema_version: SCHEMA_VERSION,
+            lab: lab.id.clone(),
+            title: lab.title.clone(),
+            target,
+            score: tasks.iter().map(|t| t.score).sum(),
+            max_score: tasks.iter().map(|t| t.max_score).sum(),
+            counts,
+            tasks,
+        }
+    }
+
+    /// 0 when everything passed; 1 when the learner's work fails a check; 3 when the
+    /// only problems are the environment's (errors, or checks this target cannot judge).
+    pub fn exit(&self) -> Exit {
+        if self.counts.fail > 0 {
+            Exit::NotPassed
+        } else if self.counts.error > 0 || self.counts.skipped > 0 {
+            Exit::Environment
+        } else {
+            Exit::Success
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.exit() == Exit::Success
+    }
+}
+
+fn style(v: Verdict) -> Style {
+    match v {
+        Verdict::Pass => Style::Pass,
+        Verdict::Fail => Style::Fail,
+        Verdict::Error => Style::Error,
+        Verdict::Skipped => Style::Skip,
+    }
+}
+
+fn symbol(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "✓",
+        Verdict::Fail => "✗",
+        Verdict::Error => "!",
+        Verdict::Skipped => "-",
+    }
+}
+
+/// The human report: per task and check, feedback, and the hint to ask for next.
+pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push(p.paint(
+        Style::Heading,
+        &format!("{} — {} ({})", report.lab, report.title.get(lang), report.target),
+    ));
+    for t in &report.tasks {
+        out.push(String::new());
+        out.push(p.paint(
+            Style::Heading,
+            &format!("{}  {}  [{}/{}]", t.id, t.title.get(lang), t.score, t.max_score),
+        ));
+        for c in &t.checks {
+            let word = format!("{} {}", symbol(c.verdict), c.verdict.word());
+            let title = lab
+                .check(&c.id)
+                .and_then(|k| k.title.as_ref())
+                .map(|t| format!(" — {}", t.get(lang)))
+                .unwrap_or_default();
+            out.push(format!(
+                "  {:<7} {} ({}){}  {}/{}",
+                p.paint(style(c.verdict), &word),
+                c.id,
+                c.kind,
+                title,
+                c.earned,
+                c.points
+            ));
+            if let Some(f) = &c.feedback {
+                for line in f.get(lang).trim_end().lines() {
+                    out.push(format!("          {line}"));
+                }
+            }
+            if c.verdict != Verdict::Pass || p.output() != crate::settings::OutputFormat::Text {
+                for line in c.detail.lines() {
+                    out.push(p.paint(Style::Dim, &format!("          {line}")));
+                }
+            }
+        }
+        let failing = t.checks.iter().any(|c| c.verdict == Verdict::Fail);
+        if failing && t.hints_seen < t.hints_total {
+            let (ja, en) = (
+                format!(
+                    "ヒント: `kca lab hint --task {}` ({}/{})",
+                    t.id,
+                    t.hints_seen + 1,
+                    t.hints_total
+                ),
+                format!(
+                    "hint: `kca lab hint --task {}` ({} of {})",
+                    t.id,
+                    t.hints_seen + 1,
+                    t.hints_total
+                ),
+            );
+            let line = if lang == Lang::Ja { ja } else { en };
+            out.push(format!("  {}", p.paint(Style::Hint, &line)));
+        }
+    }
+    out.push(String::new());
+    let c = &report.counts;
+    out.push(format!(
+        "score {}/{} — {} passed, {} failed, {} errors, {} skipped",
+        report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
+    ));
+    if c.error > 0 {
+        out.push(p.paint(
+            Style::Hint,
+            "hint: errors are the environment's (cluster, timeout), not your work; fix it and check again",
+        ));
+    }
+    out
+}
+
+pub fn junit(reports: &[Report], lang: Lang) -> String {
+    use crate::junit::{Case, Outcome, Suite};
+    let suites: Vec<Suite> = reports
+        .iter()
+        .map(|r| Suite {
+            name: r.lab.clone(),
+            cases: r
+                .tasks
+                .iter()
+                .flat_map(|t| {
+                    t.checks.iter().map(move |c| Case {
+                        name: c.id.clone(),
+                        classname: format!("{}.{}", r.lab, t.id),
+                        seconds: c.seconds,
+                        outcome: match c.verdict {
+                            Verdict::Pass => Outcome::Passed,
+                            Verdict::Fail => Outcome::Failed(c.detail.clone()),
+                            Verdict::Error => Outcome::Error(c.detail.clone()),
+                            Verdict::Skipped => Outcome::Skipped(c.detail.clone()),
+                        },
+                        output: c.feedback.as_ref().map(|f| f.get(lang).to_string()),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    crate::junit::render(&suites)
+}

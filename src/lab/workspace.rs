@@ -1,0 +1,319 @@
+//! The learner's workspace: where it is, scaffolding starters (tera templates) without
+//! overwriting learner files, archiving before a reset, laying out the solution or a mutant
+//! for `verify`, and reading the manifests a learner would apply. Files only; no cluster.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+use crate::content::lab::{Lab, Mutant, error_chain};
+use crate::error::{Error, Result};
+
+/// Where workspaces live: `/root` when kca runs as root (the course's paths), else the
+/// learner's home; `override_root` (flag or `KCA_WORKSPACE_ROOT`) beats both.
+pub fn root(home: &Path, override_root: Option<&Path>) -> PathBuf {
+    if let Some(r) = override_root {
+        return r.to_path_buf();
+    }
+    if running_as_root() {
+        PathBuf::from("/root")
+    } else {
+        home.to_path_buf()
+    }
+}
+
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // The owner of /proc/self is the process's effective user; no libc needed.
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+pub fn path_for(lab: &Lab, root: &Path) -> PathBuf {
+    root.join(&lab.workspace_name)
+}
+
+/// Variables every template sees: `lab`, `workspace`, `lab_dir`, and the lab's `vars`.
+pub fn template_context(lab: &Lab, workspace: &Path) -> tera::Context {
+    let mut ctx = tera::Context::new();
+    ctx.insert("lab", &lab.id);
+    ctx.insert("workspace", &workspace.display().to_string());
+    ctx.insert("lab_dir", &lab.dir.display().to_string());
+    for (k, v) in &lab.vars {
+        ctx.insert(k, v);
+    }
+    ctx
+}
+
+/// The text of `<section>/<path>`, rendered when it is a template.
+pub fn render(lab: &Lab, src: &Path, template: bool, ctx: &tera::Context) -> Result<String> {
+    let text = std::fs::read_to_string(src)
+        .with_context(|| format!("cannot read {}", src.display()))?;
+    if !template {
+        return Ok(text);
+    }
+    tera::Tera::one_off(&text, ctx, false).map_err(|e| {
+        Error::usage(
+            format!("{} does not render: {}", src.display(), error_chain(&e)),
+            format!("fix the template of lab `{}` and run `kca validate`", lab.id),
+        )
+    })
+}
+
+/// What scaffolding did.
+#[derive(Debug, Default)]
+pub struct Scaffold {
+    pub written: Vec<String>,
+    /// Starter files the learner already has: left as they are.
+    pub kept: Vec<String>,
+}
+
+/// Writes the starter files that are not there yet; never overwrites a learner's file.
+pub fn scaffold(lab: &Lab, ws: &Path) -> Result<Scaffold> {
+    let ctx = template_context(lab, ws);
+    let mut out = Scaffold::default();
+    for f in &lab.starter {
+        let dest = ws.join(&f.path);
+        if dest.exists() {
+            out.kept.push(f.path.clone());
+            continue;
+        }
+        let text = render(lab, &lab.source("starter", &f.path), f.template, &ctx)?;
+        write_file(&dest, &text)?;
+        out.written.push(f.path.clone());
+    }
+    std::fs::create_dir_all(ws).with_context(|| format!("cannot create {}", ws.display()))?;
+    Ok(out)
+}
+
+fn write_file(dest: &Path, text: &str) -> Result<()> {
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    std::fs::write(dest, text).with_context(|| format!("cannot write {}", dest.display()))?;
+    Ok(())
+}
+
+/// Which answer to lay out (for `verify`).
+#[derive(Debug, Clone, Copy)]
+pub enum Stage<'a> {
+    Starter,
+    Solution,
+    Mutant(&'a Mutant),
+}
+
+/// Lays out the starter, the solution over it, or a mutant over the solution into `ws`
+/// (which should be empty).
+pub fn materialize(lab: &Lab, stage: Stage<'_>, ws: &Path) -> Result<()> {
+    let ctx = template_context(lab, ws);
+    let mut files: BTreeMap<String, String> = BTreeMap::new();
+    for f in &lab.starter {
+        files.insert(
+            f.path.clone(),
+            render(lab, &lab.source("starter", &f.path), f.template, &ctx)?,
+        );
+    }
+    if !matches!(stage, Stage::Starter) {
+        for f in &lab.solution {
+            files.insert(
+                f.path.clone(),
+                render(lab, &lab.source("solution", &f.path), f.template, &ctx)?,
+            );
+        }
+    }
+    if let Stage::Mutant(m) = stage {
+        for f in &m.files {
+            let src = lab.dir.join("mutants").join(&m.id).join(&f.path);
+            files.insert(f.path.clone(), render(lab, &src, f.template, &ctx)?);
+        }
+        for e in &m.edits {
+            let Some(text) = files.get_mut(&e.path) else {
+                return Err(Error::usage(
+                    format!("mutant `{}` edits `{}`, which is not laid out", m.id, e.path),
+                    "run `kca validate` on the lab",
+                ));
+            };
+            if !text.contains(&e.find) {
+                return Err(Error::usage(
+                    format!("mutant `{}`: `find` text not in `{}`", m.id, e.path),
+                    "run `kca validate` on the lab",
+                ));
+            }
+            *text = text.replacen(&e.find, &e.replace, 1);
+        }
+        for r in &m.remove {
+            files.remove(r);
+        }
+    }
+    std::fs::create_dir_all(ws).with_context(|| format!("cannot create {}", ws.display()))?;
+    for (path, text) in files {
+        write_file(&ws.join(path), &text)?;
+    }
+    Ok(())
+}
+
+/// Copies the whole workspace to `<state>/archive/<lab>/<timestamp>/` and returns that
+/// folder. Symlinks are kept as links; nothing is removed here.
+pub fn archive(ws: &Path, state_dir: &Path, lab_id: &str) -> Result<PathBuf> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    let dest = state_dir.join("archive").join(lab_id).join(stamp);
+    copy_tree(ws, &dest).with_context(|| {
+        format!(
+            "cannot archive {} to {}; the workspace was left as it was",
+            ws.display(),
+            dest.display()
+        )
+    })?;
+    Ok(dest)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let ty = entry.file_type()?;
+        let dest = to.join(entry.file_name());
+        if ty.is_dir() {
+            copy_tree(&entry.path(), &dest)?;
+        } else if ty.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &dest)?;
+        } else {
+            std::fs::copy(entry.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every file under `dir`, relative, sorted.
+pub fn list_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() && depth < 16 => walk(base, &p, out, depth + 1),
+                Ok(t) if t.is_file() || t.is_symlink() => {
+                    out.push(p.strip_prefix(base).unwrap_or(&p).to_path_buf());
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out, 0);
+    out.sort();
+    out
+}
+
+/// Manifests of the workspace a learner would apply, and why a file could not be read
+/// (`file:line:col: message`, for feedback rather than a crash).
+#[derive(Debug, Default)]
+pub struct Manifests {
+    pub objects: Vec<Value>,
+    pub problems: Vec<String>,
+}
+
+pub fn manifests(lab: &Lab, ws: &Path) -> Manifests {
+    let mut out = Manifests::default();
+    for rel in list_files(ws) {
+        let name = rel.to_string_lossy();
+        if !matches!(rel.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+            continue;
+        }
+        let applied = lab.apply.is_empty()
+            || lab
+                .apply
+                .iter()
+                .any(|a| rel == Path::new(a) || rel.starts_with(a));
+        if !applied {
+            continue;
+        }
+        let path = ws.join(&rel);
+        match std::fs::read_to_string(&path) {
+            Err(e) => out.problems.push(format!("{}: cannot read: {e}", path.display())),
+            Ok(text) => match crate::yaml::parse_json_stream(&text) {
+                Ok(docs) => out.objects.extend(
+                    docs.into_iter()
+                        .flat_map(|d| match d {
+                            // `kind: List` files are applied item by item, as kubectl does.
+                            Value::Object(ref m)
+                                if m.get("kind").and_then(Value::as_str) == Some("List") =>
+                            {
+                                m.get("items")
+                                    .and_then(Value::as_array)
+                                    .cloned()
+                                    .unwrap_or_default()
+                            }
+                            d => vec![d],
+                        })
+                        .filter(|d| d.get("kind").is_some()),
+                ),
+                Err(e) => out.problems.push(format!("{name}:{}: {}", e.pos, e.message)),
+            },
+        }
+    }
+    out
+}
+
+/// The lab's fixture objects, each labelled as owned by the lab.
+pub fn fixtures(lab: &Lab) -> Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for f in &lab.fixtures {
+        let path = lab.dir.join(f);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read fixture {}", path.display()))?;
+        let docs = crate::yaml::parse_json_stream(&text).map_err(|e| {
+            Error::usage(
+                format!("fixture {}:{e}", path.display()),
+                "run `kca validate` on the lab",
+            )
+        })?;
+        for mut d in docs {
+            label_owned(&mut d, lab);
+            out.push(d);
+        }
+    }
+    Ok(out)
+}
+
+/// Adds the lab's ownership labels to an object.
+pub fn label_owned(obj: &mut Value, lab: &Lab) {
+    let Some(meta) = obj
+        .as_object_mut()
+        .map(|o| o.entry("metadata").or_insert_with(|| Value::Object(Default::default())))
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let labels = meta
+        .entry("labels")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Some(l) = labels.as_object_mut() {
+        for (k, v) in lab.owner_labels() {
+            l.insert(k.to_string(), Value::String(v.to_string()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archive_keeps_every_file_and_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(ws.join("a/b")).unwrap();
+        std::fs::write(ws.join("a/b/c.yaml"), "x").unwrap();
+        std::fs::write(ws.join("notes.txt"), "mine").unwrap();
+        std::os::unix::fs::symlink("notes.txt", ws.join("link")).unwrap();
+        let dest = archive(&ws, &tmp.path().join("state"), "demo").unwrap();
+        assert_eq!(list_files(&dest), list_files(&ws));
+        assert_eq!(std::fs::read_to_string(dest.join("notes.txt")).unwrap(), "mine");
+        assert!(std::fs::symlink_metadata(dest.join("link")).unwrap().is_symlink());
+    }
+}
