@@ -58,6 +58,13 @@ impl Printer {
         let _ = writeln!(stdout, "{line}");
     }
 
+    /// A prompt on stdout without a line break (interactive sessions).
+    pub fn prompt(&self, text: &str) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "{text}");
+        let _ = stdout.flush();
+    }
+
     /// A result written as JSON on stdout (the whole of stdout in json mode).
     pub fn json<T: serde::Serialize>(&self, value: &T) {
         let text = serde_json::to_string_pretty(value)

@@ -1,12 +1,72 @@
-//! `kca validate`: lint lab and quiz files.
+//! `kca validate`: lint lab and quiz files, every problem at once, with file:line:col.
+
+use std::path::PathBuf;
+
+use serde_json::json;
 
 use crate::app::Ctx;
+use crate::cli::ValidateArgs;
+use crate::content::{self, Document};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
+use crate::settings::OutputFormat;
+use crate::ui::Style;
 
-pub fn run(_ctx: &Ctx, _cmd: &crate::cli::ValidateArgs) -> Result<Exit> {
-    Err(Error::usage(
-        "this command is not built yet",
-        "see README.md",
-    ))
+pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
+    let roots: Vec<PathBuf> = if args.paths.is_empty() {
+        ["labs", "quizzes"]
+            .iter()
+            .map(|d| ctx.settings.content_dir.join(d))
+            .collect()
+    } else {
+        args.paths.clone()
+    };
+    for root in &roots {
+        if !root.exists() {
+            return Err(Error::usage(
+                format!("{} does not exist", root.display()),
+                "give a lab or quiz file, or a folder of them",
+            ));
+        }
+    }
+    let files: Vec<PathBuf> = roots.iter().flat_map(|r| content::discover(r)).collect();
+    let mut problems = Vec::new();
+    let mut checked = Vec::new();
+    for file in &files {
+        match content::load_file(file) {
+            Ok(doc) => {
+                let (kind, id) = match &doc {
+                    Document::Quiz(q) => ("Quiz", q.id.clone()),
+                    Document::Lab(l) => ("Lab", l.id.clone()),
+                };
+                checked.push(
+                    json!({"file": file.display().to_string(), "kind": kind, "id": id, "ok": true}),
+                );
+            }
+            Err(diags) => {
+                checked.push(json!({"file": file.display().to_string(), "ok": false, "problems": diags.len()}));
+                problems.extend(diags);
+            }
+        }
+    }
+    if ctx.settings.output == OutputFormat::Json {
+        let list: Vec<_> = problems
+            .iter()
+            .map(|d| json!({"file": d.file.display().to_string(), "line": d.pos.line, "column": d.pos.col, "message": d.message, "hint": d.hint}))
+            .collect();
+        ctx.printer
+            .json(&json!({"schemaVersion": 1, "files": checked, "problems": list}));
+        return Ok(if problems.is_empty() {
+            Exit::Success
+        } else {
+            Exit::Usage
+        });
+    }
+    if !problems.is_empty() {
+        return Err(Error::Content(problems));
+    }
+    let word = ctx.printer.paint(Style::Pass, "✓ OK");
+    ctx.printer
+        .out(&format!("{word} {} file(s) valid", files.len()));
+    Ok(Exit::Success)
 }

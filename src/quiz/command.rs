@@ -1,12 +1,666 @@
-//! `kca quiz …` commands.
+//! `kca quiz …`: list, run, review, grade, key. Loads content, drives sessions, keeps
+//! progress, and renders results (text, json, junit).
 
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::grade::{self, Answer};
+use super::progress::{self, Attempt, Progress};
+use super::session::{Asked, Asker, tr};
+use super::{Rng, seed_of};
 use crate::app::Ctx;
+use crate::cli::quiz::{GradeArgs, KeyArgs, QuizCommand, ReviewArgs, RunArgs};
+use crate::content::decode::closest;
+use crate::content::quiz::Quiz;
+use crate::content::{self, Text};
+use crate::diag::Collector;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
+use crate::junit;
+use crate::settings::OutputFormat;
+use crate::state::Store;
+use crate::ui::Style;
+use crate::yaml::{self, Yaml};
 
-pub fn run(_ctx: &Ctx, _cmd: crate::cli::quiz::QuizCommand) -> Result<Exit> {
-    Err(Error::usage(
-        "this command is not built yet",
-        "see README.md",
-    ))
+/// Version of the JSON documents these commands print.
+const SCHEMA_VERSION: u32 = 1;
+
+pub fn run(ctx: &Ctx, cmd: QuizCommand) -> Result<Exit> {
+    let store = Store::new(&ctx.settings.state_dir);
+    let result = match cmd {
+        QuizCommand::List => list(ctx, &store),
+        QuizCommand::Run(args) => run_quiz(ctx, &store, &args),
+        QuizCommand::Review(args) => review(ctx, &store, &args),
+        QuizCommand::Grade(args) => grade_file(ctx, &store, &args),
+        QuizCommand::Key(args) => key(ctx, &args),
+    };
+    for w in store.take_warnings() {
+        ctx.printer.warn(&w);
+    }
+    result
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+fn rfc3339(t: i64) -> String {
+    chrono::DateTime::from_timestamp(t, 0)
+        .map(|d| d.to_rfc3339())
+        .unwrap_or_default()
+}
+
+fn percent(score: f64, max: f64) -> f64 {
+    if max > 0.0 {
+        (score * 1000.0 / max).round() / 10.0
+    } else {
+        100.0
+    }
+}
+
+fn loaded(ctx: &Ctx) -> Vec<Quiz> {
+    let (quizzes, problems) = content::load_quizzes(&ctx.settings.content_dir);
+    if !problems.is_empty() {
+        let mut files: Vec<_> = problems
+            .iter()
+            .map(|d| d.file.display().to_string())
+            .collect();
+        files.dedup();
+        ctx.printer.warn(&format!(
+            "{} quiz file(s) have problems and were left out: {} (run `kca validate`)",
+            files.len(),
+            files.join(", ")
+        ));
+    }
+    quizzes
+}
+
+/// Finds a quiz by id; a broken quiz file is a content error, an unknown id a usage error.
+fn find(ctx: &Ctx, id: &str) -> Result<Quiz> {
+    let dir = ctx.settings.content_dir.join("quizzes");
+    for file in content::discover(&dir) {
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        if stem == id {
+            return match content::load_file(&file) {
+                Ok(content::Document::Quiz(q)) => Ok(q),
+                Ok(_) => Err(Error::usage(
+                    format!("{} is not a quiz", file.display()),
+                    "name a quiz id from `kca quiz list`",
+                )),
+                Err(diags) => Err(Error::Content(diags)),
+            };
+        }
+    }
+    let quizzes = loaded(ctx);
+    if let Some(q) = quizzes.iter().find(|q| q.id == id) {
+        return Ok(q.clone());
+    }
+    let ids: Vec<&str> = quizzes.iter().map(|q| q.id.as_str()).collect();
+    let hint = match closest(id, ids.iter().copied()) {
+        Some(near) => format!("did you mean `{near}`? (`kca quiz list` shows them all)"),
+        None if ids.is_empty() => format!(
+            "no quizzes found under {}; set --content-dir",
+            dir.display()
+        ),
+        None => format!("available: {}", ids.join(", ")),
+    };
+    Err(Error::usage(format!("no quiz `{id}`"), hint))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListEntry {
+    id: String,
+    title: String,
+    module: Option<i64>,
+    questions: usize,
+    max_points: u32,
+    pass_mark: u32,
+    best: Option<Value>,
+    last_attempt: Option<Value>,
+}
+
+fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
+    let lang = ctx.settings.lang;
+    let quizzes = loaded(ctx);
+    let progress: Progress = store.read(progress::FILE)?;
+    let entries: Vec<ListEntry> = quizzes
+        .iter()
+        .map(|q| {
+            let rec = progress.quizzes.get(&q.id);
+            let best = rec.and_then(|r| r.best()).map(|a| json!({"score": a.score, "max": a.max, "percent": percent(a.score, a.max)}));
+            let last = rec.and_then(|r| r.last()).map(|a| json!({"at": rfc3339(a.at), "score": a.score, "max": a.max, "passed": a.passed}));
+            ListEntry {
+                id: q.id.clone(),
+                title: q.title.get(lang).to_string(),
+                module: q.module,
+                questions: q.questions.len(),
+                max_points: q.max_points(),
+                pass_mark: q.pass_mark,
+                best,
+                last_attempt: last,
+            }
+        })
+        .collect();
+    if ctx.settings.output == OutputFormat::Json {
+        ctx.printer.json(&entries);
+        return Ok(Exit::Success);
+    }
+    if entries.is_empty() {
+        ctx.printer
+            .status(tr(lang, "クイズがありません。", "No quizzes found."));
+        return Ok(Exit::Success);
+    }
+    let p = &ctx.printer;
+    p.out(&p.paint(
+        Style::Heading,
+        &format!(
+            "{:<10} {:>4}  {:<10} {:<26} {}",
+            "ID",
+            tr(lang, "問", "Qs"),
+            tr(lang, "最高", "BEST"),
+            tr(lang, "前回", "LAST"),
+            tr(lang, "タイトル", "TITLE")
+        ),
+    ));
+    for e in &entries {
+        let best = e
+            .best
+            .as_ref()
+            .map_or("-".to_string(), |b| format!("{}%", b["percent"]));
+        let last = e.last_attempt.as_ref().map_or("-".to_string(), |a| {
+            let when = a["at"]
+                .as_str()
+                .unwrap_or("")
+                .get(..10)
+                .unwrap_or("")
+                .to_string();
+            let word = if a["passed"] == true { "PASS" } else { "FAIL" };
+            format!("{when} {word} {}/{}", a["score"], a["max"])
+        });
+        p.out(&format!(
+            "{:<10} {:>4}  {:<10} {:<26} {}",
+            e.id, e.questions, best, last, e.title
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+/// One question's outcome, for reports.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct QuestionResult {
+    id: String,
+    correct: bool,
+    points: f64,
+    max: u32,
+    answered: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    concepts: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct QuizReport {
+    schema_version: u32,
+    quiz: String,
+    score: f64,
+    max: u32,
+    percent: f64,
+    pass_mark: u32,
+    passed: bool,
+    completed: bool,
+    questions: Vec<QuestionResult>,
+}
+
+impl QuizReport {
+    fn new(quiz: &Quiz, questions: Vec<QuestionResult>, completed: bool) -> Self {
+        let score: f64 = questions.iter().map(|q| q.points).sum();
+        let max = quiz.max_points();
+        let pct = percent(score, f64::from(max));
+        QuizReport {
+            schema_version: SCHEMA_VERSION,
+            quiz: quiz.id.clone(),
+            score,
+            max,
+            percent: pct,
+            pass_mark: quiz.pass_mark,
+            passed: completed && pct + 1e-9 >= f64::from(quiz.pass_mark),
+            completed,
+            questions,
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        if self.passed {
+            Exit::Success
+        } else {
+            Exit::NotPassed
+        }
+    }
+}
+
+/// Prints a report in the chosen format; text mode prints the closing summary.
+fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
+    let lang = ctx.settings.lang;
+    let p = &ctx.printer;
+    match ctx.settings.output {
+        OutputFormat::Json => p.json(report),
+        OutputFormat::Junit => {
+            let cases = report
+                .questions
+                .iter()
+                .map(|r| junit::Case {
+                    name: r.id.clone(),
+                    classname: format!("kca.quiz.{}", quiz.id),
+                    seconds: 0.0,
+                    outcome: match (r.answered, r.correct) {
+                        (_, true) => junit::Outcome::Passed,
+                        (false, _) => junit::Outcome::Failed("not answered".into()),
+                        (true, false) => junit::Outcome::Failed(format!(
+                            "incorrect ({}/{} points)",
+                            r.points, r.max
+                        )),
+                    },
+                    output: None,
+                })
+                .collect();
+            p.out(
+                junit::render(&[junit::Suite {
+                    name: format!("quiz {}", quiz.id),
+                    cases,
+                }])
+                .trim_end(),
+            );
+        }
+        OutputFormat::Text => {
+            let right = report.questions.iter().filter(|q| q.correct).count();
+            let verdict = if report.passed {
+                p.paint(Style::Pass, tr(lang, "✓ 合格 PASSED", "✓ PASSED"))
+            } else {
+                p.paint(Style::Fail, tr(lang, "✗ 不合格 NOT PASSED", "✗ NOT PASSED"))
+            };
+            p.out("");
+            p.out(&format!(
+                "{} {}: {}/{} ({}%) — {right}/{} {} — {} {}%",
+                verdict,
+                quiz.id,
+                trim_num(report.score),
+                report.max,
+                report.percent,
+                report.questions.len(),
+                tr(lang, "問正解", "correct"),
+                tr(lang, "合格点", "pass mark"),
+                report.pass_mark
+            ));
+            if !report.completed {
+                p.out(tr(
+                    lang,
+                    "途中で終了したため、記録は部分的です。",
+                    "Stopped early: the attempt is not complete.",
+                ));
+            }
+            let missed = report.questions.iter().filter(|q| !q.correct).count();
+            if missed > 0 {
+                p.out(&p.paint(
+                    Style::Hint,
+                    &format!(
+                        "{} `kca quiz review {}`",
+                        tr(lang, "間違えた問題の復習:", "Review what you missed:"),
+                        quiz.id
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+fn trim_num(n: f64) -> String {
+    if n.fract() == 0.0 {
+        format!("{n:.0}")
+    } else {
+        format!("{n:.1}")
+    }
+}
+
+fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
+    let quiz = find(ctx, &args.quiz)?;
+    let lang = ctx.settings.lang;
+    let mut order: Vec<usize> = (0..quiz.questions.len()).collect();
+    let mut rng = args
+        .shuffle
+        .then(|| Rng::new(args.seed.unwrap_or_else(|| seed_of(&now().to_string()))));
+    if let Some(rng) = rng.as_mut() {
+        rng.shuffle(&mut order);
+    }
+    let to_stderr = ctx.settings.output != OutputFormat::Text;
+    let stdin = std::io::stdin();
+    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr);
+    let title = quiz.title.get(lang);
+    if to_stderr {
+        eprintln!("{title}");
+    } else {
+        ctx.printer.out(&ctx.printer.paint(Style::Heading, title));
+    }
+    let mut results = Vec::new();
+    let mut completed = true;
+    let total = quiz.questions.len();
+    for (n, &i) in order.iter().enumerate() {
+        let q = &quiz.questions[i];
+        let heading = format!("[{}/{total}]", n + 1);
+        match asker.ask(q, &heading, rng.as_mut()) {
+            Asked::Answered { answer, graded, .. } => results.push(QuestionResult {
+                id: q.id.clone(),
+                correct: graded.correct,
+                points: graded.points,
+                max: q.points,
+                answered: true,
+                answer: Some(answer.to_json()),
+                concepts: q.concepts.clone(),
+            }),
+            Asked::Skipped => results.push(unanswered(q)),
+            Asked::Quit => {
+                completed = false;
+                break;
+            }
+        }
+    }
+    // Questions never reached count as unanswered so the score is out of the whole quiz.
+    for &i in order.iter().skip(results.len()) {
+        results.push(unanswered(&quiz.questions[i]));
+    }
+    let report = QuizReport::new(&quiz, results, completed);
+    record(store, &quiz, &report, completed)?;
+    print_report(ctx, &quiz, &report);
+    Ok(report.exit())
+}
+
+fn unanswered(q: &crate::content::quiz::Question) -> QuestionResult {
+    QuestionResult {
+        id: q.id.clone(),
+        correct: false,
+        points: 0.0,
+        max: q.points,
+        answered: false,
+        answer: None,
+        concepts: q.concepts.clone(),
+    }
+}
+
+/// Saves an attempt (when complete) and moves each answered question between boxes.
+fn record(store: &Store, quiz: &Quiz, report: &QuizReport, completed: bool) -> Result<()> {
+    let t = now();
+    store.update(progress::FILE, |p: &mut Progress| {
+        let rec = p.quizzes.entry(quiz.id.clone()).or_default();
+        for r in &report.questions {
+            if r.answered || completed {
+                rec.record(&r.id, r.correct, t);
+            }
+        }
+        if completed {
+            rec.add_attempt(Attempt {
+                at: t,
+                score: report.score,
+                max: f64::from(report.max),
+                passed: report.passed,
+            });
+        }
+    })
+}
+
+fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
+    let lang = ctx.settings.lang;
+    if let Some(id) = &args.quiz {
+        find(ctx, id)?;
+    }
+    let quizzes = loaded(ctx);
+    let progress: Progress = store.read(progress::FILE)?;
+    let t = now();
+    let due: Vec<_> = progress::due(&progress, args.quiz.as_deref(), t, usize::MAX)
+        .into_iter()
+        // Questions removed from the course since are not asked again.
+        .filter(|d| {
+            quizzes
+                .iter()
+                .any(|q| q.id == d.quiz && q.question(&d.question).is_some())
+        })
+        .take(args.limit)
+        .collect();
+    if due.is_empty() {
+        let next = progress
+            .quizzes
+            .iter()
+            .filter(|(id, _)| args.quiz.as_ref().is_none_or(|q| q == *id))
+            .flat_map(|(_, r)| r.questions.values().map(|q| q.due))
+            .min();
+        let msg = match next {
+            Some(at) => format!(
+                "{} {}",
+                tr(
+                    lang,
+                    "今は復習する問題がありません。次の復習:",
+                    "Nothing is due for review. Next one due:"
+                ),
+                rfc3339(at)
+            ),
+            None => tr(
+                lang,
+                "まだ記録がありません。まず `kca quiz run <クイズ>` を受けてください。",
+                "No history yet: take a quiz first with `kca quiz run <quiz>`.",
+            )
+            .to_string(),
+        };
+        if ctx.settings.output == OutputFormat::Json {
+            ctx.printer.json(&json!({"schemaVersion": SCHEMA_VERSION, "reviewed": 0, "correct": 0, "questions": [], "message": msg}));
+        } else {
+            ctx.printer.out(&msg);
+        }
+        return Ok(Exit::Success);
+    }
+    let to_stderr = ctx.settings.output != OutputFormat::Text;
+    let stdin = std::io::stdin();
+    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr);
+    let mut asked: Vec<(String, String, bool)> = Vec::new();
+    let total = due.len();
+    for (n, d) in due.iter().enumerate() {
+        let Some(q) = quizzes
+            .iter()
+            .find(|q| q.id == d.quiz)
+            .and_then(|q| q.question(&d.question))
+        else {
+            continue;
+        };
+        let heading = format!("[{}/{total}] {}", n + 1, d.quiz);
+        match asker.ask(q, &heading, None) {
+            Asked::Answered { graded, .. } => {
+                asked.push((d.quiz.clone(), q.id.clone(), graded.correct))
+            }
+            Asked::Skipped => asked.push((d.quiz.clone(), q.id.clone(), false)),
+            Asked::Quit => break,
+        }
+    }
+    store.update(progress::FILE, |p: &mut Progress| {
+        for (quiz, question, correct) in &asked {
+            p.quizzes
+                .entry(quiz.clone())
+                .or_default()
+                .record(question, *correct, t);
+        }
+    })?;
+    let correct = asked.iter().filter(|a| a.2).count();
+    if ctx.settings.output == OutputFormat::Json {
+        let questions: Vec<_> = asked
+            .iter()
+            .map(|(quiz, id, ok)| json!({"quiz": quiz, "id": id, "correct": ok}))
+            .collect();
+        ctx.printer.json(&json!({"schemaVersion": SCHEMA_VERSION, "reviewed": asked.len(), "correct": correct, "questions": questions}));
+    } else {
+        ctx.printer.out("");
+        ctx.printer.out(&format!(
+            "{} {correct}/{}",
+            tr(lang, "復習の結果:", "Review:"),
+            asked.len()
+        ));
+    }
+    Ok(if correct == asked.len() {
+        Exit::Success
+    } else {
+        Exit::NotPassed
+    })
+}
+
+fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
+    let quiz = find(ctx, &args.quiz)?;
+    let text = std::fs::read(&args.answers).map_err(|e| {
+        Error::usage(
+            format!("cannot read {}: {e}", args.answers.display()),
+            "give the path of a YAML answers file",
+        )
+    })?;
+    let text = String::from_utf8_lossy(&text).into_owned();
+    let mut diags = Collector::new(&args.answers, &text);
+    let node = match yaml::parse_one(&text) {
+        Ok(n) => n,
+        Err(e) => {
+            diags.error_hint(
+                e.pos,
+                format!("invalid YAML: {}", e.message),
+                "the answers file maps question ids to answers",
+            );
+            return Err(Error::Content(diags.finish()));
+        }
+    };
+    let entries = match &node.value {
+        Yaml::Map(entries) => entries.as_slice(),
+        Yaml::Null => &[],
+        _ => {
+            diags.error_hint(
+                node.pos,
+                format!(
+                    "expected a mapping of question id to answer, found {}",
+                    node.type_name()
+                ),
+                "write `question-id: answer` lines",
+            );
+            return Err(Error::Content(diags.finish()));
+        }
+    };
+    let mut answers = std::collections::HashMap::new();
+    for (k, v) in entries {
+        let id = k
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{:?}", k.value));
+        match quiz.question(&id) {
+            None => {
+                let hint = closest(&id, quiz.questions.iter().map(|q| q.id.as_str())).map_or_else(
+                    || "`kca quiz key` lists the question ids".to_string(),
+                    |n| format!("did you mean `{n}`?"),
+                );
+                diags.error_hint(
+                    k.pos,
+                    format!("quiz `{}` has no question `{id}`", quiz.id),
+                    hint,
+                );
+            }
+            Some(q) => match Answer::from_json(q, &v.to_json()) {
+                Some(a) => {
+                    answers.insert(id, a);
+                }
+                None => diags.error_hint(
+                    v.pos,
+                    format!(
+                        "`{id}` is a `{}` question; this answer has the wrong shape",
+                        q.kind.name()
+                    ),
+                    answer_shape(q),
+                ),
+            },
+        }
+    }
+    if !diags.is_empty() {
+        return Err(Error::Content(diags.finish()));
+    }
+    let results: Vec<QuestionResult> = quiz
+        .questions
+        .iter()
+        .map(|q| match answers.get(&q.id) {
+            Some(a) => {
+                let g = grade::grade(q, a);
+                QuestionResult {
+                    id: q.id.clone(),
+                    correct: g.correct,
+                    points: g.points,
+                    max: q.points,
+                    answered: true,
+                    answer: Some(a.to_json()),
+                    concepts: q.concepts.clone(),
+                }
+            }
+            None => unanswered(q),
+        })
+        .collect();
+    let report = QuizReport::new(&quiz, results, true);
+    record(store, &quiz, &report, true)?;
+    print_report(ctx, &quiz, &report);
+    if ctx.settings.output == OutputFormat::Text {
+        for r in report.questions.iter().filter(|r| !r.correct) {
+            let why = if r.answered {
+                tr(ctx.settings.lang, "不正解", "incorrect")
+            } else {
+                tr(ctx.settings.lang, "未回答", "unanswered")
+            };
+            ctx.printer.out(&format!(
+                "  {} {} ({why})",
+                ctx.printer.paint(Style::Fail, "✗"),
+                r.id
+            ));
+        }
+    }
+    Ok(report.exit())
+}
+
+fn answer_shape(q: &crate::content::quiz::Question) -> &'static str {
+    use crate::content::quiz::Kind;
+    match q.kind {
+        Kind::Single { .. } => "give one choice id, e.g. `b`",
+        Kind::Multi { .. } => "give a list of choice ids, e.g. `[a, c]`",
+        Kind::TrueFalse { .. } => "give `true` or `false`",
+        Kind::Short { .. } => "give a string",
+        Kind::Numeric { .. } => "give a number",
+        Kind::Order { .. } => "give the item ids in order, e.g. `[authn, authz, mutate]`",
+    }
+}
+
+fn key(ctx: &Ctx, args: &KeyArgs) -> Result<Exit> {
+    let quiz = find(ctx, &args.quiz)?;
+    let mut map = serde_json::Map::new();
+    for q in &quiz.questions {
+        map.insert(q.id.clone(), grade::key(q).to_json());
+    }
+    let value = Value::Object(map);
+    match ctx.settings.output {
+        OutputFormat::Json => ctx.printer.json(&value),
+        _ => {
+            let explained = Text {
+                ja: Some(format!(
+                    "{} の解答キー (kca quiz grade {} --answers このファイル)",
+                    quiz.id, quiz.id
+                )),
+                en: Some(format!(
+                    "answer key for {} (kca quiz grade {} --answers THIS_FILE)",
+                    quiz.id, quiz.id
+                )),
+            };
+            ctx.printer
+                .out(&format!("# {}", explained.get(ctx.settings.lang)));
+            ctx.printer.out(yaml::to_string(&value).trim_end());
+        }
+    }
+    Ok(Exit::Success)
 }

@@ -1,0 +1,191 @@
+//! Quiz progress kept in the state store: attempts per quiz and a Leitner box per
+//! question, which decides when a question comes back in `kca quiz review`. Pure logic;
+//! the store does the disk.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The progress file in the state directory.
+pub const FILE: &str = "quizzes.json";
+
+/// Days until a question in box N (1-based) is due again: missed questions come back
+/// at once, known ones later and later.
+const INTERVAL_DAYS: [i64; 5] = [0, 1, 3, 7, 21];
+const DAY: i64 = 86_400;
+/// Attempts kept per quiz.
+const KEEP_ATTEMPTS: usize = 50;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Progress {
+    #[serde(default)]
+    pub quizzes: BTreeMap<String, QuizRecord>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct QuizRecord {
+    #[serde(default)]
+    pub attempts: Vec<Attempt>,
+    #[serde(default)]
+    pub questions: BTreeMap<String, QuestionRecord>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Attempt {
+    /// Unix seconds.
+    pub at: i64,
+    pub score: f64,
+    pub max: f64,
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct QuestionRecord {
+    /// Leitner box, 1 (missed) to 5 (well known).
+    pub r#box: u8,
+    /// Unix seconds when it is due for review.
+    pub due: i64,
+    pub seen: u32,
+    pub correct: u32,
+    pub last_correct: bool,
+}
+
+impl QuizRecord {
+    pub fn best(&self) -> Option<&Attempt> {
+        self.attempts
+            .iter()
+            .max_by(|a, b| (a.score / a.max.max(1.0)).total_cmp(&(b.score / b.max.max(1.0))))
+    }
+
+    pub fn last(&self) -> Option<&Attempt> {
+        self.attempts.last()
+    }
+
+    pub fn add_attempt(&mut self, attempt: Attempt) {
+        self.attempts.push(attempt);
+        if self.attempts.len() > KEEP_ATTEMPTS {
+            self.attempts.remove(0);
+        }
+    }
+
+    /// Records one answer: a right answer moves the question up a box, a wrong one back to box 1.
+    pub fn record(&mut self, question: &str, correct: bool, now: i64) {
+        let rec = self
+            .questions
+            .entry(question.to_string())
+            .or_insert(QuestionRecord {
+                r#box: 1,
+                due: now,
+                seen: 0,
+                correct: 0,
+                last_correct: false,
+            });
+        rec.seen += 1;
+        rec.last_correct = correct;
+        if correct {
+            rec.correct += 1;
+            rec.r#box = (rec.r#box + 1).min(INTERVAL_DAYS.len() as u8);
+        } else {
+            rec.r#box = 1;
+        }
+        rec.due = now + INTERVAL_DAYS[usize::from(rec.r#box) - 1] * DAY;
+    }
+}
+
+/// A question due for review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Due {
+    pub quiz: String,
+    pub question: String,
+    pub r#box: u8,
+    pub due: i64,
+}
+
+/// Questions due at `now`, lowest box first (missed ones before shaky ones), then the
+/// longest overdue; at most `limit`.
+pub fn due(progress: &Progress, only: Option<&str>, now: i64, limit: usize) -> Vec<Due> {
+    let mut out: Vec<Due> = progress
+        .quizzes
+        .iter()
+        .filter(|(id, _)| only.is_none_or(|o| o == id.as_str()))
+        .flat_map(|(quiz, rec)| {
+            rec.questions
+                .iter()
+                .filter(|(_, q)| q.due <= now)
+                .map(|(question, q)| Due {
+                    quiz: quiz.clone(),
+                    question: question.clone(),
+                    r#box: q.r#box,
+                    due: q.due,
+                })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (a.r#box, a.due, &a.quiz, &a.question).cmp(&(b.r#box, b.due, &b.quiz, &b.question))
+    });
+    out.truncate(limit);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missed_questions_come_back_first_and_known_ones_later() {
+        let mut p = Progress::default();
+        let rec = p.quizzes.entry("m1".into()).or_default();
+        let t0 = 1_000_000;
+        rec.record("known", true, t0); // box 2, due in 1 day
+        rec.record("missed", false, t0); // box 1, due now
+        rec.record("shaky", true, t0 - 2 * DAY); // box 2, due a day ago
+        let now = due(&p, None, t0, 10);
+        let names: Vec<_> = now.iter().map(|d| d.question.as_str()).collect();
+        assert_eq!(names, vec!["missed", "shaky"]);
+        let later = due(&p, None, t0 + DAY, 10);
+        assert_eq!(
+            later
+                .iter()
+                .map(|d| d.question.as_str())
+                .collect::<Vec<_>>(),
+            vec!["missed", "shaky", "known"]
+        );
+    }
+
+    #[test]
+    fn boxes_climb_on_success_and_reset_on_a_miss() {
+        let mut rec = QuizRecord::default();
+        for _ in 0..7 {
+            rec.record("q", true, 0);
+        }
+        assert_eq!(rec.questions["q"].r#box, 5);
+        assert_eq!(rec.questions["q"].due, 21 * DAY);
+        rec.record("q", false, 0);
+        assert_eq!((rec.questions["q"].r#box, rec.questions["q"].due), (1, 0));
+    }
+
+    #[test]
+    fn best_attempt_is_by_ratio() {
+        let mut rec = QuizRecord::default();
+        rec.add_attempt(Attempt {
+            at: 1,
+            score: 5.0,
+            max: 10.0,
+            passed: false,
+        });
+        rec.add_attempt(Attempt {
+            at: 2,
+            score: 9.0,
+            max: 10.0,
+            passed: true,
+        });
+        rec.add_attempt(Attempt {
+            at: 3,
+            score: 7.0,
+            max: 10.0,
+            passed: true,
+        });
+        assert_eq!(rec.best().unwrap().at, 2);
+        assert_eq!(rec.last().unwrap().at, 3);
+    }
+}

@@ -1,0 +1,349 @@
+//! Asking questions one at a time: shows a question, reads an answer line (a terminal or
+//! a pipe alike), offers hints, grades, and shows feedback and the explanation.
+
+use std::io::BufRead;
+
+use super::grade::{self, Answer, Graded, parse_bool, parse_number};
+use super::{Rng, seed_of};
+use crate::content::Text;
+use crate::content::quiz::{Kind, Question};
+use crate::settings::Lang;
+use crate::ui::{Printer, Style};
+
+/// What happened to one question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asked {
+    Answered {
+        answer: Answer,
+        graded: Graded,
+        hints_used: usize,
+    },
+    Skipped,
+    /// The learner quit, or input ended.
+    Quit,
+}
+
+/// Picks the Japanese or English form of a fixed UI text.
+pub fn tr(lang: Lang, ja: &'static str, en: &'static str) -> &'static str {
+    match lang {
+        Lang::Ja => ja,
+        Lang::En => en,
+    }
+}
+
+pub struct Asker<'p, R> {
+    input: R,
+    printer: &'p Printer,
+    lang: Lang,
+    /// In json mode the conversation goes to stderr, leaving stdout to the result.
+    to_stderr: bool,
+    /// Piped answers are echoed after the prompt so a transcript reads like a session.
+    echo: bool,
+}
+
+impl<'p, R: BufRead> Asker<'p, R> {
+    pub fn new(input: R, printer: &'p Printer, lang: Lang, to_stderr: bool) -> Self {
+        use std::io::IsTerminal;
+        let echo = !std::io::stdin().is_terminal();
+        Asker {
+            input,
+            printer,
+            lang,
+            to_stderr,
+            echo,
+        }
+    }
+
+    fn say(&self, line: &str) {
+        if self.to_stderr {
+            eprintln!("{line}");
+        } else {
+            self.printer.out(line);
+        }
+    }
+
+    fn t(&self, text: &Text) -> String {
+        text.get(self.lang).trim_end().to_string()
+    }
+
+    fn read_line(&mut self) -> Option<String> {
+        let mut line = String::new();
+        match self.input.read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => {
+                let line = line.trim().to_string();
+                if self.echo && !self.to_stderr {
+                    self.printer.out(&line);
+                }
+                Some(line)
+            }
+        }
+    }
+
+    /// Asks `q`; `rng` shuffles the choices when given. Order items are always scrambled
+    /// (stably), or the question would show its own answer.
+    pub fn ask(&mut self, q: &Question, heading: &str, rng: Option<&mut Rng>) -> Asked {
+        let lang = self.lang;
+        let points = match q.points {
+            1 => tr(lang, "1点", "1 point").to_string(),
+            n => format!("{n}{}", tr(lang, "点", " points")),
+        };
+        self.say("");
+        self.say(&format!(
+            "{} {}",
+            self.printer.paint(Style::Heading, heading),
+            self.printer
+                .paint(Style::Dim, &format!("({points}, {})", q.kind.name()))
+        ));
+        self.say(&self.t(&q.prompt));
+        // The displayed options: (label, id, text).
+        let mut shown: Vec<(String, String, String)> = Vec::new();
+        match &q.kind {
+            Kind::Single { choices } | Kind::Multi { choices, .. } => {
+                let mut order: Vec<usize> = (0..choices.len()).collect();
+                if let Some(rng) = rng {
+                    rng.shuffle(&mut order);
+                }
+                for (i, idx) in order.into_iter().enumerate() {
+                    let c = &choices[idx];
+                    shown.push((letter(i), c.id.clone(), self.t(&c.text)));
+                }
+            }
+            Kind::Order { items } => {
+                let mut order: Vec<usize> = (0..items.len()).collect();
+                let mut fallback = Rng::new(seed_of(&q.id));
+                match rng {
+                    Some(rng) => rng.shuffle(&mut order),
+                    None => fallback.shuffle(&mut order),
+                }
+                // A scramble that happens to be the answer teaches nothing: rotate it.
+                if order.iter().enumerate().all(|(i, v)| i == *v) {
+                    order.rotate_left(1);
+                }
+                for (i, idx) in order.into_iter().enumerate() {
+                    shown.push((
+                        (i + 1).to_string(),
+                        items[idx].id.clone(),
+                        self.t(&items[idx].text),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        for (label, _, text) in &shown {
+            self.say(&format!("  {label}) {text}"));
+        }
+        let how = match &q.kind {
+            Kind::Single { .. } => tr(lang, "記号を1つ入力", "type one letter"),
+            Kind::Multi { .. } => tr(
+                lang,
+                "当てはまる記号をすべて入力 (例: a,c)",
+                "type every letter that applies (e.g. a,c)",
+            ),
+            Kind::TrueFalse { .. } => tr(lang, "true / false (はい / いいえ)", "true / false"),
+            Kind::Short { .. } => tr(lang, "語句を入力", "type a term"),
+            Kind::Numeric { .. } => tr(lang, "数値を入力", "type a number"),
+            Kind::Order { .. } => tr(
+                lang,
+                "正しい順に番号を並べて入力 (例: 3,1,2)",
+                "type the numbers in the right order (e.g. 3,1,2)",
+            ),
+        };
+        let unit = match &q.kind {
+            Kind::Numeric { unit: Some(u), .. } => format!(" [{}]", self.t(u)),
+            _ => String::new(),
+        };
+        self.say(&self.printer.paint(
+            Style::Dim,
+            &format!(
+                "{how}{unit} — {}",
+                tr(
+                    lang,
+                    "h: ヒント, s: スキップ, q: 終了",
+                    "h: hint, s: skip, q: quit"
+                )
+            ),
+        ));
+        let mut hints_used = 0;
+        loop {
+            if !self.to_stderr {
+                self.printer.prompt("> ");
+            }
+            let Some(line) = self.read_line() else {
+                return Asked::Quit;
+            };
+            match grade::normalise(&line).as_str() {
+                "" => continue,
+                "h" | "hint" | "?" | "ヒント" => {
+                    match q.hints.get(hints_used) {
+                        Some(h) => {
+                            hints_used += 1;
+                            let word = self.printer.paint(
+                                Style::Hint,
+                                &format!(
+                                    "{} {hints_used}/{}:",
+                                    tr(lang, "ヒント", "hint"),
+                                    q.hints.len()
+                                ),
+                            );
+                            self.say(&format!("{word} {}", self.t(h)));
+                        }
+                        None => {
+                            self.say(tr(lang, "これ以上のヒントはありません。", "No more hints."))
+                        }
+                    }
+                    continue;
+                }
+                "s" | "skip" => {
+                    self.reveal(q, &shown, None);
+                    return Asked::Skipped;
+                }
+                "q" | "quit" | "exit" => return Asked::Quit,
+                _ => {}
+            }
+            match parse_answer(q, &shown, &line) {
+                Some(answer) => {
+                    let graded = grade::grade(q, &answer);
+                    self.reveal(q, &shown, Some(&graded));
+                    return Asked::Answered {
+                        answer,
+                        graded,
+                        hints_used,
+                    };
+                }
+                None => self.say(&format!(
+                    "{} {how}",
+                    tr(lang, "読み取れませんでした:", "Could not read that:")
+                )),
+            }
+        }
+    }
+
+    /// Shows the verdict, feedback, the right answer when missed, and the explanation.
+    fn reveal(&self, q: &Question, shown: &[(String, String, String)], graded: Option<&Graded>) {
+        let lang = self.lang;
+        match graded {
+            Some(g) if g.correct => self.say(
+                &self
+                    .printer
+                    .paint(Style::Pass, tr(lang, "✓ 正解", "✓ CORRECT")),
+            ),
+            Some(g) if g.points > 0.0 => self.say(&format!(
+                "{} ({:.1}/{})",
+                self.printer
+                    .paint(Style::Skip, tr(lang, "△ 部分点", "△ PARTIAL")),
+                g.points,
+                q.points
+            )),
+            Some(_) => self.say(
+                &self
+                    .printer
+                    .paint(Style::Fail, tr(lang, "✗ 不正解", "✗ INCORRECT")),
+            ),
+            None => self.say(
+                &self
+                    .printer
+                    .paint(Style::Skip, tr(lang, "– スキップ", "– SKIPPED")),
+            ),
+        }
+        if let Some(g) = graded {
+            for fb in &g.feedback {
+                self.say(&format!("  • {}", self.t(fb)));
+            }
+        }
+        if graded.is_none_or(|g| !g.correct) {
+            let answer = describe(&grade::key(q), shown);
+            self.say(&format!("{} {answer}", tr(lang, "正解:", "Answer:")));
+        }
+        let word = self.printer.paint(Style::Hint, tr(lang, "解説:", "Why:"));
+        self.say(&format!("{word} {}", self.t(&q.explanation)));
+    }
+}
+
+fn letter(i: usize) -> String {
+    char::from(b'a' + (i % 26) as u8).to_string()
+}
+
+/// Maps a typed label (letter, number, or the id itself) to the option's id.
+fn resolve(shown: &[(String, String, String)], token: &str) -> Option<String> {
+    let token = grade::normalise(token);
+    shown
+        .iter()
+        .find(|(label, id, _)| label.to_lowercase() == token || id.to_lowercase() == token)
+        .map(|(_, id, _)| id.clone())
+        .or_else(|| {
+            let n: usize = token.parse().ok()?;
+            shown.get(n.checked_sub(1)?).map(|(_, id, _)| id.clone())
+        })
+}
+
+fn tokens(line: &str) -> Vec<String> {
+    grade::normalise(line)
+        .split(|c: char| c == ',' || c == '、' || c.is_whitespace())
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Reads a typed answer; `None` when it cannot be read (the learner is asked again).
+pub fn parse_answer(
+    q: &Question,
+    shown: &[(String, String, String)],
+    line: &str,
+) -> Option<Answer> {
+    match &q.kind {
+        Kind::Single { .. } => resolve(shown, line.trim()).map(Answer::Choice),
+        Kind::Multi { .. } => {
+            let picked = tokens(line)
+                .iter()
+                .map(|t| resolve(shown, t))
+                .collect::<Option<Vec<_>>>()?;
+            (!picked.is_empty()).then_some(Answer::Choices(picked))
+        }
+        Kind::TrueFalse { .. } => parse_bool(line).map(Answer::Bool),
+        Kind::Short { .. } => Some(Answer::Text(line.to_string())),
+        Kind::Numeric { .. } => parse_number(line).map(Answer::Number),
+        Kind::Order { .. } => {
+            let mut toks = tokens(line);
+            // "312" is a fine way to type an order of single-digit items.
+            if toks.len() == 1 && shown.len() < 10 && toks[0].len() == shown.len() {
+                toks = toks[0].chars().map(String::from).collect();
+            }
+            let ids = toks
+                .iter()
+                .map(|t| resolve(shown, t))
+                .collect::<Option<Vec<_>>>()?;
+            (ids.len() == shown.len()).then_some(Answer::Order(ids))
+        }
+    }
+}
+
+/// The answer as the learner saw the options (labels), for "Answer: b) …".
+fn describe(answer: &Answer, shown: &[(String, String, String)]) -> String {
+    let label = |id: &String| {
+        shown
+            .iter()
+            .find(|(_, i, _)| i == id)
+            .map(|(l, _, text)| format!("{l}) {text}"))
+            .unwrap_or_else(|| id.clone())
+    };
+    match answer {
+        Answer::Choice(id) => label(id),
+        Answer::Choices(ids) | Answer::Order(ids) => ids
+            .iter()
+            .map(label)
+            .collect::<Vec<_>>()
+            .join(" → ")
+            .replace(
+                " → ",
+                if matches!(answer, Answer::Order(_)) {
+                    " → "
+                } else {
+                    " / "
+                },
+            ),
+        Answer::Bool(b) => b.to_string(),
+        Answer::Text(t) => t.clone(),
+        Answer::Number(n) => n.to_string(),
+    }
+}
