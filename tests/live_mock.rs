@@ -349,7 +349,7 @@ async fn can_i_denied_carries_reason_and_evaluation_error() {
     let a = live.can_i(&q).await.unwrap();
     assert!(!a.allowed);
     assert!(a.reason.contains("\"gone\" not found"));
-    let body = &log.lock().unwrap()[0].body;
+    let body = log.lock().unwrap()[0].body.clone();
     assert_eq!(
         body["spec"],
         json!({"user": "alice", "resourceAttributes": {"verb": "get", "group": "kyverno.io",
