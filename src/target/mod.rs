@@ -71,6 +71,25 @@ impl Identity {
         }
     }
 
+    /// Who `kubectl --as NAME` (without `--as-group`) acts as: the API server adds the
+    /// service-account groups to a service-account name and `system:authenticated` to any
+    /// other user. A SubjectAccessReview adds nothing, so can-i questions need these spelled
+    /// out to get kubectl's answer.
+    pub fn kubectl_as(name: &str) -> Self {
+        if let Some((ns, sa)) = name
+            .strip_prefix("system:serviceaccount:")
+            .and_then(|rest| rest.split_once(':'))
+        {
+            return Identity::service_account(ns, sa);
+        }
+        let groups = if name == "system:anonymous" {
+            vec!["system:unauthenticated".to_string()]
+        } else {
+            vec!["system:authenticated".to_string()]
+        };
+        Identity::user(name, groups)
+    }
+
     /// A service account with the groups the API server gives every service account
     /// token; impersonating only the user name would leave them out.
     pub fn service_account(namespace: &str, name: &str) -> Self {
@@ -155,4 +174,59 @@ pub enum Admission {
         warnings: Vec<String>,
     },
     Denied(Denial),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_as_adds_the_groups_the_api_server_would() {
+        assert_eq!(
+            Identity::kubectl_as("system:serviceaccount:kyverno:kyverno-background-controller"),
+            Identity::service_account("kyverno", "kyverno-background-controller")
+        );
+        assert_eq!(
+            Identity::kubectl_as("alice").groups,
+            vec!["system:authenticated".to_string()]
+        );
+        assert_eq!(
+            Identity::kubectl_as("system:anonymous").groups,
+            vec!["system:unauthenticated".to_string()]
+        );
+        // Not a well-formed service-account name: an ordinary user.
+        assert_eq!(
+            Identity::kubectl_as("system:serviceaccount:only-ns").groups,
+            vec!["system:authenticated".to_string()]
+        );
+    }
+
+    #[test]
+    fn obj_ref_of_a_manifest() {
+        let r = ObjRef::of(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "namespace": "lab"}}))
+        .unwrap();
+        assert_eq!(r, ObjRef::new("v1", "ConfigMap", Some("lab"), "a"));
+        assert_eq!(r.to_string(), "ConfigMap lab/a");
+        assert!(ObjRef::of(&serde_json::json!({"kind": "ConfigMap"})).is_none());
+    }
+
+    #[test]
+    fn namespaced_kyverno_policy_names_match_by_name() {
+        let d = Denial {
+            by: DeniedBy::Kyverno {
+                policy: "lab/require-team".into(),
+                rule: "r".into(),
+            },
+            message: String::new(),
+            code: 400,
+            all: vec![DeniedBy::Kyverno {
+                policy: "lab/require-team".into(),
+                rule: "r".into(),
+            }],
+        };
+        assert!(d.denied_by_kyverno("require-team", Some("r")));
+        assert!(d.denied_by_kyverno("lab/require-team", None));
+        assert!(!d.denied_by_kyverno("team", None));
+    }
 }
