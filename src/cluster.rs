@@ -16,8 +16,8 @@ use crate::cli::cluster::{ClusterCommand, TargetArgs, UpArgs};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::settings::OutputFormat;
-use crate::target::ObjRef;
 use crate::target::live::{Live, LiveError};
+use crate::target::{AccessQuery, Identity, ObjRef};
 use crate::ui::Style;
 
 /// The kind cluster's name; kind names its kubeconfig context `kind-<name>`.
@@ -38,6 +38,11 @@ pub const KYVERNO_DEPLOYMENTS: [&str; 4] = [
     "kyverno-cleanup-controller",
     "kyverno-reports-controller",
 ];
+/// What the course's generate lab has learners grant the background controller; the lab
+/// values take these away from the stock chart, and `up`/`status` check that they did.
+pub const BACKGROUND_WRITES: [(&str, &str); 2] =
+    [("", "configmaps"), ("networking.k8s.io", "networkpolicies")];
+const BACKGROUND_SA: &str = "kyverno-background-controller";
 /// The label Kyverno puts on the webhook configurations it registers at runtime.
 const KYVERNO_WEBHOOK_SELECTOR: &str = "webhook.kyverno.io/managed-by=kyverno";
 
@@ -643,6 +648,19 @@ async fn up(ctx: &Ctx, args: &UpArgs) -> Result<Exit> {
     if !args.no_kyverno {
         install_kyverno(ctx, &tools, &cfg).await?;
         wait_for_kyverno(ctx, &live).await?;
+        let granted: Vec<String> = background_grants(&live)
+            .await?
+            .iter()
+            .filter(|g| g.allowed)
+            .map(grant_name)
+            .collect();
+        if !granted.is_empty() {
+            p.warn(&format!(
+                "the background controller can already create {} cluster-wide, so the generate lab's RBAC task would pass without the learner's work; check {} against the chart's values",
+                granted.join(", "),
+                cfg.values.display()
+            ));
+        }
     }
     let _ = live.take_warnings();
     p.status(&p.paint(Style::Pass, "ready:"));
@@ -812,6 +830,44 @@ pub async fn kyverno_state(live: &Live) -> Result<KyvernoState, LiveError> {
     })
 }
 
+/// Whether the background controller may create what the generate lab makes, cluster-wide.
+#[derive(Debug, Clone, Serialize)]
+pub struct Grant {
+    pub group: String,
+    pub resource: String,
+    pub allowed: bool,
+}
+
+/// Asks the authorizer what the background controller may create ([`BACKGROUND_WRITES`]).
+pub async fn background_grants(live: &Live) -> Result<Vec<Grant>, LiveError> {
+    let id = Identity::service_account(KYVERNO_NAMESPACE, BACKGROUND_SA);
+    let mut out = Vec::new();
+    for (group, resource) in BACKGROUND_WRITES {
+        let q = AccessQuery {
+            user: id.user.clone(),
+            groups: id.groups.clone(),
+            verb: "create".into(),
+            group: group.into(),
+            resource: resource.into(),
+            ..AccessQuery::default()
+        };
+        out.push(Grant {
+            group: group.into(),
+            resource: resource.into(),
+            allowed: live.can_i(&q).await?.allowed,
+        });
+    }
+    Ok(out)
+}
+
+fn grant_name(g: &Grant) -> String {
+    if g.group.is_empty() {
+        g.resource.clone()
+    } else {
+        format!("{}.{}", g.resource, g.group)
+    }
+}
+
 async fn down(ctx: &Ctx) -> Result<Exit> {
     let provider = std::env::var("KIND_EXPERIMENTAL_PROVIDER").ok();
     let tools = discover_tools(&path_var(), provider.as_deref(), false)?;
@@ -839,6 +895,8 @@ struct StatusReport {
     server_version: String,
     lab_cluster: bool,
     kyverno: KyvernoState,
+    /// What the background controller may create cluster-wide (the generate lab's RBAC).
+    background_controller_can_create: Vec<Grant>,
     ready: bool,
 }
 
@@ -850,6 +908,7 @@ async fn status(ctx: &Ctx, sel: &Selection) -> Result<Exit> {
         .map_err(|e| unreachable_error(sel, &live, e))?;
     let marked = is_lab_cluster(&live).await?;
     let kyverno = kyverno_state(&live).await?;
+    let grants = background_grants(&live).await?;
     let ready = marked && kyverno.ready();
     let report = StatusReport {
         schema_version: 1,
@@ -858,6 +917,7 @@ async fn status(ctx: &Ctx, sel: &Selection) -> Result<Exit> {
         lab_cluster: marked,
         ready,
         kyverno,
+        background_controller_can_create: grants,
     };
     let p = &ctx.printer;
     if p.output() == OutputFormat::Json {
@@ -904,6 +964,13 @@ async fn status(ctx: &Ctx, sel: &Selection) -> Result<Exit> {
             "  webhooks: {} validating, {} mutating",
             report.kyverno.validating_webhooks, report.kyverno.mutating_webhooks
         ));
+        for g in &report.background_controller_can_create {
+            p.out(&format!(
+                "  background controller may create {}: {}",
+                grant_name(g),
+                if g.allowed { "yes" } else { "no" }
+            ));
+        }
         p.out(&format!("ready        {}", yes_no(ready, "yes", "no")));
     }
     Ok(if ready {

@@ -853,3 +853,194 @@ async fn connect_reports_kubeconfig_problems_and_unreachable_servers() {
         Err(LiveError::Unreachable(_))
     ));
 }
+
+// ---- cluster helpers on top of the live client ----
+
+fn apps_and_admission_discovery(s: &Seen) -> Option<Reply> {
+    match s.path.as_str() {
+        "/apis/apps/v1" => Some(reply(
+            200,
+            json!({"kind": "APIResourceList", "groupVersion": "apps/v1",
+            "resources": [{"name": "deployments", "namespaced": true, "kind": "Deployment", "verbs": ["get", "list"]},
+                          {"name": "deployments/status", "namespaced": true, "kind": "Deployment", "verbs": ["get"]}]}),
+        )),
+        "/apis/admissionregistration.k8s.io/v1" => Some(reply(
+            200,
+            json!({"kind": "APIResourceList",
+            "groupVersion": "admissionregistration.k8s.io/v1",
+            "resources": [{"name": "validatingwebhookconfigurations", "namespaced": false, "kind": "ValidatingWebhookConfiguration", "verbs": ["list"]},
+                          {"name": "mutatingwebhookconfigurations", "namespaced": false, "kind": "MutatingWebhookConfiguration", "verbs": ["list"]}]}),
+        )),
+        _ => discovery(s),
+    }
+}
+
+fn deployment(name: &str, ready: bool) -> Value {
+    json!({"metadata": {"name": name, "namespace": "kyverno", "generation": 1},
+           "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": format!("reg.kyverno.io/kyverno/{name}:v1.19.1")}]}}},
+           "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
+                      "readyReplicas": if ready { 1 } else { 0 }, "availableReplicas": if ready { 1 } else { 0 }}})
+}
+
+#[tokio::test]
+async fn kyverno_state_reads_deployments_and_webhooks() {
+    let (live, log, task) = mock(Box::new(|s| {
+        apps_and_admission_discovery(s).unwrap_or_else(|| match s.path.as_str() {
+            "/apis/apps/v1/namespaces/kyverno/deployments" => reply(200, json!({"kind": "DeploymentList", "items": [
+                deployment("kyverno-admission-controller", true),
+                deployment("kyverno-background-controller", true),
+                deployment("kyverno-reports-controller", false),
+            ]})),
+            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations" =>
+                reply(200, json!({"items": [{"metadata": {"name": "kyverno-policy-validating-webhook-cfg"}},
+                                            {"metadata": {"name": "kyverno-resource-validating-webhook-cfg"}}]})),
+            "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations" => reply(200, json!({"items": []})),
+            other => panic!("unexpected request {other}"),
+        })
+    }));
+    let k = kca::cluster::kyverno_state(&live).await.unwrap();
+    let by_name = |n: &str| k.deployments.iter().find(|d| d.name == n).unwrap().clone();
+    assert!(by_name("kyverno-admission-controller").rolled_out);
+    assert_eq!(
+        by_name("kyverno-admission-controller").image.as_deref(),
+        Some("reg.kyverno.io/kyverno/kyverno-admission-controller:v1.19.1")
+    );
+    assert!(!by_name("kyverno-reports-controller").rolled_out);
+    assert_eq!(by_name("kyverno-reports-controller").ready, "0/1");
+    assert!(!by_name("kyverno-cleanup-controller").present);
+    assert_eq!(k.validating_webhooks, 2);
+    assert_eq!(k.mutating_webhooks, 0);
+    assert!(!k.ready());
+    let reqs = without_discovery(&log);
+    let webhook_lists: Vec<&Seen> = reqs
+        .iter()
+        .filter(|s| s.path.contains("webhookconfigurations"))
+        .collect();
+    assert_eq!(webhook_lists.len(), 2);
+    for s in webhook_lists {
+        assert_eq!(
+            s.query_pairs(),
+            vec![("labelSelector", "webhook.kyverno.io/managed-by=kyverno")]
+        );
+    }
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn background_grants_ask_as_the_background_controller() {
+    let (live, log, task) = mock(Box::new(|s| {
+        let resource = s.body["spec"]["resourceAttributes"]["resource"]
+            .as_str()
+            .unwrap_or("");
+        reply(
+            201,
+            json!({"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+            "spec": s.body["spec"].clone(), "status": {"allowed": resource == "configmaps"}}),
+        )
+    }));
+    let grants = kca::cluster::background_grants(&live).await.unwrap();
+    let summary: Vec<(String, bool)> = grants
+        .iter()
+        .map(|g| (g.resource.clone(), g.allowed))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("configmaps".to_string(), true),
+            ("networkpolicies".to_string(), false)
+        ]
+    );
+    let reqs = log.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 2);
+    for s in &reqs {
+        assert_eq!(s.path, "/apis/authorization.k8s.io/v1/subjectaccessreviews");
+        assert_eq!(
+            s.body["spec"]["user"],
+            "system:serviceaccount:kyverno:kyverno-background-controller"
+        );
+        assert_eq!(s.body["spec"]["resourceAttributes"]["verb"], "create");
+        assert!(
+            s.body["spec"]["resourceAttributes"]
+                .get("namespace")
+                .is_none(),
+            "cluster-wide"
+        );
+    }
+    assert_eq!(
+        reqs[1].body["spec"]["resourceAttributes"]["group"],
+        "networking.k8s.io"
+    );
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn marker_is_applied_read_and_removed_in_kube_public() {
+    let stored: Arc<Mutex<Option<Value>>> = Arc::new(Mutex::new(None));
+    let state = stored.clone();
+    let (live, log, task) = mock(Box::new(move |s| {
+        discovery(s).unwrap_or_else(|| {
+            assert_eq!(
+                s.path,
+                "/api/v1/namespaces/kube-public/configmaps/kca-cluster"
+            );
+            let mut st = state.lock().unwrap();
+            match s.method.as_str() {
+                "PATCH" => {
+                    *st = Some(s.body.clone());
+                    reply(200, s.body.clone())
+                }
+                "GET" => match st.as_ref() {
+                    Some(obj) => reply(200, obj.clone()),
+                    None => reply(
+                        404,
+                        status_failure(
+                            404,
+                            "NotFound",
+                            "configmaps \"kca-cluster\" not found",
+                            json!({"name": "kca-cluster", "kind": "configmaps"}),
+                        ),
+                    ),
+                },
+                "DELETE" => {
+                    *st = None;
+                    reply(
+                        200,
+                        json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}),
+                    )
+                }
+                m => panic!("unexpected {m}"),
+            }
+        })
+    }));
+    assert!(!kca::cluster::is_lab_cluster(&live).await.unwrap());
+    kca::cluster::mark_lab_cluster(&live, "kca cluster adopt")
+        .await
+        .unwrap();
+    assert!(kca::cluster::is_lab_cluster(&live).await.unwrap());
+    kca::cluster::unmark_lab_cluster(&live).await.unwrap();
+    assert!(!kca::cluster::is_lab_cluster(&live).await.unwrap());
+    let patch = without_discovery(&log)
+        .into_iter()
+        .find(|s| s.method == "PATCH")
+        .unwrap();
+    assert_eq!(
+        patch.query_pairs(),
+        vec![("fieldManager", "kca"), ("force", "true")]
+    );
+    assert_eq!(
+        patch.body["metadata"]["labels"]["kca.dev/lab-cluster"],
+        "true"
+    );
+    assert_eq!(patch.body["data"]["markedBy"], "kca cluster adopt");
+    finish(live, task).await;
+}
+
+#[tokio::test]
+async fn a_marker_without_the_label_does_not_count() {
+    let (live, _log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| reply(200, json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "kca-cluster", "namespace": "kube-public", "labels": {"kca.dev/lab-cluster": "false"}}})))
+    }));
+    assert!(!kca::cluster::is_lab_cluster(&live).await.unwrap());
+    finish(live, task).await;
+}

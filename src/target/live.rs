@@ -104,7 +104,8 @@ struct Answer {
 
 impl Live {
     /// Connects with the given kubeconfig file (else `KUBECONFIG`, else `~/.kube/config`) at
-    /// the given context (else the current one), and checks that the server answers.
+    /// the given context (else the current one). Nothing is sent yet: call
+    /// `server_version` to find out whether the server answers.
     pub async fn connect(
         kubeconfig: Option<&Path>,
         context: Option<&str>,
