@@ -162,10 +162,7 @@ fn file(
     let docs = match crate::yaml::parse_json_stream(&text) {
         Ok(d) => d,
         Err(e) if parses || !kinds.is_empty() || matches.is_some() => {
-            return Outcome::fail(format!(
-                "{path}:{}: not valid YAML: {}",
-                e.pos, e.message
-            ));
+            return Outcome::fail(format!("{path}:{}: not valid YAML: {}", e.pos, e.message));
         }
         Err(_) => return Outcome::pass(format!("`{path}` exists")),
     };
@@ -235,8 +232,7 @@ fn command(env: Env<'_>, check: &Check) -> Outcome {
     let ctx = super::workspace::template_context(env.lab, env.workspace);
     let render = |s: &str| -> Result<String, String> {
         if s.contains("{{") {
-            tera::Tera::one_off(s, &ctx, false)
-                .map_err(|e| crate::content::lab::error_chain(&e))
+            tera::Tera::one_off(s, &ctx, false).map_err(|e| crate::content::lab::error_chain(&e))
         } else {
             Ok(s.to_string())
         }
@@ -303,8 +299,18 @@ fn command(env: Env<'_>, check: &Check) -> Outcome {
             String::from_utf8_lossy(&buf).into_owned()
         })
     };
-    let out_t = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let err_t = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let out_t = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err_t = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let started = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -519,14 +525,25 @@ mod tests {
         )
         .unwrap();
         let kinds = vec!["ClusterPolicy".to_string()];
-        assert_eq!(file(&f, "p.yaml", true, &kinds, None).verdict, Verdict::Pass);
+        assert_eq!(
+            file(&f, "p.yaml", true, &kinds, None).verdict,
+            Verdict::Pass
+        );
         let missing = vec!["Role".to_string()];
         let o = file(&f, "p.yaml", true, &missing, None);
-        assert!(o.detail.contains("no `Role` (found: ConfigMap, ClusterPolicy)"), "{o:?}");
+        assert!(
+            o.detail
+                .contains("no `Role` (found: ConfigMap, ClusterPolicy)"),
+            "{o:?}"
+        );
         let want = json!({"kind": "ClusterPolicy", "metadata": {"name": "b"}, "spec": {"background": false}});
         let o = file(&f, "p.yaml", true, &[], Some(&want));
         assert_eq!(o.verdict, Verdict::Fail);
-        assert!(o.detail.contains("`spec.background` is true, expected false"), "{o:?}");
+        assert!(
+            o.detail
+                .contains("`spec.background` is true, expected false"),
+            "{o:?}"
+        );
         let absent = file(&tmp.path().join("x.yaml"), "x.yaml", true, &[], None);
         assert_eq!(absent.verdict, Verdict::Fail);
     }

@@ -1,12 +1,110 @@
-//! `kca lab …`: the lab lifecycle commands.
+//! `kca lab …`: dispatches the lab commands and prints `verify`/`new` results.
 
+use super::{lifecycle, scaffold, verify};
 use crate::app::Ctx;
+use crate::cli::lab::{LabCommand, NewArgs, VerifyArgs};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
+use crate::settings::OutputFormat;
+use crate::state::Store;
+use crate::ui::Style;
 
-pub fn run(_ctx: &Ctx, _cmd: crate::cli::lab::LabCommand) -> Result<Exit> {
-    Err(Error::usage(
-        "this command is not built yet",
-        "see README.md",
-    ))
+pub fn run(ctx: &Ctx, cmd: LabCommand) -> Result<Exit> {
+    let store = Store::new(&ctx.settings.state_dir);
+    let result = match cmd {
+        LabCommand::List => lifecycle::list(ctx, &store),
+        LabCommand::Start(a) => lifecycle::start(ctx, &store, &a),
+        LabCommand::Check(a) => lifecycle::check(ctx, &store, &a),
+        LabCommand::Hint(a) => lifecycle::hint(ctx, &store, &a),
+        LabCommand::Status => lifecycle::status(ctx, &store),
+        LabCommand::Reset(a) => lifecycle::reset(ctx, &store, &a),
+        LabCommand::Verify(a) => run_verify(ctx, &a),
+        LabCommand::New(a) => new(ctx, &a),
+    };
+    for w in store.take_warnings() {
+        ctx.printer.warn(&w);
+    }
+    result
+}
+
+fn run_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Exit> {
+    if !args.offline {
+        return Err(Error::usage(
+            "only offline verification exists so far",
+            "run `kca lab verify --offline`",
+        ));
+    }
+    let ids = if args.labs.is_empty() {
+        lifecycle::lab_ids(ctx)
+    } else {
+        args.labs.clone()
+    };
+    if ids.is_empty() {
+        return Err(Error::usage(
+            format!("no labs in {}", lifecycle::labs_dir(ctx).display()),
+            "create one with `kca lab new ID`",
+        ));
+    }
+    let mut verdicts = Vec::new();
+    for id in &ids {
+        let lab = lifecycle::load(ctx, id)?;
+        ctx.printer.status(&format!("verifying {id}…"));
+        verdicts.push(verify::verify(&lab)?);
+    }
+    let p = &ctx.printer;
+    if ctx.settings.output == OutputFormat::Json {
+        p.json(&verify::json(&verdicts));
+        return Ok(verify::exit(&verdicts));
+    }
+    for v in &verdicts {
+        let word = if v.ok {
+            p.paint(Style::Pass, "✓ VERIFIED")
+        } else {
+            p.paint(Style::Fail, "✗ NOT VERIFIED")
+        };
+        p.out(&format!("{word} {}", v.lab));
+        for s in v.stages() {
+            let mark = if s.ok {
+                p.paint(Style::Pass, "ok  ")
+            } else if s.environment_only {
+                p.paint(Style::Skip, "skip")
+            } else {
+                p.paint(Style::Fail, "FAIL")
+            };
+            let failed = if s.failed.is_empty() {
+                String::new()
+            } else {
+                format!(" (fails: {})", s.failed.join(", "))
+            };
+            p.out(&format!("  {mark} {}{failed}", s.name));
+            for prob in &s.problems {
+                for (i, line) in prob.lines().enumerate() {
+                    let lead = if i == 0 { "- " } else { "  " };
+                    p.out(&format!("         {lead}{line}"));
+                }
+            }
+        }
+    }
+    Ok(verify::exit(&verdicts))
+}
+
+fn new(ctx: &Ctx, args: &NewArgs) -> Result<Exit> {
+    let dir = args.dir.clone().unwrap_or_else(|| lifecycle::labs_dir(ctx));
+    let root = scaffold::new_lab(&dir, &args.id)?;
+    if ctx.settings.output == OutputFormat::Json {
+        ctx.printer
+            .json(&serde_json::json!({"schemaVersion": 1, "lab": args.id, "dir": root}));
+    } else {
+        ctx.printer.out(&format!("created {}", root.display()));
+        ctx.printer.out(&ctx.printer.paint(
+            crate::ui::Style::Hint,
+            &format!(
+                "next: edit {}, then `kca validate {}` and `kca lab verify --offline {}`",
+                root.join("lab.yaml").display(),
+                root.display(),
+                args.id
+            ),
+        ));
+    }
+    Ok(Exit::Success)
 }

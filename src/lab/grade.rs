@@ -73,7 +73,10 @@ pub async fn live(
                 workspace: &ws,
             };
             let o = super::live::evaluate(&live, env, &c, &printer).await;
-            (i, CheckResult::new(&t, &c, o, start.elapsed().as_secs_f64()))
+            (
+                i,
+                CheckResult::new(&t, &c, o, start.elapsed().as_secs_f64()),
+            )
         });
     }
     let mut done: Vec<Option<CheckResult>> = vec![None; selected.len()];

@@ -1,0 +1,601 @@
+//! The learner's lab lifecycle: list, start, check, hint, status, reset. Loads labs from the
+//! content folder, keeps progress in the state store, changes a cluster only through
+//! `target::live` and only one that is marked as a lab cluster (unless allowed).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::check::Verdict;
+use super::progress::{self, LabProgress, LastCheck, TargetRecord};
+use super::report::{self, Report};
+use super::{grade, workspace};
+use crate::app::Ctx;
+use crate::cli::cluster::TargetArgs;
+use crate::cli::lab::{CheckArgs, HintArgs, ResetArgs, StartArgs};
+use crate::cluster::{self, Selection};
+use crate::content::lab::Lab;
+use crate::content::{self, Document, decode::closest};
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+use crate::settings::OutputFormat;
+use crate::state::Store;
+use crate::target::ObjRef;
+use crate::target::live::Live;
+use crate::ui::Style;
+
+pub fn labs_dir(ctx: &Ctx) -> PathBuf {
+    ctx.settings.content_dir.join("labs")
+}
+
+/// Ids of the labs in the content folder (folders holding a `lab.yaml`), sorted.
+pub fn lab_ids(ctx: &Ctx) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(labs_dir(ctx))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join("lab.yaml").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Loads one lab by id; its content problems are a content error (exit 2).
+pub fn load(ctx: &Ctx, id: &str) -> Result<Lab> {
+    let file = labs_dir(ctx).join(id).join("lab.yaml");
+    if !file.is_file() {
+        let ids = lab_ids(ctx);
+        let hint = match closest(id, ids.iter().map(String::as_str)) {
+            Some(near) => format!("did you mean `{near}`? (`kca lab list` shows them all)"),
+            None => "`kca lab list` shows the labs".to_string(),
+        };
+        return Err(Error::usage(
+            format!("no lab `{id}` in {}", labs_dir(ctx).display()),
+            hint,
+        ));
+    }
+    match content::load_file(&file) {
+        Ok(Document::Lab(lab)) => Ok(*lab),
+        Ok(Document::Quiz(_)) => Err(Error::usage(
+            format!("{} is a quiz, not a lab", file.display()),
+            "labs are `kind: Lab`",
+        )),
+        Err(diags) => Err(Error::Content(diags)),
+    }
+}
+
+/// The lab a command is about: the one named, else the one started last.
+fn current(ctx: &Ctx, store: &Store, named: Option<&str>) -> Result<(Lab, Option<LabProgress>)> {
+    let p = progress::read(store)?;
+    let id = match named {
+        Some(id) => id.to_string(),
+        None => p.current.clone().ok_or_else(|| {
+            Error::usage(
+                "no lab started yet",
+                "start one with `kca lab start LAB` (see `kca lab list`)",
+            )
+        })?,
+    };
+    let lab = load(ctx, &id)?;
+    let entry = p.labs.get(&id).cloned();
+    Ok((lab, entry))
+}
+
+pub fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
+    let p = progress::read(store)?;
+    let mut rows = Vec::new();
+    let mut problems = Vec::new();
+    for id in lab_ids(ctx) {
+        match load(ctx, &id) {
+            Ok(lab) => rows.push(lab),
+            Err(Error::Content(d)) => problems.extend(d),
+            Err(e) => return Err(e),
+        }
+    }
+    let lang = ctx.settings.lang;
+    if ctx.settings.output == OutputFormat::Json {
+        let labs: Vec<Value> = rows
+            .iter()
+            .map(|l| {
+                let prog = p.labs.get(&l.id);
+                json!({
+                    "id": l.id, "title": l.title, "module": l.module, "concepts": l.concepts,
+                    "tasks": l.tasks.len(), "maxScore": l.max_points(),
+                    "started": prog.is_some(),
+                    "lastScore": prog.and_then(|p| p.last_check.as_ref()).map(|c| c.score),
+                })
+            })
+            .collect();
+        ctx.printer
+            .json(&json!({"schemaVersion": report::SCHEMA_VERSION, "labs": labs}));
+    } else {
+        for l in &rows {
+            let state = match p.labs.get(&l.id) {
+                Some(LabProgress {
+                    last_check: Some(c),
+                    ..
+                }) => format!("{}/{}", c.score, c.max_score),
+                Some(_) => "started".to_string(),
+                None => String::new(),
+            };
+            ctx.printer.out(&format!(
+                "{:<22} module {}  {:>2} tasks  {:<8} {}",
+                l.id,
+                l.module.map_or("-".to_string(), |m| m.to_string()),
+                l.tasks.len(),
+                state,
+                l.title.get(lang)
+            ));
+        }
+        if rows.is_empty() {
+            ctx.printer.out("no labs found");
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Content(problems));
+    }
+    Ok(Exit::Success)
+}
+
+/// Kinds that must go before everything else on reset: a fail-closed admission webhook or
+/// policy could otherwise refuse (or wedge) the deletion of the namespaces after it.
+fn delete_rank(api_version: &str, kind: &str) -> u8 {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    match (group, kind) {
+        ("kyverno.io" | "policies.kyverno.io" | "admissionregistration.k8s.io", _) => 0,
+        (_, "Namespace") => 2,
+        _ => 1,
+    }
+}
+
+/// The kinds a lab owns objects of: fixtures, solution manifests, and `reset.kinds`.
+fn owned_kinds(lab: &Lab) -> Vec<(String, String)> {
+    let mut docs: Vec<Value> = workspace::fixtures(lab).unwrap_or_default();
+    for f in &lab.solution {
+        if let Ok(text) = std::fs::read_to_string(lab.source("solution", &f.path))
+            && let Ok(d) = crate::yaml::parse_json_stream(&text)
+        {
+            docs.extend(d);
+        }
+    }
+    let mut kinds: Vec<(String, String)> = lab.reset.kinds.clone();
+    for d in docs {
+        if let Some(r) = ObjRef::of(&d) {
+            let k = (r.api_version, r.kind);
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+    }
+    kinds.sort_by_key(|(a, k)| delete_rank(a, k));
+    kinds
+}
+
+async fn apply_fixtures(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {
+    let mut objs = workspace::fixtures(lab)?;
+    // Namespaces first: the objects after them live in them.
+    objs.sort_by_key(|o| o.get("kind").and_then(Value::as_str) != Some("Namespace"));
+    for o in &objs {
+        live.apply(o).await?;
+        if let Some(r) = ObjRef::of(o) {
+            ctx.printer.verbose(&format!("applied {r}"));
+        }
+    }
+    Ok(objs.len())
+}
+
+fn selection(t: &TargetArgs) -> Selection {
+    Selection::from(t)
+}
+
+pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
+    let lab = load(ctx, &args.lab)?;
+    let prev = progress::read(store)?.labs.get(&lab.id).cloned();
+    let ws = match (&args.workspace.workspace_root, &prev) {
+        (Some(root), _) => workspace::path_for(&lab, root),
+        (None, Some(p)) => p.workspace.clone(),
+        (None, None) => workspace::path_for(&lab, &workspace::root(&ctx.settings.home, None)),
+    };
+    let target = TargetRecord {
+        offline: args.offline,
+        kubeconfig: args.target.kubeconfig.clone(),
+        context: args.target.context.clone(),
+    };
+    if !args.offline {
+        let sel = selection(&args.target);
+        ctx.block_on(async {
+            let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
+            let n = apply_fixtures(ctx, &live, &lab).await?;
+            let swept = super::live::sweep_triggers(&live, &lab).await?;
+            ctx.printer.status(&format!(
+                "applied {n} fixture object(s){}",
+                if swept > 0 {
+                    format!(", removed {swept} leftover trigger(s)")
+                } else {
+                    String::new()
+                }
+            ));
+            for w in live.take_warnings() {
+                ctx.printer.verbose(&format!("server warning: {w}"));
+            }
+            Ok::<_, Error>(())
+        })?;
+    }
+    let sc = workspace::scaffold(&lab, &ws)?;
+    let entry = progress::update(store, |p| {
+        p.current = Some(lab.id.clone());
+        let e = p.labs.entry(lab.id.clone()).or_insert_with(|| LabProgress {
+            started: progress::now(),
+            ..LabProgress::default()
+        });
+        e.workspace = ws.clone();
+        e.target = target.clone();
+        e.clone()
+    })?;
+    let lang = ctx.settings.lang;
+    if ctx.settings.output == OutputFormat::Json {
+        ctx.printer.json(&json!({
+            "schemaVersion": report::SCHEMA_VERSION, "lab": lab.id, "workspace": ws,
+            "written": sc.written, "kept": sc.kept, "offline": args.offline, "started": entry.started,
+        }));
+        return Ok(Exit::Success);
+    }
+    ctx.printer.out(&ctx.printer.paint(
+        Style::Heading,
+        &format!("{} — {}", lab.id, lab.title.get(lang)),
+    ));
+    ctx.printer.out(&format!("workspace: {}", ws.display()));
+    for f in &sc.written {
+        ctx.printer.out(&format!("  + {f}"));
+    }
+    for f in &sc.kept {
+        ctx.printer.out(&format!("  = {f} (yours, kept)"));
+    }
+    if let Some(d) = &lab.description {
+        ctx.printer.out("");
+        ctx.printer.out(d.get(lang).trim_end());
+    }
+    ctx.printer.out("");
+    for (i, t) in lab.tasks.iter().enumerate() {
+        ctx.printer.out(&ctx.printer.paint(
+            Style::Heading,
+            &format!("{}. {} ({})", i + 1, t.title.get(lang), t.id),
+        ));
+        for line in t.instructions.get(lang).trim_end().lines() {
+            ctx.printer.out(&format!("   {line}"));
+        }
+    }
+    ctx.printer.out("");
+    let offline = if args.offline { " --offline" } else { "" };
+    ctx.printer.out(&ctx.printer.paint(
+        Style::Hint,
+        &format!("next: edit the files, then `kca lab check{offline}`; stuck? `kca lab hint`"),
+    ));
+    Ok(Exit::Success)
+}
+
+pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
+    let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
+    let Some(entry) = entry else {
+        return Err(Error::usage(
+            format!("lab `{}` is not started", lab.id),
+            format!("run `kca lab start {}` first", lab.id),
+        ));
+    };
+    if let Some(t) = &args.task
+        && lab.task(t).is_none()
+    {
+        let ids: Vec<&str> = lab.tasks.iter().map(|t| t.id.as_str()).collect();
+        return Err(Error::usage(
+            format!("lab `{}` has no task `{t}`", lab.id),
+            format!("tasks: {}", ids.join(", ")),
+        ));
+    }
+    let ws = entry.workspace.clone();
+    if !ws.is_dir() {
+        return Err(Error::usage(
+            format!("the workspace {} is gone", ws.display()),
+            format!("run `kca lab start {}` to scaffold it again", lab.id),
+        ));
+    }
+    let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
+    let offline = args.offline || (entry.target.offline && !explicit);
+    let task = args.task.as_deref();
+    let (results, target) = if offline {
+        (grade::offline(&lab, &ws, task)?, "offline".to_string())
+    } else {
+        let sel = if explicit {
+            selection(&args.target)
+        } else {
+            Selection {
+                kubeconfig: entry.target.kubeconfig.clone(),
+                context: entry.target.context.clone(),
+            }
+        };
+        ctx.block_on(async {
+            // Checks only read (and create short-lived triggers), so any context will do.
+            let live = cluster::ensure_cluster(ctx, &sel, false).await?;
+            let name = format!(
+                "live {}",
+                live.context_name().unwrap_or("(current context)")
+            );
+            let live = Arc::new(live);
+            if let Err(e) = super::live::sweep_triggers(&live, &lab).await {
+                ctx.printer
+                    .verbose(&format!("could not sweep leftover triggers: {e}"));
+            }
+            let r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
+            Ok::<_, Error>((r, name))
+        })?
+    };
+    let hints = entry.hints.clone();
+    let rep = Report::new(&lab, target.clone(), results, |t| {
+        hints.get(t).copied().unwrap_or(0)
+    });
+    progress::update(store, |p| {
+        if let Some(e) = p.labs.get_mut(&lab.id) {
+            e.last_check = Some(LastCheck {
+                at: progress::now(),
+                target,
+                score: rep.score,
+                max_score: rep.max_score,
+                tasks_passed: rep
+                    .tasks
+                    .iter()
+                    .filter(|t| t.checks.iter().all(|c| c.verdict == Verdict::Pass))
+                    .map(|t| t.id.clone())
+                    .collect(),
+                tasks_checked: rep.tasks.iter().map(|t| t.id.clone()).collect(),
+            });
+        }
+    })?;
+    print_report(ctx, &lab, &rep);
+    Ok(rep.exit())
+}
+
+pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report) {
+    match ctx.settings.output {
+        OutputFormat::Json => ctx.printer.json(rep),
+        OutputFormat::Junit => ctx
+            .printer
+            .out(report::junit(std::slice::from_ref(rep), ctx.settings.lang).trim_end()),
+        OutputFormat::Text => {
+            for line in report::text(rep, lab, ctx.settings.lang, &ctx.printer) {
+                ctx.printer.out(&line);
+            }
+        }
+    }
+}
+
+pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
+    let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
+    let task = match &args.task {
+        Some(t) => lab.task(t).ok_or_else(|| {
+            Error::usage(
+                format!("lab `{}` has no task `{t}`", lab.id),
+                format!(
+                    "tasks: {}",
+                    lab.tasks
+                        .iter()
+                        .map(|t| t.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })?,
+        None => {
+            let passed = entry
+                .as_ref()
+                .and_then(|e| e.last_check.as_ref())
+                .map(|c| c.tasks_passed.clone())
+                .unwrap_or_default();
+            lab.tasks
+                .iter()
+                .find(|t| !passed.contains(&t.id))
+                .unwrap_or(&lab.tasks[0])
+        }
+    };
+    if task.hints.is_empty() {
+        ctx.printer.out(&format!("task `{}` has no hints", task.id));
+        return Ok(Exit::Success);
+    }
+    let total = task.hints.len();
+    // Remembered even for a lab not started yet: hints are about the content.
+    let shown = progress::update(store, |p| {
+        let e = p.labs.entry(lab.id.clone()).or_default();
+        let n = e.hints.entry(task.id.clone()).or_insert(0);
+        if *n < total {
+            *n += 1;
+        }
+        *n
+    })?;
+    let text = task.hints[shown - 1].get(ctx.settings.lang);
+    if ctx.settings.output == OutputFormat::Json {
+        ctx.printer.json(&json!({
+            "schemaVersion": report::SCHEMA_VERSION, "lab": lab.id, "task": task.id,
+            "hint": shown, "of": total, "text": task.hints[shown - 1],
+        }));
+        return Ok(Exit::Success);
+    }
+    ctx.printer.out(&ctx.printer.paint(
+        Style::Hint,
+        &format!(
+            "hint {shown}/{total} — {} ({})",
+            task.title.get(ctx.settings.lang),
+            task.id
+        ),
+    ));
+    for line in text.trim_end().lines() {
+        ctx.printer.out(&format!("  {line}"));
+    }
+    if shown == total {
+        ctx.printer.status("that was the last hint of this task");
+    }
+    Ok(Exit::Success)
+}
+
+pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
+    let p = progress::read(store)?;
+    if ctx.settings.output == OutputFormat::Json {
+        ctx.printer.json(&json!({
+            "schemaVersion": report::SCHEMA_VERSION, "current": p.current, "labs": p.labs,
+        }));
+        return Ok(Exit::Success);
+    }
+    if p.labs.is_empty() {
+        ctx.printer
+            .out("no lab started yet — `kca lab list`, then `kca lab start LAB`");
+        return Ok(Exit::Success);
+    }
+    for (id, e) in &p.labs {
+        let mark = if p.current.as_deref() == Some(id) {
+            "*"
+        } else {
+            " "
+        };
+        let score = e
+            .last_check
+            .as_ref()
+            .map_or("not checked yet".to_string(), |c| {
+                format!("{}/{} ({}, {})", c.score, c.max_score, c.target, c.at)
+            });
+        let hints: usize = e.hints.values().sum();
+        ctx.printer.out(&format!(
+            "{mark} {id:<22} {score}  hints {hints}  workspace {}",
+            e.workspace.display()
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
+    let lab = load(ctx, &args.lab)?;
+    let entry = progress::read(store)?.labs.get(&lab.id).cloned();
+    let ws = entry.as_ref().map_or_else(
+        || workspace::path_for(&lab, &workspace::root(&ctx.settings.home, None)),
+        |e| e.workspace.clone(),
+    );
+    let offline = args.offline
+        || (entry.as_ref().is_some_and(|e| e.target.offline)
+            && args.target.context.is_none()
+            && args.target.kubeconfig.is_none());
+    let sel = if args.target.context.is_some() || args.target.kubeconfig.is_some() {
+        selection(&args.target)
+    } else {
+        entry
+            .as_ref()
+            .map_or_else(Selection::default, |e| Selection {
+                kubeconfig: e.target.kubeconfig.clone(),
+                context: e.target.context.clone(),
+            })
+    };
+    let work = || -> Result<Option<PathBuf>> {
+        let archived = if ws.exists() {
+            let a = workspace::archive(&ws, &ctx.settings.state_dir, &lab.id)?;
+            std::fs::remove_dir_all(&ws).map_err(|e| {
+                Error::environment(
+                    format!("cannot clear {}: {e}", ws.display()),
+                    format!("your files are safe in {}", a.display()),
+                )
+            })?;
+            Some(a)
+        } else {
+            None
+        };
+        workspace::scaffold(&lab, &ws)?;
+        Ok(archived)
+    };
+    let (archived, deleted) = if offline {
+        (work()?, 0)
+    } else {
+        ctx.block_on(async {
+            // Refuse before touching anything, the workspace included.
+            let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
+            let archived = work()?;
+            let deleted = delete_owned(ctx, &live, &lab).await?;
+            apply_fixtures(ctx, &live, &lab).await?;
+            Ok::<_, Error>((archived, deleted))
+        })?
+    };
+    progress::update(store, |p| {
+        let e = p.labs.entry(lab.id.clone()).or_insert_with(|| LabProgress {
+            started: progress::now(),
+            ..LabProgress::default()
+        });
+        e.workspace = ws.clone();
+        e.last_check = None;
+        if let Some(a) = &archived {
+            e.resets.push(a.display().to_string());
+        }
+    })?;
+    if ctx.settings.output == OutputFormat::Json {
+        ctx.printer.json(&json!({
+            "schemaVersion": report::SCHEMA_VERSION, "lab": lab.id, "workspace": ws,
+            "archived": archived, "deletedObjects": deleted, "offline": offline,
+        }));
+    } else {
+        if let Some(a) = &archived {
+            ctx.printer
+                .out(&format!("archived your workspace to {}", a.display()));
+        }
+        ctx.printer
+            .out(&format!("restored the starter files in {}", ws.display()));
+        if !offline {
+            ctx.printer.out(&format!(
+                "deleted {deleted} object(s) labelled {} and re-applied the fixtures",
+                lab.selector()
+            ));
+        }
+    }
+    Ok(Exit::Success)
+}
+
+async fn delete_owned(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {
+    let mut n = 0;
+    for (api, kind) in owned_kinds(lab) {
+        if !live.serves(&api, &kind).await? {
+            ctx.printer
+                .verbose(&format!("{api} {kind} is not served here; skipped"));
+            continue;
+        }
+        for obj in live.list(&api, &kind, None, &lab.selector()).await? {
+            if let Some(r) = ObjRef::of(&obj) {
+                live.delete(&r).await?;
+                ctx.printer.verbose(&format!("deleted {r}"));
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_go_first_and_namespaces_last() {
+        let mut kinds = vec![
+            ("v1".to_string(), "Namespace".to_string()),
+            ("v1".into(), "ConfigMap".into()),
+            ("kyverno.io/v1".into(), "ClusterPolicy".into()),
+            (
+                "admissionregistration.k8s.io/v1".into(),
+                "ValidatingAdmissionPolicy".into(),
+            ),
+        ];
+        kinds.sort_by_key(|(a, k)| delete_rank(a, k));
+        let order: Vec<&str> = kinds.iter().map(|(_, k)| k.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "ClusterPolicy",
+                "ValidatingAdmissionPolicy",
+                "ConfigMap",
+                "Namespace"
+            ]
+        );
+    }
+}

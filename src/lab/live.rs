@@ -152,7 +152,9 @@ async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
     } else {
         Operation::Create
     };
-    let who = user.as_ref().map(|(u, g)| Identity::user(u.clone(), g.clone()));
+    let who = user
+        .as_ref()
+        .map(|(u, g)| Identity::user(u.clone(), g.clone()));
     let got = live.admit(&probe.object, op, who.as_ref()).await?;
     Ok(check::judge_admission(check, &got))
 }
@@ -181,7 +183,10 @@ fn trigger_object(lab: &Lab, check: &Check, template: &Value) -> Value {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_else(|| format!("kca-{}-", check.id));
         if !meta.contains_key("name") {
-            meta.insert("name".into(), Value::String(format!("{prefix}{}", suffix())));
+            meta.insert(
+                "name".into(),
+                Value::String(format!("{prefix}{}", suffix())),
+            );
         }
         if let Some(l) = meta.get_mut("labels").and_then(Value::as_object_mut) {
             l.insert(PROBE_LABEL.into(), Value::String("trigger".into()));
@@ -195,7 +200,13 @@ pub async fn sweep_triggers(live: &Live, lab: &Lab) -> Result<usize, LiveError> 
     let mut kinds: Vec<(String, String)> = Vec::new();
     for (_, c) in lab.checks() {
         if let Spec::Generated { trigger, .. } = &c.spec {
-            let s = |p: &str| trigger.object.pointer(p).and_then(Value::as_str).unwrap_or("");
+            let s = |p: &str| {
+                trigger
+                    .object
+                    .pointer(p)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            };
             let k = (s("/apiVersion").to_string(), s("/kind").to_string());
             if !kinds.contains(&k) {
                 kinds.push(k);
@@ -232,11 +243,16 @@ async fn generated(
     };
     let trig = trigger_object(lab, check, &trigger.object);
     let Some(trig_ref) = ObjRef::of(&trig) else {
-        return Ok(Outcome::error("the trigger has no apiVersion, kind or name"));
+        return Ok(Outcome::error(
+            "the trigger has no apiVersion, kind or name",
+        ));
     };
     let want = expected_generated(expect, &trig);
     live.create(&trig).await?;
-    printer.status(&format!("  {}: created {trig_ref}, waiting for {want}…", check.id));
+    printer.status(&format!(
+        "  {}: created {trig_ref}, waiting for {want}…",
+        check.id
+    ));
     let waited = tokio::select! {
         r = await_object(live, &want, check.timeout, printer, &check.id) => Some(r),
         _ = tokio::signal::ctrl_c() => None,
@@ -246,7 +262,11 @@ async fn generated(
     let Some(found) = waited else {
         return Ok(Outcome::error(format!(
             "interrupted; {trig_ref} {}",
-            if deleted.is_ok() { "was deleted" } else { "could not be deleted (the next run sweeps it)" }
+            if deleted.is_ok() {
+                "was deleted"
+            } else {
+                "could not be deleted (the next run sweeps it)"
+            }
         )));
     };
     let found = found?;
@@ -259,7 +279,9 @@ async fn generated(
         ));
     }
     if let Err(e) = deleted {
-        outcome.detail.push_str(&format!("; could not delete {trig_ref}: {e}"));
+        outcome
+            .detail
+            .push_str(&format!("; could not delete {trig_ref}: {e}"));
     }
     Ok(outcome)
 }
@@ -307,8 +329,7 @@ async fn explain(live: &Live, trig: &ObjRef, want: &ObjRef, policy: Option<&str>
         .filter(|u| {
             let s = |p: &str| u.pointer(p).and_then(Value::as_str);
             s("/spec/resource/name") == Some(&trig.name)
-                || s("/spec/context/admissionRequestInfo/admissionRequest/name")
-                    == Some(&trig.name)
+                || s("/spec/context/admissionRequestInfo/admissionRequest/name") == Some(&trig.name)
                 || policy.is_some_and(|p| s("/spec/policy") == Some(p))
         })
         .collect();
@@ -317,9 +338,9 @@ async fn explain(live: &Live, trig: &ObjRef, want: &ObjRef, policy: Option<&str>
                 it (check its match/exclude and preconditions)"
             .into();
     }
-    let failed = ours.iter().find(|u| {
-        u.pointer("/status/state").and_then(Value::as_str) == Some("Failed")
-    });
+    let failed = ours
+        .iter()
+        .find(|u| u.pointer("/status/state").and_then(Value::as_str) == Some("Failed"));
     let Some(u) = failed else {
         return format!(
             "{} UpdateRequest(s) exist but none finished: the background controller may be \
@@ -351,7 +372,11 @@ async fn explain(live: &Live, trig: &ObjRef, want: &ObjRef, policy: Option<&str>
     format!(
         "the UpdateRequest failed: {msg}; can {} create {resource}{}? {can}",
         id.user,
-        if group.is_empty() { String::new() } else { format!(".{group}") }
+        if group.is_empty() {
+            String::new()
+        } else {
+            format!(".{group}")
+        }
     )
 }
 
@@ -380,7 +405,10 @@ mod tests {
     #[test]
     fn plural_resources_for_access_reviews() {
         let r = |a: &str, k: &str| resource_of(&ObjRef::new(a, k, None, "x"));
-        assert_eq!(r("networking.k8s.io/v1", "NetworkPolicy"), ("networking.k8s.io".into(), "networkpolicies".into()));
+        assert_eq!(
+            r("networking.k8s.io/v1", "NetworkPolicy"),
+            ("networking.k8s.io".into(), "networkpolicies".into())
+        );
         assert_eq!(r("v1", "ConfigMap"), (String::new(), "configmaps".into()));
         assert_eq!(r("v1", "Ingress"), (String::new(), "ingresses".into()));
     }
@@ -424,8 +452,14 @@ mod tests {
         let t = trigger_object(&lab_src, &check, &tpl);
         let name = t.pointer("/metadata/name").and_then(Value::as_str).unwrap();
         assert!(name.starts_with("t-") && name.len() == 8, "{name}");
-        assert_eq!(t.pointer("/metadata/labels/kca.dev~1lab"), Some(&Value::from("demo")));
-        assert_eq!(t.pointer("/metadata/labels/kca.dev~1probe"), Some(&Value::from("trigger")));
+        assert_eq!(
+            t.pointer("/metadata/labels/kca.dev~1lab"),
+            Some(&Value::from("demo"))
+        );
+        assert_eq!(
+            t.pointer("/metadata/labels/kca.dev~1probe"),
+            Some(&Value::from("trigger"))
+        );
         assert!(t.pointer("/metadata/generateName").is_none());
     }
 }

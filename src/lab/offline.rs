@@ -93,7 +93,9 @@ impl Offline {
                 let want = expected_generated(expect, &trig);
                 match engine::generate(&self.objects, &trig) {
                     Ok(generated) => {
-                        let found = generated.iter().find(|g| ObjRef::of(g).as_ref() == Some(&want));
+                        let found = generated
+                            .iter()
+                            .find(|g| ObjRef::of(g).as_ref() == Some(&want));
                         check::judge_generated(check, &want.to_string(), found)
                     }
                     Err(reason) => Outcome::skipped(reason),
@@ -194,7 +196,9 @@ pub fn expected_generated(expect: &ObjSel, trigger: &Value) -> ObjRef {
     let trig_ns = if trigger.get("kind").and_then(Value::as_str) == Some("Namespace") {
         trigger.pointer("/metadata/name").and_then(Value::as_str)
     } else {
-        trigger.pointer("/metadata/namespace").and_then(Value::as_str)
+        trigger
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
     };
     ObjRef {
         api_version: expect.api_version.clone(),
@@ -265,7 +269,10 @@ mod tests {
         assert_eq!(o.resource(&sel, true, None).verdict, check::Verdict::Pass);
         assert_eq!(o.resource(&sel, false, None).verdict, check::Verdict::Fail);
         let bad = o.resource(&sel, true, Some(&json!({"data": {"k": "w"}})));
-        assert!(bad.detail.contains("`data.k` is `v`, expected `w`"), "{bad:?}");
+        assert!(
+            bad.detail.contains("`data.k` is `v`, expected `w`"),
+            "{bad:?}"
+        );
         let st = o.resource(&sel, true, Some(&json!({"status": {"ready": true}})));
         assert_eq!(st.verdict, check::Verdict::Skipped);
         let other_ns = ObjSel {
@@ -278,7 +285,8 @@ mod tests {
 
     #[test]
     fn generated_objects_land_in_the_trigger_namespace() {
-        let mut trig = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "t-"}});
+        let mut trig =
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "t-"}});
         name_offline_trigger(&mut trig);
         let sel = ObjSel {
             api_version: "networking.k8s.io/v1".into(),

@@ -134,13 +134,24 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
     let mut out = Vec::new();
     out.push(p.paint(
         Style::Heading,
-        &format!("{} — {} ({})", report.lab, report.title.get(lang), report.target),
+        &format!(
+            "{} — {} ({})",
+            report.lab,
+            report.title.get(lang),
+            report.target
+        ),
     ));
     for t in &report.tasks {
         out.push(String::new());
         out.push(p.paint(
             Style::Heading,
-            &format!("{}  {}  [{}/{}]", t.id, t.title.get(lang), t.score, t.max_score),
+            &format!(
+                "{}  {}  [{}/{}]",
+                t.id,
+                t.title.get(lang),
+                t.score,
+                t.max_score
+            ),
         ));
         for c in &t.checks {
             let word = format!("{} {}", symbol(c.verdict), c.verdict.word());

@@ -10,18 +10,36 @@ pub fn partial_match(want: &Value, got: &Value) -> Result<(), String> {
 }
 
 fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
-    let at = |p: &str| if p.is_empty() { "(root)".to_string() } else { p.to_string() };
+    let at = |p: &str| {
+        if p.is_empty() {
+            "(root)".to_string()
+        } else {
+            p.to_string()
+        }
+    };
     match want {
         Value::Null => match got {
             Value::Null => Ok(()),
-            other => Err(format!("`{}` should be absent, found {}", at(path), short(other))),
+            other => Err(format!(
+                "`{}` should be absent, found {}",
+                at(path),
+                short(other)
+            )),
         },
         Value::Object(map) => {
             let Value::Object(have) = got else {
-                return Err(format!("`{}` should be a mapping, found {}", at(path), short(got)));
+                return Err(format!(
+                    "`{}` should be a mapping, found {}",
+                    at(path),
+                    short(got)
+                ));
             };
             for (k, w) in map {
-                let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let sub = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 match have.get(k) {
                     Some(g) => walk(w, g, &sub)?,
                     None if w.is_null() => {}
@@ -32,7 +50,11 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
         }
         Value::Array(items) => {
             let Value::Array(have) = got else {
-                return Err(format!("`{}` should be a list, found {}", at(path), short(got)));
+                return Err(format!(
+                    "`{}` should be a list, found {}",
+                    at(path),
+                    short(got)
+                ));
             };
             for (i, w) in items.iter().enumerate() {
                 if !have.iter().any(|g| walk(w, g, "").is_ok()) {
@@ -115,16 +137,37 @@ mod tests {
         });
         let cases: &[(Value, Result<(), &str>)] = &[
             (json!({"metadata": {"labels": {"team": "a"}}}), Ok(())),
-            (json!({"metadata": {"labels": {"team": "b"}}}), Err("`metadata.labels.team` is `a`, expected `b`")),
-            (json!({"metadata": {"annotations": {"x": "y"}}}), Err("`metadata.annotations` is missing")),
+            (
+                json!({"metadata": {"labels": {"team": "b"}}}),
+                Err("`metadata.labels.team` is `a`, expected `b`"),
+            ),
+            (
+                json!({"metadata": {"annotations": {"x": "y"}}}),
+                Err("`metadata.annotations` is missing"),
+            ),
             (json!({"metadata": {"annotations": null}}), Ok(())),
-            (json!({"metadata": {"labels": null}}), Err("`metadata.labels` should be absent")),
-            (json!({"spec": {"containers": [{"name": "side", "resources": {"limits": {"cpu": "100m"}}}]}}), Ok(())),
-            (json!({"spec": {"containers": [{"name": "side"}, {"name": "app"}]}}), Ok(())),
-            (json!({"spec": {"containers": [{"name": "gone"}]}}), Err("`spec.containers` has no item matching expected item 1")),
+            (
+                json!({"metadata": {"labels": null}}),
+                Err("`metadata.labels` should be absent"),
+            ),
+            (
+                json!({"spec": {"containers": [{"name": "side", "resources": {"limits": {"cpu": "100m"}}}]}}),
+                Ok(()),
+            ),
+            (
+                json!({"spec": {"containers": [{"name": "side"}, {"name": "app"}]}}),
+                Ok(()),
+            ),
+            (
+                json!({"spec": {"containers": [{"name": "gone"}]}}),
+                Err("`spec.containers` has no item matching expected item 1"),
+            ),
             (json!({"spec": {"port": "80"}}), Ok(())),
             (json!({"spec": {"port": 80.0}}), Ok(())),
-            (json!({"spec": {"containers": {"name": "app"}}}), Err("`spec.containers` should be a mapping")),
+            (
+                json!({"spec": {"containers": {"name": "app"}}}),
+                Err("`spec.containers` should be a mapping"),
+            ),
         ];
         for (want, expect) in cases {
             let got = partial_match(want, &obj);

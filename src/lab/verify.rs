@@ -1,0 +1,189 @@
+//! `kca lab verify`: proves a lab gradable, offline. The starter must fail, the solution
+//! must pass every check (a skipped check is not a pass), and each mutant must fail at
+//! least the checks it names. Works in temporary workspaces; never touches the learner's.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Serialize;
+
+use super::check::{CheckResult, Verdict};
+use super::workspace::{self, Stage};
+use super::{grade, report};
+use crate::content::lab::Lab;
+use crate::error::Result;
+use crate::exit::Exit;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabVerdict {
+    pub lab: String,
+    pub ok: bool,
+    pub starter: StageVerdict,
+    pub solution: StageVerdict,
+    pub mutants: Vec<StageVerdict>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageVerdict {
+    pub name: String,
+    pub ok: bool,
+    /// What is wrong, one line each (empty when ok).
+    pub problems: Vec<String>,
+    /// Checks that failed (for mutants: beyond the named ones too).
+    pub failed: Vec<String>,
+    /// True when the only problems are checks this build cannot judge offline.
+    pub environment_only: bool,
+}
+
+/// A scratch folder removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch> {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "kca-verify-{}-{}-{nanos}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run_stage(lab: &Lab, stage: Stage<'_>) -> Result<Vec<CheckResult>> {
+    let tmp = Scratch::new()?;
+    let ws = tmp.0.join(&lab.workspace_name);
+    workspace::materialize(lab, stage, &ws)?;
+    grade::offline(lab, &ws, None)
+}
+
+fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
+    results
+        .iter()
+        .filter(|r| r.verdict == v)
+        .map(|r| r.id.clone())
+        .collect()
+}
+
+pub fn verify(lab: &Lab) -> Result<LabVerdict> {
+    let starter = run_stage(lab, Stage::Starter)?;
+    let failed = ids(&starter, Verdict::Fail);
+    let starter_v = StageVerdict {
+        name: "starter".into(),
+        ok: !failed.is_empty(),
+        problems: if failed.is_empty() {
+            vec!["the starter fails no check: a learner would pass without doing anything".into()]
+        } else {
+            vec![]
+        },
+        environment_only: false,
+        failed,
+    };
+    let solution = run_stage(lab, Stage::Solution)?;
+    let not_pass: Vec<&CheckResult> = solution
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .collect();
+    let solution_v = StageVerdict {
+        name: "solution".into(),
+        ok: not_pass.is_empty(),
+        problems: not_pass
+            .iter()
+            .map(|r| format!("{} {}: {}", r.verdict.word(), r.id, r.detail))
+            .collect(),
+        environment_only: !not_pass.is_empty()
+            && not_pass.iter().all(|r| r.verdict != Verdict::Fail),
+        failed: ids(&solution, Verdict::Fail),
+    };
+    let mut mutants = Vec::new();
+    for m in &lab.mutants {
+        let res = run_stage(lab, Stage::Mutant(m))?;
+        let mut problems = Vec::new();
+        let mut env_only = true;
+        for want in &m.fails {
+            match res.iter().find(|r| &r.id == want) {
+                Some(r) if r.verdict == Verdict::Fail => {}
+                Some(r) => {
+                    if r.verdict == Verdict::Pass {
+                        env_only = false;
+                    }
+                    problems.push(format!(
+                        "{} should fail but is {}: {}",
+                        want,
+                        r.verdict.word(),
+                        r.detail
+                    ));
+                }
+                None => {
+                    env_only = false;
+                    problems.push(format!("{want}: no such check"));
+                }
+            }
+        }
+        mutants.push(StageVerdict {
+            name: format!("mutant {}", m.id),
+            ok: problems.is_empty(),
+            environment_only: !problems.is_empty() && env_only,
+            problems,
+            failed: ids(&res, Verdict::Fail),
+        });
+    }
+    let ok = starter_v.ok && solution_v.ok && mutants.iter().all(|m| m.ok);
+    Ok(LabVerdict {
+        lab: lab.id.clone(),
+        ok,
+        starter: starter_v,
+        solution: solution_v,
+        mutants,
+    })
+}
+
+impl LabVerdict {
+    pub fn stages(&self) -> impl Iterator<Item = &StageVerdict> {
+        [&self.starter, &self.solution]
+            .into_iter()
+            .chain(self.mutants.iter())
+    }
+}
+
+/// 0 all verified; 1 a lab's content is not gradable; 3 only checks this build cannot judge.
+pub fn exit(verdicts: &[LabVerdict]) -> Exit {
+    let bad: Vec<&StageVerdict> = verdicts
+        .iter()
+        .flat_map(LabVerdict::stages)
+        .filter(|s| !s.ok)
+        .collect();
+    if bad.is_empty() {
+        Exit::Success
+    } else if bad.iter().all(|s| s.environment_only) {
+        Exit::Environment
+    } else {
+        Exit::NotPassed
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyReport<'a> {
+    pub schema_version: u32,
+    pub labs: &'a [LabVerdict],
+}
+
+pub fn json(verdicts: &[LabVerdict]) -> VerifyReport<'_> {
+    VerifyReport {
+        schema_version: report::SCHEMA_VERSION,
+        labs: verdicts,
+    }
+}

@@ -48,15 +48,18 @@ pub fn template_context(lab: &Lab, workspace: &Path) -> tera::Context {
 
 /// The text of `<section>/<path>`, rendered when it is a template.
 pub fn render(lab: &Lab, src: &Path, template: bool, ctx: &tera::Context) -> Result<String> {
-    let text = std::fs::read_to_string(src)
-        .with_context(|| format!("cannot read {}", src.display()))?;
+    let text =
+        std::fs::read_to_string(src).with_context(|| format!("cannot read {}", src.display()))?;
     if !template {
         return Ok(text);
     }
     tera::Tera::one_off(&text, ctx, false).map_err(|e| {
         Error::usage(
             format!("{} does not render: {}", src.display(), error_chain(&e)),
-            format!("fix the template of lab `{}` and run `kca validate`", lab.id),
+            format!(
+                "fix the template of lab `{}` and run `kca validate`",
+                lab.id
+            ),
         )
     })
 }
@@ -131,7 +134,10 @@ pub fn materialize(lab: &Lab, stage: Stage<'_>, ws: &Path) -> Result<()> {
         for e in &m.edits {
             let Some(text) = files.get_mut(&e.path) else {
                 return Err(Error::usage(
-                    format!("mutant `{}` edits `{}`, which is not laid out", m.id, e.path),
+                    format!(
+                        "mutant `{}` edits `{}`, which is not laid out",
+                        m.id, e.path
+                    ),
                     "run `kca validate` on the lab",
                 ));
             };
@@ -221,7 +227,10 @@ pub fn manifests(lab: &Lab, ws: &Path) -> Manifests {
     let mut out = Manifests::default();
     for rel in list_files(ws) {
         let name = rel.to_string_lossy();
-        if !matches!(rel.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+        if !matches!(
+            rel.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        ) {
             continue;
         }
         let applied = lab.apply.is_empty()
@@ -234,7 +243,9 @@ pub fn manifests(lab: &Lab, ws: &Path) -> Manifests {
         }
         let path = ws.join(&rel);
         match std::fs::read_to_string(&path) {
-            Err(e) => out.problems.push(format!("{}: cannot read: {e}", path.display())),
+            Err(e) => out
+                .problems
+                .push(format!("{}: cannot read: {e}", path.display())),
             Ok(text) => match crate::yaml::parse_json_stream(&text) {
                 Ok(docs) => out.objects.extend(
                     docs.into_iter()
@@ -252,7 +263,9 @@ pub fn manifests(lab: &Lab, ws: &Path) -> Manifests {
                         })
                         .filter(|d| d.get("kind").is_some()),
                 ),
-                Err(e) => out.problems.push(format!("{name}:{}: {}", e.pos, e.message)),
+                Err(e) => out
+                    .problems
+                    .push(format!("{name}:{}: {}", e.pos, e.message)),
             },
         }
     }
@@ -284,7 +297,10 @@ pub fn fixtures(lab: &Lab) -> Result<Vec<Value>> {
 pub fn label_owned(obj: &mut Value, lab: &Lab) {
     let Some(meta) = obj
         .as_object_mut()
-        .map(|o| o.entry("metadata").or_insert_with(|| Value::Object(Default::default())))
+        .map(|o| {
+            o.entry("metadata")
+                .or_insert_with(|| Value::Object(Default::default()))
+        })
         .and_then(Value::as_object_mut)
     else {
         return;
@@ -313,7 +329,14 @@ mod tests {
         std::os::unix::fs::symlink("notes.txt", ws.join("link")).unwrap();
         let dest = archive(&ws, &tmp.path().join("state"), "demo").unwrap();
         assert_eq!(list_files(&dest), list_files(&ws));
-        assert_eq!(std::fs::read_to_string(dest.join("notes.txt")).unwrap(), "mine");
-        assert!(std::fs::symlink_metadata(dest.join("link")).unwrap().is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(dest.join("notes.txt")).unwrap(),
+            "mine"
+        );
+        assert!(
+            std::fs::symlink_metadata(dest.join("link"))
+                .unwrap()
+                .is_symlink()
+        );
     }
 }
