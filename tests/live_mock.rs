@@ -1044,3 +1044,23 @@ async fn a_marker_without_the_label_does_not_count() {
     assert!(!kca::cluster::is_lab_cluster(&live).await.unwrap());
     finish(live, task).await;
 }
+
+#[tokio::test]
+async fn repeated_warnings_are_kept_once() {
+    let (live, _log, task) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| Reply {
+            status: 200,
+            body: json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "p"}}),
+            headers: vec![("warning", "299 - \"kyverno.io/v1 is deprecated\"".to_string())],
+        })
+    }));
+    let r = ObjRef::new("kyverno.io/v1", "ClusterPolicy", None, "p");
+    for _ in 0..3 {
+        live.get(&r).await.unwrap();
+    }
+    assert_eq!(
+        live.take_warnings(),
+        vec!["kyverno.io/v1 is deprecated".to_string()]
+    );
+    finish(live, task).await;
+}

@@ -28,6 +28,7 @@ pub const FIELD_MANAGER: &str = "kca";
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(45);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL_INTERVAL: Duration = Duration::from_millis(1000);
+const MAX_WARNINGS: usize = 100;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
@@ -100,6 +101,7 @@ pub struct Live {
 struct Answer {
     status: u16,
     body: Value,
+    warnings: Vec<String>,
 }
 
 impl Live {
@@ -172,8 +174,8 @@ impl Live {
         self.client.default_namespace()
     }
 
-    /// Every `Warning` the server sent since the last call (e.g. Kyverno's deprecation
-    /// notices for `kyverno.io/v1`), oldest first. Warnings never fail a request.
+    /// The distinct `Warning`s the server sent since the last call (e.g. Kyverno's
+    /// deprecation notices for `kyverno.io/v1`), oldest first. Warnings never fail a request.
     pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.lock().expect("warnings lock"))
     }
@@ -273,7 +275,6 @@ impl Live {
                 )
             }
         };
-        let before = self.warnings.lock().expect("warnings lock").len();
         let a = self
             .call(
                 method,
@@ -284,10 +285,9 @@ impl Live {
             )
             .await?;
         if (200..300).contains(&a.status) {
-            let warnings = self.warnings.lock().expect("warnings lock")[before..].to_vec();
             return Ok(Admission::Allowed {
                 object: a.body,
-                warnings,
+                warnings: a.warnings,
             });
         }
         match denial_of(&a) {
@@ -588,10 +588,16 @@ impl Live {
                         REQUEST_TIMEOUT.as_secs()
                     ))
                 })??;
-        self.warnings
-            .lock()
-            .expect("warnings lock")
-            .extend(warnings);
+        {
+            // Kyverno repeats the same deprecation notice on every request: keep each once,
+            // and a bounded number, however long a caller polls without taking them.
+            let mut seen = self.warnings.lock().expect("warnings lock");
+            for w in &warnings {
+                if !seen.contains(w) && seen.len() < MAX_WARNINGS {
+                    seen.push(w.clone());
+                }
+            }
+        }
         let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
             if bytes.is_empty() {
                 Value::Null
@@ -602,6 +608,7 @@ impl Live {
         Ok(Answer {
             status: status_code(status),
             body,
+            warnings,
         })
     }
 }
