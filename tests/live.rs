@@ -127,16 +127,35 @@ fn owned_labels() -> Value {
     json!({ OWNED_LABEL: OWNED_VALUE })
 }
 
-/// Creates a namespace for one test, deleted by the guard.
+/// Applies an object the test owns, registering it for deletion first. Namespaced objects
+/// are deleted one by one too: a bare API server (no controller manager) never empties a
+/// deleted namespace.
+async fn make(live: &Live, guard: &mut Cleanup, obj: Value) -> Value {
+    guard.delete_later(ObjRef::of(&obj).expect("fixture has apiVersion, kind and name"));
+    live.apply(&obj)
+        .await
+        .unwrap_or_else(|e| panic!("apply {:?}: {e}", ObjRef::of(&obj)))
+}
+
+/// Creates a namespace for one test, deleted by the guard, with its `default`
+/// ServiceAccount: the ServiceAccount admission plugin refuses Pods whose account is
+/// missing, and without a controller manager nobody else creates it.
 async fn test_namespace(live: &Live, guard: &mut Cleanup, prefix: &str) -> String {
     let ns = unique(prefix);
-    guard.delete_later(ObjRef::new("v1", "Namespace", None, ns.clone()));
-    live.create(&json!({
-        "apiVersion": "v1", "kind": "Namespace",
-        "metadata": {"name": ns, "labels": owned_labels()}
-    }))
-    .await
-    .expect("create test namespace");
+    make(
+        live,
+        guard,
+        json!({"apiVersion": "v1", "kind": "Namespace",
+               "metadata": {"name": ns, "labels": owned_labels()}}),
+    )
+    .await;
+    make(
+        live,
+        guard,
+        json!({"apiVersion": "v1", "kind": "ServiceAccount",
+               "metadata": {"name": "default", "namespace": ns}}),
+    )
+    .await;
     ns
 }
 
@@ -230,7 +249,7 @@ async fn can_i_for_a_user_and_a_service_account() {
                "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "kca-test-alice"},
                             {"kind": "ServiceAccount", "name": "builder", "namespace": ns}]}),
     ] {
-        live.apply(&obj).await.expect("apply RBAC fixture");
+        make(&live, &mut guard, obj).await;
     }
 
     let ask =
@@ -293,7 +312,14 @@ async fn admission_dry_runs_allowed_and_denied() {
 
     // Allowed, as the caller: the answer is the would-be object, and nothing is stored.
     let probe = probe_pod(&ns, "probe");
-    match live.admit(&probe, Operation::Create, None).await.unwrap() {
+    let first = eventually(
+        Duration::from_secs(15),
+        || live.admit(&probe, Operation::Create, None),
+        |r| matches!(r, Ok(Admission::Allowed { .. })),
+    )
+    .await
+    .unwrap();
+    match first {
         Admission::Allowed { object, .. } => {
             assert_eq!(object["metadata"]["name"], "probe");
             assert_eq!(object["metadata"]["namespace"], ns.as_str());
@@ -325,12 +351,11 @@ async fn admission_dry_runs_allowed_and_denied() {
     }
 
     // Allowed when impersonating a user who was granted create.
-    live.apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+    make(&live, &mut guard, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
         "metadata": {"name": "editor", "namespace": ns, "labels": owned_labels()},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
         "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "kca-test-editor"}]}))
-        .await
-        .unwrap();
+        .await;
     let editor = Identity::user("kca-test-editor", vec!["system:authenticated".into()]);
     let out = eventually(
         Duration::from_secs(15),
@@ -355,14 +380,68 @@ async fn admission_dry_runs_allowed_and_denied() {
         other => panic!("expected a NamespaceLifecycle denial, got {other:?}"),
     }
 
-    // Denied by ResourceQuota: no Pods allowed in the namespace. Without a quota controller
-    // the quota has no status yet and the plugin refuses for that reason instead; either
-    // way it is the quota plugin that says no.
-    live.apply(&json!({"apiVersion": "v1", "kind": "ResourceQuota",
+    // Denied by a built-in admission plugin that needs no controller: LimitRanger, with a
+    // Container CPU maximum below the probe's limit.
+    make(
+        &live,
+        &mut guard,
+        json!({"apiVersion": "v1", "kind": "LimitRange",
+        "metadata": {"name": "tiny", "namespace": ns, "labels": owned_labels()},
+        "spec": {"limits": [{"type": "Container", "max": {"cpu": "5m"}}]}}),
+    )
+    .await;
+    let out = eventually(
+        Duration::from_secs(15),
+        || live.admit(&probe, Operation::Create, None),
+        |r| matches!(r, Ok(Admission::Denied(_))),
+    )
+    .await
+    .unwrap();
+    match out {
+        Admission::Denied(d) => {
+            assert_eq!(d.by, DeniedBy::Other, "{d:?}");
+            assert_eq!(d.code, 403);
+            assert!(d.message.contains("cpu"), "{}", d.message);
+        }
+        other => panic!("expected a LimitRanger denial, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn admission_denied_by_resource_quota() {
+    let Some(path) = kubeconfig() else { return };
+    let live = connect(&path).await;
+    let mut guard = Cleanup::new(&path);
+    let ns = test_namespace(&live, &mut guard, "kca-quota").await;
+    let quota = ObjRef::new("v1", "ResourceQuota", Some(&ns), "no-pods");
+    make(
+        &live,
+        &mut guard,
+        json!({"apiVersion": "v1", "kind": "ResourceQuota",
         "metadata": {"name": "no-pods", "namespace": ns, "labels": owned_labels()},
-        "spec": {"hard": {"pods": "0"}}}))
-        .await
-        .unwrap();
+        "spec": {"hard": {"pods": "0"}}}),
+    )
+    .await;
+    // The quota plugin enforces only what the quota controller has written into the
+    // status; a bare API server has no such controller.
+    let counted = eventually(
+        Duration::from_secs(20),
+        || live.get(&quota),
+        |r| matches!(r, Ok(Some(q)) if q.pointer("/status/hard/pods").is_some()),
+    )
+    .await
+    .unwrap();
+    if counted
+        .and_then(|q| q.pointer("/status/hard/pods").cloned())
+        .is_none()
+    {
+        skip(
+            "ResourceQuota denial",
+            "no quota controller filled in the quota's status within 20s (an API server without a controller manager)",
+        );
+        return;
+    }
+    let probe = probe_pod(&ns, "probe");
     let out = eventually(
         Duration::from_secs(15),
         || live.admit(&probe, Operation::Create, None),
@@ -389,7 +468,7 @@ async fn admission_update_dry_run() {
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "settings", "namespace": ns, "labels": owned_labels()},
         "data": {"mode": "a"}});
-    live.apply(&cm).await.unwrap();
+    make(&live, &mut guard, cm.clone()).await;
     let mut changed = cm.clone();
     changed["data"]["mode"] = json!("b");
     match live.admit(&changed, Operation::Update, None).await.unwrap() {
@@ -419,7 +498,7 @@ async fn resources_get_list_apply_create_delete() {
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "owned", "namespace": ns, "labels": owned_labels()},
         "data": {"k": "1"}});
-    let applied = live.apply(&cm).await.unwrap();
+    let applied = make(&live, &mut guard, cm.clone()).await;
     assert_eq!(applied["data"]["k"], "1");
     let managers: Vec<&str> = applied["metadata"]["managedFields"]
         .as_array()
@@ -440,6 +519,12 @@ async fn resources_get_list_apply_create_delete() {
         .await
         .unwrap();
     let other_name = other["metadata"]["name"].as_str().unwrap().to_string();
+    guard.delete_later(ObjRef::new(
+        "v1",
+        "ConfigMap",
+        Some(&ns),
+        other_name.as_str(),
+    ));
     assert!(other_name.starts_with("unowned-") && other_name.len() > "unowned-".len());
 
     let selector = format!("{OWNED_LABEL}={OWNED_VALUE}");
