@@ -921,7 +921,12 @@ fn regexes(d: &mut Decoder<'_>, n: Option<&Node>) -> Vec<Regex> {
     };
     for item in items {
         if let Some(s) = d.string(item) {
-            match regex::RegexBuilder::new(&s).size_limit(1 << 20).build() {
+            // Line anchors: `^ok$` should find a line of output, as grep would.
+            match regex::RegexBuilder::new(&s)
+                .multi_line(true)
+                .size_limit(1 << 20)
+                .build()
+            {
                 Ok(r) => out.push(r),
                 Err(e) => d.error(item.pos, format!("invalid regular expression: {e}")),
             }
