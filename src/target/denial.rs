@@ -86,7 +86,7 @@ fn parse_kyverno(message: &str) -> Vec<DeniedBy> {
             None => return Vec::new(),
         }
     } else {
-        return Vec::new();
+        return kyverno_cel_policies(message);
     };
     let body = body.trim_start_matches([' ', ':']).trim_start_matches('\n');
     match crate::yaml::parse_json_stream(body) {
@@ -108,6 +108,34 @@ fn parse_kyverno(message: &str) -> Vec<DeniedBy> {
         },
         Err(_) => kyverno_by_lines(body),
     }
+}
+
+/// Kyverno's CEL policy kinds (ValidatingPolicy, ImageValidatingPolicy and their namespaced
+/// forms, served by `vpol.`/`ivpol.`/`nvpol.` webhooks) name no rules: `Policy NAME failed:
+/// MESSAGE`, or `Policy NAME error: …` when evaluation itself broke. Rule is empty.
+fn kyverno_cel_policies(message: &str) -> Vec<DeniedBy> {
+    let mut out = Vec::new();
+    let mut rest = message;
+    while let Some(i) = rest.find("Policy ") {
+        let after = &rest[i + "Policy ".len()..];
+        let name_end = after.find(' ').unwrap_or(after.len());
+        let (name, tail) = after.split_at(name_end);
+        let valid_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-./".contains(c));
+        if valid_name && (tail.starts_with(" failed") || tail.starts_with(" error")) {
+            let d = DeniedBy::Kyverno {
+                policy: name.to_string(),
+                rule: String::new(),
+            };
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        rest = after;
+    }
+    out
 }
 
 /// Fallback for a body that does not parse as YAML (e.g. a message cut short by a proxy):
@@ -224,6 +252,29 @@ mod tests {
         let d = parse_denial(400, "", cut);
         assert!(d.denied_by_kyverno("p1", Some("r1")), "{:?}", d.all);
         assert!(d.denied_by_kyverno("p2", Some("r2")), "{:?}", d.all);
+    }
+
+    #[test]
+    fn kyverno_cel_validating_policy_names_the_policy_without_a_rule() {
+        for (msg, policy) in [
+            (
+                "admission webhook \"vpol.validate.kyverno.svc-fail\" denied the request: Policy check-labels failed: label 'environment' is required",
+                "check-labels",
+            ),
+            (
+                "admission webhook \"ivpol.validate.kyverno.svc-fail-finegrained-verify-images-prod\" denied the request: Policy verify-images-prod failed: the image is not signed",
+                "verify-images-prod",
+            ),
+            (
+                "admission webhook \"ivpol.validate.kyverno.svc-fail\" denied the request: Policy require-signed-images error: failed to evaluate policy: GET https://index.docker.io/v2/library/alpine/manifests/3.24.1: unexpected status code 429",
+                "require-signed-images",
+            ),
+        ] {
+            let d = parse_denial(400, "", msg);
+            assert_eq!(d.by, kyverno(policy, ""), "{msg}");
+            assert!(d.denied_by_kyverno(policy, None));
+            assert!(!d.denied_by_kyverno(policy, Some("some-rule")));
+        }
     }
 
     #[test]
