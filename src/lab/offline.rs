@@ -80,6 +80,9 @@ impl Offline {
                         "policy `{missing}` is not among the workspace manifests"
                     )));
                 }
+                if let Some(reason) = self.vap_binding_for(&probe.object) {
+                    return Outcome::skipped(reason);
+                }
                 match engine::admit(&self.objects, &probe.object, *update, user.as_ref()) {
                     Ok(adm) => check::judge_admission(check, &adm),
                     Err(reason) => Outcome::skipped(reason),
@@ -116,6 +119,51 @@ impl Offline {
             ));
         }
         o
+    }
+
+    /// A ValidatingAdmissionPolicyBinding that may select the probe's namespace: CEL is not
+    /// evaluated offline, so the admission outcome would be a guess. Bindings whose
+    /// `namespaceSelector.matchLabels` rule the namespace out do not count.
+    fn vap_binding_for(&self, probe: &Value) -> Option<String> {
+        let ns = probe
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        let mut labels = self
+            .objects
+            .iter()
+            .find(|o| {
+                o.get("kind").and_then(Value::as_str) == Some("Namespace")
+                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(ns)
+            })
+            .and_then(|o| o.pointer("/metadata/labels"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        // The API server labels every namespace with its own name.
+        labels.insert("kubernetes.io/metadata.name".into(), Value::String(ns.into()));
+        self.objects
+            .iter()
+            .filter(|o| {
+                o.get("kind").and_then(Value::as_str) == Some("ValidatingAdmissionPolicyBinding")
+            })
+            .find(|b| {
+                let sel = b.pointer("/spec/matchResources/namespaceSelector");
+                let Some(sel) = sel else { return true };
+                if sel.get("matchExpressions").is_some() {
+                    return true;
+                }
+                sel.get("matchLabels")
+                    .and_then(Value::as_object)
+                    .is_none_or(|want| want.iter().all(|(k, v)| labels.get(k) == Some(v)))
+            })
+            .map(|b| {
+                format!(
+                    "ValidatingAdmissionPolicyBinding `{}` may apply to namespace `{ns}`, and \
+                     ValidatingAdmissionPolicy (CEL) is not evaluated offline",
+                    b.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?")
+                )
+            })
     }
 
     fn has_policy(&self, name: &str) -> bool {
@@ -281,6 +329,21 @@ mod tests {
         };
         let gone = o.with_problems(o.resource(&other_ns, true, None));
         assert!(gone.detail.contains("broken.yaml:3:1"), "{gone:?}");
+    }
+
+    #[test]
+    fn vap_bindings_make_offline_admission_skip_only_where_they_select() {
+        let o = set(vec![
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}),
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                "metadata": {"name": "b"},
+                "spec": {"matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "v"}}}}}),
+        ]);
+        let pod = |ns: &str| json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": ns, "name": "p"}});
+        assert!(o.vap_binding_for(&pod("a")).is_none());
+        assert!(o.vap_binding_for(&pod("v")).unwrap().contains("`b`"));
+        let all = set(vec![json!({"kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "c"}, "spec": {}})]);
+        assert!(all.vap_binding_for(&pod("a")).is_some());
     }
 
     #[test]
