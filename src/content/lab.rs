@@ -840,7 +840,7 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
     let expect = expect_node.and_then(|n| d.string(n));
     let mut denier = None;
     if let Some(n) = f.opt("deniedBy") {
-        let Some(b) = d.fields(n) else { return None };
+        let b = d.fields(n)?;
         let policy = b.opt("policy").and_then(|n| d.ident(n));
         let rule = b.opt("rule").and_then(|n| d.ident(n));
         let vap = b.opt("validatingAdmissionPolicy").and_then(|n| d.ident(n));

@@ -577,7 +577,7 @@ mod tests {
 
     #[test]
     fn policies_go_first_and_namespaces_last() {
-        let mut kinds = vec![
+        let mut kinds = [
             ("v1".to_string(), "Namespace".to_string()),
             ("v1".into(), "ConfigMap".into()),
             ("kyverno.io/v1".into(), "ClusterPolicy".into()),

@@ -141,7 +141,10 @@ impl Offline {
             .cloned()
             .unwrap_or_default();
         // The API server labels every namespace with its own name.
-        labels.insert("kubernetes.io/metadata.name".into(), Value::String(ns.into()));
+        labels.insert(
+            "kubernetes.io/metadata.name".into(),
+            Value::String(ns.into()),
+        );
         self.objects
             .iter()
             .filter(|o| {
@@ -161,7 +164,9 @@ impl Offline {
                 format!(
                     "ValidatingAdmissionPolicyBinding `{}` may apply to namespace `{ns}`, and \
                      ValidatingAdmissionPolicy (CEL) is not evaluated offline",
-                    b.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?")
+                    b.pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
                 )
             })
     }
@@ -342,7 +347,9 @@ mod tests {
         let pod = |ns: &str| json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": ns, "name": "p"}});
         assert!(o.vap_binding_for(&pod("a")).is_none());
         assert!(o.vap_binding_for(&pod("v")).unwrap().contains("`b`"));
-        let all = set(vec![json!({"kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "c"}, "spec": {}})]);
+        let all = set(vec![
+            json!({"kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "c"}, "spec": {}}),
+        ]);
         assert!(all.vap_binding_for(&pod("a")).is_some());
     }
 

@@ -1,0 +1,514 @@
+//! `kca lab …` and `kca validate` on labs, end to end: hermetic (temp HOME, XDG state,
+//! workspace root and content folder; no kubeconfig), `--color never`.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+struct Env {
+    tmp: tempfile::TempDir,
+}
+
+impl Env {
+    /// A content folder holding the test lab (copied, so tests may edit it).
+    fn new() -> Env {
+        let env = Env {
+            tmp: tempfile::tempdir().unwrap(),
+        };
+        copy_dir(
+            &repo().join("tests/testlab"),
+            &env.content().join("labs/testlab"),
+        );
+        std::fs::create_dir_all(env.content().join("quizzes")).unwrap();
+        env
+    }
+
+    fn content(&self) -> PathBuf {
+        self.tmp.path().join("content")
+    }
+    fn home(&self) -> PathBuf {
+        self.tmp.path().join("home")
+    }
+    fn state(&self) -> PathBuf {
+        self.tmp.path().join("state/kca")
+    }
+    fn ws(&self) -> PathBuf {
+        self.tmp.path().join("work/testlab")
+    }
+
+    fn kca(&self) -> Command {
+        let mut c = Command::cargo_bin("kca").unwrap();
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("XDG_STATE_HOME", self.tmp.path().join("state"))
+            .env("KCA_WORKSPACE_ROOT", self.tmp.path().join("work"))
+            .env("KUBECONFIG", self.tmp.path().join("no-such-kubeconfig"))
+            .args(["--color", "never", "--lang", "en", "--content-dir"])
+            .arg(self.content());
+        c
+    }
+
+    fn start_offline(&self) {
+        self.kca()
+            .args(["lab", "start", "testlab", "--offline"])
+            .assert()
+            .success();
+    }
+
+    fn solve(&self, file: &str) {
+        std::fs::copy(
+            self.content().join("labs/testlab/solution").join(file),
+            self.ws().join(file),
+        )
+        .unwrap();
+    }
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+#[test]
+fn validate_reports_every_lab_problem_with_its_position() {
+    let env = Env::new();
+    let lab = env.content().join("labs/testlab/lab.yaml");
+    let src = std::fs::read_to_string(&lab).unwrap();
+    let broken = src
+        .replace("fixtures/namespace.yaml", "fixtures/missing.yaml")
+        .replace("kind: command", "kind: shell")
+        .replace("fails: [script-ok]", "fails: [script-okay]");
+    std::fs::write(&lab, broken).unwrap();
+    env.kca()
+        .arg("validate")
+        .arg(env.content().join("labs"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "lab.yaml:18:12: error: missing fixture file `fixtures/missing.yaml`",
+        ))
+        .stderr(predicate::str::contains(
+            "error: unknown check kind `shell`",
+        ))
+        .stderr(predicate::str::contains(
+            "error: mutant names unknown check `script-okay`",
+        ))
+        .stderr(predicate::str::contains("hint: did you mean `script-ok`?"));
+}
+
+#[test]
+fn validate_accepts_the_course_labs_and_the_test_lab() {
+    let env = Env::new();
+    env.kca()
+        .arg("validate")
+        .arg(repo().join("labs"))
+        .arg(repo().join("tests/testlab"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("file(s) valid"));
+}
+
+#[test]
+fn lab_new_scaffolds_a_lab_that_validates_and_refuses_to_overwrite() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("newlabs");
+    env.kca()
+        .args(["lab", "new", "kca-fresh", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("created"));
+    env.kca()
+        .arg("validate")
+        .arg(dir.join("kca-fresh"))
+        .assert()
+        .success();
+    env.kca()
+        .args(["lab", "new", "kca-fresh", "--dir"])
+        .arg(&dir)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already exists"));
+}
+
+#[test]
+fn lab_list_in_text_and_json() {
+    let env = Env::new();
+    env.kca()
+        .args(["lab", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("testlab").and(predicate::str::contains("Test lab")));
+    let out = env
+        .kca()
+        .args(["-o", "json", "lab", "list"])
+        .output()
+        .unwrap();
+    let v = json_of(&out.stdout);
+    assert_eq!(v["schemaVersion"], 1);
+    assert_eq!(v["labs"][0]["id"], "testlab");
+    assert_eq!(v["labs"][0]["started"], false);
+    assert_eq!(v["labs"][0]["maxScore"], 9);
+}
+
+#[test]
+fn start_and_check_offline_grade_the_workspace() {
+    let env = Env::new();
+    env.kca()
+        .args(["lab", "start", "testlab", "--offline"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("+ app.yaml"));
+    let readme = std::fs::read_to_string(env.ws().join("README.md")).unwrap();
+    assert!(readme.contains("namespace kca-testlab"), "{readme}");
+    assert!(readme.contains(&env.ws().display().to_string()), "{readme}");
+    env.kca()
+        .args(["lab", "check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("✗ FAIL  config-file (file)  0/1"))
+        .stdout(predicate::str::contains("mode is not strict."))
+        .stdout(predicate::str::contains(
+            "hint: `kca lab hint --task config` (1 of 2)",
+        ))
+        .stdout(predicate::str::contains("- SKIP  reader-can-get (can-i)"));
+    env.solve("app.yaml");
+    env.solve("check.sh");
+    env.kca()
+        .args(["lab", "check", "--task", "config"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "✓ PASS  config-resource (resource)  2/2",
+        ))
+        .stdout(predicate::str::contains("Well done."));
+    let out = env
+        .kca()
+        .args(["-o", "json", "lab", "check", "--task", "script"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v = json_of(&out.stdout);
+    assert_eq!(v["schemaVersion"], 1);
+    assert_eq!(v["tasks"][0]["checks"][0]["verdict"], "pass");
+    assert_eq!(v["score"], 1);
+    // Skipped checks (no offline engine here, or CEL) are never a pass: exit 3, not 0.
+    let out = env
+        .kca()
+        .args(["-o", "junit", "lab", "check"])
+        .output()
+        .unwrap();
+    let xml = String::from_utf8_lossy(&out.stdout);
+    assert!(xml.contains("<testsuite"), "{xml}");
+    assert!(xml.contains("config-file"), "{xml}");
+    assert_ne!(out.status.code(), Some(0), "{xml}");
+}
+
+#[test]
+fn broken_learner_yaml_is_feedback_with_a_line_number() {
+    let env = Env::new();
+    env.start_offline();
+    std::fs::write(
+        env.ws().join("app.yaml"),
+        "kind: ConfigMap\ndata:\n  mode: [strict\n",
+    )
+    .unwrap();
+    env.kca()
+        .args(["lab", "check", "--task", "config"])
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("app.yaml:").and(predicate::str::contains("not valid YAML")),
+        )
+        .stdout(predicate::str::contains(
+            "these workspace files could not be read: app.yaml:",
+        ));
+}
+
+#[test]
+fn start_is_idempotent_and_never_overwrites_learner_files() {
+    let env = Env::new();
+    env.start_offline();
+    std::fs::write(env.ws().join("app.yaml"), "# mine\n").unwrap();
+    std::fs::remove_file(env.ws().join("check.sh")).unwrap();
+    env.kca()
+        .args(["lab", "start", "testlab", "--offline"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("= app.yaml (yours, kept)"))
+        .stdout(predicate::str::contains("+ check.sh"));
+    assert_eq!(
+        std::fs::read_to_string(env.ws().join("app.yaml")).unwrap(),
+        "# mine\n"
+    );
+}
+
+#[test]
+fn hints_are_shown_one_more_each_time_and_remembered() {
+    let env = Env::new();
+    env.start_offline();
+    env.kca()
+        .args(["lab", "hint", "--task", "config"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("hint 1/2")
+                .and(predicate::str::contains("Look at data.mode.")),
+        );
+    env.kca()
+        .args(["lab", "hint", "--task", "config"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("hint 2/2")
+                .and(predicate::str::contains("Write mode: strict.")),
+        );
+    env.kca()
+        .args(["lab", "hint", "--task", "config"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("hint 2/2"))
+        .stderr(predicate::str::contains("last hint"));
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.state().join("labs.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["data"]["labs"]["testlab"]["hints"]["config"], 2);
+    // Without --task: the first task not passed yet.
+    env.kca()
+        .args(["-o", "json", "lab", "hint"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"task\": \"config\""));
+    // The check report asks for the next hint only while one is left.
+    env.kca()
+        .args(["lab", "check", "--task", "config"])
+        .assert()
+        .stdout(predicate::str::contains("kca lab hint --task config").not());
+}
+
+#[test]
+fn reset_archives_the_whole_workspace_before_restoring_the_starters() {
+    let env = Env::new();
+    env.start_offline();
+    std::fs::write(env.ws().join("app.yaml"), "# my answer\n").unwrap();
+    std::fs::create_dir_all(env.ws().join("notes")).unwrap();
+    std::fs::write(env.ws().join("notes/todo.md"), "ideas").unwrap();
+    env.kca()
+        .args(["lab", "reset", "testlab"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("archived your workspace to"));
+    let archives: Vec<PathBuf> = std::fs::read_dir(env.state().join("archive/testlab"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(archives.len(), 1);
+    let a = &archives[0];
+    assert_eq!(
+        std::fs::read_to_string(a.join("app.yaml")).unwrap(),
+        "# my answer\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(a.join("notes/todo.md")).unwrap(),
+        "ideas"
+    );
+    assert!(a.join("check.sh").is_file());
+    let restored = std::fs::read_to_string(env.ws().join("app.yaml")).unwrap();
+    assert!(restored.contains("mode: lax"), "{restored}");
+    assert!(!env.ws().join("notes").exists());
+    // A second reset archives again, next to the first.
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    env.kca()
+        .args(["lab", "reset", "testlab"])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_dir(env.state().join("archive/testlab"))
+            .unwrap()
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn cluster_commands_refuse_before_touching_anything_when_the_cluster_is_unusable() {
+    let env = Env::new();
+    env.kca().args(["lab", "start", "testlab"]).assert().code(3);
+    assert!(!env.ws().exists(), "start scaffolded despite the failure");
+    env.start_offline();
+    std::fs::write(env.ws().join("app.yaml"), "# keep me\n").unwrap();
+    env.kca()
+        .args(["lab", "reset", "testlab", "--context", "nowhere"])
+        .assert()
+        .code(3);
+    assert_eq!(
+        std::fs::read_to_string(env.ws().join("app.yaml")).unwrap(),
+        "# keep me\n"
+    );
+    assert!(!env.state().join("archive").exists());
+}
+
+#[test]
+fn check_and_hint_need_a_started_lab() {
+    let env = Env::new();
+    env.kca()
+        .args(["lab", "check"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no lab started yet"))
+        .stderr(predicate::str::contains("kca lab start"));
+    env.kca()
+        .args(["lab", "check", "testlab"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not started"));
+    env.kca()
+        .args(["lab", "start", "tesstlab", "--offline"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `testlab`?"));
+}
+
+#[test]
+fn status_lists_started_labs() {
+    let env = Env::new();
+    env.start_offline();
+    env.kca().args(["lab", "check"]).assert().code(1);
+    env.kca().args(["lab", "status"]).assert().success().stdout(
+        predicate::str::contains("* testlab").and(predicate::str::contains("0/9 (offline")),
+    );
+}
+
+/// Verify on the test lab: the starter fails, the mutants on file/resource/command checks
+/// fail what they name; checks the offline engines cannot judge in this build make the
+/// solution "not verified" with exit 3 — never a pass, never blamed on the content.
+#[test]
+fn verify_offline_on_the_test_lab() {
+    let env = Env::new();
+    let out = env
+        .kca()
+        .args(["-o", "json", "lab", "verify", "--offline", "testlab"])
+        .output()
+        .unwrap();
+    let v = json_of(&out.stdout);
+    let lab = &v["labs"][0];
+    assert_eq!(lab["starter"]["ok"], true, "{v}");
+    let mutant = |id: &str| {
+        lab["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == format!("mutant {id}"))
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(mutant("wrong-mode")["ok"], true, "{v}");
+    assert_eq!(mutant("script-fails")["ok"], true, "{v}");
+    match out.status.code() {
+        Some(0) => assert_eq!(lab["ok"], true),
+        Some(3) => {
+            assert_eq!(lab["solution"]["environmentOnly"], true, "{v}");
+            assert!(
+                lab["solution"]["problems"][0]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("SKIP")
+            );
+        }
+        other => panic!("exit {other:?}: {v}"),
+    }
+}
+
+#[test]
+fn verify_catches_a_mutant_that_does_not_fail_its_checks() {
+    let env = Env::new();
+    let lab = env.content().join("labs/testlab/lab.yaml");
+    let src = std::fs::read_to_string(&lab).unwrap();
+    // A "mutant" that changes a comment: the checks it names still pass.
+    std::fs::write(
+        &lab,
+        src.replace(
+            "{path: check.sh, find: \"echo ready\", replace: \"echo ready; exit 4\"}",
+            "{path: check.sh, find: \"echo ready\", replace: \"echo ready # harmless\"}",
+        ),
+    )
+    .unwrap();
+    env.kca()
+        .args(["lab", "verify", "--offline", "testlab"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("FAIL mutant script-fails"))
+        .stdout(predicate::str::contains(
+            "script-ok should fail but is PASS",
+        ));
+}
+
+/// The course labs: every starter fails, and whatever is not verified is only what this
+/// build cannot evaluate offline (engines not built in, `kca policy apply` absent).
+#[test]
+fn verify_offline_on_the_course_labs() {
+    let env = Env::new();
+    let policy_apply_works = env
+        .kca()
+        .args(["policy", "apply"])
+        .arg(repo().join("labs/kca-gates/starter/policy/require-pinned.yaml"))
+        .arg("--resource")
+        .arg(repo().join("labs/kca-gates/renders/good.yaml"))
+        .output()
+        .unwrap()
+        .status
+        .success();
+    let out = Command::cargo_bin("kca")
+        .unwrap()
+        .env("HOME", env.home())
+        .env("XDG_STATE_HOME", env.tmp.path().join("state"))
+        .args(["--color", "never", "-o", "json", "--content-dir"])
+        .arg(repo())
+        .args(["lab", "verify", "--offline"])
+        .output()
+        .unwrap();
+    let v = json_of(&out.stdout);
+    let labs = v["labs"].as_array().unwrap();
+    let ids: Vec<&str> = labs.iter().map(|l| l["lab"].as_str().unwrap()).collect();
+    for want in ["kca-admission", "kca-gates", "kca-mutate"] {
+        assert!(ids.contains(&want), "{ids:?}");
+    }
+    for lab in labs {
+        assert_eq!(lab["starter"]["ok"], true, "{lab}");
+        assert!(lab["mutants"].as_array().unwrap().len() >= 2, "{lab}");
+        let stages = std::iter::once(&lab["solution"]).chain(lab["mutants"].as_array().unwrap());
+        for s in stages {
+            if s["ok"] == true || s["environmentOnly"] == true {
+                continue;
+            }
+            // Without `kca policy apply` the gate cannot pass the known-good render.
+            let known_gap = lab["lab"] == "kca-gates"
+                && !policy_apply_works
+                && s["problems"].as_array().unwrap().iter().all(|p| {
+                    p.as_str().unwrap().starts_with("FAIL gate-passes-good")
+                        || p.as_str().unwrap().starts_with("SKIP")
+                });
+            assert!(known_gap, "{} {}: {}", lab["lab"], s["name"], s);
+        }
+    }
+}
