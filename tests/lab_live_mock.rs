@@ -1,0 +1,302 @@
+//! Lab checks on the live target against a mocked API server: a `generated` check always
+//! deletes its trigger, and explains a missing object the way the course teaches (no
+//! UpdateRequest → the rule did not match; a failed one → the controller's permissions).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::{Request, Response};
+use kca::content::{Document, load_file};
+use kca::lab::check::{Env, Verdict};
+use kca::settings::{Lang, OutputFormat, Settings};
+use kca::target::live::Live;
+use kca::ui::Printer;
+use kube::client::Body;
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    body: Value,
+}
+
+type Router = Arc<dyn Fn(&Seen) -> (u16, Value) + Send + Sync>;
+
+fn mock(route: Router) -> (Live, Arc<Mutex<Vec<Seen>>>) {
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let task_log = log.clone();
+    tokio::spawn(async move {
+        while let Some((request, send)) = handle.next_request().await {
+            let (parts, body) = request.into_parts();
+            let bytes = body.collect_bytes().await.expect("body");
+            let seen = Seen {
+                method: parts.method.to_string(),
+                path: parts.uri.path().to_string(),
+                body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            };
+            let (status, body) = route(&seen);
+            task_log.lock().unwrap().push(seen);
+            let resp = Response::builder()
+                .status(status)
+                .header("content-type", "application/json")
+                .body(Body::from(serde_json::to_vec(&body).unwrap()))
+                .unwrap();
+            send.send_response(resp);
+        }
+    });
+    (
+        Live::from_client(kube::Client::new(service, "default")),
+        log,
+    )
+}
+
+fn resources(gv: &str, list: &[(&str, &str, bool)]) -> Value {
+    json!({
+        "kind": "APIResourceList", "groupVersion": gv,
+        "resources": list.iter().map(|(name, kind, ns)| json!({
+            "name": name, "singularName": "", "namespaced": ns, "kind": kind,
+            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn not_found() -> (u16, Value) {
+    (
+        404,
+        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+               "reason": "NotFound", "code": 404, "message": "not found"}),
+    )
+}
+
+/// Discovery answers for the kinds these checks touch.
+fn discovery(seen: &Seen) -> Option<(u16, Value)> {
+    if seen.method != "GET" {
+        return None;
+    }
+    match seen.path.as_str() {
+        "/api/v1" => Some((
+            200,
+            resources(
+                "v1",
+                &[
+                    ("configmaps", "ConfigMap", true),
+                    ("namespaces", "Namespace", false),
+                    ("pods", "Pod", true),
+                ],
+            ),
+        )),
+        "/apis/kyverno.io/v2" => Some((
+            200,
+            resources(
+                "kyverno.io/v2",
+                &[("updaterequests", "UpdateRequest", true)],
+            ),
+        )),
+        p if p.starts_with("/apis/") && p.matches('/').count() == 3 => Some(not_found()),
+        _ => None,
+    }
+}
+
+fn testlab(timeout: Duration) -> kca::content::lab::Lab {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testlab/lab.yaml");
+    let Ok(Document::Lab(lab)) = load_file(&path) else {
+        panic!("the test lab does not load");
+    };
+    let mut lab = *lab;
+    for t in &mut lab.tasks {
+        for c in &mut t.checks {
+            c.timeout = timeout;
+        }
+    }
+    lab
+}
+
+fn printer() -> Printer {
+    Printer::new(&Settings {
+        color: false,
+        output: OutputFormat::Text,
+        lang: Lang::En,
+        verbosity: -1,
+        content_dir: ".".into(),
+        state_dir: ".".into(),
+        home: ".".into(),
+    })
+}
+
+/// The trigger's name, from the create request in the log.
+fn trigger_name(log: &Mutex<Vec<Seen>>) -> Option<String> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .find(|s| s.method == "POST" && s.path == "/api/v1/namespaces")
+        .and_then(|s| {
+            s.body
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+}
+
+async fn run_generated(lab: &kca::content::lab::Lab, live: &Live) -> kca::lab::check::Outcome {
+    let check = lab.check("marker-generated").unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let env = Env {
+        lab,
+        workspace: ws.path(),
+    };
+    kca::lab::live::evaluate(live, env, check, &printer()).await
+}
+
+fn deleted(log: &Mutex<Vec<Seen>>, name: &str) -> bool {
+    log.lock()
+        .unwrap()
+        .iter()
+        .any(|s| s.method == "DELETE" && s.path == format!("/api/v1/namespaces/{name}"))
+}
+
+#[tokio::test]
+async fn generated_object_found_and_trigger_deleted() {
+    let created: Arc<Mutex<Option<Value>>> = Arc::default();
+    let polls = Arc::new(Mutex::new(0));
+    let (c, p) = (created.clone(), polls.clone());
+    let (live, log) = mock(Arc::new(move |s: &Seen| {
+        if let Some(r) = discovery(s) {
+            return r;
+        }
+        match s.method.as_str() {
+            "POST" if s.path == "/api/v1/namespaces" => {
+                *c.lock().unwrap() = Some(s.body.clone());
+                (201, s.body.clone())
+            }
+            "GET" if s.path.ends_with("/configmaps/testlab-generated") => {
+                let mut n = p.lock().unwrap();
+                *n += 1;
+                // Not there on the first look: the background controller takes a moment.
+                if *n < 2 {
+                    not_found()
+                } else {
+                    (
+                        200,
+                        json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "testlab-generated"}, "data": {"generated": "yes"}}),
+                    )
+                }
+            }
+            "DELETE" => (200, json!({"kind": "Status", "status": "Success"})),
+            _ => not_found(),
+        }
+    }));
+    let lab = testlab(Duration::from_secs(10));
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    let name = trigger_name(&log).expect("a trigger was created");
+    assert!(name.starts_with("testlab-trigger-"), "{name}");
+    let body = created.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        body.pointer("/metadata/labels/kca.dev~1lab"),
+        Some(&json!("testlab"))
+    );
+    assert_eq!(
+        body.pointer("/metadata/labels/kca.dev~1testlab-trigger"),
+        Some(&json!("true"))
+    );
+    assert!(deleted(&log, &name), "trigger not deleted");
+    let gets = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.path == format!("/api/v1/namespaces/{name}/configmaps/testlab-generated"))
+        .count();
+    assert_eq!(gets, 2);
+}
+
+#[tokio::test]
+async fn no_update_request_means_the_rule_did_not_match() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        if let Some(r) = discovery(s) {
+            return r;
+        }
+        match (s.method.as_str(), s.path.as_str()) {
+            ("POST", "/api/v1/namespaces") => (201, s.body.clone()),
+            ("GET", "/apis/kyverno.io/v2/namespaces/kyverno/updaterequests") => {
+                (200, json!({"kind": "UpdateRequestList", "items": []}))
+            }
+            ("DELETE", _) => (200, json!({"kind": "Status", "status": "Success"})),
+            _ => not_found(),
+        }
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(o.detail.contains("no UpdateRequest"), "{}", o.detail);
+    assert!(o.detail.contains("did not match"), "{}", o.detail);
+    let name = trigger_name(&log).unwrap();
+    assert!(deleted(&log, &name), "trigger not deleted after a failure");
+}
+
+#[tokio::test]
+async fn a_failed_update_request_points_at_the_controller_permissions() {
+    let name: Arc<Mutex<String>> = Arc::default();
+    let n = name.clone();
+    let (live, log) = mock(Arc::new(move |s: &Seen| {
+        if let Some(r) = discovery(s) {
+            return r;
+        }
+        match (s.method.as_str(), s.path.as_str()) {
+            ("POST", "/api/v1/namespaces") => {
+                *n.lock().unwrap() = s.body["metadata"]["name"].as_str().unwrap().to_string();
+                (201, s.body.clone())
+            }
+            ("GET", "/apis/kyverno.io/v2/namespaces/kyverno/updaterequests") => (
+                200,
+                json!({"kind": "UpdateRequestList", "items": [{
+                    "apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
+                    "metadata": {"name": "ur-1", "namespace": "kyverno"},
+                    "spec": {"policy": "testlab-require-team",
+                             "resource": {"kind": "Namespace", "name": n.lock().unwrap().clone()}},
+                    "status": {"state": "Failed", "message": "configmaps is forbidden"}
+                }]}),
+            ),
+            ("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews") => (
+                201,
+                json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                       "spec": s.body["spec"].clone(), "status": {"allowed": false}}),
+            ),
+            ("DELETE", _) => (200, json!({"kind": "Status", "status": "Success"})),
+            _ => not_found(),
+        }
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(
+        o.detail
+            .contains("the UpdateRequest failed: configmaps is forbidden"),
+        "{}",
+        o.detail
+    );
+    assert!(
+        o.detail.contains(
+            "can system:serviceaccount:kyverno:kyverno-background-controller create configmaps? no"
+        ),
+        "{}",
+        o.detail
+    );
+    let sar = log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|s| s.path.ends_with("/subjectaccessreviews"))
+        .cloned()
+        .unwrap();
+    assert_eq!(sar.body["spec"]["resourceAttributes"]["verb"], "create");
+    assert_eq!(
+        sar.body["spec"]["resourceAttributes"]["resource"],
+        "configmaps"
+    );
+    let trig = name.lock().unwrap().clone();
+    assert!(deleted(&log, &trig));
+}
