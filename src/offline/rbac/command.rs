@@ -40,8 +40,8 @@ const NON_STANDARD_RESOURCES: &[&str] = &["users", "groups"];
 /// Short names people expect that kubectl does not have, and what they meant.
 const NOT_SHORT_NAMES: &[(&str, &str)] = &[("rb", "rolebindings"), ("crb", "clusterrolebindings")];
 
-const AS_REQUIRED_HINT: &str = "offline there is no current user; name one, e.g. `--as alice`, \
-     `--as system:serviceaccount:NS:NAME`, or add `--as-group GROUP`";
+const AS_REQUIRED_HINT: &str = "offline there is no current user to fall back on; name one, \
+     e.g. `--as alice` or `--as system:serviceaccount:NS:NAME` (plus `--as-group GROUP` if needed)";
 
 pub fn run(ctx: &Ctx, cmd: AuthCommand) -> Result<Exit> {
     match cmd {

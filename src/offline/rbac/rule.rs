@@ -158,7 +158,17 @@ mod tests {
             ..rule("get,create,update", "", "configmaps")
         };
         // (case, rule, verb, group, resource, subresource, name, expected)
-        let cases: Vec<(&str, PolicyRule, &str, &str, &str, &str, &str, bool)> = vec![
+        type Case<'a> = (
+            &'a str,
+            PolicyRule,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+            bool,
+        );
+        let cases: Vec<Case<'_>> = vec![
             (
                 "star verb",
                 rule("*", "g1", "r1"),

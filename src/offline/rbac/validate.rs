@@ -429,7 +429,7 @@ rules: whatever
             let src = format!("apiVersion: rbac.authorization.k8s.io/v1\n{body}");
             let got = problems(&src);
             assert!(
-                got.iter().any(|g| g.starts_with(&want)),
+                got.iter().any(|g| g.starts_with(want)),
                 "{body:?}: want {want:?}, got {got:?}"
             );
         }
