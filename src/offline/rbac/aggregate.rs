@@ -197,58 +197,19 @@ mod tests {
     #[test]
     fn selector_table() {
         let l = labels(&[("tier", "web"), ("env", "prod")]);
+        #[rustfmt::skip]
         let cases = [
             ("empty matches all", json!({}), true),
-            (
-                "matchLabels hit",
-                json!({"matchLabels": {"tier": "web"}}),
-                true,
-            ),
-            (
-                "matchLabels miss",
-                json!({"matchLabels": {"tier": "db"}}),
-                false,
-            ),
-            (
-                "matchLabels all ANDed",
-                json!({"matchLabels": {"tier": "web", "x": "y"}}),
-                false,
-            ),
-            (
-                "In",
-                json!({"matchExpressions": [{"key": "env", "operator": "In", "values": ["dev", "prod"]}]}),
-                true,
-            ),
-            (
-                "In, missing key",
-                json!({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}),
-                false,
-            ),
-            (
-                "NotIn",
-                json!({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}),
-                false,
-            ),
-            (
-                "NotIn, missing key",
-                json!({"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a"]}]}),
-                true,
-            ),
-            (
-                "Exists",
-                json!({"matchExpressions": [{"key": "env", "operator": "Exists"}]}),
-                true,
-            ),
-            (
-                "DoesNotExist",
-                json!({"matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]}),
-                false,
-            ),
-            (
-                "labels and expressions ANDed",
-                json!({"matchLabels": {"tier": "web"}, "matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]}),
-                false,
-            ),
+            ("matchLabels hit", json!({"matchLabels": {"tier": "web"}}), true),
+            ("matchLabels miss", json!({"matchLabels": {"tier": "db"}}), false),
+            ("matchLabels all ANDed", json!({"matchLabels": {"tier": "web", "x": "y"}}), false),
+            ("In", json!({"matchExpressions": [{"key": "env", "operator": "In", "values": ["dev", "prod"]}]}), true),
+            ("In, missing key", json!({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}), false),
+            ("NotIn", json!({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}), false),
+            ("NotIn, missing key", json!({"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a"]}]}), true),
+            ("Exists", json!({"matchExpressions": [{"key": "env", "operator": "Exists"}]}), true),
+            ("DoesNotExist", json!({"matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]}), false),
+            ("labels and expressions ANDed", json!({"matchLabels": {"tier": "web"}, "matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]}), false),
         ];
         for (case, sel, want) in cases {
             let sel = LabelSelector::from_json(&sel).unwrap();

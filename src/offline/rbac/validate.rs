@@ -375,55 +375,20 @@ rules: whatever
 
     #[test]
     fn refused_objects_table() {
+        #[rustfmt::skip]
         let cases = [
-            (
-                "kind: Role\nmetadata: {name: r}\nrule: []\n",
-                "4:1 unknown field `rule` in Role",
-            ),
-            (
-                "kind: Role\nmetadata: {name: r}\nrules:\n- {apiGroups: [\"\"], resources: [pods]}\n",
-                "5:3 this rule has no verbs",
-            ),
-            (
-                "kind: Role\nmetadata: {name: r}\nrules:\n- {verbs: [get], resources: [pods]}\n",
-                "5:3 this rule has no apiGroups",
-            ),
-            (
-                "kind: Role\nmetadata: {name: r}\nrules:\n- {verbs: get, apiGroups: [\"\"], resources: [pods]}\n",
-                "5:11 verbs must be a list",
-            ),
-            (
-                "kind: Role\nmetadata: {name: r}\nrules:\n- {verbs: [get], nonResourceURLs: [/x]}\n",
-                "5:35 a Role cannot grant non-resource URLs",
-            ),
-            (
-                "kind: ClusterRole\nmetadata: {name: r}\nrules:\n- {verbs: [get], resources: [pods], nonResourceURLs: [/x]}\n",
-                "5:54 a rule cannot grant both",
-            ),
-            (
-                "kind: ClusterRole\nmetadata: {name: r}\naggregationRule:\n  clusterRoleSelectors: [{matchExpressions: [{key: a, operator: Is}]}]\n",
-                "5:26 invalid label selector",
-            ),
-            (
-                "kind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {kind: Role, name: r}\n",
-                "4:17 a ClusterRoleBinding can only refer to a ClusterRole",
-            ),
-            (
-                "kind: RoleBinding\nmetadata: {name: b}\n",
-                "1:1 RoleBinding has no roleRef",
-            ),
-            (
-                "kind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: r}\nsubjects:\n- {kind: ServiceAccount, name: sa}\n",
-                "6:3 a ServiceAccount subject of a ClusterRoleBinding needs a namespace",
-            ),
-            (
-                "kind: RoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: r}\nsubjects:\n- {kind: user, name: u}\n",
-                "6:10 subject kind must be User",
-            ),
-            (
-                "kind: RoleBinding\nmetadata: {}\nroleRef: {kind: ClusterRole, name: r}\n",
-                "3:11 RoleBinding has no metadata.name",
-            ),
+            ("kind: Role\nmetadata: {name: r}\nrule: []\n", "4:1 unknown field `rule` in Role"),
+            ("kind: Role\nmetadata: {name: r}\nrules:\n- {apiGroups: [\"\"], resources: [pods]}\n", "5:3 this rule has no verbs"),
+            ("kind: Role\nmetadata: {name: r}\nrules:\n- {verbs: [get], resources: [pods]}\n", "5:3 this rule has no apiGroups"),
+            ("kind: Role\nmetadata: {name: r}\nrules:\n- {verbs: get, apiGroups: [\"\"], resources: [pods]}\n", "5:11 verbs must be a list"),
+            ("kind: Role\nmetadata: {name: r}\nrules:\n- {verbs: [get], nonResourceURLs: [/x]}\n", "5:35 a Role cannot grant non-resource URLs"),
+            ("kind: ClusterRole\nmetadata: {name: r}\nrules:\n- {verbs: [get], resources: [pods], nonResourceURLs: [/x]}\n", "5:54 a rule cannot grant both"),
+            ("kind: ClusterRole\nmetadata: {name: r}\naggregationRule:\n  clusterRoleSelectors: [{matchExpressions: [{key: a, operator: Is}]}]\n", "5:26 invalid label selector"),
+            ("kind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {kind: Role, name: r}\n", "4:17 a ClusterRoleBinding can only refer to a ClusterRole"),
+            ("kind: RoleBinding\nmetadata: {name: b}\n", "1:1 RoleBinding has no roleRef"),
+            ("kind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: r}\nsubjects:\n- {kind: ServiceAccount, name: sa}\n", "6:3 a ServiceAccount subject of a ClusterRoleBinding needs a namespace"),
+            ("kind: RoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: r}\nsubjects:\n- {kind: user, name: u}\n", "6:10 subject kind must be User"),
+            ("kind: RoleBinding\nmetadata: {}\nroleRef: {kind: ClusterRole, name: r}\n", "3:11 RoleBinding has no metadata.name"),
         ];
         for (body, want) in cases {
             let src = format!("apiVersion: rbac.authorization.k8s.io/v1\n{body}");
