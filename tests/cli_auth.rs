@@ -167,6 +167,13 @@ fn subresources_by_flag_and_star_slash_rules() {
         all.extend(["-n", "dev", "-f", "rbac"]);
         s.can_i(&all).assert().code(*code);
     }
+    s.can_i(&[
+        "get", "pods/log", "--as", SA_DEV_APP, "-n", "dev", "-f", "rbac",
+    ])
+    .assert()
+    .stderr(contains(
+        "for the subresource write `pods --subresource log`",
+    ));
 }
 
 #[test]

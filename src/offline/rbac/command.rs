@@ -40,6 +40,24 @@ const NON_STANDARD_RESOURCES: &[&str] = &["users", "groups"];
 /// Short names people expect that kubectl does not have, and what they meant.
 const NOT_SHORT_NAMES: &[(&str, &str)] = &[("rb", "rolebindings"), ("crb", "clusterrolebindings")];
 
+/// Subresource names people write as `TYPE/NAME` by mistake (kubectl reads a name there).
+const COMMON_SUBRESOURCES: &[&str] = &[
+    "log",
+    "exec",
+    "attach",
+    "portforward",
+    "proxy",
+    "status",
+    "scale",
+    "eviction",
+    "binding",
+    "token",
+    "ephemeralcontainers",
+    "resize",
+    "finalize",
+    "approval",
+];
+
 const AS_REQUIRED_HINT: &str = "offline there is no current user to fall back on; name one, \
      e.g. `--as alice` or `--as system:serviceaccount:NS:NAME` (plus `--as-group GROUP` if needed)";
 
@@ -132,6 +150,12 @@ fn can_i(ctx: &Ctx, args: &CanIArgs) -> Result<Exit> {
         req.resource = resource;
         req.name = name.to_string();
         req.subresource = args.subresource.clone().unwrap_or_default();
+        if COMMON_SUBRESOURCES.contains(&name) && req.subresource.is_empty() {
+            warnings.push(format!(
+                "'{}' asks about the {} named '{name}'; for the subresource write `{ty} --subresource {name}`",
+                args.target, req.resource
+            ));
+        }
         if !args.all_namespaces && mapper.namespaced(&req.api_group, &req.resource) == Some(false) {
             // kubectl still sends the namespace, so RoleBindings there count.
             warnings.push(if req.api_group.is_empty() {

@@ -8,6 +8,7 @@ use crate::yaml::{Node, Yaml};
 use super::aggregate::LabelSelector;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+const RBAC_V1: &str = "rbac.authorization.k8s.io/v1";
 const ROLE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "rules"];
 const CLUSTER_ROLE_FIELDS: &[&str] =
     &["apiVersion", "kind", "metadata", "rules", "aggregationRule"];
@@ -51,6 +52,18 @@ pub fn check_document(doc: &Node, c: &mut Collector<'_>) {
         _ => return,
     };
     let Yaml::Map(_) = doc.value else { return };
+    if let Some(v) = doc.get("apiVersion")
+        && v.as_str() != Some(RBAC_V1)
+    {
+        c.error_hint(
+            v.pos,
+            format!(
+                "{} is not served (only v1 is, since Kubernetes 1.22)",
+                v.as_str().unwrap_or_default()
+            ),
+            format!("write `apiVersion: {RBAC_V1}`"),
+        );
+    }
     unknown_fields(doc, fields, kind, c);
     check_metadata(doc, kind, c);
     match kind {
@@ -398,6 +411,18 @@ rules: whatever
                 "{body:?}: want {want:?}, got {got:?}"
             );
         }
+    }
+
+    #[test]
+    fn only_rbac_v1_is_served() {
+        let got = problems(
+            "apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: ClusterRole\nmetadata: {name: r}\n",
+        );
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(
+            got[0].starts_with("1:13 rbac.authorization.k8s.io/v1beta1 is not served"),
+            "{got:?}"
+        );
     }
 
     #[test]
