@@ -268,6 +268,44 @@ impl Authorizer {
                 .iter()
                 .filter(|b| !namespace.is_empty() && b.namespace == namespace),
         );
+        if let Some(by) = self.first_grant(req, target, bindings, &mut missing) {
+            return Decision {
+                allowed: true,
+                reason: format!("RBAC: allowed by {by}"),
+            };
+        }
+        let mut reason = format!("RBAC: no rule allowed {}", describe_request(req));
+        for m in missing {
+            reason.push_str("; ");
+            reason.push_str(&m);
+        }
+        // Not the API server's words, but the commonest mistake: the grant exists, in
+        // another namespace.
+        if !namespace.is_empty() {
+            let elsewhere = self
+                .role_bindings
+                .iter()
+                .filter(|b| b.namespace != namespace);
+            if let Some(by) = self.first_grant(req, target, elsewhere, &mut Vec::new()) {
+                reason.push_str(&format!("; another namespace has a grant: {by}"));
+            }
+        }
+        Decision {
+            allowed: false,
+            reason,
+        }
+    }
+
+    /// The first binding of `bindings` that names this user and whose role grants the
+    /// request, described as the API server does; roles that are not loaded go to
+    /// `missing`.
+    fn first_grant<'a>(
+        &self,
+        req: &AccessRequest,
+        target: Target<'_>,
+        bindings: impl Iterator<Item = &'a Binding>,
+        missing: &mut Vec<String>,
+    ) -> Option<String> {
         for b in bindings {
             let Some(subject) = applies_to(&req.user, &req.groups, &b.subjects, &b.namespace)
             else {
@@ -283,27 +321,16 @@ impl Authorizer {
                 continue;
             };
             if rules.iter().any(|r| r.allows(&req.verb, target)) {
-                return Decision {
-                    allowed: true,
-                    reason: format!(
-                        "RBAC: allowed by {} of {} {:?} to {}",
-                        describe_binding(binding_kind(b), b),
-                        b.role_kind,
-                        b.role_name,
-                        describe_subject(subject, &b.namespace)
-                    ),
-                };
+                return Some(format!(
+                    "{} of {} {:?} to {}",
+                    describe_binding(binding_kind(b), b),
+                    b.role_kind,
+                    b.role_name,
+                    describe_subject(subject, &b.namespace)
+                ));
             }
         }
-        let mut reason = format!("RBAC: no rule allowed {}", describe_request(req));
-        for m in missing {
-            reason.push_str("; ");
-            reason.push_str(&m);
-        }
-        Decision {
-            allowed: false,
-            reason,
-        }
+        None
     }
 
     /// The rules a binding's roleRef points at; `None` when that role is not loaded.

@@ -105,6 +105,22 @@ fn rolebinding_to_clusterrole_grants_only_in_its_namespace() {
 }
 
 #[test]
+fn deny_mentions_a_grant_in_another_namespace() {
+    let a = load(ADMIN_IN_NS1);
+    let d = a.authorize(&res("admin", "", "get", "pods", "ns2", ""));
+    assert!(!d.allowed);
+    assert!(
+        d.reason.ends_with(
+            r#"; another namespace has a grant: RoleBinding "admins/ns1" of ClusterRole "admin" to User "admin""#
+        ),
+        "{}",
+        d.reason
+    );
+    let d = a.authorize(&res("nobody", "", "get", "pods", "ns2", ""));
+    assert!(!d.reason.contains("another namespace"), "{}", d.reason);
+}
+
+#[test]
 fn role_binding_reason_names_binding_role_and_subject() {
     let a = load(ADMIN_IN_NS1);
     let d = a.authorize(&res("joe", "admins", "get", "pods", "ns1", ""));
@@ -653,4 +669,96 @@ subjects: [{kind: Group, name: devs, apiGroup: rbac.authorization.k8s.io}]
             res("x", "", "get", "apps:deployments", "a", ""),
         ],
     );
+}
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    /// Strings that hit the interesting cases: RBAC kinds and fields, wildcards, names.
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("rbac.authorization.k8s.io/v1".to_string()),
+            Just("Role".to_string()),
+            Just("ClusterRole".to_string()),
+            Just("RoleBinding".to_string()),
+            Just("ClusterRoleBinding".to_string()),
+            Just("List".to_string()),
+            Just("*".to_string()),
+            Just("*/scale".to_string()),
+            Just("/logs/*".to_string()),
+            Just("ServiceAccount".to_string()),
+            Just("system:serviceaccount:a:b".to_string()),
+            "[a-z:/*]{0,6}",
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|i| json!(i)),
+            word().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 48, 6, |inner| {
+            let keys = prop_oneof![
+                Just("apiVersion".to_string()),
+                Just("kind".to_string()),
+                Just("metadata".to_string()),
+                Just("name".to_string()),
+                Just("namespace".to_string()),
+                Just("labels".to_string()),
+                Just("rules".to_string()),
+                Just("verbs".to_string()),
+                Just("apiGroups".to_string()),
+                Just("resources".to_string()),
+                Just("resourceNames".to_string()),
+                Just("nonResourceURLs".to_string()),
+                Just("roleRef".to_string()),
+                Just("subjects".to_string()),
+                Just("items".to_string()),
+                Just("aggregationRule".to_string()),
+                Just("clusterRoleSelectors".to_string()),
+                Just("matchLabels".to_string()),
+                Just("matchExpressions".to_string()),
+                Just("operator".to_string()),
+                Just("values".to_string()),
+                word(),
+            ];
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((keys, inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn authorizer_and_validation_take_any_objects(objects in prop::collection::vec(value(), 0..6),
+                                                      user in word(), verb in word(), res in word(), path in word()) {
+            let a = Authorizer::new(&objects);
+            let (user, groups) = impersonated(&user, &[]);
+            for non_resource_path in [None, Some(path)] {
+                let _ = a.authorize(&AccessRequest {
+                    user: user.clone(),
+                    groups: groups.clone(),
+                    verb: verb.clone(),
+                    resource: res.clone(),
+                    namespace: "a".into(),
+                    non_resource_path,
+                    ..AccessRequest::default()
+                });
+            }
+            let text = crate::yaml::to_stream(&objects);
+            if let Ok(docs) = crate::yaml::parse_stream(&text) {
+                let mut c = crate::diag::Collector::new(std::path::Path::new("p.yaml"), &text);
+                for d in &docs {
+                    validate::check_document(d, &mut c);
+                }
+                let _ = c.finish();
+            }
+        }
+    }
 }
