@@ -112,7 +112,7 @@ fn can_i(ctx: &Ctx, args: &CanIArgs) -> Result<Exit> {
     let mut warnings: Vec<String> = authorizer.warnings().to_vec();
     if authorizer.counts().iter().sum::<usize>() == 0 {
         warnings.push(format!(
-            "no Role, ClusterRole, RoleBinding or ClusterRoleBinding in {} file(s) under {}; every answer is no",
+            "no Role, ClusterRole, RoleBinding or ClusterRoleBinding in {} file(s) under {}; only system:masters is allowed anything",
             files.len(),
             args.paths
                 .iter()

@@ -1,7 +1,8 @@
 //! RBAC evaluated as the Kubernetes API server does: Roles, ClusterRoles, their bindings,
 //! ClusterRole aggregation, service-account users and groups, the `system:masters`
-//! superuser group. Pure and synchronous: objects in, decisions out; it never reads
-//! files, talks to a cluster, or prints.
+//! superuser group. The authorizer (here, `rule`, `aggregate`, `resource`) is pure and
+//! synchronous: objects in, decisions out; it never reads files, talks to a cluster, or
+//! prints. Files are `manifest`'s and `validate`'s business, the CLI is `command`'s.
 
 use std::collections::BTreeMap;
 
