@@ -117,14 +117,9 @@ fn check_metadata(doc: &Node, kind: &str, c: &mut Collector<'_>) {
 }
 
 fn check_rule(rule: &Node, namespaced: bool, c: &mut Collector<'_>) {
-    let Yaml::Map(_) = rule.value else {
-        c.error(
-            rule.pos,
-            format!("a rule must be a mapping, found {}", rule.type_name()),
-        );
+    if !fields_of(rule, RULE_FIELDS, "rule", c) {
         return;
-    };
-    unknown_fields(rule, RULE_FIELDS, "rule", c);
+    }
     let count = |key: &str, c: &mut Collector<'_>| -> usize {
         rule.get(key).map_or(0, |v| strings_of(v, key, c))
     };
@@ -195,14 +190,9 @@ fn check_aggregation(agg: &Node, c: &mut Collector<'_>) {
 }
 
 fn check_role_ref(r: &Node, cluster: bool, c: &mut Collector<'_>) {
-    let Yaml::Map(_) = r.value else {
-        c.error(
-            r.pos,
-            format!("roleRef must be a mapping, found {}", r.type_name()),
-        );
+    if !fields_of(r, ROLE_REF_FIELDS, "roleRef", c) {
         return;
-    };
-    unknown_fields(r, ROLE_REF_FIELDS, "roleRef", c);
+    }
     if let Some(g) = r.get("apiGroup")
         && g.as_str() != Some(RBAC_GROUP)
     {
@@ -235,14 +225,9 @@ fn check_role_ref(r: &Node, cluster: bool, c: &mut Collector<'_>) {
 }
 
 fn check_subject(s: &Node, cluster: bool, c: &mut Collector<'_>) {
-    let Yaml::Map(_) = s.value else {
-        c.error(
-            s.pos,
-            format!("a subject must be a mapping, found {}", s.type_name()),
-        );
+    if !fields_of(s, SUBJECT_FIELDS, "subject", c) {
         return;
-    };
-    unknown_fields(s, SUBJECT_FIELDS, "subject", c);
+    }
     let kind = s.get("kind").and_then(Node::as_str);
     match kind {
         Some("User" | "Group" | "ServiceAccount") => {}
@@ -321,6 +306,19 @@ fn strings_of(v: &Node, field: &str, c: &mut Collector<'_>) -> usize {
             0
         }
     }
+}
+
+/// Whether `node` is a mapping (reported when not), with its unknown fields reported.
+fn fields_of(node: &Node, known: &[&str], what: &str, c: &mut Collector<'_>) -> bool {
+    if !matches!(node.value, Yaml::Map(_)) {
+        c.error(
+            node.pos,
+            format!("{what} must be a mapping, found {}", node.type_name()),
+        );
+        return false;
+    }
+    unknown_fields(node, known, what, c);
+    true
 }
 
 fn unknown_fields(node: &Node, known: &[&str], what: &str, c: &mut Collector<'_>) {
@@ -402,6 +400,8 @@ rules: whatever
             ("kind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: r}\nsubjects:\n- {kind: ServiceAccount, name: sa}\n", "6:3 a ServiceAccount subject of a ClusterRoleBinding needs a namespace"),
             ("kind: RoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: r}\nsubjects:\n- {kind: user, name: u}\n", "6:10 subject kind must be User"),
             ("kind: RoleBinding\nmetadata: {}\nroleRef: {kind: ClusterRole, name: r}\n", "3:11 RoleBinding has no metadata.name"),
+            ("kind: Role\nmetadata: {name: r}\nrules: [get]\n", "4:9 rule must be a mapping, found a string"),
+            ("kind: RoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: r}\nsubjects: [{kind: User, name: u, namespce: x}]\n", "5:34 unknown field `namespce` in subject"),
         ];
         for (body, want) in cases {
             let src = format!("apiVersion: rbac.authorization.k8s.io/v1\n{body}");
