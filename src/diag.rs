@@ -65,15 +65,25 @@ fn display_width(c: char) -> usize {
 pub struct Collector<'a> {
     file: PathBuf,
     source: &'a str,
+    /// Byte offset where each line starts, computed on the first problem.
+    line_starts: Vec<usize>,
     diags: Vec<Diagnostic>,
+    /// Problems past `MAX_PER_FILE`, counted but not kept.
+    dropped: usize,
 }
+
+/// A file with more problems than this is not worth reading problem by problem; the
+/// rest are counted in one closing diagnostic.
+pub const MAX_PER_FILE: usize = 200;
 
 impl<'a> Collector<'a> {
     pub fn new(file: &Path, source: &'a str) -> Self {
         Collector {
             file: file.to_path_buf(),
             source,
+            line_starts: Vec::new(),
             diags: Vec::new(),
+            dropped: 0,
         }
     }
 
@@ -90,11 +100,24 @@ impl<'a> Collector<'a> {
     }
 
     fn push(&mut self, pos: Pos, message: String, hint: Option<String>) {
+        if self.diags.len() >= MAX_PER_FILE {
+            self.dropped += 1;
+            return;
+        }
+        if self.line_starts.is_empty() {
+            self.line_starts = std::iter::once(0)
+                .chain(self.source.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+        }
         let source_line = self
-            .source
-            .lines()
-            .nth(pos.line.saturating_sub(1))
-            .map(|l| l.trim_end().to_string());
+            .line_starts
+            .get(pos.line.saturating_sub(1))
+            .map(|&start| {
+                let rest = &self.source[start..];
+                rest[..rest.find('\n').unwrap_or(rest.len())]
+                    .trim_end()
+                    .to_string()
+            });
         self.diags.push(Diagnostic {
             file: self.file.clone(),
             pos,
@@ -111,6 +134,16 @@ impl<'a> Collector<'a> {
     /// The problems, in source order.
     pub fn finish(mut self) -> Vec<Diagnostic> {
         self.diags.sort_by_key(|d| d.pos);
+        if self.dropped > 0 {
+            let last = self.diags.last().map(|d| d.pos).unwrap_or_default();
+            self.diags.push(Diagnostic {
+                file: self.file.clone(),
+                pos: last,
+                message: format!("… and {} more problem(s) not shown", self.dropped),
+                hint: Some("fix the problems above first, then validate again".into()),
+                source_line: None,
+            });
+        }
         self.diags
     }
 }

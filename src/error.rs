@@ -46,7 +46,7 @@ impl Error {
     pub fn hint(&self) -> Option<&str> {
         match self {
             Error::Usage { hint, .. } | Error::Environment { hint, .. } => hint.as_deref(),
-            Error::Content(_) => Some("fix the problems above, then run `kca validate` again"),
+            Error::Content(_) => Some("fix the problems above, then run the command again"),
             Error::Other(_) => None,
         }
     }

@@ -1,9 +1,49 @@
 //! `kca auth …` arguments.
 
+use std::path::PathBuf;
+
 use clap::Subcommand;
 
 #[derive(Debug, Subcommand)]
 pub enum AuthCommand {
-    /// Not built yet
-    Placeholder,
+    /// Check whether an action is allowed, answered from RBAC manifests (like `kubectl auth can-i`)
+    #[command(
+        name = "can-i",
+        after_help = "Examples:\n  kca auth can-i list pods --as system:serviceaccount:dev:foo -n prod -f rbac/\n  kca auth can-i get pods --subresource log --as alice -f role.yaml\n  kca auth can-i update deployments.apps/web --as bob --as-group devs -f rbac.yaml\n  kca auth can-i get /healthz --as alice -f cluster-rbac/\n\nExit code: 0 yes, 1 no, 2 bad arguments or manifests."
+    )]
+    CanI(CanIArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CanIArgs {
+    /// A Kubernetes API verb: get, list, watch, create, update, patch, delete, … or '*'
+    pub verb: String,
+    /// TYPE, TYPE/NAME, or a non-resource URL starting with '/' (TYPE: pods, po, deploy,
+    /// deployments.apps, clusterpolicies.kyverno.io, '*', …)
+    pub target: String,
+    /// Manifests to load: files or folders (searched recursively for *.yaml, *.yml,
+    /// *.json); repeatable, or comma-separated
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "PATH",
+        required = true,
+        value_delimiter = ','
+    )]
+    pub paths: Vec<PathBuf>,
+    /// Subresource such as log (pods/log) or scale (deployments/scale)
+    #[arg(long, value_name = "SUBRESOURCE")]
+    pub subresource: Option<String>,
+    /// User to ask about; `system:serviceaccount:NS:NAME` for a service account
+    #[arg(long = "as", value_name = "USER")]
+    pub as_user: Option<String>,
+    /// Group to ask about (repeatable); replaces a service account's own groups
+    #[arg(long = "as-group", value_name = "GROUP")]
+    pub as_group: Vec<String>,
+    /// Namespace of the request
+    #[arg(short = 'n', long, value_name = "NS", default_value = "default")]
+    pub namespace: String,
+    /// Ask about all namespaces (cluster-wide: only ClusterRoleBindings count)
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
 }

@@ -55,7 +55,7 @@ impl<'n> Fields<'n> {
         self.used.borrow_mut().insert(key.to_string());
         self.entries
             .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
+            .find(|(k, _)| key_name(k).as_deref() == Some(key))
             .map(|(_, v)| v)
             .filter(|v| v.value != Yaml::Null)
     }
@@ -75,17 +75,16 @@ impl<'n> Fields<'n> {
 
     /// Whether `key` is present at all.
     pub fn has(&self, key: &str) -> bool {
-        self.entries.iter().any(|(k, _)| k.as_str() == Some(key))
+        self.entries
+            .iter()
+            .any(|(k, _)| key_name(k).as_deref() == Some(key))
     }
 
     /// Reports every key that was never read as unknown, with a suggestion when one is close.
     pub fn finish(self, d: &mut Decoder<'_>, context: &str) {
         let used = self.used.into_inner();
         for (k, _) in self.entries {
-            let name = match &k.value {
-                Yaml::Str(s) => s.clone(),
-                other => format!("{other:?}"),
-            };
+            let name = key_name(k).unwrap_or_else(|| format!("{:?}", k.value));
             if used.contains(&name) {
                 continue;
             }
@@ -102,6 +101,17 @@ impl<'n> Fields<'n> {
             };
             d.error_hint(k.pos, format!("unknown field `{name}` in {context}"), hint);
         }
+    }
+}
+
+/// A mapping key as text: `true:` and `1:` are keys too (YAML reads them as a boolean
+/// and a number, but content authors mean the words).
+fn key_name(k: &Node) -> Option<String> {
+    match &k.value {
+        Yaml::Str(s) => Some(s.clone()),
+        Yaml::Bool(b) => Some(b.to_string()),
+        Yaml::Int(i) => Some(i.to_string()),
+        _ => None,
     }
 }
 

@@ -1,0 +1,340 @@
+//! `TYPE` → API group and resource, as kubectl's REST mapper and shortcut expander resolve
+//! it against a cluster's discovery data. Offline, "discovery" is a built-in table of the
+//! Kubernetes 1.33 resources and Kyverno's (the course cluster runs Kyverno), plus any
+//! CustomResourceDefinitions among the loaded manifests. No requests, no printing.
+
+use serde_json::Value;
+
+/// One discoverable resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiResource {
+    pub group: String,
+    pub plural: String,
+    /// Lower-case kind, as discovery reports it.
+    pub singular: String,
+    pub short_names: Vec<String>,
+    pub namespaced: bool,
+}
+
+/// (group, plural, Kind, short names, namespaced). Core first: when a name is served by
+/// two groups (`events`), kubectl prefers the legacy core group.
+#[rustfmt::skip]
+const BUILT_IN: &[(&str, &str, &str, &[&str], bool)] = &[
+    ("", "bindings", "Binding", &[], true),
+    ("", "componentstatuses", "ComponentStatus", &["cs"], false),
+    ("", "configmaps", "ConfigMap", &["cm"], true),
+    ("", "endpoints", "Endpoints", &["ep"], true),
+    ("", "events", "Event", &["ev"], true),
+    ("", "limitranges", "LimitRange", &["limits"], true),
+    ("", "namespaces", "Namespace", &["ns"], false),
+    ("", "nodes", "Node", &["no"], false),
+    ("", "persistentvolumeclaims", "PersistentVolumeClaim", &["pvc"], true),
+    ("", "persistentvolumes", "PersistentVolume", &["pv"], false),
+    ("", "pods", "Pod", &["po"], true),
+    ("", "podtemplates", "PodTemplate", &[], true),
+    ("", "replicationcontrollers", "ReplicationController", &["rc"], true),
+    ("", "resourcequotas", "ResourceQuota", &["quota"], true),
+    ("", "secrets", "Secret", &[], true),
+    ("", "serviceaccounts", "ServiceAccount", &["sa"], true),
+    ("", "services", "Service", &["svc"], true),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", &[], false),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", &[], false),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", &[], false),
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", &[], false),
+    ("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", &["crd", "crds"], false),
+    ("apiregistration.k8s.io", "apiservices", "APIService", &[], false),
+    ("apps", "controllerrevisions", "ControllerRevision", &[], true),
+    ("apps", "daemonsets", "DaemonSet", &["ds"], true),
+    ("apps", "deployments", "Deployment", &["deploy"], true),
+    ("apps", "replicasets", "ReplicaSet", &["rs"], true),
+    ("apps", "statefulsets", "StatefulSet", &["sts"], true),
+    ("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview", &[], false),
+    ("authentication.k8s.io", "tokenreviews", "TokenReview", &[], false),
+    ("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", &[], true),
+    ("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", &[], false),
+    ("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview", &[], false),
+    ("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", &[], false),
+    ("autoscaling", "horizontalpodautoscalers", "HorizontalPodAutoscaler", &["hpa"], true),
+    ("batch", "cronjobs", "CronJob", &["cj"], true),
+    ("batch", "jobs", "Job", &[], true),
+    ("certificates.k8s.io", "certificatesigningrequests", "CertificateSigningRequest", &["csr"], false),
+    ("coordination.k8s.io", "leases", "Lease", &[], true),
+    ("discovery.k8s.io", "endpointslices", "EndpointSlice", &[], true),
+    ("events.k8s.io", "events", "Event", &["ev"], true),
+    ("flowcontrol.apiserver.k8s.io", "flowschemas", "FlowSchema", &[], false),
+    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "PriorityLevelConfiguration", &[], false),
+    ("networking.k8s.io", "ingressclasses", "IngressClass", &[], false),
+    ("networking.k8s.io", "ingresses", "Ingress", &["ing"], true),
+    ("networking.k8s.io", "ipaddresses", "IPAddress", &["ip"], false),
+    ("networking.k8s.io", "networkpolicies", "NetworkPolicy", &["netpol"], true),
+    ("networking.k8s.io", "servicecidrs", "ServiceCIDR", &[], false),
+    ("node.k8s.io", "runtimeclasses", "RuntimeClass", &[], false),
+    ("policy", "poddisruptionbudgets", "PodDisruptionBudget", &["pdb"], true),
+    // RBAC resources have no short names in Kubernetes: `kubectl get rb` is an error.
+    ("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", &[], false),
+    ("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", &[], false),
+    ("rbac.authorization.k8s.io", "rolebindings", "RoleBinding", &[], true),
+    ("rbac.authorization.k8s.io", "roles", "Role", &[], true),
+    ("scheduling.k8s.io", "priorityclasses", "PriorityClass", &["pc"], false),
+    ("storage.k8s.io", "csidrivers", "CSIDriver", &[], false),
+    ("storage.k8s.io", "csinodes", "CSINode", &[], false),
+    ("storage.k8s.io", "csistoragecapacities", "CSIStorageCapacity", &[], true),
+    ("storage.k8s.io", "storageclasses", "StorageClass", &["sc"], false),
+    ("storage.k8s.io", "volumeattachments", "VolumeAttachment", &[], false),
+    // Kyverno's CRDs, as its Helm chart installs them.
+    ("kyverno.io", "cleanuppolicies", "CleanupPolicy", &["cleanpol"], true),
+    ("kyverno.io", "clustercleanuppolicies", "ClusterCleanupPolicy", &["ccleanpol"], false),
+    ("kyverno.io", "clusterpolicies", "ClusterPolicy", &["cpol"], false),
+    ("kyverno.io", "globalcontextentries", "GlobalContextEntry", &["gctxentry"], false),
+    ("kyverno.io", "policies", "Policy", &["pol"], true),
+    ("kyverno.io", "policyexceptions", "PolicyException", &["polex"], true),
+    ("kyverno.io", "updaterequests", "UpdateRequest", &["ur"], true),
+    ("policies.kyverno.io", "imagevalidatingpolicies", "ImageValidatingPolicy", &[], false),
+    ("policies.kyverno.io", "validatingpolicies", "ValidatingPolicy", &[], false),
+    ("reports.kyverno.io", "clusterephemeralreports", "ClusterEphemeralReport", &["cephrep"], false),
+    ("reports.kyverno.io", "ephemeralreports", "EphemeralReport", &["ephrep"], true),
+    ("wgpolicyk8s.io", "clusterpolicyreports", "ClusterPolicyReport", &["cpolr"], false),
+    ("wgpolicyk8s.io", "policyreports", "PolicyReport", &["polr"], true),
+];
+
+/// The discovery data a type is resolved against.
+#[derive(Debug, Clone)]
+pub struct Mapper {
+    resources: Vec<ApiResource>,
+}
+
+impl Default for Mapper {
+    fn default() -> Self {
+        Mapper::built_in()
+    }
+}
+
+impl Mapper {
+    pub fn built_in() -> Mapper {
+        let resources = BUILT_IN
+            .iter()
+            .map(|(group, plural, kind, shorts, namespaced)| ApiResource {
+                group: group.to_string(),
+                plural: plural.to_string(),
+                singular: kind.to_lowercase(),
+                short_names: shorts.iter().map(|s| s.to_string()).collect(),
+                namespaced: *namespaced,
+            })
+            .collect();
+        Mapper { resources }
+    }
+
+    /// Adds the resources that CustomResourceDefinitions among `objects` serve, as the
+    /// cluster's discovery would once they are applied. Entries already known are kept.
+    pub fn with_crds(mut self, objects: &[Value]) -> Mapper {
+        for o in objects {
+            if o.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+                continue;
+            }
+            let spec = o.get("spec").unwrap_or(&Value::Null);
+            let names = spec.get("names").unwrap_or(&Value::Null);
+            let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+            let (Some(group), Some(plural)) = (s(spec, "group"), s(names, "plural")) else {
+                continue;
+            };
+            let singular = s(names, "singular")
+                .or_else(|| s(names, "kind").map(|k| k.to_lowercase()))
+                .unwrap_or_default();
+            let short_names = names
+                .get("shortNames")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if self
+                .resources
+                .iter()
+                .any(|r| r.group == group && r.plural == plural)
+            {
+                continue;
+            }
+            self.resources.push(ApiResource {
+                namespaced: s(spec, "scope").as_deref() != Some("Cluster"),
+                group,
+                plural,
+                singular,
+                short_names,
+            });
+        }
+        self
+    }
+
+    /// Resolves a kubectl `TYPE` (case-insensitive): `*`; a plural, singular or Kind;
+    /// a short name; any of those with `.group` or `.version.group`. Short names also
+    /// accept a prefix of their group (`hpa.autoscal`), as kubectl's expander does.
+    /// `None` when discovery has no such type.
+    pub fn resolve(&self, ty: &str) -> Option<&ApiResource> {
+        let ty = ty.to_lowercase();
+        // `resource.version.group`: kubectl tries this reading first when it can.
+        if let Some((resource, rest)) = ty.split_once('.')
+            && let Some((version, group)) = rest.split_once('.')
+            && is_version(version)
+            && let Some(r) = self.find_name(resource, Some(group))
+        {
+            return Some(r);
+        }
+        let (resource, group) = match ty.split_once('.') {
+            Some((r, g)) => (r, Some(g)),
+            None => (ty.as_str(), None),
+        };
+        if let Some(r) = self.find_name(resource, group) {
+            return Some(r);
+        }
+        if let Some(r) = self.resources.iter().find(|r| {
+            group.is_none_or(|g| g == r.group) && r.short_names.iter().any(|s| s == resource)
+        }) {
+            return Some(r);
+        }
+        let group = group?;
+        self.resources
+            .iter()
+            .find(|r| r.group.starts_with(group) && r.short_names.iter().any(|s| s == resource))
+    }
+
+    fn find_name(&self, name: &str, group: Option<&str>) -> Option<&ApiResource> {
+        self.resources.iter().find(|r| {
+            group.is_none_or(|g| g == r.group) && (r.plural == name || r.singular == name)
+        })
+    }
+
+    /// Whether `plural` in `group` is namespaced; `None` when unknown.
+    pub fn namespaced(&self, group: &str, plural: &str) -> Option<bool> {
+        self.resources
+            .iter()
+            .find(|r| r.group == group && r.plural == plural)
+            .map(|r| r.namespaced)
+    }
+}
+
+/// `v1`, `v2beta1`, `v1alpha3`: the shape of a Kubernetes API version.
+fn is_version(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix('v') else {
+        return false;
+    };
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 {
+        return false;
+    }
+    let tail = &rest[digits..];
+    tail.is_empty()
+        || ["alpha", "beta"].iter().any(|stage| {
+            tail.strip_prefix(stage)
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
+}
+
+/// kubectl-style type resolution against the built-in discovery table:
+/// `deploy` → `("apps", "deployments")`, `*` → `("", "*")`; `None` for unknown types
+/// (kubectl then warns and uses the type exactly as given, with no group).
+pub fn resolve_resource(ty: &str) -> Option<(String, String)> {
+    if ty == "*" {
+        return Some((String::new(), "*".into()));
+    }
+    Mapper::built_in()
+        .resolve(ty)
+        .map(|r| (r.group.clone(), r.plural.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn resolve_table() {
+        #[rustfmt::skip]
+        let cases: &[(&str, Option<(&str, &str)>)] = &[
+            ("*", Some(("", "*"))),
+            ("pods", Some(("", "pods"))),
+            ("pod", Some(("", "pods"))),
+            ("Pod", Some(("", "pods"))),
+            ("po", Some(("", "pods"))),
+            ("PODS", Some(("", "pods"))),
+            ("deploy", Some(("apps", "deployments"))),
+            ("Deployment", Some(("apps", "deployments"))),
+            ("deployments.apps", Some(("apps", "deployments"))),
+            ("deployments.v1.apps", Some(("apps", "deployments"))),
+            ("deploy.apps", Some(("apps", "deployments"))),
+            ("cm", Some(("", "configmaps"))),
+            ("sa", Some(("", "serviceaccounts"))),
+            ("ns", Some(("", "namespaces"))),
+            ("events", Some(("", "events"))),
+            ("events.events.k8s.io", Some(("events.k8s.io", "events"))),
+            ("hpa.autoscal", Some(("autoscaling", "horizontalpodautoscalers"))),
+            ("jobs.batch", Some(("batch", "jobs"))),
+            ("rolebindings", Some(("rbac.authorization.k8s.io", "rolebindings"))),
+            ("ClusterRoleBinding", Some(("rbac.authorization.k8s.io", "clusterrolebindings"))),
+            ("clusterpolicies.kyverno.io", Some(("kyverno.io", "clusterpolicies"))),
+            ("cpol", Some(("kyverno.io", "clusterpolicies"))),
+            ("ClusterPolicy", Some(("kyverno.io", "clusterpolicies"))),
+            ("polr", Some(("wgpolicyk8s.io", "policyreports"))),
+            ("crd", Some(("apiextensions.k8s.io", "customresourcedefinitions"))),
+            // kubectl has no short names for RBAC resources.
+            ("rb", None),
+            ("crb", None),
+            ("deployments.batch", None),
+            ("widgets", None),
+            ("widgets.example.com", None),
+        ];
+        for (ty, want) in cases {
+            let got = resolve_resource(ty);
+            let want = want.map(|(g, r)| (g.to_string(), r.to_string()));
+            assert_eq!(got, want, "{ty}");
+        }
+    }
+
+    #[test]
+    fn crds_extend_discovery() {
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "spec": {"group": "example.com", "scope": "Cluster",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]}}
+        });
+        let m = Mapper::built_in().with_crds(&[crd]);
+        for ty in [
+            "widgets",
+            "Widget",
+            "wd",
+            "widgets.example.com",
+            "widgets.v1.example.com",
+        ] {
+            let r = m.resolve(ty).unwrap_or_else(|| panic!("{ty}"));
+            assert_eq!(
+                (r.group.as_str(), r.plural.as_str()),
+                ("example.com", "widgets")
+            );
+        }
+        assert_eq!(m.namespaced("example.com", "widgets"), Some(false));
+    }
+
+    #[test]
+    fn namespaced_flags() {
+        let m = Mapper::built_in();
+        assert_eq!(m.namespaced("", "nodes"), Some(false));
+        assert_eq!(m.namespaced("", "pods"), Some(true));
+        assert_eq!(m.namespaced("", "widgets"), None);
+    }
+
+    #[test]
+    fn versions() {
+        for (s, want) in [
+            ("v1", true),
+            ("v2beta1", true),
+            ("v1alpha3", true),
+            ("v1beta", false),
+            ("apps", false),
+            ("v", false),
+        ] {
+            assert_eq!(is_version(s), want, "{s}");
+        }
+    }
+}

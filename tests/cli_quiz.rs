@@ -1,0 +1,318 @@
+//! The quiz commands and `kca validate`, run as a learner or an LMS would.
+
+mod common;
+
+use common::{Env, data, stderr, stdout};
+use serde_json::Value;
+
+fn demo(env: &Env) -> assert_cmd::Command {
+    env.kca_in(&data(""))
+}
+
+fn json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
+
+#[test]
+fn the_course_content_validates() {
+    let env = Env::new();
+    let out = env.kca().arg("validate").output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
+#[test]
+fn every_course_quiz_has_enough_questions_and_its_key_scores_full_marks() {
+    let env = Env::new();
+    let out = env
+        .kca()
+        .args(["quiz", "list", "--output", "json"])
+        .output()
+        .unwrap();
+    let list = json(&out);
+    let quizzes = list.as_array().unwrap();
+    assert_eq!(quizzes.len(), 4, "one quiz per course module: {list}");
+    for q in quizzes {
+        let id = q["id"].as_str().unwrap();
+        assert!(
+            q["questions"].as_u64().unwrap() >= 12,
+            "{id} has too few questions"
+        );
+        let key = env.kca().args(["quiz", "key", id]).output().unwrap();
+        let file = env.home.path().join(format!("{id}.key.yaml"));
+        std::fs::write(&file, &key.stdout).unwrap();
+        let graded = env
+            .kca()
+            .args(["quiz", "grade", id, "--output", "json", "--answers"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let report = json(&graded);
+        assert_eq!(
+            report["score"].as_f64(),
+            report["max"].as_f64(),
+            "{id}: {report}"
+        );
+        assert_eq!(graded.status.code(), Some(0));
+    }
+}
+
+#[test]
+fn broken_content_reports_every_problem_with_its_position() {
+    let env = Env::new();
+    let out = env
+        .kca()
+        .arg("validate")
+        .arg(data("broken"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out).replace(&data("").display().to_string(), "[DATA]/");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn validate_never_panics_on_hostile_input() {
+    let env = Env::new();
+    let dir = env.home.path().join("hostile");
+    std::fs::create_dir_all(dir.join("a-directory.yaml")).unwrap();
+    std::fs::write(dir.join("empty.yaml"), "").unwrap();
+    std::fs::write(dir.join("deep.yaml"), "[".repeat(100_000)).unwrap();
+    std::fs::write(
+        dir.join("deep-map.yaml"),
+        (0..5000)
+            .map(|i| format!("{}k:\n", " ".repeat(i)))
+            .collect::<String>(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("huge.yaml"), "apiVersion: kca.dev/v1alpha1\nkind: Quiz\nmetadata: {id: x, title: x}\npassMark: 1\nquestions:\n".to_string() + &"  - {id: q, type: short}\n".repeat(20_000)).unwrap();
+    std::fs::write(dir.join("scalar.yaml"), "42\n").unwrap();
+    let out = env.kca().arg("validate").arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    for f in [
+        "empty.yaml",
+        "deep.yaml",
+        "deep-map.yaml",
+        "huge.yaml",
+        "scalar.yaml",
+    ] {
+        assert!(err.contains(f), "{f} not reported: {err}");
+    }
+    // A directory named as a file is a usage problem, not a crash.
+    let out = env
+        .kca()
+        .arg("validate")
+        .arg(dir.join("nope.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn grade_prints_json_the_lms_can_read() {
+    let env = Env::new();
+    let answers = env.home.path().join("a.yaml");
+    std::fs::write(&answers, "d-single: a\nd-multi: [a]\nd-tf: true\nd-short: ' ｕｐｄａｔｅｒｅｑｕｅｓｔ '\nd-num: 10\n").unwrap();
+    let out = demo(&env)
+        .args(["quiz", "grade", "demo", "--output", "json", "--answers"])
+        .arg(&answers)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json(&out);
+    assert_eq!(r["quiz"], "demo");
+    assert_eq!(r["max"], 7);
+    assert_eq!(r["score"], 4.0);
+    assert_eq!(r["passed"], true);
+    let qs = r["questions"].as_array().unwrap();
+    let find = |id: &str| qs.iter().find(|q| q["id"] == id).unwrap().clone();
+    assert_eq!(find("d-single")["correct"], false);
+    assert_eq!(find("d-multi")["points"], 1.0);
+    assert_eq!(find("d-short")["correct"], true);
+    assert_eq!(find("d-order")["answered"], false);
+}
+
+#[test]
+fn grade_below_the_pass_mark_exits_one_and_speaks_junit() {
+    let env = Env::new();
+    let answers = env.home.path().join("a.yaml");
+    std::fs::write(&answers, "d-single: a\n").unwrap();
+    let out = demo(&env)
+        .args(["quiz", "grade", "demo", "--output", "junit", "--answers"])
+        .arg(&answers)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let xml = stdout(&out);
+    assert!(
+        xml.contains("<testsuite name=\"quiz demo\" tests=\"6\" failures=\"6\""),
+        "{xml}"
+    );
+}
+
+#[test]
+fn an_answers_file_naming_unknown_questions_points_at_them() {
+    let env = Env::new();
+    let answers = env.home.path().join("a.yaml");
+    std::fs::write(&answers, "d-single: b\nd-singel: a\nd-tf: [1, 2]\n").unwrap();
+    let out = demo(&env)
+        .args(["quiz", "grade", "demo", "--answers"])
+        .arg(&answers)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("a.yaml:2:1: error: quiz `demo` has no question `d-singel`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `d-single`?"), "{err}");
+    assert!(
+        err.contains("a.yaml:3:7: error: `d-tf` is a `true-false` question"),
+        "{err}"
+    );
+}
+
+#[test]
+fn piped_run_grades_and_remembers_progress() {
+    let env = Env::new();
+    // single, multi (a hint first), true-false in Japanese, short full-width, numeric, order by id.
+    let input = "b\nh\na,c\nはい\nＵｐｄａｔｅＲｅｑｕｅｓｔ\n１０\nauthn authz mutate\n";
+    let out = demo(&env)
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(text.matches("✓ CORRECT").count(), 6, "{text}");
+    assert!(
+        text.contains("No more hints.") || text.contains("hint"),
+        "{text}"
+    );
+    assert!(text.contains("✓ PASSED demo: 7/7 (100%)"), "{text}");
+    let list = demo(&env)
+        .args(["quiz", "list", "--output", "json"])
+        .output()
+        .unwrap();
+    let l = json(&list);
+    assert_eq!(l[0]["best"]["percent"], 100.0);
+    assert_eq!(l[0]["lastAttempt"]["passed"], true);
+}
+
+#[test]
+fn wrong_answers_show_feedback_and_the_right_answer() {
+    let env = Env::new();
+    let out = demo(&env)
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin("a\nq\n")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text.contains("✗ INCORRECT"), "{text}");
+    assert!(text.contains("No, that is the opposite"), "{text}");
+    assert!(text.contains("Answer: b) Fail"), "{text}");
+    assert!(text.contains("Why: It is Fail."), "{text}");
+    assert!(text.contains("Stopped early"), "{text}");
+}
+
+#[test]
+fn review_asks_missed_questions_first_and_nothing_when_all_known() {
+    let env = Env::new();
+    // Miss d-single and d-tf, get the rest right.
+    let input = "a\na,c\nfalse\nUpdateRequest\n10\nauthn,authz,mutate\n";
+    let run = demo(&env)
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+    let review = demo(&env)
+        .args(["--lang", "en", "quiz", "review"])
+        .write_stdin("b\ntrue\n")
+        .output()
+        .unwrap();
+    let text = stdout(&review);
+    assert_eq!(review.status.code(), Some(0), "{text}");
+    let first = text.find("Default failurePolicy?").expect(&text);
+    let second = text.find("validate sees the mutated object").expect(&text);
+    assert!(first < second);
+    assert!(
+        !text.contains("Which are true?"),
+        "known questions wait: {text}"
+    );
+    assert!(text.contains("Review: 2/2"), "{text}");
+    let again = demo(&env)
+        .args(["--lang", "en", "quiz", "review"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&again).contains("Nothing is due for review"),
+        "{}",
+        stdout(&again)
+    );
+}
+
+#[test]
+fn a_corrupt_progress_file_is_kept_aside_with_a_warning() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.state_dir()).unwrap();
+    std::fs::write(env.state_dir().join("quizzes.json"), "garbage").unwrap();
+    let out = demo(&env).args(["quiz", "list"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("warning:"), "{}", stderr(&out));
+    let kept = std::fs::read_dir(env.state_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("quizzes.json.corrupt-")
+        });
+    assert!(kept);
+}
+
+#[test]
+fn unknown_quiz_suggests_the_closest() {
+    let env = Env::new();
+    let out = demo(&env).args(["quiz", "run", "dmeo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("did you mean `demo`?"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn shuffle_with_a_seed_is_repeatable() {
+    let env = Env::new();
+    let run = || {
+        stdout(
+            &demo(&env)
+                .args([
+                    "--lang",
+                    "en",
+                    "quiz",
+                    "run",
+                    "demo",
+                    "--shuffle",
+                    "--seed",
+                    "7",
+                ])
+                .write_stdin("q\n")
+                .output()
+                .unwrap(),
+        )
+    };
+    assert_eq!(run(), run());
+}
