@@ -97,7 +97,10 @@ fn validate_reports_every_lab_problem_with_its_position() {
     let broken = src
         .replace("fixtures/namespace.yaml", "fixtures/missing.yaml")
         .replace("kind: command", "kind: shell")
-        .replace("fails: [script-ok]", "fails: [script-okay]");
+        .replace(
+            "fails: [config-file, config-resource]",
+            "fails: [config-fil, config-resource]",
+        );
     std::fs::write(&lab, broken).unwrap();
     env.kca()
         .arg("validate")
@@ -111,9 +114,11 @@ fn validate_reports_every_lab_problem_with_its_position() {
             "error: unknown check kind `shell`",
         ))
         .stderr(predicate::str::contains(
-            "error: mutant names unknown check `script-okay`",
+            "error: mutant names unknown check `config-fil`",
         ))
-        .stderr(predicate::str::contains("hint: did you mean `script-ok`?"));
+        .stderr(predicate::str::contains(
+            "hint: did you mean `config-file`?",
+        ));
 }
 
 #[test]
@@ -191,7 +196,12 @@ fn start_and_check_offline_grade_the_workspace() {
         .stdout(predicate::str::contains(
             "hint: `kca lab hint --task config` (1 of 2)",
         ))
-        .stdout(predicate::str::contains("- SKIP  reader-can-get (can-i)"));
+        .stdout(predicate::str::contains(
+            "✗ FAIL  reader-can-get (can-i)  0/1",
+        ))
+        .stdout(predicate::str::contains(
+            "✓ PASS  reader-cannot-delete (can-i)  1/1",
+        ));
     env.solve("app.yaml");
     env.solve("check.sh");
     env.kca()
@@ -395,7 +405,7 @@ fn status_lists_started_labs() {
     env.start_offline();
     env.kca().args(["lab", "check"]).assert().code(1);
     env.kca().args(["lab", "status"]).assert().success().stdout(
-        predicate::str::contains("* testlab").and(predicate::str::contains("0/9 (offline")),
+        predicate::str::contains("* testlab").and(predicate::str::contains("1/9 (offline")),
     );
 }
 

@@ -264,21 +264,37 @@ pub fn expected_generated(expect: &ObjSel, trigger: &Value) -> ObjRef {
     }
 }
 
-/// The calls into the offline engines. The RBAC authorizer
-/// (`crate::offline::rbac::Authorizer::new(&objects).authorize(&AccessRequest{..})`) and the
-/// Kyverno engine (`crate::offline::kyverno::{load_policies, admit, denial}`) are built on
-/// other branches; until they are merged these say so, and the checks are `skipped`.
+/// The calls into the offline engines: the RBAC authorizer (`crate::offline::rbac`) and the
+/// Kyverno engine (`crate::offline::kyverno::{load_policies, admit, denial}`). The Kyverno
+/// engine is built on another branch; until it is merged these say so, and the checks are
+/// `skipped`.
 mod engine {
     use serde_json::Value;
 
     use crate::target::{AccessAnswer, AccessQuery, Admission};
 
-    const RBAC: &str = "offline engine not available: the RBAC authorizer is not in this build";
     const KYVERNO: &str = "offline engine not available: the Kyverno engine is not in this build";
 
+    /// The offline RBAC authorizer over the lab's objects, asked as `kubectl auth can-i
+    /// --as` would ask (the impersonated user gets the groups the API server adds).
     pub fn can_i(objects: &[Value], q: &AccessQuery) -> Result<AccessAnswer, String> {
-        let _ = (objects, q);
-        Err(RBAC.into())
+        use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
+        let (user, groups) = impersonated(&q.user, &q.groups);
+        let d = Authorizer::new(objects).authorize(&AccessRequest {
+            user,
+            groups,
+            verb: q.verb.clone(),
+            api_group: q.group.clone(),
+            resource: q.resource.clone(),
+            subresource: q.subresource.clone(),
+            namespace: q.namespace.clone(),
+            name: q.name.clone(),
+            non_resource_path: None,
+        });
+        Ok(AccessAnswer {
+            allowed: d.allowed,
+            reason: d.reason,
+        })
     }
 
     pub fn admit(
