@@ -560,15 +560,52 @@ async fn delete_owned(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {
                 .verbose(&format!("{api} {kind} is not served here; skipped"));
             continue;
         }
+        let mut gone = Vec::new();
         for obj in live.list(&api, &kind, None, &lab.selector()).await? {
             if let Some(r) = ObjRef::of(&obj) {
                 live.delete(&r).await?;
                 ctx.printer.verbose(&format!("deleted {r}"));
+                gone.push(r);
                 n += 1;
+            }
+        }
+        // A terminating namespace refuses to be re-created: wait until it is gone.
+        if kind == "Namespace" {
+            for r in gone {
+                wait_gone(ctx, live, &r).await?;
             }
         }
     }
     Ok(n)
+}
+
+const NAMESPACE_DELETION: std::time::Duration = std::time::Duration::from_secs(180);
+
+async fn wait_gone(ctx: &Ctx, live: &Live, r: &ObjRef) -> Result<()> {
+    let start = std::time::Instant::now();
+    let mut said = false;
+    while live.get(r).await?.is_some() {
+        if start.elapsed() > NAMESPACE_DELETION {
+            return Err(Error::environment(
+                format!(
+                    "{r} is still terminating after {}s",
+                    NAMESPACE_DELETION.as_secs()
+                ),
+                format!(
+                    "look at `kubectl get namespace {} -o yaml` (finalizers, a webhook that \
+                     refuses deletions), then run the reset again",
+                    r.name
+                ),
+            ));
+        }
+        if !said {
+            ctx.printer
+                .status(&format!("waiting for {r} to finish terminating…"));
+            said = true;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

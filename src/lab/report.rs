@@ -243,3 +243,143 @@ pub fn junit(reports: &[Report], lang: Lang) -> String {
         .collect();
     crate::junit::render(&suites)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::lab::{Check, ExitWant, Spec, Task};
+    use crate::lab::check::{CheckResult, Outcome};
+
+    fn lab() -> Lab {
+        let check = |id: &str, points: u32| Check {
+            id: id.into(),
+            title: None,
+            points,
+            timeout: std::time::Duration::from_secs(1),
+            on_fail: Some(Text::plain("try again")),
+            on_pass: None,
+            spec: Spec::Command {
+                run: vec!["true".into()],
+                env: Default::default(),
+                stdin: None,
+                exit: ExitWant::Code(0),
+                stdout: vec![],
+                stderr: vec![],
+            },
+        };
+        Lab {
+            id: "l".into(),
+            title: Text::plain("L"),
+            module: None,
+            concepts: vec![],
+            description: None,
+            dir: ".".into(),
+            workspace_name: "l".into(),
+            apply: vec![],
+            vars: Default::default(),
+            starter: vec![],
+            fixtures: vec![],
+            tasks: vec![
+                Task {
+                    id: "a".into(),
+                    title: Text::plain("A"),
+                    instructions: Text::plain("i"),
+                    hints: vec![Text::plain("h1"), Text::plain("h2")],
+                    checks: vec![check("a1", 2), check("a2", 3)],
+                },
+                Task {
+                    id: "b".into(),
+                    title: Text::plain("B"),
+                    instructions: Text::plain("i"),
+                    hints: vec![],
+                    checks: vec![check("b1", 1)],
+                },
+            ],
+            solution: vec![],
+            mutants: vec![],
+            reset: Default::default(),
+        }
+    }
+
+    fn report(verdicts: [Outcome; 3]) -> Report {
+        let lab = lab();
+        let results: Vec<CheckResult> = lab
+            .checks()
+            .zip(verdicts)
+            .map(|((t, c), o)| CheckResult::new(t, c, o, 0.0))
+            .collect();
+        Report::new(&lab, "offline".into(), results, |_| 1)
+    }
+
+    #[test]
+    fn points_partial_credit_and_exit_codes() {
+        let all = report([Outcome::pass(""), Outcome::pass(""), Outcome::pass("")]);
+        assert_eq!(
+            (all.score, all.max_score, all.exit()),
+            (6, 6, Exit::Success)
+        );
+        let some = report([
+            Outcome::pass(""),
+            Outcome::fail("no"),
+            Outcome::error("down"),
+        ]);
+        assert_eq!((some.score, some.exit()), (2, Exit::NotPassed));
+        assert_eq!(some.tasks[0].score, 2);
+        assert_eq!(some.tasks[0].max_score, 5);
+        assert_eq!(
+            some.tasks[0].checks[1].feedback,
+            Some(Text::plain("try again"))
+        );
+        let env = report([Outcome::pass(""), Outcome::error("down"), Outcome::pass("")]);
+        assert_eq!(env.exit(), Exit::Environment);
+        let skipped = report([
+            Outcome::pass(""),
+            Outcome::pass(""),
+            Outcome::skipped("n/a"),
+        ]);
+        assert_eq!(
+            skipped.exit(),
+            Exit::Environment,
+            "a skipped check is not a pass"
+        );
+    }
+
+    #[test]
+    fn json_has_a_schema_version_and_junit_a_case_per_check() {
+        let r = report([
+            Outcome::pass(""),
+            Outcome::fail("no"),
+            Outcome::skipped("n/a"),
+        ]);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["schemaVersion"], SCHEMA_VERSION);
+        assert_eq!(v["tasks"][0]["checks"][1]["verdict"], "fail");
+        assert_eq!(v["counts"]["skipped"], 1);
+        let xml = junit(&[r], Lang::En);
+        assert_eq!(xml.matches("<testcase").count(), 3, "{xml}");
+        assert!(xml.contains("<skipped"), "{xml}");
+    }
+
+    #[test]
+    fn text_asks_for_the_next_hint_only_for_failing_tasks() {
+        let lab = lab();
+        let r = report([Outcome::pass(""), Outcome::fail("no"), Outcome::fail("no")]);
+        let p = Printer::new(&crate::settings::Settings {
+            color: false,
+            output: crate::settings::OutputFormat::Text,
+            lang: Lang::En,
+            verbosity: 0,
+            content_dir: ".".into(),
+            state_dir: ".".into(),
+            home: ".".into(),
+        });
+        let text = text(&r, &lab, Lang::En, &p).join("\n");
+        assert!(
+            text.contains("hint: `kca lab hint --task a` (2 of 2)"),
+            "{text}"
+        );
+        assert!(!text.contains("--task b"), "{text}");
+        assert!(text.contains("✗ FAIL  a2 (command)  0/3"), "{text}");
+        assert!(text.contains("score 2/6"), "{text}");
+    }
+}
