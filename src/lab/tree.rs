@@ -56,6 +56,13 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
                     short(got)
                 ));
             };
+            if have.is_empty() && !items.is_empty() {
+                return Err(format!(
+                    "`{}` is empty; expected an item like {}",
+                    at(path),
+                    short(&items[0])
+                ));
+            }
             for (i, w) in items.iter().enumerate() {
                 if !have.iter().any(|g| walk(w, g, "").is_ok()) {
                     // With one candidate the inner difference says more than "no item".
@@ -177,6 +184,12 @@ mod tests {
                 _ => panic!("{want}: expected {expect:?}, got {got:?}"),
             }
         }
+    }
+
+    #[test]
+    fn an_empty_list_says_so() {
+        let e = partial_match(&json!({"rules": [{"name": "r"}]}), &json!({"rules": []})).unwrap_err();
+        assert!(e.starts_with("`rules` is empty; expected an item like"), "{e}");
     }
 
     #[test]
