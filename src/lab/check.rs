@@ -427,8 +427,7 @@ pub fn judge_admission(check: &Check, got: &crate::target::Admission) -> Outcome
     else {
         return Outcome::error("not an admission check");
     };
-    let what = crate::target::ObjRef::of(&probe.object)
-        .map_or_else(|| "the probe".to_string(), |r| r.to_string());
+    let what = probe_name(&probe.object);
     match (expect, got) {
         (Expect::Allowed, Admission::Allowed { object, .. }) => match assert {
             None => Outcome::pass(format!("{what} was admitted")),
@@ -470,6 +469,20 @@ pub fn judge_admission(check: &Check, got: &crate::target::Admission) -> Outcome
                 ))
             }
         }
+    }
+}
+
+/// "Pod kca-mutate/kca-probe-…" for a probe that may only have a `generateName`.
+pub fn probe_name(obj: &Value) -> String {
+    let s = |p: &str| obj.pointer(p).and_then(Value::as_str);
+    let name = s("/metadata/name")
+        .map(str::to_string)
+        .or_else(|| s("/metadata/generateName").map(|g| format!("{g}…")))
+        .unwrap_or_else(|| "(unnamed)".into());
+    let kind = s("/kind").unwrap_or("object");
+    match s("/metadata/namespace") {
+        Some(ns) => format!("the probe {kind} {ns}/{name}"),
+        None => format!("the probe {kind} {name}"),
     }
 }
 
