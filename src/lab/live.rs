@@ -155,9 +155,22 @@ async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
     let who = user
         .as_ref()
         .map(|(u, g)| Identity::user(u.clone(), g.clone()));
-    let got = live.admit(&probe.object, op, who.as_ref()).await?;
-    Ok(check::judge_admission(check, &got))
+    // Webhook configurations and ValidatingAdmissionPolicy bindings reach the API server a
+    // moment after they are applied: a probe that misses them is asked again, briefly.
+    let settle = check.timeout.min(SETTLE);
+    let start = Instant::now();
+    loop {
+        let got = live.admit(&probe.object, op, who.as_ref()).await?;
+        let outcome = check::judge_admission(check, &got);
+        if outcome.verdict == check::Verdict::Pass || start.elapsed() >= settle {
+            return Ok(outcome);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
+
+/// How long an admission probe is retried while its outcome differs from the expected one.
+const SETTLE: Duration = Duration::from_secs(8);
 
 /// A short, unlikely-to-collide suffix for trigger names.
 fn suffix() -> String {
