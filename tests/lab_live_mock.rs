@@ -88,6 +88,16 @@ fn discovery(seen: &Seen) -> Option<(u16, Value)> {
                 ],
             ),
         )),
+        "/apis/kyverno.io/v1" => Some((
+            200,
+            resources(
+                "kyverno.io/v1",
+                &[
+                    ("clusterpolicies", "ClusterPolicy", false),
+                    ("policies", "Policy", true),
+                ],
+            ),
+        )),
         "/apis/kyverno.io/v2" => Some((
             200,
             resources(
@@ -299,4 +309,116 @@ async fn a_failed_update_request_points_at_the_controller_permissions() {
     );
     let trig = name.lock().unwrap().clone();
     assert!(deleted(&log, &trig));
+}
+
+fn denial_by(policy: &str, rule: &str) -> (u16, Value) {
+    let msg = format!(
+        "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Pod/kca-testlab/p was blocked due to the following policies \n\n{policy}:\n  {rule}: 'validation error: team label required. rule {rule} failed at path /metadata/labels/team/'\n"
+    );
+    (
+        400,
+        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": msg, "reason": "", "code": 400}),
+    )
+}
+
+async fn run_admission(
+    lab: &kca::content::lab::Lab,
+    live: &Live,
+    id: &str,
+) -> kca::lab::check::Outcome {
+    let check = lab.check(id).unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let env = Env {
+        lab,
+        workspace: ws.path(),
+    };
+    kca::lab::live::evaluate(live, env, check, &printer()).await
+}
+
+fn ready_policy(s: &Seen) -> Option<(u16, Value)> {
+    (s.method == "GET" && s.path == "/apis/kyverno.io/v1/clusterpolicies/testlab-require-team")
+        .then(|| {
+            (
+                200,
+                json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+                   "metadata": {"name": "testlab-require-team"},
+                   "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+            )
+        })
+}
+
+#[tokio::test]
+async fn admission_is_judged_by_the_parsed_denier_not_the_text() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        discovery(s).or_else(|| ready_policy(s)).unwrap_or_else(|| {
+            match (s.method.as_str(), s.path.as_str()) {
+                ("POST", "/api/v1/namespaces/kca-testlab/pods") => {
+                    denial_by("testlab-require-team", "require-team")
+                }
+                _ => not_found(),
+            }
+        })
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let o = run_admission(&lab, &live, "no-team-denied").await;
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert!(
+        o.detail
+            .contains("denied by policy `testlab-require-team` rule `require-team`"),
+        "{}",
+        o.detail
+    );
+    let posted = log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|s| s.method == "POST")
+        .cloned()
+        .unwrap();
+    assert_eq!(posted.body["metadata"]["generateName"], "testlab-probe-");
+}
+
+#[tokio::test]
+async fn a_denial_by_another_policy_fails_even_when_its_text_mentions_ours() {
+    let (live, _log) = mock(Arc::new(|s: &Seen| {
+        discovery(s)
+            .or_else(|| ready_policy(s))
+            .unwrap_or_else(|| match s.method.as_str() {
+                // Another policy whose rule text happens to name ours.
+                "POST" => denial_by("other-policy", "testlab-require-team"),
+                _ => not_found(),
+            })
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let o = run_admission(&lab, &live, "no-team-denied").await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(
+        o.detail
+            .contains("was denied, but not by policy `testlab-require-team`"),
+        "{}",
+        o.detail
+    );
+}
+
+#[tokio::test]
+async fn a_policy_that_never_gets_ready_fails_before_probing() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        discovery(s).unwrap_or_else(|| match (s.method.as_str(), s.path.as_str()) {
+            ("GET", "/apis/kyverno.io/v1/clusterpolicies/testlab-require-team") => (
+                200,
+                json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+                       "metadata": {"name": "testlab-require-team"},
+                       "status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
+            ),
+            _ => not_found(),
+        })
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let o = run_admission(&lab, &live, "no-team-denied").await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(o.detail.contains("did not become Ready"), "{}", o.detail);
+    assert!(
+        !log.lock().unwrap().iter().any(|s| s.method == "POST"),
+        "probed an unready policy"
+    );
 }
