@@ -306,9 +306,18 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
             );
         }
     }
+    // Templates are rendered in lint with the variables they will get, so a misspelt
+    // variable is a content error rather than a learner's crash.
+    let mut tctx = tera::Context::new();
+    tctx.insert("lab", id.as_deref().unwrap_or(""));
+    tctx.insert("workspace", &format!("/root/{workspace_name}"));
+    tctx.insert("lab_dir", &dir.display().to_string());
+    for (k, v) in &vars {
+        tctx.insert(k, v);
+    }
     let starter = top
         .opt("starter")
-        .map(|n| file_refs(d, n, &dir, "starter"))
+        .map(|n| file_refs(d, n, &dir, "starter", &tctx))
         .unwrap_or_default();
     let fixtures = top
         .opt("fixtures")
@@ -316,7 +325,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
         .unwrap_or_default();
     let solution = top
         .req(d, "solution")
-        .map(|n| file_refs(d, n, &dir, "solution"))
+        .map(|n| file_refs(d, n, &dir, "solution", &tctx))
         .unwrap_or_default();
     let mut tasks = Vec::new();
     if let Some(list) = top.req(d, "tasks").and_then(|n| d.list(n)) {
@@ -324,7 +333,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
             d.error(top.pos(), "a lab needs at least one task");
         }
         for n in list {
-            tasks.extend(decode_task(d, n, &dir));
+            tasks.extend(decode_task(d, n, &dir, &tctx));
         }
     }
     unique_ids(
@@ -347,6 +356,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
                 d,
                 n,
                 &dir,
+                &tctx,
                 &check_ids,
                 &sol_paths,
                 &start_paths,
@@ -431,7 +441,13 @@ fn rel_path(d: &mut Decoder<'_>, n: &Node) -> Option<String> {
 }
 
 /// `- path` or `- {path: …, template: true}`; each `<section>/<path>` must exist.
-fn file_refs(d: &mut Decoder<'_>, node: &Node, dir: &Path, section: &str) -> Vec<FileRef> {
+fn file_refs(
+    d: &mut Decoder<'_>,
+    node: &Node,
+    dir: &Path,
+    section: &str,
+    tctx: &tera::Context,
+) -> Vec<FileRef> {
     let mut out: Vec<FileRef> = Vec::new();
     let Some(list) = d.list(node) else {
         return out;
@@ -456,7 +472,7 @@ fn file_refs(d: &mut Decoder<'_>, node: &Node, dir: &Path, section: &str) -> Vec
                 format!("create {} or remove this entry", src.display()),
             );
         } else if template {
-            check_template(d, at, &src);
+            check_template(d, at, &src, tctx);
         }
         if out.iter().any(|f| f.path == path) {
             d.error(at, format!("`{path}` is listed twice"));
@@ -466,14 +482,12 @@ fn file_refs(d: &mut Decoder<'_>, node: &Node, dir: &Path, section: &str) -> Vec
     out
 }
 
-fn check_template(d: &mut Decoder<'_>, at: Pos, src: &Path) {
+fn check_template(d: &mut Decoder<'_>, at: Pos, src: &Path, tctx: &tera::Context) {
     let Ok(text) = std::fs::read_to_string(src) else {
         d.error(at, format!("cannot read {}", src.display()));
         return;
     };
-    if let Err(e) = tera::Tera::one_off(&text, &tera::Context::new(), false)
-        && !is_missing_variable(&e)
-    {
+    if let Err(e) = tera::Tera::one_off(&text, tctx, false) {
         d.error_hint(
             at,
             format!(
@@ -481,14 +495,10 @@ fn check_template(d: &mut Decoder<'_>, at: Pos, src: &Path) {
                 src.display(),
                 error_chain(&e)
             ),
-            "fix the tera syntax, or drop `template: true` if the file is not a template",
+            "templates know `lab`, `workspace`, `lab_dir` and the lab's `vars`; drop \
+             `template: true` if the file is not a template",
         );
     }
-}
-
-/// With an empty context every variable is missing; only syntax errors matter in lint.
-fn is_missing_variable(e: &tera::Error) -> bool {
-    error_chain(e).contains("not found in context")
 }
 
 pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
@@ -557,7 +567,7 @@ fn unique_ids<'a>(
     }
 }
 
-fn decode_task(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Option<Task> {
+fn decode_task(d: &mut Decoder<'_>, node: &Node, dir: &Path, tctx: &tera::Context) -> Option<Task> {
     let f = d.fields(node)?;
     let id = f.req(d, "id").and_then(|n| d.ident(n));
     let title = f.req(d, "title").and_then(|n| d.text(n));
@@ -569,7 +579,7 @@ fn decode_task(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Option<Task> {
             d.error(f.pos(), "a task needs at least one check");
         }
         for n in list {
-            checks.extend(decode_check(d, n, dir));
+            checks.extend(decode_check(d, n, dir, tctx));
         }
     }
     f.finish(d, "a task");
@@ -582,7 +592,12 @@ fn decode_task(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Option<Task> {
     })
 }
 
-fn decode_check(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Option<Check> {
+fn decode_check(
+    d: &mut Decoder<'_>,
+    node: &Node,
+    dir: &Path,
+    tctx: &tera::Context,
+) -> Option<Check> {
     let f = d.fields(node)?;
     let id = f.req(d, "id").and_then(|n| d.ident(n));
     let kind_node = f.req(d, "kind");
@@ -604,7 +619,7 @@ fn decode_check(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Option<Check> {
         Some("can-i") => decode_can_i(d, &f),
         Some("admission") => decode_admission(d, &f, dir),
         Some("generated") => decode_generated(d, &f, dir),
-        Some("command") => decode_command(d, &f),
+        Some("command") => decode_command(d, &f, tctx),
         Some(other) => {
             let near = closest(other, KINDS.split(", "))
                 .map(|k| format!("did you mean `{k}`? "))
@@ -935,9 +950,20 @@ fn regexes(d: &mut Decoder<'_>, n: Option<&Node>) -> Vec<Regex> {
     out
 }
 
-fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
+fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> Option<Spec> {
     let run_node = f.req(d, "run");
     let run = run_node.map(|n| d.strings(n)).unwrap_or_default();
+    if let Some(n) = run_node {
+        for arg in run.iter().filter(|a| a.contains("{{")) {
+            if let Err(e) = tera::Tera::one_off(arg, tctx, false) {
+                d.error_hint(
+                    n.pos,
+                    format!("argument `{arg}` does not render: {}", error_chain(&e)),
+                    "arguments know `lab`, `workspace`, `lab_dir` and the lab's `vars`",
+                );
+            }
+        }
+    }
     if run.is_empty() && run_node.is_some() {
         d.error(
             f.pos(),
@@ -994,6 +1020,7 @@ fn decode_mutant(
     d: &mut Decoder<'_>,
     node: &Node,
     dir: &Path,
+    tctx: &tera::Context,
     check_ids: &[&str],
     solution: &BTreeSet<&str>,
     starter: &BTreeSet<&str>,
@@ -1002,7 +1029,7 @@ fn decode_mutant(
     let id = f.req(d, "id").and_then(|n| lab_id(d, n));
     let description = f.req(d, "description").and_then(|n| d.text(n));
     let files = match (&id, f.opt("files")) {
-        (Some(id), Some(n)) => file_refs(d, n, &dir.join("mutants"), id),
+        (Some(id), Some(n)) => file_refs(d, n, &dir.join("mutants"), id, tctx),
         _ => Vec::new(),
     };
     let mut edits = Vec::new();
@@ -1251,6 +1278,24 @@ mutants:
         );
         assert!(
             p.iter().any(|m| m.contains("must be a relative path")),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_template_variable_is_a_content_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("demo");
+        good_lab(&dir);
+        write(
+            &dir,
+            "starter/README.md",
+            "ns {{ namespace }} ws {{ workspce }}\n",
+        );
+        let p = problems(&dir);
+        assert!(
+            p.iter()
+                .any(|m| m.contains("does not render") && m.contains("workspce")),
             "{p:?}"
         );
     }
