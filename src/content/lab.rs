@@ -96,15 +96,9 @@ pub enum Spec {
         present: bool,
         matches: Option<Value>,
     },
+    /// The question `kubectl auth can-i --as` asks, and the answer expected.
     CanI {
-        user: String,
-        groups: Vec<String>,
-        verb: String,
-        group: String,
-        resource: String,
-        subresource: String,
-        namespace: String,
-        name: String,
+        query: crate::target::AccessQuery,
         expect: bool,
     },
     Admission {
@@ -767,14 +761,16 @@ fn decode_can_i(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
     let expect = f.req(d, "expect").and_then(|n| d.bool(n));
     let (user, groups) = who?;
     Some(Spec::CanI {
-        user,
-        groups,
-        verb: verb?,
-        group,
-        resource: resource?,
-        subresource,
-        namespace,
-        name,
+        query: crate::target::AccessQuery {
+            user,
+            groups,
+            verb: verb?,
+            group,
+            resource: resource?,
+            subresource,
+            namespace,
+            name,
+        },
         expect: expect?,
     })
 }
@@ -1200,12 +1196,15 @@ mutants:
                 );
                 assert_eq!(lab.max_points(), 6);
                 assert!(lab.starter[0].template && !lab.starter[1].template);
-                let super::Spec::CanI { user, groups, .. } = &lab.check("c-cani").unwrap().spec
-                else {
+                let super::Spec::CanI { query, .. } = &lab.check("c-cani").unwrap().spec else {
                     panic!()
                 };
-                assert_eq!(user, "system:serviceaccount:kyverno:bg");
-                assert!(groups.contains(&"system:serviceaccounts:kyverno".to_string()));
+                assert_eq!(query.user, "system:serviceaccount:kyverno:bg");
+                assert!(
+                    query
+                        .groups
+                        .contains(&"system:serviceaccounts:kyverno".to_string())
+                );
             }
             Err(d) => panic!("{d:?}"),
             Ok(other) => panic!("{other:?}"),

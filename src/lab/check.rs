@@ -368,7 +368,10 @@ fn command(env: Env<'_>, check: &Check) -> Outcome {
 
 /// Judges a `can-i` answer against the expected one (shared by both targets).
 pub fn judge_can_i(check: &Check, answer: &crate::target::AccessAnswer) -> Outcome {
-    let Spec::CanI {
+    let Spec::CanI { query, expect } = &check.spec else {
+        return Outcome::error("not a can-i check");
+    };
+    let crate::target::AccessQuery {
         user,
         verb,
         group,
@@ -376,12 +379,8 @@ pub fn judge_can_i(check: &Check, answer: &crate::target::AccessAnswer) -> Outco
         subresource,
         namespace,
         name,
-        expect,
         ..
-    } = &check.spec
-    else {
-        return Outcome::error("not a can-i check");
-    };
+    } = query;
     let mut what = format!("{verb} {resource}");
     if !subresource.is_empty() {
         what.push('/');

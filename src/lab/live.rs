@@ -46,29 +46,10 @@ pub async fn evaluate(live: &Live, env: Env<'_>, check: &Check, printer: &Printe
             present,
             matches,
         } => resource(live, target, *present, matches.as_ref()).await,
-        Spec::CanI {
-            user,
-            groups,
-            verb,
-            group,
-            resource,
-            subresource,
-            namespace,
-            name,
-            ..
-        } => {
-            let q = AccessQuery {
-                user: user.clone(),
-                groups: groups.clone(),
-                verb: verb.clone(),
-                group: group.clone(),
-                resource: resource.clone(),
-                subresource: subresource.clone(),
-                namespace: namespace.clone(),
-                name: name.clone(),
-            };
-            live.can_i(&q).await.map(|a| check::judge_can_i(check, &a))
-        }
+        Spec::CanI { query, .. } => live
+            .can_i(query)
+            .await
+            .map(|a| check::judge_can_i(check, &a)),
         Spec::Admission { .. } => admission(live, check).await,
         Spec::Generated { .. } => generated(live, env.lab, check, printer).await,
         Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::error("evaluated locally")),

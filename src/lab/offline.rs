@@ -11,7 +11,7 @@ use super::tree::{partial_match, without_status};
 use super::workspace;
 use crate::content::lab::{Check, Lab, ObjSel, Spec};
 use crate::error::Result;
-use crate::target::{AccessQuery, ObjRef};
+use crate::target::ObjRef;
 
 /// The in-process object set of one workspace.
 #[derive(Debug, Clone)]
@@ -42,32 +42,10 @@ impl Offline {
                 present,
                 matches,
             } => self.resource(target, *present, matches.as_ref()),
-            Spec::CanI {
-                user,
-                groups,
-                verb,
-                group,
-                resource,
-                subresource,
-                namespace,
-                name,
-                ..
-            } => {
-                let q = AccessQuery {
-                    user: user.clone(),
-                    groups: groups.clone(),
-                    verb: verb.clone(),
-                    group: group.clone(),
-                    resource: resource.clone(),
-                    subresource: subresource.clone(),
-                    namespace: namespace.clone(),
-                    name: name.clone(),
-                };
-                match engine::can_i(&self.objects, &q) {
-                    Ok(answer) => check::judge_can_i(check, &answer),
-                    Err(reason) => Outcome::skipped(reason),
-                }
-            }
+            Spec::CanI { query, .. } => match engine::can_i(&self.objects, query) {
+                Ok(answer) => check::judge_can_i(check, &answer),
+                Err(reason) => Outcome::skipped(reason),
+            },
             Spec::Admission {
                 probe,
                 update,

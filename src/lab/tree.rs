@@ -188,8 +188,12 @@ mod tests {
 
     #[test]
     fn an_empty_list_says_so() {
-        let e = partial_match(&json!({"rules": [{"name": "r"}]}), &json!({"rules": []})).unwrap_err();
-        assert!(e.starts_with("`rules` is empty; expected an item like"), "{e}");
+        let e =
+            partial_match(&json!({"rules": [{"name": "r"}]}), &json!({"rules": []})).unwrap_err();
+        assert!(
+            e.starts_with("`rules` is empty; expected an item like"),
+            "{e}"
+        );
     }
 
     #[test]
