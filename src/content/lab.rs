@@ -718,14 +718,17 @@ fn identity(d: &mut Decoder<'_>, n: &Node) -> Option<(String, Vec<String>)> {
     let sa_node = f.opt("serviceAccount");
     let sa = sa_node.and_then(|n| d.ident(n));
     f.finish(d, "an identity (`as`)");
+    // The groups the API server gives `kubectl --as` (and `--as-group`), so both targets
+    // ask the same question.
+    let as_kubectl = |u: &str, g: &[String]| crate::offline::rbac::impersonated(u, g);
     match (user, sa) {
-        (Some(u), None) => Some((u, groups)),
+        (Some(u), None) => Some(as_kubectl(&u, &groups)),
         (None, Some(sa)) => match sa.split_once(':') {
             Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains(':') => {
                 let id = crate::target::Identity::service_account(ns, name);
                 let mut all = id.groups;
                 all.extend(groups);
-                Some((id.user, all))
+                Some(as_kubectl(&id.user, &all))
             }
             _ => {
                 d.error_hint(
