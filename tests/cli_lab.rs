@@ -39,6 +39,10 @@ impl Env {
     }
 
     fn kca(&self) -> Command {
+        self.kca_in("en")
+    }
+
+    fn kca_in(&self, lang: &str) -> Command {
         let mut c = Command::cargo_bin("kca").unwrap();
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -46,7 +50,7 @@ impl Env {
             .env("XDG_STATE_HOME", self.tmp.path().join("state"))
             .env("KCA_WORKSPACE_ROOT", self.tmp.path().join("work"))
             .env("KUBECONFIG", self.tmp.path().join("no-such-kubeconfig"))
-            .args(["--color", "never", "--lang", "en", "--content-dir"])
+            .args(["--color", "never", "--lang", lang, "--content-dir"])
             .arg(self.content());
         c
     }
@@ -521,4 +525,28 @@ fn verify_offline_on_the_course_labs() {
             assert!(known_gap, "{} {}: {}", lab["lab"], s["name"], s);
         }
     }
+}
+
+/// The learner's report, as text: engine-independent tasks only, so the snapshot holds
+/// whichever offline engines this build has.
+#[test]
+fn check_report_text_snapshot() {
+    let env = Env::new();
+    env.start_offline();
+    env.solve("check.sh");
+    let out = env
+        .kca_in("ja")
+        .args(["lab", "check", "--task", "config"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let config = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = env
+        .kca()
+        .args(["lab", "check", "--task", "script"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&out.stdout).into_owned();
+    insta::assert_snapshot!(format!("{config}\n---\n{script}"));
 }
