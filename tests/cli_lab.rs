@@ -550,3 +550,18 @@ fn check_report_text_snapshot() {
     let script = String::from_utf8_lossy(&out.stdout).into_owned();
     insta::assert_snapshot!(format!("{config}\n---\n{script}"));
 }
+
+#[test]
+fn verify_refuses_a_task_the_starter_already_passes() {
+    let env = Env::new();
+    let sol = env.content().join("labs/testlab/solution/check.sh");
+    std::fs::copy(&sol, env.content().join("labs/testlab/starter/check.sh")).unwrap();
+    env.kca()
+        .args(["lab", "verify", "--offline", "testlab"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("FAIL starter"))
+        .stdout(predicate::str::contains(
+            "task `script` passes on the starter",
+        ));
+}

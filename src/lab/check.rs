@@ -251,7 +251,7 @@ fn command(env: Env<'_>, check: &Check) -> Outcome {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("KCA_LAB", &env.lab.id)
-        .env("KCA_LAB_DIR", &env.lab.dir)
+        .env("KCA_LAB_DIR", super::workspace::lab_dir(env.lab))
         .env("KCA_WORKSPACE", env.workspace);
     // The learner's scripts call `kca …`: the running kca comes first on PATH.
     if let Some(dir) = std::env::current_exe()

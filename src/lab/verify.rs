@@ -80,14 +80,22 @@ fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
 pub fn verify(lab: &Lab) -> Result<LabVerdict> {
     let starter = run_stage(lab, Stage::Starter)?;
     let failed = ids(&starter, Verdict::Fail);
+    let mut problems = Vec::new();
+    if failed.is_empty() {
+        problems
+            .push("the starter fails no check: a learner would pass without doing anything".into());
+    }
+    // A task the starter already passes teaches nothing.
+    for t in &lab.tasks {
+        let mine: Vec<&CheckResult> = starter.iter().filter(|r| r.task == t.id).collect();
+        if !mine.is_empty() && mine.iter().all(|r| r.verdict == Verdict::Pass) {
+            problems.push(format!("task `{}` passes on the starter", t.id));
+        }
+    }
     let starter_v = StageVerdict {
         name: "starter".into(),
-        ok: !failed.is_empty(),
-        problems: if failed.is_empty() {
-            vec!["the starter fails no check: a learner would pass without doing anything".into()]
-        } else {
-            vec![]
-        },
+        ok: problems.is_empty(),
+        problems,
         environment_only: false,
         failed,
     };

@@ -34,12 +34,18 @@ pub fn path_for(lab: &Lab, root: &Path) -> PathBuf {
     root.join(&lab.workspace_name)
 }
 
+/// The lab's folder as an absolute path: commands run in the workspace, so a relative
+/// content folder (`--content-dir .`) would point elsewhere from there.
+pub fn lab_dir(lab: &Lab) -> PathBuf {
+    std::path::absolute(&lab.dir).unwrap_or_else(|_| lab.dir.clone())
+}
+
 /// Variables every template sees: `lab`, `workspace`, `lab_dir`, and the lab's `vars`.
 pub fn template_context(lab: &Lab, workspace: &Path) -> tera::Context {
     let mut ctx = tera::Context::new();
     ctx.insert("lab", &lab.id);
     ctx.insert("workspace", &workspace.display().to_string());
-    ctx.insert("lab_dir", &lab.dir.display().to_string());
+    ctx.insert("lab_dir", &lab_dir(lab).display().to_string());
     for (k, v) in &lab.vars {
         ctx.insert(k, v);
     }
@@ -318,6 +324,37 @@ pub fn label_owned(obj: &mut Value, lab: &Lab) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lab_dir_is_absolute_even_from_a_relative_content_folder() {
+        let lab = Lab {
+            id: "l".into(),
+            title: crate::content::Text::plain("t"),
+            module: None,
+            concepts: vec![],
+            description: None,
+            dir: "labs/l".into(),
+            workspace_name: "l".into(),
+            apply: vec![],
+            vars: Default::default(),
+            starter: vec![],
+            fixtures: vec![],
+            tasks: vec![],
+            solution: vec![],
+            mutants: vec![],
+            reset: Default::default(),
+        };
+        let ctx = template_context(&lab, Path::new("/w"));
+        let dir = ctx
+            .get("lab_dir")
+            .and_then(|v| v.as_str())
+            .unwrap()
+            .to_string();
+        assert!(
+            Path::new(&dir).is_absolute() && dir.ends_with("labs/l"),
+            "{dir}"
+        );
+    }
 
     #[test]
     fn archive_keeps_every_file_and_link() {
