@@ -174,7 +174,7 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
                     out.push(format!("          {line}"));
                 }
             }
-            if c.verdict != Verdict::Pass || p.output() != crate::settings::OutputFormat::Text {
+            if c.verdict != Verdict::Pass {
                 for line in c.detail.lines() {
                     out.push(p.paint(Style::Dim, &format!("          {line}")));
                 }
