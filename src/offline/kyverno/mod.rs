@@ -6,9 +6,11 @@ pub mod command;
 pub mod conditions;
 pub mod context;
 pub mod generate;
+pub mod jsonpatch;
 pub mod matching;
 pub mod mutate;
 pub mod pattern;
+pub mod smp;
 pub mod vars;
 
 use std::collections::BTreeMap;
