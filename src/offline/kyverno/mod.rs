@@ -5,11 +5,15 @@ pub mod autogen;
 pub mod command;
 pub mod conditions;
 pub mod context;
+pub mod engine;
 pub mod generate;
 pub mod jsonpatch;
 pub mod matching;
 pub mod mutate;
 pub mod pattern;
+pub mod pss;
+pub mod quantity;
+pub mod runner;
 pub mod smp;
 pub mod vars;
 
@@ -18,6 +22,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 pub use context::Context;
+pub use engine::{Options, admit_with};
 pub use vars::VarError;
 
 /// A parsed `ClusterPolicy` or `Policy` (after autogen expansion).
@@ -169,19 +174,28 @@ pub fn load_policies(objects: &[Value]) -> (Vec<Policy>, Vec<String>) {
 /// Full admission as the API server sees it: all mutate rules of all policies first (in
 /// order), then validate against the mutated object.
 pub fn admit(policies: &[Policy], req: &Request) -> Response {
-    let _ = (policies, req);
-    Response {
-        patched: req.object.clone(),
-        ..Response::default()
-    }
+    admit_with(policies, req, &Options::default())
 }
 
 /// Whether an Enforce-mode validate failure denies this request, and by which
 /// policy/rule/message.
 pub fn denial(policies: &[Policy], resp: &Response) -> Option<(String, String, String)> {
-    let _ = policies;
     resp.results
         .iter()
-        .find(|r| r.kind == RuleKind::Validate && r.status == RuleStatus::Fail)
+        .filter(|r| r.kind == RuleKind::Validate && r.status == RuleStatus::Fail)
+        .find(|r| {
+            let Some(policy) = policies.iter().find(|p| p.name == r.policy) else {
+                return false;
+            };
+            let rule_action = policy
+                .rules
+                .iter()
+                .find(|rule| rule.get("name").and_then(Value::as_str) == Some(r.rule.as_str()))
+                .and_then(|rule| rule.pointer("/validate/failureAction"))
+                .and_then(Value::as_str);
+            rule_action
+                .unwrap_or(&policy.failure_action)
+                .eq_ignore_ascii_case("enforce")
+        })
         .map(|r| (r.policy.clone(), r.rule.clone(), r.message.clone()))
 }

@@ -1,0 +1,490 @@
+//! Kyverno CLI test files (`kyverno-test.yaml`): loading policies, resources, values and
+//! user info, evaluating, and comparing every result row. It must not print.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::engine::{Options, admit_with};
+use super::{Policy, Request, RuleResult, RuleStatus, UserInfo, load_policies};
+
+pub const TEST_FILE_NAMES: &[&str] = &["kyverno-test.yaml", "kyverno-test.yml"];
+/// Skip messages that mean "we cannot evaluate this", not "Kyverno would skip".
+pub const UNSUPPORTED: &str = "unsupported: ";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Skipped,
+}
+
+/// One expanded result row (one resource) and how it came out.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub file: String,
+    pub policy: String,
+    pub rule: String,
+    pub resource: String,
+    pub kind: String,
+    pub expected: String,
+    pub actual: String,
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+/// Every test file under `roots` (a file is taken as is).
+pub fn find_tests(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for root in roots {
+        if root.is_file() {
+            out.push(root.clone());
+        } else {
+            walk(root, &mut out);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| TEST_FILE_NAMES.contains(&n))
+        {
+            out.push(p);
+        }
+    }
+}
+
+pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let docs = crate::yaml::parse_json_stream(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for d in docs {
+        // `kind: List` files hold their objects under `items`.
+        if d.get("kind").and_then(Value::as_str) == Some("List")
+            && let Some(items) = d.get("items").and_then(Value::as_array)
+        {
+            out.extend(items.iter().cloned());
+        } else if d.is_object() {
+            out.push(d);
+        }
+    }
+    Ok(out)
+}
+
+fn str_list(v: Option<&Value>) -> Vec<String> {
+    match v {
+        Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+        Some(Value::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// The test's values file, digested.
+#[derive(Debug, Default)]
+pub(crate) struct Values {
+    pub(crate) global: Map<String, Value>,
+    pub(crate) per_resource: BTreeMap<(String, String), Map<String, Value>>,
+    pub(crate) per_rule: BTreeMap<(String, String), Map<String, Value>>,
+    pub(crate) namespaces: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+pub(crate) fn parse_values(doc: &Value) -> Values {
+    let mut v = Values::default();
+    if let Some(g) = doc.get("globalValues").and_then(Value::as_object) {
+        v.global = g.clone();
+    }
+    for p in doc.get("policies").and_then(Value::as_array).into_iter().flatten() {
+        let pname = p.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        for r in p.get("rules").and_then(Value::as_array).into_iter().flatten() {
+            let rname = r.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            let mut vals = r.get("values").and_then(Value::as_object).cloned().unwrap_or_default();
+            if let Some(fe) = r.get("foreachValues").and_then(Value::as_object) {
+                for (k, val) in fe {
+                    vals.entry(k.clone()).or_insert(val.clone());
+                }
+            }
+            v.per_rule.insert((pname.clone(), rname), vals);
+        }
+        for r in p.get("resources").and_then(Value::as_array).into_iter().flatten() {
+            let rname = r.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            let vals = r.get("values").and_then(Value::as_object).cloned().unwrap_or_default();
+            v.per_resource.insert((pname.clone(), rname), vals);
+        }
+    }
+    for ns in doc.get("namespaceSelector").and_then(Value::as_array).into_iter().flatten() {
+        let name = ns.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        let labels = ns
+            .get("labels")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), super::vars::to_text(v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.namespaces.insert(name, labels);
+    }
+    v
+}
+
+pub(crate) fn parse_user(doc: &Value) -> UserInfo {
+    let ui = doc.get("userInfo").unwrap_or(&Value::Null);
+    UserInfo {
+        username: ui.get("username").and_then(Value::as_str).unwrap_or("").to_string(),
+        groups: str_list(ui.get("groups")),
+        roles: str_list(doc.get("roles")),
+        cluster_roles: str_list(doc.get("clusterRoles")),
+    }
+}
+
+/// Kinds whose rows we report as skipped, and why.
+fn unsupported_kind(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "ValidatingPolicy" | "NamespacedValidatingPolicy" => "ValidatingPolicy (CEL) is not evaluated offline",
+        "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => "ImageValidatingPolicy needs registry access",
+        "ValidatingAdmissionPolicy" => "ValidatingAdmissionPolicy (CEL) is not evaluated offline",
+        "MutatingAdmissionPolicy" => "MutatingAdmissionPolicy (CEL) is not evaluated offline",
+        "MutatingPolicy" | "NamespacedMutatingPolicy" => "MutatingPolicy (CEL) is not evaluated offline",
+        "GeneratingPolicy" | "NamespacedGeneratingPolicy" => "GeneratingPolicy (CEL) is not evaluated offline",
+        "DeletingPolicy" | "NamespacedDeletingPolicy" => "DeletingPolicy is not evaluated offline",
+        "CleanupPolicy" | "ClusterCleanupPolicy" => "CleanupPolicy is not evaluated offline",
+        _ => return None,
+    })
+}
+
+const ROW_FLAGS: &[(&str, &str)] = &[
+    ("isValidatingAdmissionPolicy", "ValidatingAdmissionPolicy (CEL) is not evaluated offline"),
+    ("isValidatingPolicy", "ValidatingPolicy (CEL) is not evaluated offline"),
+    ("isImageValidatingPolicy", "ImageValidatingPolicy needs registry access"),
+    ("isMutatingPolicy", "MutatingPolicy (CEL) is not evaluated offline"),
+    ("isMUtatingPolicy", "MutatingPolicy (CEL) is not evaluated offline"),
+    ("isMutatingAdmissionPolicy", "MutatingAdmissionPolicy (CEL) is not evaluated offline"),
+    ("isGeneratingPolicy", "GeneratingPolicy (CEL) is not evaluated offline"),
+    ("isDeletingPolicy", "DeletingPolicy is not evaluated offline"),
+];
+
+/// Runs one test file and returns its rows; `Err` when the file itself cannot be read.
+pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let docs = read_docs(path)?;
+    let test = docs.into_iter().next().ok_or_else(|| format!("{}: empty test file", path.display()))?;
+    let file = path.display().to_string();
+    let rel = |p: &str| dir.join(p);
+
+    // Policies, noting every kind we will not evaluate.
+    let mut policy_objs = Vec::new();
+    let mut load_problems = Vec::new();
+    for p in str_list(test.get("policies")) {
+        if p.starts_with("http://") || p.starts_with("https://") {
+            load_problems.push(format!("remote policy {p} is not fetched"));
+            continue;
+        }
+        match read_docs(&rel(&p)) {
+            Ok(d) => policy_objs.extend(d),
+            Err(e) => load_problems.push(e),
+        }
+    }
+    let mut other_kinds: BTreeMap<String, &'static str> = BTreeMap::new();
+    for o in &policy_objs {
+        let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+        let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+        if let Some(why) = unsupported_kind(kind) {
+            other_kinds.insert(name.to_string(), why);
+        }
+    }
+    let (policies, _) = load_policies(&policy_objs);
+
+    let mut resources = Vec::new();
+    for r in str_list(test.get("resources")) {
+        match read_docs(&rel(&r)) {
+            Ok(d) => resources.extend(d),
+            Err(e) => load_problems.push(e),
+        }
+    }
+    let mut opts = Options::default();
+    for e in str_list(test.get("exceptions")) {
+        match read_docs(&rel(&e)) {
+            Ok(d) => opts.exceptions.extend(d),
+            Err(e) => load_problems.push(e),
+        }
+    }
+    for key in ["clusterResources", "targetResources"] {
+        for e in str_list(test.get(key)) {
+            if let Ok(d) = read_docs(&rel(&e)) {
+                opts.cluster.extend(d);
+            }
+        }
+    }
+    if let Some(c) = test.get("context").and_then(Value::as_str)
+        && let Ok(d) = read_docs(&rel(c))
+    {
+        for doc in d {
+            if let Some(items) = doc.pointer("/spec/resources").and_then(Value::as_array) {
+                opts.cluster.extend(items.iter().cloned());
+            }
+        }
+    }
+    let values = match test.get("variables").and_then(Value::as_str) {
+        Some(v) => match read_docs(&rel(v)) {
+            Ok(d) => d.first().map(parse_values).unwrap_or_default(),
+            Err(e) => {
+                load_problems.push(e);
+                Values::default()
+            }
+        },
+        None => test.get("values").map(parse_values).unwrap_or_default(),
+    };
+    opts.rule_values = values.per_rule.clone();
+    let user = match test.get("userinfo").and_then(Value::as_str) {
+        Some(u) => match read_docs(&rel(u)) {
+            Ok(d) => d.first().map(parse_user).unwrap_or_default(),
+            Err(e) => {
+                load_problems.push(e);
+                UserInfo::default()
+            }
+        },
+        None => UserInfo::default(),
+    };
+
+    let mut cache: BTreeMap<(usize, usize), EvalOut> = BTreeMap::new();
+    let mut rows = Vec::new();
+    for row in test.get("results").and_then(Value::as_array).into_iter().flatten() {
+        let policy_ref = row.get("policy").and_then(Value::as_str).unwrap_or("");
+        let policy_name = policy_ref.rsplit('/').next().unwrap_or(policy_ref);
+        let rule = row.get("rule").and_then(Value::as_str).unwrap_or("").to_string();
+        let kind = row.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
+        let expected = row
+            .get("result")
+            .or_else(|| row.get("status"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let mut names = str_list(row.get("resources"));
+        names.extend(str_list(row.get("resource")));
+        let row_ns = row.get("namespace").and_then(Value::as_str);
+        let flag_reason = ROW_FLAGS
+            .iter()
+            .find(|(k, _)| row.get(*k).and_then(Value::as_bool) == Some(true))
+            .map(|(_, why)| *why);
+        for name in names {
+            let mut out = Row {
+                file: file.clone(),
+                policy: policy_ref.to_string(),
+                rule: rule.clone(),
+                resource: name.clone(),
+                kind: kind.clone(),
+                expected: expected.clone(),
+                actual: String::new(),
+                verdict: Verdict::Skipped,
+                reason: String::new(),
+            };
+            if let Some(why) = flag_reason.or_else(|| other_kinds.get(policy_name).copied()) {
+                out.reason = why.to_string();
+                rows.push(out);
+                continue;
+            }
+            let Some(pi) = policies.iter().position(|p| p.name == policy_name) else {
+                out.verdict = Verdict::Fail;
+                out.reason = if load_problems.is_empty() {
+                    format!("policy {policy_name} not found in the test's policies")
+                } else {
+                    load_problems.join("; ")
+                };
+                rows.push(out);
+                continue;
+            };
+            let (ns, rname) = match name.rsplit_once('/') {
+                Some((n, r)) => (Some(n), r),
+                None => (row_ns, name.as_str()),
+            };
+            let Some(ri) = resources.iter().position(|r| {
+                r.pointer("/metadata/name").and_then(Value::as_str) == Some(rname)
+                    && (kind.is_empty() || r.get("kind").and_then(Value::as_str) == Some(kind.as_str()))
+                    && ns.is_none_or(|n| {
+                        r.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("default") == n
+                    })
+            }) else {
+                out.verdict = Verdict::Fail;
+                out.reason = format!("resource {kind} {name} not found in the test's resources");
+                rows.push(out);
+                continue;
+            };
+            let eval = cache.entry((pi, ri)).or_insert_with(|| {
+                evaluate(&policies[pi], &resources[ri], &values, &user, &opts)
+            });
+            judge(&mut out, row, eval, dir);
+            rows.push(out);
+        }
+    }
+    Ok(rows)
+}
+
+struct EvalOut {
+    results: Vec<RuleResult>,
+    patched: Value,
+    generated: Vec<Value>,
+}
+
+fn evaluate(policy: &Policy, resource: &Value, values: &Values, user: &UserInfo, opts: &Options) -> EvalOut {
+    let res_name = resource.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let mut vals = values.global.clone();
+    if let Some(rv) = values.per_resource.get(&(policy.name.clone(), res_name.to_string())) {
+        for (k, v) in rv {
+            vals.insert(k.clone(), v.clone());
+        }
+    }
+    let operation = vals
+        .get("request.operation")
+        .and_then(Value::as_str)
+        .unwrap_or("CREATE")
+        .to_string();
+    let ns = resource.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
+    let (object, old_object) = if operation == "DELETE" {
+        (Value::Null, resource.clone())
+    } else {
+        (resource.clone(), Value::Null)
+    };
+    let req = Request {
+        operation,
+        object,
+        old_object,
+        user_info: user.clone(),
+        namespace_labels: values.namespaces.get(ns).cloned().unwrap_or_default(),
+        values: Value::Object(vals),
+    };
+    let resp = admit_with(std::slice::from_ref(policy), &req, opts);
+    EvalOut {
+        results: resp.results,
+        patched: resp.patched,
+        generated: resp.generated,
+    }
+}
+
+fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
+    // A row names the rule as written; on Pod controllers it means the autogen copy.
+    let found = eval.results.iter().find(|r| {
+        out.rule.is_empty()
+            || r.rule == out.rule
+            || r.rule == format!("autogen-{}", out.rule)
+            || r.rule == format!("autogen-cronjob-{}", out.rule)
+    });
+    let (actual, message) = match found {
+        Some(r) => (r.status, r.message.clone()),
+        None => (RuleStatus::Skip, "rule does not apply to this resource".to_string()),
+    };
+    out.actual = actual.as_str().to_string();
+    if actual == RuleStatus::Skip && message.starts_with(UNSUPPORTED) && out.expected != "skip" {
+        out.verdict = Verdict::Skipped;
+        out.reason = message.trim_start_matches(UNSUPPORTED).to_string();
+        return;
+    }
+    if out.actual != out.expected {
+        out.verdict = Verdict::Fail;
+        out.reason = message;
+        return;
+    }
+    // Same status; mutated and generated objects must match the expected files too.
+    for key in ["patchedResources", "patchedResource"] {
+        if let Some(f) = row.get(key).and_then(Value::as_str) {
+            match compare_file(&dir.join(f), std::slice::from_ref(&eval.patched), &eval.patched) {
+                Ok(()) => {}
+                Err(why) => {
+                    out.verdict = Verdict::Fail;
+                    out.reason = format!("patched resource differs: {why}");
+                    return;
+                }
+            }
+        }
+    }
+    if let Some(f) = row.get("generatedResource").and_then(Value::as_str) {
+        let first = eval.generated.first().cloned().unwrap_or(Value::Null);
+        if let Err(why) = compare_file(&dir.join(f), &eval.generated, &first) {
+            out.verdict = Verdict::Fail;
+            out.reason = format!("generated resource differs: {why}");
+            return;
+        }
+    }
+    out.verdict = Verdict::Pass;
+    out.reason = message;
+}
+
+/// Compares the expected object(s) in `file` with what we produced.
+fn compare_file(file: &Path, produced: &[Value], fallback: &Value) -> Result<(), String> {
+    let expected = read_docs(file)?;
+    for want in &expected {
+        let key = identity(want);
+        let got = produced.iter().find(|p| identity(p) == key).unwrap_or(fallback);
+        let (a, b) = (normalize(want), normalize(got));
+        if a != b {
+            return Err(first_difference(&a, &b, ""));
+        }
+    }
+    Ok(())
+}
+
+fn identity(v: &Value) -> (String, String, String) {
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+    (s("/kind"), s("/metadata/name"), s("/metadata/namespace"))
+}
+
+/// Drops nulls and empty maps/lists, which Kyverno's comparison also ignores.
+fn normalize(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "creationTimestamp")
+                .map(|(k, v)| (k.clone(), normalize(v)))
+                .filter(|(_, v)| !is_empty(v))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),
+        other => other.clone(),
+    }
+}
+
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    }
+}
+
+fn first_difference(want: &Value, got: &Value, path: &str) -> String {
+    match (want, got) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                let (x, y) = (a.get(k).unwrap_or(&Value::Null), b.get(k).unwrap_or(&Value::Null));
+                if x != y {
+                    return first_difference(x, y, &format!("{path}/{k}"));
+                }
+            }
+            path.to_string()
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                if x != y {
+                    return first_difference(x, y, &format!("{path}/{i}"));
+                }
+            }
+            path.to_string()
+        }
+        _ => format!("at {}: expected {}, got {}", if path.is_empty() { "/" } else { path }, want, got),
+    }
+}
