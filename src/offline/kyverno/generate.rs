@@ -155,11 +155,13 @@ impl Run<'_> {
         if !clone_kinds.is_empty() {
             return self.clone_list(&resolved, &clone_kinds, &target.namespace);
         }
-        let Some(data) = resolved.get("data").filter(|d| !d.is_null()) else {
-            return Ok(Vec::new());
-        };
-        let Value::Object(data) = data else {
-            return Err(format!("{at}.data must be a map"));
+        // Kyverno hands an absent `data` on as an empty object (a typed nil in Go), so the
+        // rule still creates the bare apiVersion/kind/name/namespace.
+        let empty = Map::new();
+        let data = match resolved.get("data") {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(d)) => d,
+            Some(_) => return Err(format!("{at}.data must be a map")),
         };
         if self.exists(&target) && !self.synchronize {
             return Ok(Vec::new());
@@ -470,9 +472,9 @@ mod tests {
                 ],
             ),
             (
-                "no data generates nothing",
-                json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "namespace": "team-a"}),
-                vec![],
+                "no data generates the bare object",
+                json!({"apiVersion": "foo/v1", "kind": "Foo", "name": "foo-{{request.object.metadata.name}}", "namespace": "team-a"}),
+                vec![json!({"apiVersion": "foo/v1", "kind": "Foo", "metadata": {"name": "foo-team-a", "namespace": "team-a"}})],
             ),
         ];
         for (name, generate, want) in cases {

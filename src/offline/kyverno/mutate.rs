@@ -1,8 +1,6 @@
 //! One `mutate` rule applied to a resource that the rule already matched:
 //! `patchStrategicMerge`, `patchesJson6902` and `foreach`, with variables substituted
-//! first. It does not match rules, check rule-level preconditions or report status: the
-//! caller reports `pass` when the returned object differs from the input and `skip`
-//! ("no patches applied") when it does not.
+//! first. It does not match rules or check rule-level preconditions.
 
 use serde_json::{Value, json};
 
@@ -11,9 +9,22 @@ use super::{Context, conditions, jsonpatch, smp, vars};
 /// What a caller reports when a rule mutates existing resources in the background.
 pub const UNSUPPORTED_TARGETS: &str = "unsupported: mutate existing resources (targets)";
 
-/// Applies the rule's `mutate` block to `resource`. `Err` is a rule error (bad patch,
-/// unresolvable variable) or an unsupported feature (message starts with `unsupported:`).
+/// What Kyverno reports when a mutate rule leaves the resource as it was.
+pub const NO_CHANGE: &str = "skip: no patches applied";
+
+/// Applies the rule's `mutate` block to `resource`. `Ok` is the changed object (the rule
+/// passes); `Err` is [`NO_CHANGE`] or another `skip:` reason (the rule is skipped), an
+/// unsupported feature (`unsupported:`), or else a rule error (bad patch, unresolvable
+/// variable).
 pub fn apply_rule(rule: &Value, resource: &Value, ctx: &Context) -> Result<Value, String> {
+    let patched = patch_rule(rule, resource, ctx)?;
+    if patched == *resource {
+        return Err(NO_CHANGE.into());
+    }
+    Ok(patched)
+}
+
+fn patch_rule(rule: &Value, resource: &Value, ctx: &Context) -> Result<Value, String> {
     let mutate = rule
         .get("mutate")
         .filter(|m| m.is_object())
@@ -201,7 +212,10 @@ mod tests {
 
     fn run(mutate: Value, resource: &Value) -> Result<Value, String> {
         let rule = json!({"name": "r", "mutate": mutate});
-        apply_rule(&rule, resource, &ctx_for(resource))
+        match apply_rule(&rule, resource, &ctx_for(resource)) {
+            Err(e) if e == NO_CHANGE => Ok(resource.clone()),
+            other => other,
+        }
     }
 
     #[test]
@@ -302,14 +316,11 @@ mod tests {
     }
 
     #[test]
-    fn no_change_comes_back_equal() {
+    fn no_change_is_a_skip() {
         let resource = pod();
-        let got = run(
-            json!({"patchStrategicMerge": {"metadata": {"labels": {"+(app)": "other"}}}}),
-            &resource,
-        )
-        .unwrap();
-        assert_eq!(got, resource);
+        let rule = json!({"name": "r", "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"+(app)": "other"}}}}});
+        let got = apply_rule(&rule, &resource, &ctx_for(&resource));
+        assert_eq!(got, Err(NO_CHANGE.to_string()));
     }
 
     #[test]
