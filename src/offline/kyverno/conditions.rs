@@ -158,11 +158,31 @@ fn items(v: &Value) -> Vec<Value> {
 fn in_set(k: &Value, set: &Value) -> bool {
     let members = items(set);
     members.iter().any(|m| match (m, k) {
+        (Value::String(p), k) if in_range(p, k).is_some() => in_range(p, k) == Some(true),
         (Value::String(p), Value::String(s)) => wildcard_match(p, s),
         (Value::String(p), other) => wildcard_match(p, &to_text(other)),
         (m, Value::String(s)) => to_text(m) == *s,
         (m, k) => m == k || (m.as_f64().is_some() && m.as_f64() == k.as_f64()),
     })
+}
+
+/// `5000-6000` (or `5000!-6000`) in an In-family value is a numeric range.
+fn in_range(p: &str, k: &Value) -> Option<bool> {
+    let (lo, hi, inside) = match p.split_once("!-") {
+        Some((a, b)) => (a, b, false),
+        None => {
+            let (a, b) = p.split_once('-')?;
+            (a, b, true)
+        }
+    };
+    let lo: f64 = lo.trim().parse().ok()?;
+    let hi: f64 = hi.trim().parse().ok()?;
+    let v = match k {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s.parse().ok()?,
+        _ => return Some(false),
+    };
+    Some((v >= lo && v <= hi) == inside)
 }
 
 fn legacy_in(key: &Value, value: &Value) -> bool {
@@ -252,6 +272,8 @@ mod tests {
             ("LessThanOrEquals", json!("1h"), json!("2h"), true),
             ("DurationGreaterThan", json!("2h"), json!("90m"), true),
             ("GreaterThan", json!("1.10.0"), json!("1.9.0"), true),
+            ("AnyNotIn", json!([5000, 7000]), json!("5000-6000"), true),
+            ("AllIn", json!([5000, 5500]), json!("5000-6000"), true),
         ];
         for (op, k, v, want) in cases {
             assert_eq!(compare(op, &k, &v), want, "{op} {k} {v}");

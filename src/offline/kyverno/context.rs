@@ -65,6 +65,14 @@ impl Context {
         ctx
     }
 
+    /// A context whose whole document is `doc` (JMESPath over a context entry's value).
+    pub fn from_document(doc: Value) -> Self {
+        Context {
+            doc,
+            cache: OnceCell::new(),
+        }
+    }
+
     pub fn with_element(&self, element: &Value, index: usize) -> Self {
         let mut c = self.clone();
         c.add_variable("element", element.clone());

@@ -159,7 +159,8 @@ pub fn load_context(
     };
     for entry in entries {
         let name = entry.get("name").and_then(Value::as_str).unwrap_or("");
-        if supplied.is_some_and(|s| s.contains_key(name)) {
+        let prefix = format!("{name}.");
+        if supplied.is_some_and(|s| s.keys().any(|k| k == name || k.starts_with(&prefix))) {
             continue;
         }
         if let Some(var) = entry.get("variable") {
@@ -224,11 +225,7 @@ fn variable_entry(var: &Value, ctx: &Context) -> Result<Value, VarError> {
                 other => vars::to_text(&other),
             };
             match &value {
-                Some(v) => {
-                    let mut scoped = ctx.clone();
-                    scoped.doc = v.clone();
-                    vars::query(&expr, &scoped)
-                }
+                Some(v) => vars::query(&expr, &Context::from_document(v.clone())),
                 None => vars::query(&expr, ctx),
             }
         }
@@ -411,6 +408,17 @@ fn run_validate(policy: &Policy, rule: &Value, req: &Request, opts: &Options) ->
         }
         _ => detail,
     };
+    // An unscored policy reports its failures as warnings.
+    let unscored = policy
+        .raw
+        .pointer("/metadata/annotations/policies.kyverno.io~1scored")
+        .and_then(Value::as_str)
+        == Some("false");
+    let status = if unscored && status == RuleStatus::Fail {
+        RuleStatus::Warn
+    } else {
+        status
+    };
     Some(result(policy, rule, RuleKind::Validate, status, message))
 }
 
@@ -511,7 +519,7 @@ fn validate_foreach(decls: &[Value], resource: &Value, ctx: &Context) -> (RuleSt
             .trim();
         let list = match vars::query(expr, &dctx) {
             Ok(Value::Array(items)) => items,
-            Ok(Value::Null) => Vec::new(),
+            Ok(Value::Null) | Err(VarError::NotResolved(_)) => Vec::new(),
             Ok(other) => vec![other],
             Err(e) => {
                 return (
