@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use super::engine::{self, Options};
 use super::matching::selector_matches;
+use super::mutate::context_failure;
 use super::{Context, conditions, vars};
 
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
@@ -95,12 +97,13 @@ impl Run<'_> {
             let mut el_ctx = ctx.with_element(element, index);
             el_ctx.add_variable("element0", element.clone());
             el_ctx.add_variable("elementIndex0", json!(index));
-            if entry
-                .get("context")
-                .and_then(Value::as_array)
-                .is_some_and(|c| !c.is_empty())
-            {
-                return Err(format!("unsupported: context entries inside {at}"));
+            let opts = Options {
+                cluster: self.cluster.to_vec(),
+                ..Options::default()
+            };
+            if let Err((status, why)) = engine::load_context(entry, &mut el_ctx, &opts, None) {
+                errors.push(context_failure(status, why, index));
+                continue;
             }
             if let Some(pre) = entry.get("preconditions").filter(|p| !p.is_null()) {
                 match conditions::evaluate_preconditions(pre, &el_ctx) {

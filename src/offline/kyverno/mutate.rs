@@ -4,7 +4,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Context, conditions, jsonpatch, smp, vars};
+use super::engine::{self, Options};
+use super::runner::UNSUPPORTED;
+use super::{Context, RuleStatus, conditions, jsonpatch, smp, vars};
 
 /// What a caller reports when a rule mutates existing resources in the background.
 pub const UNSUPPORTED_TARGETS: &str = "unsupported: mutate existing resources (targets)";
@@ -17,14 +19,30 @@ pub const NO_CHANGE: &str = "skip: no patches applied";
 /// unsupported feature (`unsupported:`), or else a rule error (bad patch, unresolvable
 /// variable).
 pub fn apply_rule(rule: &Value, resource: &Value, ctx: &Context) -> Result<Value, String> {
-    let patched = patch_rule(rule, resource, ctx)?;
+    apply_rule_with(rule, resource, ctx, &Options::default())
+}
+
+/// [`apply_rule`] with what the engine knows beyond the request, for `context` entries
+/// inside `foreach` (configMaps from `opts.cluster`).
+pub fn apply_rule_with(
+    rule: &Value,
+    resource: &Value,
+    ctx: &Context,
+    opts: &Options,
+) -> Result<Value, String> {
+    let patched = patch_rule(rule, resource, ctx, opts)?;
     if patched == *resource {
         return Err(NO_CHANGE.into());
     }
     Ok(patched)
 }
 
-fn patch_rule(rule: &Value, resource: &Value, ctx: &Context) -> Result<Value, String> {
+fn patch_rule(
+    rule: &Value,
+    resource: &Value,
+    ctx: &Context,
+    opts: &Options,
+) -> Result<Value, String> {
     let mutate = rule
         .get("mutate")
         .filter(|m| m.is_object())
@@ -40,7 +58,7 @@ fn patch_rule(rule: &Value, resource: &Value, ctx: &Context) -> Result<Value, St
         let entries = foreach
             .as_array()
             .ok_or("mutate.foreach must be a list")?;
-        return apply_foreach(entries, resource, ctx, 0);
+        return apply_foreach(entries, resource, ctx, 0, opts);
     }
     apply_patches(mutate, resource, ctx, "mutate")
 }
@@ -109,6 +127,7 @@ fn apply_foreach(
     resource: &Value,
     ctx: &Context,
     nesting: usize,
+    opts: &Options,
 ) -> Result<Value, String> {
     let mut current = resource.clone();
     let mut ctx = ctx.clone();
@@ -122,7 +141,7 @@ fn apply_foreach(
             Ok(other) => vec![other],
             Err(e) => return Err(format!("failed to evaluate list {expr}: {e}")),
         };
-        let patched = mutate_elements(entry, &elements, &current, &ctx, nesting)?;
+        let patched = mutate_elements(entry, &elements, &current, &ctx, nesting, opts)?;
         if patched != current {
             current = patched;
             ctx.add_variable("request.object", current.clone());
@@ -137,6 +156,7 @@ fn mutate_elements(
     resource: &Value,
     ctx: &Context,
     nesting: usize,
+    opts: &Options,
 ) -> Result<Value, String> {
     // Kustomize places new list items from a strategic merge first, so Kyverno walks the
     // elements backwards by default to keep their order in the result.
@@ -159,13 +179,8 @@ fn mutate_elements(
         let mut el_ctx = ctx.with_element(element, index);
         el_ctx.add_variable(&format!("element{nesting}"), element.clone());
         el_ctx.add_variable(&format!("elementIndex{nesting}"), json!(index));
-        if entry
-            .get("context")
-            .and_then(Value::as_array)
-            .is_some_and(|c| !c.is_empty())
-        {
-            return Err("unsupported: context entries inside mutate.foreach".into());
-        }
+        engine::load_context(entry, &mut el_ctx, opts, None)
+            .map_err(|(status, why)| context_failure(status, why, index))?;
         if let Some(pre) = entry.get("preconditions").filter(|p| !p.is_null()) {
             let pass = conditions::evaluate_preconditions(pre, &el_ctx).map_err(|e| {
                 format!("failed to evaluate mutate.foreach[{index}].preconditions: {e}")
@@ -179,12 +194,26 @@ fn mutate_elements(
                 let nested = nested
                     .as_array()
                     .ok_or("a nested foreach must be a list")?;
-                apply_foreach(nested, &patched, &el_ctx, nesting + 1)?
+                apply_foreach(nested, &patched, &el_ctx, nesting + 1, opts)?
             }
             None => apply_patches(entry, &patched, &el_ctx, "mutate.foreach")?,
         };
     }
     Ok(patched)
+}
+
+/// A context entry the offline engine cannot load skips the rule (with the engine's
+/// reason); a broken one is a rule error, as in Kyverno.
+pub(crate) fn context_failure(status: RuleStatus, why: String, index: usize) -> String {
+    if status == RuleStatus::Skip {
+        if why.starts_with(UNSUPPORTED) || why.starts_with("skip:") {
+            why
+        } else {
+            format!("skip: {why}")
+        }
+    } else {
+        format!("failed to load the context of foreach element {index}: {why}")
+    }
 }
 
 #[cfg(test)]
@@ -313,6 +342,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got.pointer("/spec/containers/0/env/0/value"), Some(&json!("a-X")));
+    }
+
+    #[test]
+    fn foreach_context_variables_are_loaded_per_element() {
+        let got = run(
+            json!({"foreach": [{
+                "list": "request.object.spec.containers",
+                "context": [{"name": "path", "variable": {"value": "/spec/containers/{{elementIndex}}"}}],
+                "patchesJson6902": "- op: add\n  path: \"{{path}}/tty\"\n  value: true"
+            }]}),
+            &pod(),
+        )
+        .unwrap();
+        assert_eq!(got.pointer("/spec/containers/0/tty"), Some(&json!(true)));
+        assert_eq!(got.pointer("/spec/containers/1/tty"), Some(&json!(true)));
     }
 
     #[test]
