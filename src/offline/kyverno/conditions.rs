@@ -76,6 +76,7 @@ pub fn compare(op: &str, key: &Value, value: &Value) -> bool {
     match op {
         "Equals" | "Equal" => equals(key, value),
         "NotEquals" | "NotEqual" => !equals(key, value),
+        "In" | "NotIn" | "AnyIn" | "AllIn" | "AnyNotIn" | "AllNotIn" if value.is_null() => false,
         "In" => legacy_in(key, value),
         "NotIn" => !legacy_in(key, value),
         "AnyIn" => items(key).iter().any(|k| in_set(k, value)),

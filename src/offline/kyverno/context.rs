@@ -46,10 +46,21 @@ impl Context {
             "namespace": namespace,
             "name": subject.pointer("/metadata/name").cloned().unwrap_or(json!("")),
             "kind": {"kind": subject.get("kind").cloned().unwrap_or(json!(""))},
-            "userInfo": {"username": user, "groups": req.user_info.groups},
-            "roles": req.user_info.roles,
-            "clusterRoles": req.user_info.cluster_roles,
+            "userInfo": {},
         });
+        // Empty user fields are absent, as in an AdmissionReview (omitempty).
+        if !user.is_empty() {
+            doc["request"]["userInfo"]["username"] = json!(user);
+        }
+        if !req.user_info.groups.is_empty() {
+            doc["request"]["userInfo"]["groups"] = json!(req.user_info.groups);
+        }
+        if !req.user_info.roles.is_empty() {
+            doc["request"]["roles"] = json!(req.user_info.roles);
+        }
+        if !req.user_info.cluster_roles.is_empty() {
+            doc["request"]["clusterRoles"] = json!(req.user_info.cluster_roles);
+        }
         doc["serviceAccountName"] = json!(sa_name);
         doc["serviceAccountNamespace"] = json!(sa_ns);
         doc["images"] = images(subject);
@@ -84,18 +95,18 @@ impl Context {
     pub fn add_variable(&mut self, name: &str, value: Value) {
         self.cache = OnceCell::new();
         let mut cur = &mut self.doc;
-        let parts: Vec<&str> = name.split('.').collect();
+        let parts = split_path(name);
         for (i, part) in parts.iter().enumerate() {
             if !cur.is_object() {
                 *cur = Value::Object(Map::new());
             }
             let map = cur.as_object_mut().expect("object ensured above");
             if i + 1 == parts.len() {
-                map.insert((*part).to_string(), value);
+                map.insert(part.clone(), value);
                 return;
             }
             cur = map
-                .entry((*part).to_string())
+                .entry(part.clone())
                 .or_insert_with(|| Value::Object(Map::new()));
         }
     }
@@ -110,6 +121,22 @@ impl Context {
             .get_or_init(|| Rcvar::new(Variable::try_from(&self.doc).unwrap_or(Variable::Null)))
             .clone()
     }
+}
+
+/// Splits `a.b."c.d"` into `a`, `b`, `c.d`.
+fn split_path(name: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for ch in name.chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    parts.push(cur);
+    parts
 }
 
 /// Kyverno's `images` variable: container images split into registry, path, tag, digest.

@@ -81,6 +81,22 @@ fn element(resource: &Value, pattern: &Value, path: &str) -> R {
             )),
         },
         scalar => {
+            // A scalar pattern against a list holds for every item.
+            if let Value::Array(items) = resource {
+                for (i, item) in items.iter().enumerate() {
+                    if !value_matches(item, scalar) {
+                        return Err(plain(
+                            &format!("{path}{i}/"),
+                            format!(
+                                "value {} does not match pattern {}",
+                                short(item),
+                                short(scalar)
+                            ),
+                        ));
+                    }
+                }
+                return Ok(());
+            }
             if value_matches(resource, scalar) {
                 Ok(())
             } else {
@@ -194,7 +210,11 @@ fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, path: &str) -> R {
             Anchor::Conditional | Anchor::Global | Anchor::Existence | Anchor::Negation
         )
     });
-    for (k, pv) in gates.iter().chain(rest.iter()) {
+    // Plain keys whose subtree holds conditional or global anchors go first, so a rule
+    // that does not apply is skipped before an unrelated key fails it.
+    let (anchored, plain_keys): (Vec<_>, Vec<_>) =
+        rest.into_iter().partition(|(_, v)| holds_condition(v));
+    for (k, pv) in gates.iter().chain(anchored.iter()).chain(plain_keys.iter()) {
         let (anchor, bare) = parse_anchor(k);
         let sub = format!("{path}{bare}/");
         let rv = rm.get(bare);
@@ -250,6 +270,16 @@ fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, path: &str) -> R {
         }
     }
     Ok(())
+}
+
+fn holds_condition(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, v)| {
+            matches!(parse_anchor(k).0, Anchor::Conditional | Anchor::Global) || holds_condition(v)
+        }),
+        Value::Array(a) => a.iter().any(holds_condition),
+        _ => false,
+    }
 }
 
 fn existence(rv: &Value, pv: &Value, path: &str) -> R {
@@ -350,6 +380,10 @@ enum Op {
 }
 
 fn string_pattern(value: &Value, pattern: &str) -> bool {
+    // `*` and `?*` ask for presence; a map or list is present.
+    if (pattern == "*" || pattern == "?*") && (value.is_object() || value.is_array()) {
+        return true;
+    }
     if let Some((lo, hi, inside)) = range(pattern) {
         let Some(v) = numeric(value) else {
             return false;

@@ -301,7 +301,7 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
         None => UserInfo::default(),
     };
 
-    let mut cache: BTreeMap<(usize, usize), EvalOut> = BTreeMap::new();
+    let mut cache: BTreeMap<(usize, usize, String), EvalOut> = BTreeMap::new();
     let mut rows = Vec::new();
     for row in test.get("results").and_then(Value::as_array).into_iter().flatten() {
         let policy_ref = row.get("policy").and_then(Value::as_str).unwrap_or("");
@@ -364,8 +364,9 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                 rows.push(out);
                 continue;
             };
-            let eval = cache.entry((pi, ri)).or_insert_with(|| {
-                evaluate(&policies[pi], &resources[ri], &values, &user, &opts)
+            let op = row.get("operation").and_then(Value::as_str).unwrap_or("").to_string();
+            let eval = cache.entry((pi, ri, op.clone())).or_insert_with(|| {
+                evaluate(&policies[pi], &resources[ri], &values, &user, &opts, &op)
             });
             judge(&mut out, row, eval, dir);
             rows.push(out);
@@ -380,7 +381,14 @@ struct EvalOut {
     generated: Vec<Value>,
 }
 
-fn evaluate(policy: &Policy, resource: &Value, values: &Values, user: &UserInfo, opts: &Options) -> EvalOut {
+fn evaluate(
+    policy: &Policy,
+    resource: &Value,
+    values: &Values,
+    user: &UserInfo,
+    opts: &Options,
+    row_operation: &str,
+) -> EvalOut {
     let res_name = resource.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
     let mut vals = values.global.clone();
     if let Some(rv) = values.per_resource.get(&(policy.name.clone(), res_name.to_string())) {
@@ -388,11 +396,15 @@ fn evaluate(policy: &Policy, resource: &Value, values: &Values, user: &UserInfo,
             vals.insert(k.clone(), v.clone());
         }
     }
-    let operation = vals
-        .get("request.operation")
-        .and_then(Value::as_str)
-        .unwrap_or("CREATE")
-        .to_string();
+    let operation = if row_operation.is_empty() {
+        vals.get("request.operation")
+            .and_then(Value::as_str)
+            .unwrap_or("CREATE")
+            .to_string()
+    } else {
+        vals.insert("request.operation".into(), Value::String(row_operation.into()));
+        row_operation.to_string()
+    };
     let ns = resource.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
     let (object, old_object) = if operation == "DELETE" {
         (Value::Null, resource.clone())

@@ -54,52 +54,44 @@ fn substitute_with(value: &Value, ctx: &Context, lenient: bool) -> Result<Value,
     }
 }
 
-/// Finds the innermost `{{ … }}` (no `{{` inside, single braces allowed) not preceded by a
-/// backslash; returns its byte range.
+/// Finds the innermost `{{ … }}` (inside it only single-brace groups such as `{a: b}`)
+/// not preceded by a backslash; returns its byte range.
 fn find_variable(s: &str, from: usize) -> Option<(usize, usize)> {
-    let bytes = s.as_bytes();
+    let b = s.as_bytes();
     let mut i = from;
-    while i + 1 < bytes.len() {
-        if bytes[i] == b'{' && bytes[i + 1] == b'{' && !(i > 0 && bytes[i - 1] == b'\\') {
-            // Walk to the matching `}}`, restarting if another `{{` opens first.
-            let mut j = i + 2;
-            let mut depth = 0usize;
-            let mut restart = None;
-            while j < bytes.len() {
-                if bytes[j] == b'{' {
-                    if j + 1 < bytes.len() && bytes[j + 1] == b'{' && depth == 0 {
-                        restart = Some(j);
-                        break;
-                    }
-                    depth += 1;
-                } else if bytes[j] == b'}' {
-                    if depth > 0 {
-                        depth -= 1;
-                    } else if j + 1 < bytes.len() && bytes[j + 1] == b'}' {
-                        return Some((i, j + 2));
-                    }
-                } else if bytes[j] == b'\'' || bytes[j] == b'`' || bytes[j] == b'"' {
-                    // Braces inside literals do not count.
-                    let q = bytes[j];
-                    j += 1;
-                    while j < bytes.len() && bytes[j] != q {
-                        if bytes[j] == b'\\' {
-                            j += 1;
-                        }
-                        j += 1;
-                    }
+    'outer: while i + 1 < b.len() {
+        if !(b[i] == b'{' && b[i + 1] == b'{') || (i > 0 && b[i - 1] == b'\\') {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 2;
+        while j < b.len() {
+            match b[j] {
+                b'}' if j + 1 < b.len() && b[j + 1] == b'}' => return Some((i, j + 2)),
+                b'}' => {
+                    i += 1;
+                    continue 'outer;
                 }
-                j += 1;
-            }
-            match restart {
-                Some(r) => {
-                    i = r;
-                    continue;
+                b'{' if j + 1 < b.len() && b[j + 1] == b'{' => {
+                    i = j;
+                    continue 'outer;
                 }
-                None => return None,
+                b'{' => {
+                    // A single-brace group must close before any other brace.
+                    let mut k = j + 1;
+                    while k < b.len() && b[k] != b'{' && b[k] != b'}' {
+                        k += 1;
+                    }
+                    if k >= b.len() || b[k] == b'{' {
+                        i = if k < b.len() { k } else { i + 1 };
+                        continue 'outer;
+                    }
+                    j = k + 1;
+                }
+                _ => j += 1,
             }
         }
-        i += 1;
+        return None;
     }
     None
 }
@@ -136,7 +128,8 @@ fn substitute_str(s: &str, ctx: &Context, lenient: bool) -> Result<Value, VarErr
         }
         let text = to_text(&value);
         current.replace_range(start..end, &text);
-        from = if text.contains("{{") { start } else { start + text.len() };
+        // Rescan from the start: the substitution may complete an enclosing variable.
+        from = 0;
     }
     Ok(Value::String(current.replace("\\{{", "{{")))
 }
@@ -163,6 +156,8 @@ pub fn query(expr: &str, ctx: &Context) -> Result<Value, VarError> {
         expr: expr.clone(),
         reason: e.to_string(),
     })?;
+    let ast = null_safe(compiled.as_ast().clone());
+    let compiled = jmespath::Expression::new(expr.as_str(), ast, runtime());
     let data = ctx.variable();
     let result = compiled.search(data).map_err(|e| VarError::Invalid {
         expr: expr.clone(),
@@ -173,6 +168,48 @@ pub fn query(expr: &str, ctx: &Context) -> Result<Value, VarError> {
         return Err(VarError::NotResolved(expr));
     }
     Ok(value)
+}
+
+/// Go's JMESPath stops a sub-expression at a null left side; this crate would call the
+/// right side's function with null and fail. Guard `x.f(…)` with `x != null`.
+fn null_safe(ast: jmespath::ast::Ast) -> jmespath::ast::Ast {
+    use jmespath::ast::{Ast, Comparator};
+    let b = |a: Box<Ast>| Box::new(null_safe(*a));
+    match ast {
+        Ast::Subexpr { offset, lhs, rhs } => {
+            let lhs = b(lhs);
+            let rhs = b(rhs);
+            if matches!(*rhs, Ast::Function { .. }) {
+                Ast::Condition {
+                    offset,
+                    predicate: Box::new(Ast::Comparison {
+                        offset,
+                        comparator: Comparator::NotEqual,
+                        lhs: lhs.clone(),
+                        rhs: Box::new(Ast::Literal {
+                            offset,
+                            value: Rcvar::new(Variable::Null),
+                        }),
+                    }),
+                    then: Box::new(Ast::Subexpr { offset, lhs, rhs }),
+                }
+            } else {
+                Ast::Subexpr { offset, lhs, rhs }
+            }
+        }
+        Ast::Comparison { offset, comparator, lhs, rhs } => Ast::Comparison { offset, comparator, lhs: b(lhs), rhs: b(rhs) },
+        Ast::Condition { offset, predicate, then } => Ast::Condition { offset, predicate: b(predicate), then: b(then) },
+        Ast::Expref { offset, ast } => Ast::Expref { offset, ast: b(ast) },
+        Ast::Flatten { offset, node } => Ast::Flatten { offset, node: b(node) },
+        Ast::Function { offset, name, args } => Ast::Function { offset, name, args: args.into_iter().map(null_safe).collect() },
+        Ast::MultiList { offset, elements } => Ast::MultiList { offset, elements: elements.into_iter().map(null_safe).collect() },
+        Ast::Not { offset, node } => Ast::Not { offset, node: b(node) },
+        Ast::Projection { offset, lhs, rhs } => Ast::Projection { offset, lhs: b(lhs), rhs: b(rhs) },
+        Ast::ObjectValues { offset, node } => Ast::ObjectValues { offset, node: b(node) },
+        Ast::And { offset, lhs, rhs } => Ast::And { offset, lhs: b(lhs), rhs: b(rhs) },
+        Ast::Or { offset, lhs, rhs } => Ast::Or { offset, lhs: b(lhs), rhs: b(rhs) },
+        other => other,
+    }
 }
 
 /// Kyverno fails on a plain path whose key is absent; projections and functions yield null.
