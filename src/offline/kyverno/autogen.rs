@@ -140,7 +140,12 @@ fn resource_descriptions(block: Option<&Value>) -> Vec<&Value> {
         out.push(r);
     }
     for key in ["any", "all"] {
-        for filter in block.get(key).and_then(Value::as_array).into_iter().flatten() {
+        for filter in block
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(r) = filter.get("resources") {
                 out.push(r);
             }
@@ -190,8 +195,7 @@ fn contains_kind(kinds: &[&str], kind: &str) -> bool {
 fn kind_name(gvk: &str) -> &str {
     let parts: Vec<&str> = gvk.split('/').collect();
     let looks_like_version = |s: &str| {
-        s == "*"
-            || (s.starts_with('v') && s[1..].starts_with(|c: char| c.is_ascii_digit()))
+        s == "*" || (s.starts_with('v') && s[1..].starts_with(|c: char| c.is_ascii_digit()))
     };
     match parts.as_slice() {
         [kind] => kind,
@@ -344,7 +348,12 @@ fn generate_rule(
         retarget(&mut exclude, kinds, &swap_kinds, false);
         out.insert("exclude".into(), exclude);
     }
-    for key in ["celPreconditions", "context", "preconditions", "skipBackgroundRequests"] {
+    for key in [
+        "celPreconditions",
+        "context",
+        "preconditions",
+        "skipBackgroundRequests",
+    ] {
         if let Some(v) = rule.get(key).filter(|v| is_set(v)) {
             out.insert(key.into(), v.clone());
         }
@@ -379,7 +388,10 @@ fn generate_rule(
         }
     }
     if let Some(validate) = rule.get("validate").filter(|v| is_set(v)) {
-        let message = validate.get("message").and_then(Value::as_str).unwrap_or("");
+        let message = validate
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let mut v = Map::new();
         let keep = |v: &mut Map<String, Value>| {
             for key in [
@@ -394,31 +406,49 @@ fn generate_rule(
             }
         };
         let body = if let Some(pattern) = validate.get("pattern").filter(|p| !p.is_null()) {
-            v.insert("message".into(), json!(shift_references(message, shift, "pattern")));
+            v.insert(
+                "message".into(),
+                json!(shift_references(message, shift, "pattern")),
+            );
             keep(&mut v);
             v.insert("pattern".into(), wrap(pattern));
             Some(v)
         } else if let Some(deny) = validate.get("deny").filter(|d| !d.is_null()) {
-            v.insert("message".into(), json!(shift_references(message, shift, "deny")));
+            v.insert(
+                "message".into(),
+                json!(shift_references(message, shift, "deny")),
+            );
             v.insert("deny".into(), deny.clone());
             keep(&mut v);
             Some(v)
         } else if let Some(pss) = validate.get("podSecurity").filter(|p| !p.is_null()) {
-            v.insert("message".into(), json!(shift_references(message, shift, "podSecurity")));
+            v.insert(
+                "message".into(),
+                json!(shift_references(message, shift, "podSecurity")),
+            );
             v.insert("podSecurity".into(), pss.clone());
             keep(&mut v);
             Some(v)
         } else if let Some(any) = validate.get("anyPattern").and_then(Value::as_array) {
-            v.insert("message".into(), json!(shift_references(message, shift, "anyPattern")));
+            v.insert(
+                "message".into(),
+                json!(shift_references(message, shift, "anyPattern")),
+            );
             keep(&mut v);
-            v.insert("anyPattern".into(), Value::Array(any.iter().map(wrap).collect()));
+            v.insert(
+                "anyPattern".into(),
+                Value::Array(any.iter().map(wrap).collect()),
+            );
             Some(v)
         } else if let Some(foreach) = validate
             .get("foreach")
             .and_then(Value::as_array)
             .filter(|f| !f.is_empty())
         {
-            v.insert("message".into(), json!(shift_references(message, shift, "pattern")));
+            v.insert(
+                "message".into(),
+                json!(shift_references(message, shift, "pattern")),
+            );
             v.insert("foreach".into(), Value::Array(foreach.clone()));
             keep(&mut v);
             Some(v)
@@ -559,9 +589,18 @@ fn rewrite_references(rule: Value, shift: Shift) -> Value {
             if cel { "" } else { "request." },
             [
                 ("object.spec", "object.spec.jobTemplate.spec.template.spec"),
-                ("oldObject.spec", "oldObject.spec.jobTemplate.spec.template.spec"),
-                ("object.metadata", "object.spec.jobTemplate.spec.template.metadata"),
-                ("oldObject.metadata", "oldObject.spec.jobTemplate.spec.template.metadata"),
+                (
+                    "oldObject.spec",
+                    "oldObject.spec.jobTemplate.spec.template.spec",
+                ),
+                (
+                    "object.metadata",
+                    "object.spec.jobTemplate.spec.template.metadata",
+                ),
+                (
+                    "oldObject.metadata",
+                    "oldObject.spec.jobTemplate.spec.template.metadata",
+                ),
             ],
         ),
     };
@@ -609,32 +648,109 @@ mod tests {
     #[test]
     fn which_policies_get_autogen_rules() {
         let cases: Vec<(&str, Value, Vec<&str>)> = vec![
-            ("pod rule", policy(json!({}), json!([pod_rule("r", json!({}))])),
-             vec!["r", "autogen-r", "autogen-cronjob-r"]),
-            ("annotation none", policy(json!({ANNOTATION: "none"}), json!([pod_rule("r", json!({}))])),
-             vec!["r"]),
-            ("annotation Deployment only", policy(json!({ANNOTATION: "Deployment"}), json!([pod_rule("r", json!({}))])),
-             vec!["r", "autogen-r"]),
-            ("annotation CronJob only", policy(json!({ANNOTATION: "CronJob"}), json!([pod_rule("r", json!({}))])),
-             vec!["r", "autogen-cronjob-r"]),
-            ("names block autogen", policy(json!({}), json!([pod_rule("r", json!({"match": {"any": [{"resources": {"kinds": ["Pod"], "names": ["x"]}}]}}))])),
-             vec!["r"]),
-            ("selector blocks autogen", policy(json!({}), json!([pod_rule("r", json!({"match": {"any": [{"resources": {"kinds": ["Pod"], "selector": {"matchLabels": {"a": "b"}}}}]}}))])),
-             vec!["r"]),
-            ("mixed kinds block autogen", policy(json!({}), json!([pod_rule("r", json!({"match": {"any": [{"resources": {"kinds": ["Pod", "Deployment"]}}]}}))])),
-             vec!["r"]),
-            ("non-pod rule", policy(json!({}), json!([pod_rule("r", json!({"match": {"any": [{"resources": {"kinds": ["Service"]}}]}}))])),
-             vec!["r"]),
-            ("json patch anywhere blocks", policy(json!({}), json!([
-                pod_rule("r", json!({})),
-                {"name": "m", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "mutate": {"patchesJson6902": "- op: add\n  path: /x\n  value: 1"}}
-             ])), vec!["r", "m"]),
-            ("generate blocks", policy(json!({}), json!([
-                pod_rule("r", json!({})),
-                {"name": "g", "match": {"any": [{"resources": {"kinds": ["Namespace"]}}]}, "generate": {"kind": "ConfigMap", "name": "x", "data": {}}}
-             ])), vec!["r", "g"]),
-            ("stale autogen rules are replaced", policy(json!({}), json!([pod_rule("r", json!({})), pod_rule("autogen-old", json!({}))])),
-             vec!["r", "autogen-r", "autogen-cronjob-r"]),
+            (
+                "pod rule",
+                policy(json!({}), json!([pod_rule("r", json!({}))])),
+                vec!["r", "autogen-r", "autogen-cronjob-r"],
+            ),
+            (
+                "annotation none",
+                policy(
+                    json!({ANNOTATION: "none"}),
+                    json!([pod_rule("r", json!({}))]),
+                ),
+                vec!["r"],
+            ),
+            (
+                "annotation Deployment only",
+                policy(
+                    json!({ANNOTATION: "Deployment"}),
+                    json!([pod_rule("r", json!({}))]),
+                ),
+                vec!["r", "autogen-r"],
+            ),
+            (
+                "annotation CronJob only",
+                policy(
+                    json!({ANNOTATION: "CronJob"}),
+                    json!([pod_rule("r", json!({}))]),
+                ),
+                vec!["r", "autogen-cronjob-r"],
+            ),
+            (
+                "names block autogen",
+                policy(
+                    json!({}),
+                    json!([pod_rule(
+                        "r",
+                        json!({"match": {"any": [{"resources": {"kinds": ["Pod"], "names": ["x"]}}]}})
+                    )]),
+                ),
+                vec!["r"],
+            ),
+            (
+                "selector blocks autogen",
+                policy(
+                    json!({}),
+                    json!([pod_rule(
+                        "r",
+                        json!({"match": {"any": [{"resources": {"kinds": ["Pod"], "selector": {"matchLabels": {"a": "b"}}}}]}})
+                    )]),
+                ),
+                vec!["r"],
+            ),
+            (
+                "mixed kinds block autogen",
+                policy(
+                    json!({}),
+                    json!([pod_rule(
+                        "r",
+                        json!({"match": {"any": [{"resources": {"kinds": ["Pod", "Deployment"]}}]}})
+                    )]),
+                ),
+                vec!["r"],
+            ),
+            (
+                "non-pod rule",
+                policy(
+                    json!({}),
+                    json!([pod_rule(
+                        "r",
+                        json!({"match": {"any": [{"resources": {"kinds": ["Service"]}}]}})
+                    )]),
+                ),
+                vec!["r"],
+            ),
+            (
+                "json patch anywhere blocks",
+                policy(
+                    json!({}),
+                    json!([
+                       pod_rule("r", json!({})),
+                       {"name": "m", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "mutate": {"patchesJson6902": "- op: add\n  path: /x\n  value: 1"}}
+                    ]),
+                ),
+                vec!["r", "m"],
+            ),
+            (
+                "generate blocks",
+                policy(
+                    json!({}),
+                    json!([
+                       pod_rule("r", json!({})),
+                       {"name": "g", "match": {"any": [{"resources": {"kinds": ["Namespace"]}}]}, "generate": {"kind": "ConfigMap", "name": "x", "data": {}}}
+                    ]),
+                ),
+                vec!["r", "g"],
+            ),
+            (
+                "stale autogen rules are replaced",
+                policy(
+                    json!({}),
+                    json!([pod_rule("r", json!({})), pod_rule("autogen-old", json!({}))]),
+                ),
+                vec!["r", "autogen-r", "autogen-cronjob-r"],
+            ),
         ];
         for (name, p, want) in cases {
             assert_eq!(names(&expand(&p)), want, "{name}");
@@ -648,7 +764,14 @@ mod tests {
         let ctrl = &rules[1];
         assert_eq!(
             ctrl["match"]["any"][0]["resources"]["kinds"],
-            json!(["apps/v1/DaemonSet", "apps/v1/Deployment", "batch/v1/Job", "apps/v1/ReplicaSet", "v1/ReplicationController", "apps/v1/StatefulSet"])
+            json!([
+                "apps/v1/DaemonSet",
+                "apps/v1/Deployment",
+                "batch/v1/Job",
+                "apps/v1/ReplicaSet",
+                "v1/ReplicationController",
+                "apps/v1/StatefulSet"
+            ])
         );
         assert_eq!(
             ctrl["validate"]["pattern"],
@@ -659,7 +782,10 @@ mod tests {
             json!("need label on {{request.object.spec.template.metadata.name}}")
         );
         let cron = &rules[2];
-        assert_eq!(cron["match"]["any"][0]["resources"]["kinds"], json!(["batch/v1/CronJob"]));
+        assert_eq!(
+            cron["match"]["any"][0]["resources"]["kinds"],
+            json!(["batch/v1/CronJob"])
+        );
         assert_eq!(
             cron["validate"]["pattern"],
             json!({"spec": {"jobTemplate": {"spec": {"template": {"metadata": {"labels": {"app": "?*"}}}}}}})
@@ -672,12 +798,15 @@ mod tests {
 
     #[test]
     fn mutate_rules_wrap_their_patches() {
-        let out = expand(&policy(json!({}), json!([{
-            "name": "m",
-            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "mutate": {"foreach": [{"list": "request.object.spec.containers", "order": "Ascending",
-                                    "patchStrategicMerge": {"spec": {"containers": [{"name": "{{element.name}}"}]}}}]}
-        }])));
+        let out = expand(&policy(
+            json!({}),
+            json!([{
+                "name": "m",
+                "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "mutate": {"foreach": [{"list": "request.object.spec.containers", "order": "Ascending",
+                                        "patchStrategicMerge": {"spec": {"containers": [{"name": "{{element.name}}"}]}}}]}
+            }]),
+        ));
         let ctrl = &out["spec"]["rules"][1];
         assert_eq!(
             ctrl["mutate"]["foreach"][0],
@@ -689,10 +818,17 @@ mod tests {
     #[test]
     fn references_in_messages_follow_the_pattern() {
         assert_eq!(
-            shift_references("bad $(./../pattern/spec/x) here", "spec/template", "pattern"),
+            shift_references(
+                "bad $(./../pattern/spec/x) here",
+                "spec/template",
+                "pattern"
+            ),
             "bad $(./../pattern/spec/template/spec/x) here"
         );
-        assert_eq!(shift_references("no refs", "spec/template", "pattern"), "no refs");
+        assert_eq!(
+            shift_references("no refs", "spec/template", "pattern"),
+            "no refs"
+        );
     }
 
     #[test]

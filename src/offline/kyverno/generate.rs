@@ -67,7 +67,11 @@ pub fn apply_rule(
 /// as it sees only the rule.
 pub fn add_policy_labels(object: &mut Value, policy_name: &str, policy_namespace: &str) {
     set_label(object, "generate.kyverno.io/policy-name", policy_name);
-    set_label(object, "generate.kyverno.io/policy-namespace", policy_namespace);
+    set_label(
+        object,
+        "generate.kyverno.io/policy-namespace",
+        policy_namespace,
+    );
 }
 
 struct Run<'a> {
@@ -110,7 +114,9 @@ impl Run<'_> {
                     Ok(true) => {}
                     Ok(false) => continue,
                     Err(e) => {
-                        errors.push(format!("failed to evaluate {at}.preconditions for element {index}: {e}"));
+                        errors.push(format!(
+                            "failed to evaluate {at}.preconditions for element {index}: {e}"
+                        ));
                         continue;
                     }
                 }
@@ -130,7 +136,15 @@ impl Run<'_> {
     /// One generate pattern: target identity plus `data`, `clone` or `cloneList`.
     fn pattern(&self, pattern: &Value, ctx: &Context, at: &str) -> Result<Vec<Value>, String> {
         let mut fields = Map::new();
-        for key in ["apiVersion", "kind", "name", "namespace", "data", "clone", "cloneList"] {
+        for key in [
+            "apiVersion",
+            "kind",
+            "name",
+            "namespace",
+            "data",
+            "clone",
+            "cloneList",
+        ] {
             if let Some(v) = pattern.get(key) {
                 fields.insert(key.into(), v.clone());
             }
@@ -224,7 +238,9 @@ impl Run<'_> {
         target_namespace: &str,
     ) -> Result<Vec<Value>, String> {
         let source_namespace = str_at(resolved, "/cloneList/namespace");
-        let selector = resolved.pointer("/cloneList/selector").filter(|s| !s.is_null());
+        let selector = resolved
+            .pointer("/cloneList/selector")
+            .filter(|s| !s.is_null());
         let mut out = Vec::new();
         for gvk in kinds {
             let (api_version, kind) = split_gvk(gvk);
@@ -262,13 +278,20 @@ impl Run<'_> {
     fn label(&self, object: &mut Value) {
         let (group, version) = match str_at(self.trigger, "/apiVersion").rsplit_once('/') {
             Some((g, v)) => (g.to_string(), v.to_string()),
-            None => (String::new(), str_at(self.trigger, "/apiVersion").to_string()),
+            None => (
+                String::new(),
+                str_at(self.trigger, "/apiVersion").to_string(),
+            ),
         };
         set_label(object, MANAGED_BY, "kyverno");
         set_label(object, "generate.kyverno.io/rule-name", self.rule_name);
         set_label(object, "generate.kyverno.io/trigger-group", &group);
         set_label(object, "generate.kyverno.io/trigger-version", &version);
-        set_label(object, "generate.kyverno.io/trigger-kind", str_at(self.trigger, "/kind"));
+        set_label(
+            object,
+            "generate.kyverno.io/trigger-kind",
+            str_at(self.trigger, "/kind"),
+        );
         set_label(
             object,
             "generate.kyverno.io/trigger-namespace",
@@ -337,7 +360,10 @@ impl Target {
         if !self.api_version.is_empty() {
             o.insert("apiVersion".into(), json!(self.api_version));
         }
-        if o.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {
+        if o.get("kind")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
             o.insert("kind".into(), json!(self.kind));
         }
         let meta = o
@@ -427,7 +453,10 @@ mod tests {
         if let Some(Value::Object(labels)) = v.pointer_mut("/metadata/labels") {
             labels.retain(|k, _| !k.starts_with("generate.kyverno.io/") && k != MANAGED_BY);
             if labels.is_empty() {
-                v["metadata"].as_object_mut().unwrap().shift_remove("labels");
+                v["metadata"]
+                    .as_object_mut()
+                    .unwrap()
+                    .shift_remove("labels");
             }
         }
         v
@@ -447,18 +476,22 @@ mod tests {
                 json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "name": "default-deny",
                        "namespace": "{{request.object.metadata.name}}",
                        "data": {"spec": {"podSelector": {}, "policyTypes": ["Ingress"]}}}),
-                vec![json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                vec![
+                    json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                             "metadata": {"name": "default-deny", "namespace": "team-a"},
-                            "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}})],
+                            "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}}),
+                ],
             ),
             (
                 "clone strips server fields",
                 json!({"apiVersion": "v1", "kind": "Secret", "name": "regcred",
                        "namespace": "{{request.object.metadata.name}}",
                        "clone": {"namespace": "default", "name": "regcred"}}),
-                vec![json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                vec![
+                    json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                             "metadata": {"name": "regcred", "namespace": "team-a", "labels": {"allowedToBeCloned": "true"}},
-                            "data": {"password": "cGFzcw=="}})],
+                            "data": {"password": "cGFzcw=="}}),
+                ],
             ),
             (
                 "cloneList by kinds and selector",
@@ -477,7 +510,9 @@ mod tests {
             (
                 "no data generates the bare object",
                 json!({"apiVersion": "foo/v1", "kind": "Foo", "name": "foo-{{request.object.metadata.name}}", "namespace": "team-a"}),
-                vec![json!({"apiVersion": "foo/v1", "kind": "Foo", "metadata": {"name": "foo-team-a", "namespace": "team-a"}})],
+                vec![
+                    json!({"apiVersion": "foo/v1", "kind": "Foo", "metadata": {"name": "foo-team-a", "namespace": "team-a"}}),
+                ],
             ),
         ];
         for (name, generate, want) in cases {
@@ -500,7 +535,10 @@ mod tests {
         assert_eq!(labels[MANAGED_BY], json!("kyverno"));
         assert_eq!(labels["generate.kyverno.io/policy-name"], json!("p"));
         assert_eq!(labels["generate.kyverno.io/rule-name"], json!("r"));
-        assert_eq!(labels["generate.kyverno.io/trigger-kind"], json!("Namespace"));
+        assert_eq!(
+            labels["generate.kyverno.io/trigger-kind"],
+            json!("Namespace")
+        );
         assert_eq!(labels["generate.kyverno.io/trigger-version"], json!("v1"));
         assert_eq!(labels["generate.kyverno.io/trigger-uid"], json!("u-1"));
     }
@@ -511,7 +549,13 @@ mod tests {
         let existing = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "team-a"}});
         let mut rule = json!({"name": "r", "generate": {"apiVersion": "v1", "kind": "ConfigMap", "name": "c",
                                                         "namespace": "team-a", "data": {"data": {"k": "v"}}}});
-        let got = apply_rule(&rule, &trigger, &ctx_for(&trigger), std::slice::from_ref(&existing)).unwrap();
+        let got = apply_rule(
+            &rule,
+            &trigger,
+            &ctx_for(&trigger),
+            std::slice::from_ref(&existing),
+        )
+        .unwrap();
         assert!(got.is_empty());
         rule["generate"]["synchronize"] = json!(true);
         let got = apply_rule(&rule, &trigger, &ctx_for(&trigger), &[existing]).unwrap();
@@ -540,7 +584,11 @@ mod tests {
         let got = apply_rule(&rule, &trigger, &ctx_for(&trigger), &[]).unwrap();
         let namespaces: Vec<&str> = got
             .iter()
-            .map(|o| o.pointer("/metadata/namespace").and_then(Value::as_str).unwrap())
+            .map(|o| {
+                o.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap()
+            })
             .collect();
         assert_eq!(namespaces, ["a", "b"]);
     }

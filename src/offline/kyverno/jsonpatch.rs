@@ -33,7 +33,9 @@ pub fn apply(doc: &Value, ops: &[Value]) -> Result<Value, PatchError> {
         let tokens = parse_pointer(path).map_err(fail)?;
         match name {
             "add" => {
-                let value = op.get("value").ok_or_else(|| fail("missing \"value\"".into()))?;
+                let value = op
+                    .get("value")
+                    .ok_or_else(|| fail("missing \"value\"".into()))?;
                 ensure_parents(&mut out, &tokens).map_err(fail)?;
                 add(&mut out, &tokens, value.clone()).map_err(fail)?;
             }
@@ -44,7 +46,9 @@ pub fn apply(doc: &Value, ops: &[Value]) -> Result<Value, PatchError> {
                 }
             }
             "replace" => {
-                let value = op.get("value").ok_or_else(|| fail("missing \"value\"".into()))?;
+                let value = op
+                    .get("value")
+                    .ok_or_else(|| fail("missing \"value\"".into()))?;
                 replace(&mut out, &tokens, value.clone()).map_err(fail)?;
             }
             "move" => {
@@ -180,7 +184,10 @@ fn add(doc: &mut Value, tokens: &[String], value: Value) -> Result<(), String> {
             a.insert(i, value);
             Ok(())
         }
-        _ => Err(format!("parent of /{} is not an object or array", tokens.join("/"))),
+        _ => Err(format!(
+            "parent of /{} is not an object or array",
+            tokens.join("/")
+        )),
     }
 }
 
@@ -196,7 +203,10 @@ fn remove(doc: &mut Value, tokens: &[String]) -> Result<Value, String> {
             let i = array_index(last, a.len(), false)?;
             Ok(a.remove(i))
         }
-        _ => Err(format!("parent of /{} is not an object or array", tokens.join("/"))),
+        _ => Err(format!(
+            "parent of /{} is not an object or array",
+            tokens.join("/")
+        )),
     }
 }
 
@@ -263,7 +273,9 @@ mod tests {
             (
                 "add a map key",
                 json!([{"op": "add", "path": "/metadata/labels/b", "value": "2"}]),
-                Ok(json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"list": [1, 2, 3]}})),
+                Ok(
+                    json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"list": [1, 2, 3]}}),
+                ),
             ),
             (
                 "append with -",
@@ -278,17 +290,23 @@ mod tests {
             (
                 "escaped key ~1 and ~0",
                 json!([{"op": "add", "path": "/metadata/labels/app.kubernetes.io~1na~0me", "value": "x"}]),
-                Ok(json!({"metadata": {"labels": {"a": "1", "app.kubernetes.io/na~me": "x"}}, "spec": {"list": [1, 2, 3]}})),
+                Ok(
+                    json!({"metadata": {"labels": {"a": "1", "app.kubernetes.io/na~me": "x"}}, "spec": {"list": [1, 2, 3]}}),
+                ),
             ),
             (
                 "add creates missing parents",
                 json!([{"op": "add", "path": "/metadata/annotations/x", "value": "y"}]),
-                Ok(json!({"metadata": {"labels": {"a": "1"}, "annotations": {"x": "y"}}, "spec": {"list": [1, 2, 3]}})),
+                Ok(
+                    json!({"metadata": {"labels": {"a": "1"}, "annotations": {"x": "y"}}, "spec": {"list": [1, 2, 3]}}),
+                ),
             ),
             (
                 "add creates a missing array parent",
                 json!([{"op": "add", "path": "/spec/tolerations/-", "value": {"key": "k"}}]),
-                Ok(json!({"metadata": {"labels": {"a": "1"}}, "spec": {"list": [1, 2, 3], "tolerations": [{"key": "k"}]}})),
+                Ok(
+                    json!({"metadata": {"labels": {"a": "1"}}, "spec": {"list": [1, 2, 3], "tolerations": [{"key": "k"}]}}),
+                ),
             ),
             (
                 "remove missing path is a no-op",
@@ -318,7 +336,9 @@ mod tests {
             (
                 "copy",
                 json!([{"op": "copy", "from": "/spec/list/0", "path": "/spec/first"}]),
-                Ok(json!({"metadata": {"labels": {"a": "1"}}, "spec": {"list": [1, 2, 3], "first": 1}})),
+                Ok(
+                    json!({"metadata": {"labels": {"a": "1"}}, "spec": {"list": [1, 2, 3], "first": 1}}),
+                ),
             ),
             (
                 "test passes then replace",

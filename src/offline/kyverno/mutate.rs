@@ -55,9 +55,7 @@ fn patch_rule(
         return Err(UNSUPPORTED_TARGETS.into());
     }
     if let Some(foreach) = mutate.get("foreach").filter(|f| !f.is_null()) {
-        let entries = foreach
-            .as_array()
-            .ok_or("mutate.foreach must be a list")?;
+        let entries = foreach.as_array().ok_or("mutate.foreach must be a list")?;
         return apply_foreach(entries, resource, ctx, 0, opts);
     }
     apply_patches(mutate, resource, ctx, "mutate")
@@ -65,15 +63,11 @@ fn patch_rule(
 
 /// The patch of a rule or of one foreach element; the strategic merge wins when both
 /// are given, as in Kyverno.
-fn apply_patches(
-    spec: &Value,
-    resource: &Value,
-    ctx: &Context,
-    at: &str,
-) -> Result<Value, String> {
+fn apply_patches(spec: &Value, resource: &Value, ctx: &Context, at: &str) -> Result<Value, String> {
     if let Some(patch) = spec.get("patchStrategicMerge").filter(|p| !p.is_null()) {
-        let patch = vars::substitute(patch, ctx)
-            .map_err(|e| format!("variable substitution failed in {at}.patchStrategicMerge: {e}"))?;
+        let patch = vars::substitute(patch, ctx).map_err(|e| {
+            format!("variable substitution failed in {at}.patchStrategicMerge: {e}")
+        })?;
         return smp::apply(resource, &patch, ctx)
             .map_err(|e| format!("failed to apply {at}.patchStrategicMerge: {e}"));
     }
@@ -85,8 +79,8 @@ fn apply_patches(
     if let Some(patch) = json_patch {
         let patch = vars::substitute(patch, ctx)
             .map_err(|e| format!("variable substitution failed in {at}.patchesJson6902: {e}"))?;
-        let ops = decode_json_patch(&patch)
-            .map_err(|e| format!("invalid {at}.patchesJson6902: {e}"))?;
+        let ops =
+            decode_json_patch(&patch).map_err(|e| format!("invalid {at}.patchesJson6902: {e}"))?;
         return jsonpatch::apply(resource, &ops)
             .map_err(|e| format!("failed to apply {at}.patchesJson6902: {e}"));
     }
@@ -191,9 +185,7 @@ fn mutate_elements(
         }
         patched = match entry.get("foreach").filter(|f| !f.is_null()) {
             Some(nested) => {
-                let nested = nested
-                    .as_array()
-                    .ok_or("a nested foreach must be a list")?;
+                let nested = nested.as_array().ok_or("a nested foreach must be a list")?;
                 apply_foreach(nested, &patched, &el_ctx, nesting + 1, opts)?
             }
             None => apply_patches(entry, &patched, &el_ctx, "mutate.foreach")?,
@@ -288,8 +280,18 @@ mod tests {
             &pod(),
         )
         .unwrap();
-        assert_eq!(got.pointer("/metadata/annotations/owner"), Some(&json!("web")));
-        assert_eq!(got.pointer("/spec/containers").unwrap().as_array().unwrap().len(), 1);
+        assert_eq!(
+            got.pointer("/metadata/annotations/owner"),
+            Some(&json!("web"))
+        );
+        assert_eq!(
+            got.pointer("/spec/containers")
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]
@@ -302,8 +304,14 @@ mod tests {
             &pod(),
         )
         .unwrap();
-        assert_eq!(got.pointer("/spec/containers/0/env/0/value"), Some(&json!("0")));
-        assert_eq!(got.pointer("/spec/containers/1/env/0/value"), Some(&json!("1")));
+        assert_eq!(
+            got.pointer("/spec/containers/0/env/0/value"),
+            Some(&json!("0"))
+        );
+        assert_eq!(
+            got.pointer("/spec/containers/1/env/0/value"),
+            Some(&json!("1"))
+        );
     }
 
     #[test]
@@ -318,7 +326,10 @@ mod tests {
         )
         .unwrap();
         let containers = got.pointer("/spec/containers").unwrap().as_array().unwrap();
-        let names: Vec<&str> = containers.iter().map(|c| c["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = containers
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
         assert_eq!(names, ["nginx", "sidecar"]);
         assert_eq!(containers[0]["imagePullPolicy"], json!("Always"));
         assert!(containers[1].get("imagePullPolicy").is_none());
@@ -341,7 +352,10 @@ mod tests {
             &resource,
         )
         .unwrap();
-        assert_eq!(got.pointer("/spec/containers/0/env/0/value"), Some(&json!("a-X")));
+        assert_eq!(
+            got.pointer("/spec/containers/0/env/0/value"),
+            Some(&json!("a-X"))
+        );
     }
 
     #[test]
@@ -371,10 +385,22 @@ mod tests {
     fn errors_and_unsupported() {
         let resource = pod();
         let cases: Vec<(&str, Value, &str)> = vec![
-            ("targets", json!({"targets": [{"apiVersion": "v1", "kind": "ConfigMap"}], "patchStrategicMerge": {}}), "unsupported:"),
+            (
+                "targets",
+                json!({"targets": [{"apiVersion": "v1", "kind": "ConfigMap"}], "patchStrategicMerge": {}}),
+                "unsupported:",
+            ),
             ("empty", json!({}), "neither"),
-            ("bad json patch", json!({"patchesJson6902": "- op: replace\n  path: /nope/x\n  value: 1"}), "failed to apply"),
-            ("unresolved variable", json!({"patchStrategicMerge": {"metadata": {"labels": {"x": "{{request.object.nope.deeper}}"}}}}), "variable substitution failed"),
+            (
+                "bad json patch",
+                json!({"patchesJson6902": "- op: replace\n  path: /nope/x\n  value: 1"}),
+                "failed to apply",
+            ),
+            (
+                "unresolved variable",
+                json!({"patchStrategicMerge": {"metadata": {"labels": {"x": "{{request.object.nope.deeper}}"}}}}),
+                "variable substitution failed",
+            ),
         ];
         for (name, mutate, want) in cases {
             let err = run(mutate, &resource).unwrap_err();

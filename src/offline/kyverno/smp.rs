@@ -149,7 +149,11 @@ fn rename_key(map: &mut Map<String, Value>, from: &str, to: &str) {
     }
 }
 
-fn check_conditions(pattern: &mut Value, resource: Option<&Value>, ctx: &Context) -> Result<(), Pre> {
+fn check_conditions(
+    pattern: &mut Value,
+    resource: Option<&Value>,
+    ctx: &Context,
+) -> Result<(), Pre> {
     check_anchors(pattern, resource, ctx, Anchor::Global).map_err(Pre::Global)?;
     check_anchors(pattern, resource, ctx, Anchor::Condition).map_err(|_| Pre::Condition)
 }
@@ -179,8 +183,12 @@ fn check_anchors(
         if resolve_add_if_absent(expected, Some(actual)) > 0 {
             continue;
         }
-        pattern::validate_pattern(&as_condition_value(actual), &as_condition_value(expected), ctx)
-            .map_err(|e| e.message)?;
+        pattern::validate_pattern(
+            &as_condition_value(actual),
+            &as_condition_value(expected),
+            ctx,
+        )
+        .map_err(|e| e.message)?;
     }
     Ok(())
 }
@@ -311,7 +319,10 @@ fn kind_name(v: &Value) -> &'static str {
 
 fn delete_condition_elements(root: &mut Value) -> Result<(), String> {
     let Value::Object(map) = root else {
-        return Err(format!("a patchStrategicMerge must be a map, not {}", kind_name(root)));
+        return Err(format!(
+            "a patchStrategicMerge must be a map, not {}",
+            kind_name(root)
+        ));
     };
     let keys: Vec<String> = map.keys().cloned().collect();
     for key in keys {
@@ -439,7 +450,10 @@ enum RootKind {
 
 impl Ty {
     fn for_resource(resource: &Value) -> Ty {
-        let api_version = resource.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let api_version = resource
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
         if api_version.is_empty() || kind.is_empty() {
             return Ty::Other;
@@ -505,9 +519,7 @@ impl Ty {
 
     fn element(self, key: &str) -> Ty {
         match (self, key) {
-            (Ty::PodSpec, "containers" | "initContainers" | "ephemeralContainers") => {
-                Ty::Container
-            }
+            (Ty::PodSpec, "containers" | "initContainers" | "ephemeralContainers") => Ty::Container,
             _ => Ty::Other,
         }
     }
@@ -681,7 +693,11 @@ fn merge_list(
     } else {
         merge_keyed(base, &patch, keys, element_ty)?
     };
-    Ok(if merged.is_empty() { None } else { Some(Value::Array(merged)) })
+    Ok(if merged.is_empty() {
+        None
+    } else {
+        Some(Value::Array(merged))
+    })
 }
 
 fn scalar_text(v: &Value) -> Option<String> {
@@ -756,7 +772,8 @@ fn merge_keyed(
         };
         if let Value::Object(m) = &mut merged {
             for (k, v) in id {
-                m.entry(k.to_string()).or_insert_with(|| Value::String(v.clone()));
+                m.entry(k.to_string())
+                    .or_insert_with(|| Value::String(v.clone()));
             }
         }
         if let Some(i) = at {
@@ -817,7 +834,9 @@ mod tests {
             ),
             (
                 "containers merge by name, new ones first",
-                pod(json!({"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]})),
+                pod(
+                    json!({"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}),
+                ),
                 json!({"spec": {"containers": [{"name": "c", "image": "c:1"}, {"name": "b", "imagePullPolicy": "Always"}]}}),
                 pod(json!({"containers": [
                     {"name": "c", "image": "c:1"},
@@ -828,7 +847,9 @@ mod tests {
                 "env merges by name inside a container",
                 pod(json!({"containers": [{"name": "a", "env": [{"name": "X", "value": "1"}]}]})),
                 json!({"spec": {"containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}]}]}}),
-                pod(json!({"containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}, {"name": "X", "value": "1"}]}]})),
+                pod(
+                    json!({"containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}, {"name": "X", "value": "1"}]}]}),
+                ),
             ),
             (
                 "$patch: delete removes a list element",
@@ -838,15 +859,23 @@ mod tests {
             ),
             (
                 "$patch: replace swaps a map",
-                pod(json!({"containers": [{"name": "a"}], "securityContext": {"runAsUser": 1, "fsGroup": 2}})),
+                pod(
+                    json!({"containers": [{"name": "a"}], "securityContext": {"runAsUser": 1, "fsGroup": 2}}),
+                ),
                 json!({"spec": {"securityContext": {"$patch": "replace", "runAsNonRoot": true}}}),
-                pod(json!({"containers": [{"name": "a"}], "securityContext": {"runAsNonRoot": true}})),
+                pod(
+                    json!({"containers": [{"name": "a"}], "securityContext": {"runAsNonRoot": true}}),
+                ),
             ),
             (
                 "lists without a merge key are replaced",
-                pod(json!({"containers": [{"name": "a", "args": ["1", "2"]}], "tolerations": [{"key": "x"}]})),
+                pod(
+                    json!({"containers": [{"name": "a", "args": ["1", "2"]}], "tolerations": [{"key": "x"}]}),
+                ),
                 json!({"spec": {"tolerations": [{"key": "y"}], "containers": [{"name": "a", "args": ["3"]}]}}),
-                pod(json!({"containers": [{"name": "a", "args": ["3"]}], "tolerations": [{"key": "y"}]})),
+                pod(
+                    json!({"containers": [{"name": "a", "args": ["3"]}], "tolerations": [{"key": "y"}]}),
+                ),
             ),
             (
                 "custom resources replace lists",
@@ -868,9 +897,13 @@ mod tests {
             ),
             (
                 "container ports merge by containerPort",
-                pod(json!({"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]})),
+                pod(
+                    json!({"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}),
+                ),
                 json!({"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80, "name": "http"}]}]}}),
-                pod(json!({"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP", "name": "http"}]}]})),
+                pod(
+                    json!({"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP", "name": "http"}]}]}),
+                ),
             ),
             (
                 "a null field in the resource is dropped by the merge",
@@ -887,7 +920,8 @@ mod tests {
 
     #[test]
     fn type_conflicts_are_errors() {
-        let resource = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"labels": {"a": "1"}}});
+        let resource =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"labels": {"a": "1"}}});
         let err = apply(&resource, &json!({"metadata": {"labels": "x"}}), &ctx()).unwrap_err();
         assert!(err.contains("disagree"), "{err}");
     }
@@ -932,12 +966,111 @@ mod tests {
         }
     }
 
+    /// The patch that reaches the merge once anchors are resolved against `resource`.
+    fn resolved(patch: Value, resource: &Value) -> Value {
+        let mut p = patch;
+        match preprocess(&mut p, Some(resource), &ctx()) {
+            Ok(()) => {
+                delete_condition_elements(&mut p).unwrap();
+                p
+            }
+            Err(Pre::Condition | Pre::Global(_)) => json!({}),
+            Err(Pre::Other(e)) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn anchor_resolution_table() {
+        let volumes_pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nginx"},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}],
+                     "volumes": [{"name": "cache", "hostPath": {"path": "/data", "type": "Directory"}}]}});
+        let two_latest = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "annotations": {"a1": "x"}, "labels": {"l1": "y"}},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}, {"name": "busybox", "image": "busybox:latest"}],
+                     "volumes": [{"name": "v", "hostPath": {"path": "/var/run/docker.sock"}}]}});
+        let limited = json!({"apiVersion": "v1", "kind": "Pod",
+            "spec": {"containers": [{"name": "nginx", "resources": {"limits": {"cpu": "50m"}}}]}});
+        let cases: Vec<(&str, Value, &Value, Value)> = vec![
+            (
+                "global anchor in a list passes and leaves only the rest",
+                json!({"metadata": {"annotations": {"+(safe)": "true"}}, "spec": {"volumes": [{"<(hostPath)": {"path": "*"}}]}}),
+                &volumes_pod,
+                json!({"metadata": {"annotations": {"safe": "true"}}}),
+            ),
+            (
+                "nested global anchor inside a list element",
+                json!({"metadata": {"annotations": {"+(safe)": true}}, "spec": {"volumes": [{"hostPath": {"<(path)": "*data"}}]}}),
+                &volumes_pod,
+                json!({"metadata": {"annotations": {"safe": true}}}),
+            ),
+            (
+                "failing global anchor empties the patch",
+                json!({"metadata": {"annotations": {"+(safe)": true}}, "spec": {"volumes": [{"<(emptyDir)": {}}]}}),
+                &volumes_pod,
+                json!({}),
+            ),
+            (
+                "conditions on a map key and on list elements",
+                json!({"metadata": {"annotations": {"+(a1)": "new", "+(a2)": "new"}, "labels": {"+(l1)": "new"}},
+                       "spec": {"(volumes)": [{"(hostPath)": {"path": "/var/run/docker.sock"}}],
+                                "containers": [{"(image)": "*:latest", "imagePullPolicy": "Always"}]}}),
+                &two_latest,
+                json!({"metadata": {"annotations": {"a2": "new"}},
+                       "spec": {"containers": [{"imagePullPolicy": "Always", "name": "nginx"},
+                                               {"imagePullPolicy": "Always", "name": "busybox"}]}}),
+            ),
+            (
+                "a condition element that matches adds nothing but its name",
+                json!({"spec": {"containers": [{"(image)": "*:latest"}], "imagePullSecrets": [{"name": "regcred"}]}}),
+                &two_latest,
+                json!({"spec": {"imagePullSecrets": [{"name": "regcred"}]}}),
+            ),
+            (
+                "add-if-absent inside a wildcard element",
+                json!({"spec": {"containers": [{"(name)": "*", "resources": {"limits": {"+(memory)": "300Mi", "+(cpu)": "1"}}}]}}),
+                &limited,
+                json!({"spec": {"containers": [{"resources": {"limits": {"memory": "300Mi"}}, "name": "nginx"}]}}),
+            ),
+            (
+                "explicit null survives for the merge to delete",
+                json!({"metadata": {"annotations": {"a1": null}}}),
+                &two_latest,
+                json!({"metadata": {"annotations": {"a1": null}}}),
+            ),
+        ];
+        for (name, patch, resource, want) in cases {
+            assert_eq!(resolved(patch, resource), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn sidecar_goes_before_existing_containers() {
+        let resource = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "wp"},
+            "spec": {"template": {"spec": {"containers": [{"name": "wordpress", "image": "wordpress"}]}}}});
+        let patch = json!({"spec": {"template": {"spec": {
+            "containers": [{"name": "nginx", "image": "nginx"}, {"name": "wordpress", "env": [{"name": "A", "value": "1"}]}],
+            "initContainers": [{"name": "init", "image": "debian"}]}}}});
+        let got = apply(&resource, &patch, &ctx()).unwrap();
+        assert_eq!(
+            got.pointer("/spec/template/spec").unwrap(),
+            &json!({"containers": [{"name": "nginx", "image": "nginx"},
+                                   {"name": "wordpress", "image": "wordpress", "env": [{"name": "A", "value": "1"}]}],
+                    "initContainers": [{"name": "init", "image": "debian"}]})
+        );
+    }
+
     #[test]
     fn anchors_parse_with_their_modifier() {
         assert_eq!(parse_anchor("(name)"), Some((Anchor::Condition, "name")));
         assert_eq!(parse_anchor("<(image)"), Some((Anchor::Global, "image")));
-        assert_eq!(parse_anchor("+(a.b/c)"), Some((Anchor::AddIfAbsent, "a.b/c")));
-        assert_eq!(parse_anchor("X(hostPath)"), Some((Anchor::Negation, "hostPath")));
+        assert_eq!(
+            parse_anchor("+(a.b/c)"),
+            Some((Anchor::AddIfAbsent, "a.b/c"))
+        );
+        assert_eq!(
+            parse_anchor("X(hostPath)"),
+            Some((Anchor::Negation, "hostPath"))
+        );
         assert_eq!(parse_anchor("=(x)"), Some((Anchor::Equality, "x")));
         assert_eq!(parse_anchor("Xylophone"), None);
         assert_eq!(parse_anchor("()"), None);
@@ -946,7 +1079,8 @@ mod tests {
 
     #[test]
     fn cleaning_drops_condition_only_elements_and_empty_maps() {
-        let mut patch = json!({"spec": {"containers": [{"(name)": "*", "x": 1}, {"name": "a", "y": {}}]}});
+        let mut patch =
+            json!({"spec": {"containers": [{"(name)": "*", "x": 1}, {"name": "a", "y": {}}]}});
         delete_condition_elements(&mut patch).unwrap();
         assert_eq!(patch, json!({"spec": {"containers": [{"name": "a"}]}}));
     }
