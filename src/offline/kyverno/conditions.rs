@@ -160,7 +160,7 @@ fn in_set(k: &Value, set: &Value) -> bool {
     let members = items(set);
     members.iter().any(|m| match (m, k) {
         (Value::String(p), k) if in_range(p, k).is_some() => in_range(p, k) == Some(true),
-        (Value::String(p), Value::String(s)) => wildcard_match(p, s),
+        (Value::String(p), Value::String(s)) => wildcard_match(p, s) || wildcard_match(s, p),
         (Value::String(p), other) => wildcard_match(p, &to_text(other)),
         (m, Value::String(s)) => to_text(m) == *s,
         (m, k) => m == k || (m.as_f64().is_some() && m.as_f64() == k.as_f64()),
@@ -274,6 +274,7 @@ mod tests {
             ("DurationGreaterThan", json!("2h"), json!("90m"), true),
             ("GreaterThan", json!("1.10.0"), json!("1.9.0"), true),
             ("AnyNotIn", json!([5000, 7000]), json!("5000-6000"), true),
+            ("AnyNotIn", json!("A=*"), json!(["A=ATest", "B=BTest"]), false),
             ("AllIn", json!([5000, 5500]), json!("5000-6000"), true),
         ];
         for (op, k, v, want) in cases {

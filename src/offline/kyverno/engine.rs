@@ -541,11 +541,17 @@ fn validate_foreach(decls: &[Value], resource: &Value, ctx: &Context) -> (RuleSt
                     Err(e) => return (RuleStatus::Error, e.to_string()),
                 }
             }
-            // Patterns look at the element unless elementScope says otherwise.
-            let target = if element_scope == Some(false) {
-                resource
-            } else {
-                item
+            // Patterns look at a map element by default, at the resource otherwise;
+            // elementScope: true on a non-map element is an error, as in Kyverno.
+            let target = match (element_scope, item.is_object()) {
+                (Some(true), false) => {
+                    return (
+                        RuleStatus::Error,
+                        format!("cannot use elementScope=true for foreach element {i}, which is not a map"),
+                    );
+                }
+                (Some(false), _) | (None, false) => resource,
+                _ => item,
             };
             let body = if let Some(nested) = decl.get("foreach").and_then(Value::as_array) {
                 validate_foreach(nested, resource, &ectx)

@@ -315,21 +315,22 @@ struct Target {
 }
 
 impl Target {
+    /// The target named by a resolved generate pattern.
     fn from(resolved: &Value) -> Self {
-        Target {
-            api_version: str_at(resolved, "/apiVersion").to_string(),
-            kind: str_at(resolved, "/kind").to_string(),
-            namespace: str_at(resolved, "/namespace").to_string(),
-            name: str_at(resolved, "/name").to_string(),
-        }
+        Target::read(resolved, "/namespace", "/name")
     }
 
+    /// The identity of an existing object.
     fn identity_of(object: &Value) -> Self {
+        Target::read(object, "/metadata/namespace", "/metadata/name")
+    }
+
+    fn read(v: &Value, namespace: &str, name: &str) -> Self {
         Target {
-            api_version: str_at(object, "/apiVersion").to_string(),
-            kind: str_at(object, "/kind").to_string(),
-            namespace: str_at(object, "/metadata/namespace").to_string(),
-            name: str_at(object, "/metadata/name").to_string(),
+            api_version: str_at(v, "/apiVersion").to_string(),
+            kind: str_at(v, "/kind").to_string(),
+            namespace: str_at(v, namespace).to_string(),
+            name: str_at(v, name).to_string(),
         }
     }
 

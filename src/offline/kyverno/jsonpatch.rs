@@ -52,23 +52,15 @@ pub fn apply(doc: &Value, ops: &[Value]) -> Result<Value, PatchError> {
                 replace(&mut out, &tokens, value.clone()).map_err(fail)?;
             }
             "move" => {
-                let from = op
-                    .get("from")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| fail("missing \"from\"".into()))?;
-                let from_tokens = parse_pointer(from).map_err(&fail)?;
+                let (from, from_tokens) = from_pointer(op).map_err(fail)?;
                 if tokens.len() > from_tokens.len() && tokens.starts_with(&from_tokens) {
                     return Err(fail(format!("cannot move {from} into one of its children")));
                 }
-                let value = remove(&mut out, &from_tokens).map_err(&fail)?;
+                let value = remove(&mut out, &from_tokens).map_err(fail)?;
                 add(&mut out, &tokens, value).map_err(fail)?;
             }
             "copy" => {
-                let from = op
-                    .get("from")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| fail("missing \"from\"".into()))?;
-                let from_tokens = parse_pointer(from).map_err(&fail)?;
+                let (from, from_tokens) = from_pointer(op).map_err(fail)?;
                 let value = get(&out, &from_tokens)
                     .cloned()
                     .ok_or_else(|| fail(format!("\"from\" {from} does not exist")))?;
@@ -92,6 +84,15 @@ pub fn apply(doc: &Value, ops: &[Value]) -> Result<Value, PatchError> {
         }
     }
     Ok(out)
+}
+
+/// The `from` of a move or copy, as text and as tokens.
+fn from_pointer(op: &Value) -> Result<(&str, Vec<String>), String> {
+    let from = op
+        .get("from")
+        .and_then(Value::as_str)
+        .ok_or("missing \"from\"")?;
+    Ok((from, parse_pointer(from)?))
 }
 
 /// Splits a JSON pointer into unescaped reference tokens (`~1` → `/`, `~0` → `~`).

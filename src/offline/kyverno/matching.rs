@@ -54,14 +54,14 @@ fn block_matches(block: &Value, req: &Request, is_match: bool) -> Result<bool, S
         {
             return Ok(false);
         }
-        return filter_matches(block, req);
+        return filter_matches(block, req, is_match);
     }
     if let Some(any) = any
         && !any.is_empty()
     {
         let mut hit = false;
         for f in any {
-            if filter_matches(f, req)? {
+            if filter_matches(f, req, is_match)? {
                 hit = true;
                 break;
             }
@@ -75,7 +75,7 @@ fn block_matches(block: &Value, req: &Request, is_match: bool) -> Result<bool, S
             return Ok(!is_match && false);
         }
         for f in all {
-            if !filter_matches(f, req)? {
+            if !filter_matches(f, req, is_match)? {
                 return Ok(false);
             }
         }
@@ -83,11 +83,25 @@ fn block_matches(block: &Value, req: &Request, is_match: bool) -> Result<bool, S
     Ok(true)
 }
 
-fn filter_matches(filter: &Value, req: &Request) -> Result<bool, String> {
-    if let Some(res) = filter.get("resources")
+fn filter_matches(filter: &Value, req: &Request, is_match: bool) -> Result<bool, String> {
+    // Without any user information (a background scan, a test without userinfo) Kyverno
+    // drops the user conditions of a filter.
+    let ui = &req.user_info;
+    let anonymous = ui.username.is_empty()
+        && ui.groups.is_empty()
+        && ui.roles.is_empty()
+        && ui.cluster_roles.is_empty();
+    let res = filter.get("resources");
+    if anonymous && !is_match && res.is_none() {
+        return Ok(false);
+    }
+    if let Some(res) = res
         && !resource_matches(res, req)?
     {
         return Ok(false);
+    }
+    if anonymous {
+        return Ok(true);
     }
     user_matches(filter, req)
 }

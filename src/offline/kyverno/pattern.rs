@@ -319,7 +319,7 @@ fn array(ra: &[Value], pa: &[Value], path: &str) -> R {
         for (i, item) in ra.iter().enumerate() {
             match element(item, first, &format!("{path}{i}/")) {
                 Ok(()) => applied += 1,
-                Err(e) if e.kind == Kind::Conditional => skipped = Some(e),
+                Err(e) if matches!(e.kind, Kind::Conditional | Kind::Global) => skipped = Some(e),
                 Err(e) => return Err(e),
             }
         }

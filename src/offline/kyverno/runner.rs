@@ -34,6 +34,22 @@ pub struct Row {
     pub actual: String,
     pub verdict: Verdict,
     pub reason: String,
+    /// `classic` (ClusterPolicy/Policy evaluable offline), or why a row is outside that
+    /// set: `other-kind`, `cel`, `registry`, `cluster`.
+    pub scope: &'static str,
+}
+
+/// Which fidelity set a skip reason puts a row in.
+fn scope_of(reason: &str) -> &'static str {
+    if reason.contains("registry") || reason.contains("verifyImages") {
+        "registry"
+    } else if reason.contains("apiCall") || reason.contains("globalReference") {
+        "cluster"
+    } else if reason.contains("CEL") {
+        "cel"
+    } else {
+        "classic"
+    }
 }
 
 /// Every test file under `roots` (a file is taken as is).
@@ -332,9 +348,11 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                 actual: String::new(),
                 verdict: Verdict::Skipped,
                 reason: String::new(),
+                scope: "classic",
             };
             if let Some(why) = flag_reason.or_else(|| other_kinds.get(policy_name).copied()) {
                 out.reason = why.to_string();
+                out.scope = "other-kind";
                 rows.push(out);
                 continue;
             }
@@ -443,6 +461,7 @@ fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
     if actual == RuleStatus::Skip && message.starts_with(UNSUPPORTED) && out.expected != "skip" {
         out.verdict = Verdict::Skipped;
         out.reason = message.trim_start_matches(UNSUPPORTED).to_string();
+        out.scope = scope_of(&out.reason);
         return;
     }
     let mut reason = message;
