@@ -392,65 +392,45 @@ fn generate_rule(
             .get("message")
             .and_then(Value::as_str)
             .unwrap_or("");
-        let mut v = Map::new();
-        let keep = |v: &mut Map<String, Value>| {
-            for key in [
+        let present = |key: &str| validate.get(key).filter(|x| !x.is_null());
+        // Which body the rule has, where its `$(...)` references point, and the body as
+        // it reads under the template.
+        let moved: Option<(&str, &str, Value)> = if let Some(pattern) = present("pattern") {
+            Some(("pattern", "pattern", wrap(pattern)))
+        } else if let Some(deny) = present("deny") {
+            Some(("deny", "deny", deny.clone()))
+        } else if let Some(pss) = present("podSecurity") {
+            Some(("podSecurity", "podSecurity", pss.clone()))
+        } else if let Some(any) = validate.get("anyPattern").and_then(Value::as_array) {
+            Some((
+                "anyPattern",
+                "anyPattern",
+                Value::Array(any.iter().map(wrap).collect()),
+            ))
+        } else {
+            validate
+                .get("foreach")
+                .and_then(Value::as_array)
+                .filter(|f| !f.is_empty())
+                .map(|f| ("foreach", "pattern", Value::Array(f.clone())))
+        };
+        let body = if let Some((key, pivot, value)) = moved {
+            let mut v = Map::new();
+            v.insert(
+                "message".into(),
+                json!(shift_references(message, shift, pivot)),
+            );
+            v.insert(key.into(), value);
+            for kept in [
                 "failureAction",
                 "failureActionOverrides",
                 "allowExistingViolations",
                 "validationFailureAction",
             ] {
-                if let Some(x) = validate.get(key).filter(|x| !x.is_null()) {
-                    v.insert(key.into(), x.clone());
+                if let Some(x) = present(kept) {
+                    v.insert(kept.into(), x.clone());
                 }
             }
-        };
-        let body = if let Some(pattern) = validate.get("pattern").filter(|p| !p.is_null()) {
-            v.insert(
-                "message".into(),
-                json!(shift_references(message, shift, "pattern")),
-            );
-            keep(&mut v);
-            v.insert("pattern".into(), wrap(pattern));
-            Some(v)
-        } else if let Some(deny) = validate.get("deny").filter(|d| !d.is_null()) {
-            v.insert(
-                "message".into(),
-                json!(shift_references(message, shift, "deny")),
-            );
-            v.insert("deny".into(), deny.clone());
-            keep(&mut v);
-            Some(v)
-        } else if let Some(pss) = validate.get("podSecurity").filter(|p| !p.is_null()) {
-            v.insert(
-                "message".into(),
-                json!(shift_references(message, shift, "podSecurity")),
-            );
-            v.insert("podSecurity".into(), pss.clone());
-            keep(&mut v);
-            Some(v)
-        } else if let Some(any) = validate.get("anyPattern").and_then(Value::as_array) {
-            v.insert(
-                "message".into(),
-                json!(shift_references(message, shift, "anyPattern")),
-            );
-            keep(&mut v);
-            v.insert(
-                "anyPattern".into(),
-                Value::Array(any.iter().map(wrap).collect()),
-            );
-            Some(v)
-        } else if let Some(foreach) = validate
-            .get("foreach")
-            .and_then(Value::as_array)
-            .filter(|f| !f.is_empty())
-        {
-            v.insert(
-                "message".into(),
-                json!(shift_references(message, shift, "pattern")),
-            );
-            v.insert("foreach".into(), Value::Array(foreach.clone()));
-            keep(&mut v);
             Some(v)
         } else if validate.get("cel").is_some_and(|c| !c.is_null()) {
             validate.as_object().cloned()
