@@ -199,7 +199,7 @@ impl Run<'_> {
             .find(|o| source.identifies(o))
             .ok_or_else(|| {
                 format!(
-                    "clone source {} not found (give it as a test resource or cloneSourceResource)",
+                    "clone source {} does not exist (in a kyverno test, list it in resources or cloneSourceResource)",
                     source.describe()
                 )
             })?;

@@ -385,21 +385,13 @@ fn delete_anchors_in_map(map: &mut Map<String, Value>, traverse_maps: bool) -> b
 
 fn delete_anchors_in_list(items: &mut Vec<Value>, traverse_maps: bool) -> bool {
     let was_empty = items.is_empty();
-    // Kyverno walks a snapshot of the list but deletes by the snapshot's index from the
-    // shrinking list, so a deletion can take out the neighbour instead. Reproduced with
-    // ids so the patch that reaches the merge is the one Kyverno would merge.
-    let mut live: Vec<(usize, Value)> = std::mem::take(items).into_iter().enumerate().collect();
-    let snapshot_len = live.len();
-    for i in 0..snapshot_len {
-        let Some(pos) = live.iter().position(|(id, _)| *id == i) else {
-            // The element was already removed by an earlier shifted deletion; Kyverno
-            // still deletes at this index.
-            if i < live.len() {
-                live.remove(i);
-            }
-            continue;
-        };
-        let element = &mut live[pos].1;
+    // Kyverno walks a snapshot of the elements but deletes by the snapshot's index from
+    // the shrinking list, so after one deletion the next one can take out a neighbour.
+    // Elements live in `nodes` (edited in place, listed or not) and `live` is the list,
+    // so the patch that reaches the merge is the one Kyverno would merge.
+    let mut nodes = std::mem::take(items);
+    let mut live: Vec<usize> = (0..nodes.len()).collect();
+    for (i, element) in nodes.iter_mut().enumerate() {
         let delete = if has_anchors(element, &|a: Anchor| a.is_mutate_anchor()) {
             if traverse_maps && element.is_object() {
                 delete_anchors(element, true, traverse_maps)
@@ -413,7 +405,10 @@ fn delete_anchors_in_list(items: &mut Vec<Value>, traverse_maps: bool) -> bool {
             live.remove(i);
         }
     }
-    *items = live.into_iter().map(|(_, v)| v).collect();
+    *items = live
+        .into_iter()
+        .map(|id| std::mem::take(&mut nodes[id]))
+        .collect();
     items.is_empty() && !was_empty
 }
 
@@ -1056,6 +1051,23 @@ mod tests {
             &json!({"containers": [{"name": "nginx", "image": "nginx"},
                                    {"name": "wordpress", "image": "wordpress", "env": [{"name": "A", "value": "1"}]}],
                     "initContainers": [{"name": "init", "image": "debian"}]})
+        );
+    }
+
+    #[test]
+    fn two_condition_elements_shift_like_kyverno() {
+        // Kyverno deletes the second condition element at a stale index, which removes
+        // the copy made for the first container; only the second container is patched.
+        let resource = pod(
+            json!({"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}),
+        );
+        let patch = json!({"spec": {"containers": [
+            {"(image)": "a:*", "x": "1"},
+            {"(image)": "b:*", "y": "2"}
+        ]}});
+        assert_eq!(
+            resolved(patch, &resource),
+            json!({"spec": {"containers": [{"(image)": "b:*", "y": "2"}, {"y": "2", "name": "b"}]}})
         );
     }
 
