@@ -160,6 +160,14 @@ impl Run<'_> {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
+        let has_data = resolved.get("data").is_some_and(|d| !d.is_null());
+        let sources = [has_data, !clone_name.is_empty(), !clone_kinds.is_empty()];
+        if sources.iter().filter(|s| **s).count() > 1 {
+            // Kyverno refuses such a policy outright; it would never reach a trigger.
+            return Err(format!(
+                "{at} may use only one of data, clone and cloneList"
+            ));
+        }
         if !clone_name.is_empty() {
             let source = Target {
                 api_version: target.api_version.clone(),
@@ -561,6 +569,19 @@ mod tests {
         rule["generate"]["synchronize"] = json!(true);
         let got = apply_rule(&rule, &trigger, &ctx_for(&trigger), &[existing]).unwrap();
         assert_eq!(got.len(), 1);
+    }
+
+    #[test]
+    fn data_and_clone_together_are_refused() {
+        let trigger = ns("team-a");
+        let rule = json!({"name": "r", "generate": {"apiVersion": "v1", "kind": "Secret", "name": "s",
+                                                    "namespace": "team-a", "data": {"data": {}},
+                                                    "clone": {"namespace": "default", "name": "regcred"}}});
+        let err = apply_rule(&rule, &trigger, &ctx_for(&trigger), &[]).unwrap_err();
+        assert!(
+            err.contains("only one of data, clone and cloneList"),
+            "{err}"
+        );
     }
 
     #[test]
