@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::engine::{self, Options};
 use super::matching::selector_matches;
-use super::mutate::context_failure;
+use super::mutate::{context_failure, foreach_elements};
 use super::{Context, conditions, vars};
 
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
@@ -87,11 +87,8 @@ impl Run<'_> {
             .get("list")
             .and_then(Value::as_str)
             .ok_or_else(|| format!("{at} has no list expression"))?;
-        let elements = match vars::query(expr, ctx) {
-            Ok(Value::Array(items)) => items,
-            Ok(other) => vec![other],
-            Err(e) => return Err(format!("failed to evaluate {at}.list {expr}: {e}")),
-        };
+        let elements = foreach_elements(expr, ctx)
+            .map_err(|e| format!("failed to evaluate {at}.list {expr}: {e}"))?;
         let mut out = Vec::new();
         let mut errors = Vec::new();
         for (index, element) in elements.iter().enumerate() {

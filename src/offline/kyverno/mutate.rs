@@ -130,11 +130,8 @@ fn apply_foreach(
             .get("list")
             .and_then(Value::as_str)
             .ok_or_else(|| format!("mutate.foreach[{i}] has no list expression"))?;
-        let elements = match vars::query(expr, &ctx) {
-            Ok(Value::Array(items)) => items,
-            Ok(other) => vec![other],
-            Err(e) => return Err(format!("failed to evaluate list {expr}: {e}")),
-        };
+        let elements = foreach_elements(expr, &ctx)
+            .map_err(|e| format!("failed to evaluate list {expr}: {e}"))?;
         let patched = mutate_elements(entry, &elements, &current, &ctx, nesting, opts)?;
         if patched != current {
             current = patched;
@@ -192,6 +189,18 @@ fn mutate_elements(
         };
     }
     Ok(patched)
+}
+
+/// The elements a foreach walks: a list, or any other value as a single element. Kyverno
+/// queries the list without the variable check, so a missing path is one null element
+/// (skipped), not an error.
+pub(crate) fn foreach_elements(expr: &str, ctx: &Context) -> Result<Vec<Value>, vars::VarError> {
+    match vars::query(expr, ctx) {
+        Ok(Value::Array(items)) => Ok(items),
+        Ok(other) => Ok(vec![other]),
+        Err(vars::VarError::NotResolved(_)) => Ok(vec![Value::Null]),
+        Err(e) => Err(e),
+    }
 }
 
 /// A context entry the offline engine cannot load skips the rule (with the engine's
@@ -371,6 +380,17 @@ mod tests {
         .unwrap();
         assert_eq!(got.pointer("/spec/containers/0/tty"), Some(&json!(true)));
         assert_eq!(got.pointer("/spec/containers/1/tty"), Some(&json!(true)));
+    }
+
+    #[test]
+    fn foreach_over_a_missing_list_changes_nothing() {
+        let resource = pod();
+        let rule = json!({"name": "r", "mutate": {"foreach": [{
+            "list": "request.object.spec.initContainers",
+            "patchStrategicMerge": {"spec": {"initContainers": [{"name": "{{element.name}}", "tty": true}]}}
+        }]}});
+        let got = apply_rule(&rule, &resource, &ctx_for(&resource));
+        assert_eq!(got, Err(NO_CHANGE.to_string()));
     }
 
     #[test]
