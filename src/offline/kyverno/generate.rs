@@ -89,6 +89,10 @@ impl Run<'_> {
             .ok_or_else(|| format!("{at} has no list expression"))?;
         let elements = foreach_elements(expr, ctx)
             .map_err(|e| format!("failed to evaluate {at}.list {expr}: {e}"))?;
+        let opts = Options {
+            cluster: self.cluster.to_vec(),
+            ..Options::default()
+        };
         let mut out = Vec::new();
         let mut errors = Vec::new();
         for (index, element) in elements.iter().enumerate() {
@@ -98,10 +102,6 @@ impl Run<'_> {
             let mut el_ctx = ctx.with_element(element, index);
             el_ctx.add_variable("element0", element.clone());
             el_ctx.add_variable("elementIndex0", json!(index));
-            let opts = Options {
-                cluster: self.cluster.to_vec(),
-                ..Options::default()
-            };
             if let Err((status, why)) = engine::load_context(entry, &mut el_ctx, &opts, None) {
                 errors.push(context_failure(status, why, index));
                 continue;
