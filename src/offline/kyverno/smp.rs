@@ -474,7 +474,6 @@ impl Ty {
 
     fn field(self, key: &str) -> Ty {
         match (self, key) {
-            (Ty::Root(RootKind::Builtin | RootKind::ServiceAccount), "metadata") => Ty::Meta,
             (Ty::Root(_), "metadata") => Ty::Meta,
             (Ty::Root(RootKind::Pod), "spec") => Ty::PodSpec,
             (Ty::Root(RootKind::PodTemplate), "template") => Ty::PodTemplate,
