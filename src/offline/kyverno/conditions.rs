@@ -122,8 +122,8 @@ fn equals(key: &Value, value: &Value) -> bool {
             false
         }
         (Value::Bool(k), Value::String(v)) => v == &k.to_string(),
-        (Value::Null, Value::String(v)) => v.is_empty(),
-        (Value::Null, Value::Null) => true,
+        // Kyverno compares nothing to nothing as unequal: a null key never equals.
+        (Value::Null, _) => false,
         (Value::Object(_), Value::String(v)) | (Value::Array(_), Value::String(v)) => {
             serde_json::from_str::<Value>(v).is_ok_and(|parsed| &parsed == key)
         }

@@ -212,18 +212,21 @@ fn null_safe(ast: jmespath::ast::Ast) -> jmespath::ast::Ast {
     }
 }
 
-/// Kyverno fails on a plain path whose key is absent; projections and functions yield null.
+/// Kyverno fails on a plain path that walks past an absent key (`a.missing.b`); a missing
+/// last key, projections and functions yield null.
 fn path_missing(ast: &jmespath::ast::Ast, doc: &Value) -> bool {
     let mut segs = Vec::new();
     if !plain_path(ast, &mut segs) {
         return false;
     }
     let mut cur = doc;
-    for seg in segs {
+    let last = segs.len().saturating_sub(1);
+    for (i, seg) in segs.into_iter().enumerate() {
         match (seg, cur) {
+            // A missing last key is null; walking on past a missing key is an error.
             (Seg::Key(k), Value::Object(m)) => match m.get(&k) {
                 Some(v) => cur = v,
-                None => return true,
+                None => return i < last,
             },
             (Seg::Key(_), _) => return true,
             (Seg::Index, _) => return false,
@@ -789,6 +792,11 @@ mod tests {
         assert_eq!(
             substitute(&json!("{{request.object.metadata.labels.app || 'x'}}"), &c).unwrap(),
             json!("x")
+        );
+        // A missing last key is simply null.
+        assert_eq!(
+            substitute(&json!("{{request.object.metadata.name}}"), &c).unwrap(),
+            Value::Null
         );
     }
 
