@@ -9,8 +9,8 @@ use super::conditions;
 use super::context::Context;
 use super::matching::{rule_matches, wildcard_match};
 use super::pattern::{PatternError, validate_pattern};
-use super::vars::{self, VarError};
 use super::runner::UNSUPPORTED;
+use super::vars::{self, VarError};
 use super::{Policy, Request, Response, RuleKind, RuleResult, RuleStatus, generate, mutate};
 
 /// What the caller knows beyond the request: exceptions, cluster objects and values
@@ -127,7 +127,14 @@ fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Gate {
             ctx.add_variable(k, v.clone());
         }
     }
-    if let Err(e) = load_context(rule, &mut ctx, opts, opts.rule_values.get(&key)) {
+    // Names the test supplies (per rule or per resource) stand in for context entries.
+    let mut supplied = opts.rule_values.get(&key).cloned().unwrap_or_default();
+    if let Value::Object(m) = &req.values {
+        for (k, v) in m {
+            supplied.entry(k.clone()).or_insert(v.clone());
+        }
+    }
+    if let Err(e) = load_context(rule, &mut ctx, opts, Some(&supplied)) {
         return Gate::Done(Some(e));
     }
     if let Some(pre) = rule.get("preconditions") {
@@ -185,9 +192,9 @@ pub fn load_context(
                 Some(obj) => ctx.add_variable(name, obj.clone()),
                 None => {
                     return Err((
-                        RuleStatus::Skip,
+                        RuleStatus::Error,
                         format!(
-                            "context entry {name}: configMap {want_ns}/{want_name} not supplied by the test"
+                            "context entry {name}: configMap {want_ns}/{want_name} not found (supply it as a cluster resource or in the values file)"
                         ),
                     ));
                 }
@@ -195,7 +202,9 @@ pub fn load_context(
         } else if entry.get("apiCall").is_some() {
             return Err((
                 RuleStatus::Skip,
-                format!("{UNSUPPORTED}context entry {name}: apiCall needs a cluster and no value was supplied"),
+                format!(
+                    "{UNSUPPORTED}context entry {name}: apiCall needs a cluster and no value was supplied"
+                ),
             ));
         } else if entry.get("imageRegistry").is_some() {
             return Err((
@@ -300,7 +309,7 @@ fn run_mutate(
             );
         }
     };
-    match mutate::apply_rule(rule, &req.object, &ctx) {
+    match mutate::apply_rule_with(rule, &req.object, &ctx, opts) {
         Ok(patched) => (
             Some(result(
                 policy,
@@ -335,7 +344,10 @@ fn reason_message(reason: String) -> String {
 }
 
 fn status_of_reason(reason: &str) -> RuleStatus {
-    if reason.starts_with("skip:") || reason.starts_with(UNSUPPORTED) || reason.contains("not built yet") {
+    if reason.starts_with("skip:")
+        || reason.starts_with(UNSUPPORTED)
+        || reason.contains("not built yet")
+    {
         RuleStatus::Skip
     } else {
         RuleStatus::Error
@@ -358,16 +370,26 @@ fn run_generate(
         }
     };
     match generate::apply_rule(rule, &req.object, &ctx, &opts.cluster) {
-        Ok(objs) => (
-            Some(result(
-                policy,
-                rule,
-                RuleKind::Generate,
-                RuleStatus::Pass,
-                format!("generated {} object(s)", objs.len()),
-            )),
-            objs,
-        ),
+        Ok(mut objs) => {
+            for o in &mut objs {
+                generate::add_policy_labels(
+                    o,
+                    &policy.name,
+                    policy.namespace.as_deref().unwrap_or(""),
+                );
+            }
+            let msg = format!("generated {} object(s)", objs.len());
+            (
+                Some(result(
+                    policy,
+                    rule,
+                    RuleKind::Generate,
+                    RuleStatus::Pass,
+                    msg,
+                )),
+                objs,
+            )
+        }
         Err(e) => (
             Some(result(
                 policy,
@@ -381,7 +403,12 @@ fn run_generate(
     }
 }
 
-fn run_validate(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Option<RuleResult> {
+fn run_validate(
+    policy: &Policy,
+    rule: &Value,
+    req: &Request,
+    opts: &Options,
+) -> Option<RuleResult> {
     let ctx = match gate(policy, rule, req, opts) {
         Gate::Run(ctx) => ctx,
         Gate::Done(d) => {
@@ -449,7 +476,12 @@ fn validate_body(validate: &Value, resource: &Value, ctx: &Context) -> (RuleStat
         let patterns = match vars::substitute(any, ctx) {
             Ok(Value::Array(p)) => p,
             Ok(_) => return (RuleStatus::Error, "anyPattern must be a list".into()),
-            Err(e) => return (RuleStatus::Error, format!("variable substitution failed: {e}")),
+            Err(e) => {
+                return (
+                    RuleStatus::Error,
+                    format!("variable substitution failed: {e}"),
+                );
+            }
         };
         let mut failures = Vec::new();
         let mut skips = 0;
@@ -547,7 +579,9 @@ fn validate_foreach(decls: &[Value], resource: &Value, ctx: &Context) -> (RuleSt
                 (Some(true), false) => {
                     return (
                         RuleStatus::Error,
-                        format!("cannot use elementScope=true for foreach element {i}, which is not a map"),
+                        format!(
+                            "cannot use elementScope=true for foreach element {i}, which is not a map"
+                        ),
                     );
                 }
                 (Some(false), _) | (None, false) => resource,
@@ -562,10 +596,7 @@ fn validate_foreach(decls: &[Value], resource: &Value, ctx: &Context) -> (RuleSt
                 RuleStatus::Pass => applied += 1,
                 RuleStatus::Skip => {}
                 RuleStatus::Fail => {
-                    return (
-                        RuleStatus::Fail,
-                        format!("foreach element {i}: {}", body.1),
-                    );
+                    return (RuleStatus::Fail, format!("foreach element {i}: {}", body.1));
                 }
                 _ => return body,
             }
@@ -608,17 +639,21 @@ mod tests {
 
     #[test]
     fn pattern_rule_passes_and_fails() {
-        let p = policy(json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"message": "no latest", "pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]));
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"message": "no latest", "pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]),
+        );
         assert_eq!(status(&p, pod("nginx:1")), vec![RuleStatus::Pass]);
         assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
     }
 
     #[test]
     fn deny_and_preconditions() {
-        let p = policy(json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
             "preconditions": {"all": [{"key": "{{request.object.metadata.labels.skip}}", "operator": "NotEquals", "value": "yes"}]},
-            "validate": {"deny": {"conditions": {"any": [{"key": "{{ request.object.spec.containers[0].image }}", "operator": "Equals", "value": "*:latest"}]}}}}]));
+            "validate": {"deny": {"conditions": {"any": [{"key": "{{ request.object.spec.containers[0].image }}", "operator": "Equals", "value": "*:latest"}]}}}}]),
+        );
         assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
         assert_eq!(status(&p, pod("nginx:1")), vec![RuleStatus::Pass]);
         let mut skipped = pod("nginx:latest");
@@ -628,9 +663,11 @@ mod tests {
 
     #[test]
     fn foreach_over_containers() {
-        let p = policy(json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
             "validate": {"foreach": [{"list": "request.object.spec.containers",
-                "deny": {"conditions": {"any": [{"key": "{{ element.image }}", "operator": "Equals", "value": "*:latest"}]}}}]}}]));
+                "deny": {"conditions": {"any": [{"key": "{{ element.image }}", "operator": "Equals", "value": "*:latest"}]}}}]}}]),
+        );
         assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
         assert_eq!(status(&p, pod("nginx:2")), vec![RuleStatus::Pass]);
     }

@@ -87,7 +87,8 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 
 pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let docs = crate::yaml::parse_json_stream(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let docs =
+        crate::yaml::parse_json_stream(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
     for d in docs {
         // `kind: List` files hold their objects under `items`.
@@ -110,7 +111,10 @@ pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, String> {
 
 fn str_list(v: Option<&Value>) -> Vec<String> {
     match v {
-        Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|x| x.as_str().map(String::from))
+            .collect(),
         Some(Value::String(s)) => vec![s.clone()],
         _ => Vec::new(),
     }
@@ -130,11 +134,33 @@ pub(crate) fn parse_values(doc: &Value) -> Values {
     if let Some(g) = doc.get("globalValues").and_then(Value::as_object) {
         v.global = g.clone();
     }
-    for p in doc.get("policies").and_then(Value::as_array).into_iter().flatten() {
-        let pname = p.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-        for r in p.get("rules").and_then(Value::as_array).into_iter().flatten() {
-            let rname = r.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-            let mut vals = r.get("values").and_then(Value::as_object).cloned().unwrap_or_default();
+    for p in doc
+        .get("policies")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let pname = p
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        for r in p
+            .get("rules")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let rname = r
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let mut vals = r
+                .get("values")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
             if let Some(fe) = r.get("foreachValues").and_then(Value::as_object) {
                 for (k, val) in fe {
                     vals.entry(k.clone()).or_insert(val.clone());
@@ -142,14 +168,36 @@ pub(crate) fn parse_values(doc: &Value) -> Values {
             }
             v.per_rule.insert((pname.clone(), rname), vals);
         }
-        for r in p.get("resources").and_then(Value::as_array).into_iter().flatten() {
-            let rname = r.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-            let vals = r.get("values").and_then(Value::as_object).cloned().unwrap_or_default();
+        for r in p
+            .get("resources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let rname = r
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let vals = r
+                .get("values")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
             v.per_resource.insert((pname.clone(), rname), vals);
         }
     }
-    for ns in doc.get("namespaceSelector").and_then(Value::as_array).into_iter().flatten() {
-        let name = ns.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    for ns in doc
+        .get("namespaceSelector")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = ns
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let labels = ns
             .get("labels")
             .and_then(Value::as_object)
@@ -167,7 +215,11 @@ pub(crate) fn parse_values(doc: &Value) -> Values {
 pub(crate) fn parse_user(doc: &Value) -> UserInfo {
     let ui = doc.get("userInfo").unwrap_or(&Value::Null);
     UserInfo {
-        username: ui.get("username").and_then(Value::as_str).unwrap_or("").to_string(),
+        username: ui
+            .get("username")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
         groups: str_list(ui.get("groups")),
         roles: str_list(doc.get("roles")),
         cluster_roles: str_list(doc.get("clusterRoles")),
@@ -177,12 +229,20 @@ pub(crate) fn parse_user(doc: &Value) -> UserInfo {
 /// Kinds whose rows we report as skipped, and why.
 fn unsupported_kind(kind: &str) -> Option<&'static str> {
     Some(match kind {
-        "ValidatingPolicy" | "NamespacedValidatingPolicy" => "ValidatingPolicy (CEL) is not evaluated offline",
-        "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => "ImageValidatingPolicy needs registry access",
+        "ValidatingPolicy" | "NamespacedValidatingPolicy" => {
+            "ValidatingPolicy (CEL) is not evaluated offline"
+        }
+        "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => {
+            "ImageValidatingPolicy needs registry access"
+        }
         "ValidatingAdmissionPolicy" => "ValidatingAdmissionPolicy (CEL) is not evaluated offline",
         "MutatingAdmissionPolicy" => "MutatingAdmissionPolicy (CEL) is not evaluated offline",
-        "MutatingPolicy" | "NamespacedMutatingPolicy" => "MutatingPolicy (CEL) is not evaluated offline",
-        "GeneratingPolicy" | "NamespacedGeneratingPolicy" => "GeneratingPolicy (CEL) is not evaluated offline",
+        "MutatingPolicy" | "NamespacedMutatingPolicy" => {
+            "MutatingPolicy (CEL) is not evaluated offline"
+        }
+        "GeneratingPolicy" | "NamespacedGeneratingPolicy" => {
+            "GeneratingPolicy (CEL) is not evaluated offline"
+        }
         "DeletingPolicy" | "NamespacedDeletingPolicy" => "DeletingPolicy is not evaluated offline",
         "CleanupPolicy" | "ClusterCleanupPolicy" => "CleanupPolicy is not evaluated offline",
         _ => return None,
@@ -218,21 +278,48 @@ const CLUSTER_SCOPED: &[&str] = &[
 ];
 
 const ROW_FLAGS: &[(&str, &str)] = &[
-    ("isValidatingAdmissionPolicy", "ValidatingAdmissionPolicy (CEL) is not evaluated offline"),
-    ("isValidatingPolicy", "ValidatingPolicy (CEL) is not evaluated offline"),
-    ("isImageValidatingPolicy", "ImageValidatingPolicy needs registry access"),
-    ("isMutatingPolicy", "MutatingPolicy (CEL) is not evaluated offline"),
-    ("isMUtatingPolicy", "MutatingPolicy (CEL) is not evaluated offline"),
-    ("isMutatingAdmissionPolicy", "MutatingAdmissionPolicy (CEL) is not evaluated offline"),
-    ("isGeneratingPolicy", "GeneratingPolicy (CEL) is not evaluated offline"),
-    ("isDeletingPolicy", "DeletingPolicy is not evaluated offline"),
+    (
+        "isValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicy (CEL) is not evaluated offline",
+    ),
+    (
+        "isValidatingPolicy",
+        "ValidatingPolicy (CEL) is not evaluated offline",
+    ),
+    (
+        "isImageValidatingPolicy",
+        "ImageValidatingPolicy needs registry access",
+    ),
+    (
+        "isMutatingPolicy",
+        "MutatingPolicy (CEL) is not evaluated offline",
+    ),
+    (
+        "isMUtatingPolicy",
+        "MutatingPolicy (CEL) is not evaluated offline",
+    ),
+    (
+        "isMutatingAdmissionPolicy",
+        "MutatingAdmissionPolicy (CEL) is not evaluated offline",
+    ),
+    (
+        "isGeneratingPolicy",
+        "GeneratingPolicy (CEL) is not evaluated offline",
+    ),
+    (
+        "isDeletingPolicy",
+        "DeletingPolicy is not evaluated offline",
+    ),
 ];
 
 /// Runs one test file and returns its rows; `Err` when the file itself cannot be read.
 pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let docs = read_docs(path)?;
-    let test = docs.into_iter().next().ok_or_else(|| format!("{}: empty test file", path.display()))?;
+    let test = docs
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("{}: empty test file", path.display()))?;
     let file = path.display().to_string();
     let rel = |p: &str| dir.join(p);
 
@@ -252,7 +339,10 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
     let mut other_kinds: BTreeMap<String, &'static str> = BTreeMap::new();
     for o in &policy_objs {
         let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-        let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+        let name = o
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if let Some(why) = unsupported_kind(kind) {
             other_kinds.insert(name.to_string(), why);
         }
@@ -317,13 +407,40 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
         None => UserInfo::default(),
     };
 
-    let mut cache: BTreeMap<(usize, usize, String), EvalOut> = BTreeMap::new();
+    // Clone sources named by rows are objects of the (fake) cluster, as are the resources.
+    for row in test
+        .get("results")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(f) = row.get("cloneSourceResource").and_then(Value::as_str)
+            && let Ok(d) = read_docs(&rel(f))
+        {
+            opts.cluster.extend(d);
+        }
+    }
+    opts.cluster.extend(resources.iter().cloned());
+    let mut cache: BTreeMap<(usize, String), EvalOut> = BTreeMap::new();
     let mut rows = Vec::new();
-    for row in test.get("results").and_then(Value::as_array).into_iter().flatten() {
+    for row in test
+        .get("results")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let policy_ref = row.get("policy").and_then(Value::as_str).unwrap_or("");
         let policy_name = policy_ref.rsplit('/').next().unwrap_or(policy_ref);
-        let rule = row.get("rule").and_then(Value::as_str).unwrap_or("").to_string();
-        let kind = row.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
+        let rule = row
+            .get("rule")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let kind = row
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let expected = row
             .get("result")
             .or_else(|| row.get("status"))
@@ -372,9 +489,13 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
             };
             let Some(ri) = resources.iter().position(|r| {
                 r.pointer("/metadata/name").and_then(Value::as_str) == Some(rname)
-                    && (kind.is_empty() || r.get("kind").and_then(Value::as_str) == Some(kind.as_str()))
+                    && (kind.is_empty()
+                        || r.get("kind").and_then(Value::as_str) == Some(kind.as_str()))
                     && ns.is_none_or(|n| {
-                        r.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("default") == n
+                        r.pointer("/metadata/namespace")
+                            .and_then(Value::as_str)
+                            .unwrap_or("default")
+                            == n
                     })
             }) else {
                 out.verdict = Verdict::Fail;
@@ -382,10 +503,15 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                 rows.push(out);
                 continue;
             };
-            let op = row.get("operation").and_then(Value::as_str).unwrap_or("").to_string();
-            let eval = cache.entry((pi, ri, op.clone())).or_insert_with(|| {
-                evaluate(&policies[pi], &resources[ri], &values, &user, &opts, &op)
-            });
+            let _ = pi;
+            let op = row
+                .get("operation")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let eval = cache
+                .entry((ri, op.clone()))
+                .or_insert_with(|| evaluate(&policies, &resources[ri], &values, &user, &opts, &op));
             judge(&mut out, row, eval, dir);
             rows.push(out);
         }
@@ -396,66 +522,106 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
 struct EvalOut {
     results: Vec<RuleResult>,
     patched: Value,
+    /// The object right after each policy (policies apply in the test's order).
+    patched_after: BTreeMap<String, Value>,
     generated: Vec<Value>,
 }
 
+/// Applies every policy of the test to one resource in order; each policy sees the object
+/// the previous ones mutated, as `kyverno test` does.
 fn evaluate(
-    policy: &Policy,
+    policies: &[Policy],
     resource: &Value,
     values: &Values,
     user: &UserInfo,
     opts: &Options,
     row_operation: &str,
 ) -> EvalOut {
-    let res_name = resource.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
-    let mut vals = values.global.clone();
-    if let Some(rv) = values.per_resource.get(&(policy.name.clone(), res_name.to_string())) {
-        for (k, v) in rv {
-            vals.insert(k.clone(), v.clone());
+    let res_name = resource
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let ns = resource
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let mut out = EvalOut {
+        results: Vec::new(),
+        patched: resource.clone(),
+        patched_after: BTreeMap::new(),
+        generated: Vec::new(),
+    };
+    for policy in policies {
+        let mut vals = values.global.clone();
+        if let Some(rv) = values
+            .per_resource
+            .get(&(policy.name.clone(), res_name.to_string()))
+        {
+            for (k, v) in rv {
+                vals.insert(k.clone(), v.clone());
+            }
         }
+        let operation = if row_operation.is_empty() {
+            vals.get("request.operation")
+                .and_then(Value::as_str)
+                .unwrap_or("CREATE")
+                .to_string()
+        } else {
+            vals.insert(
+                "request.operation".into(),
+                Value::String(row_operation.into()),
+            );
+            row_operation.to_string()
+        };
+        let (object, old_object) = if operation == "DELETE" {
+            (Value::Null, out.patched.clone())
+        } else {
+            (out.patched.clone(), Value::Null)
+        };
+        let req = Request {
+            operation,
+            object,
+            old_object,
+            user_info: user.clone(),
+            namespace_labels: values.namespaces.get(ns).cloned().unwrap_or_default(),
+            values: Value::Object(vals),
+        };
+        let resp = admit_with(std::slice::from_ref(policy), &req, opts);
+        out.results.extend(resp.results);
+        if !resp.patched.is_null() {
+            out.patched = resp.patched;
+        }
+        out.patched_after
+            .insert(policy.name.clone(), out.patched.clone());
+        out.generated.extend(resp.generated);
     }
-    let operation = if row_operation.is_empty() {
-        vals.get("request.operation")
-            .and_then(Value::as_str)
-            .unwrap_or("CREATE")
-            .to_string()
-    } else {
-        vals.insert("request.operation".into(), Value::String(row_operation.into()));
-        row_operation.to_string()
-    };
-    let ns = resource.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
-    let (object, old_object) = if operation == "DELETE" {
-        (Value::Null, resource.clone())
-    } else {
-        (resource.clone(), Value::Null)
-    };
-    let req = Request {
-        operation,
-        object,
-        old_object,
-        user_info: user.clone(),
-        namespace_labels: values.namespaces.get(ns).cloned().unwrap_or_default(),
-        values: Value::Object(vals),
-    };
-    let resp = admit_with(std::slice::from_ref(policy), &req, opts);
-    EvalOut {
-        results: resp.results,
-        patched: resp.patched,
-        generated: resp.generated,
-    }
+    out
 }
 
 fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
     // A row names the rule as written; on Pod controllers it means the autogen copy.
-    let found = eval.results.iter().find(|r| {
-        out.rule.is_empty()
-            || r.rule == out.rule
-            || r.rule == format!("autogen-{}", out.rule)
-            || r.rule == format!("autogen-cronjob-{}", out.rule)
-    });
+    let policy_name = out
+        .policy
+        .rsplit('/')
+        .next()
+        .unwrap_or(&out.policy)
+        .to_string();
+    let found = eval
+        .results
+        .iter()
+        .filter(|r| r.policy == policy_name)
+        .find(|r| {
+            out.rule.is_empty()
+                || r.rule == out.rule
+                || r.rule == format!("autogen-{}", out.rule)
+                || r.rule == format!("autogen-cronjob-{}", out.rule)
+        });
     let (actual, message) = match found {
         Some(r) => (r.status, r.message.clone()),
-        None => (RuleStatus::Skip, "rule does not apply to this resource".to_string()),
+        None => (
+            RuleStatus::Skip,
+            "rule does not apply to this resource".to_string(),
+        ),
     };
     out.actual = actual.as_str().to_string();
     if actual == RuleStatus::Skip && message.starts_with(UNSUPPORTED) && out.expected != "skip" {
@@ -468,9 +634,14 @@ fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
     // A rule that ran but produced something other than the expected object counts as
     // failed, as in `kyverno test`.
     if actual == RuleStatus::Pass {
+        let patched = eval
+            .patched_after
+            .get(&policy_name)
+            .unwrap_or(&eval.patched);
         for key in ["patchedResources", "patchedResource"] {
             if let Some(f) = row.get(key).and_then(Value::as_str)
-                && let Err(why) = compare_file(&dir.join(f), std::slice::from_ref(&eval.patched), &eval.patched)
+                && let Err(why) =
+                    compare_file(&dir.join(f), std::slice::from_ref(patched), patched, false)
             {
                 out.actual = "fail".into();
                 reason = format!("patched resource differs: {why}");
@@ -478,7 +649,7 @@ fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
         }
         if let Some(f) = row.get("generatedResource").and_then(Value::as_str) {
             let first = eval.generated.first().cloned().unwrap_or(Value::Null);
-            if let Err(why) = compare_file(&dir.join(f), &eval.generated, &first) {
+            if let Err(why) = compare_file(&dir.join(f), &eval.generated, &first, true) {
                 out.actual = "fail".into();
                 reason = format!("generated resource differs: {why}");
             }
@@ -493,11 +664,19 @@ fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
 }
 
 /// Compares the expected object(s) in `file` with what we produced.
-fn compare_file(file: &Path, produced: &[Value], fallback: &Value) -> Result<(), String> {
+fn compare_file(
+    file: &Path,
+    produced: &[Value],
+    fallback: &Value,
+    generated: bool,
+) -> Result<(), String> {
     let expected = read_docs(file)?;
     for want in &expected {
         let key = identity(want);
-        let got = produced.iter().find(|p| identity(p) == key).unwrap_or(fallback);
+        let got = produced
+            .iter()
+            .find(|p| identity(p) == key)
+            .unwrap_or(fallback);
         let (a, mut b) = (normalize(want), normalize(got));
         // The namespace `kyverno test` fills in and the labels Kyverno puts on generated
         // objects are not part of what a test file states.
@@ -506,7 +685,11 @@ fn compare_file(file: &Path, produced: &[Value], fallback: &Value) -> Result<(),
         {
             m.remove("namespace");
         }
-        let b = strip_generate_labels(b, &a);
+        let (a, b) = if generated {
+            (fixup_generate_labels(a), fixup_generate_labels(b))
+        } else {
+            (a, b)
+        };
         let a = if got.pointer("/metadata/namespace").is_none() {
             let mut a = a;
             if let Some(m) = a.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -523,23 +706,31 @@ fn compare_file(file: &Path, produced: &[Value], fallback: &Value) -> Result<(),
     Ok(())
 }
 
-fn strip_generate_labels(mut got: Value, want: &Value) -> Value {
-    if let Some(labels) = got.pointer_mut("/metadata/labels").and_then(Value::as_object_mut) {
-        labels.retain(|k, _| {
-            want.pointer("/metadata/labels").and_then(|l| l.get(k)).is_some()
-                || !(k.starts_with("generate.kyverno.io/") || k == "app.kubernetes.io/managed-by")
-        });
-        if labels.is_empty()
-            && let Some(m) = got.get_mut("metadata").and_then(Value::as_object_mut)
-        {
-            m.remove("labels");
+/// What `kyverno test` does before comparing generated objects: Kyverno's own
+/// `generate.kyverno.io/*` labels go, the managed-by label is always Kyverno.
+fn fixup_generate_labels(mut v: Value) -> Value {
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        let labels = meta
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.retain(|k, _| !k.starts_with("generate.kyverno.io/"));
+            labels.insert(
+                super::generate::MANAGED_BY.to_string(),
+                Value::String("kyverno".into()),
+            );
         }
     }
-    got
+    v
 }
 
 fn identity(v: &Value) -> (String, String, String) {
-    let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+    let s = |p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     (s("/kind"), s("/metadata/name"), s("/metadata/namespace"))
 }
 
@@ -571,7 +762,10 @@ fn first_difference(want: &Value, got: &Value, path: &str) -> String {
         (Value::Object(a), Value::Object(b)) => {
             let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
             for k in keys {
-                let (x, y) = (a.get(k).unwrap_or(&Value::Null), b.get(k).unwrap_or(&Value::Null));
+                let (x, y) = (
+                    a.get(k).unwrap_or(&Value::Null),
+                    b.get(k).unwrap_or(&Value::Null),
+                );
                 if x != y {
                     return first_difference(x, y, &format!("{path}/{k}"));
                 }
@@ -586,6 +780,11 @@ fn first_difference(want: &Value, got: &Value, path: &str) -> String {
             }
             path.to_string()
         }
-        _ => format!("at {}: expected {}, got {}", if path.is_empty() { "/" } else { path }, want, got),
+        _ => format!(
+            "at {}: expected {}, got {}",
+            if path.is_empty() { "/" } else { path },
+            want,
+            got
+        ),
     }
 }
