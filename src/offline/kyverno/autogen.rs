@@ -777,6 +777,33 @@ mod tests {
     }
 
     #[test]
+    fn legacy_match_and_exclude_kinds_are_retargeted() {
+        let out = expand(&policy(
+            json!({ANNOTATION: "Deployment,StatefulSet"}),
+            json!([{
+                "name": "r",
+                "match": {"resources": {"kinds": ["Pod"]}},
+                "exclude": {"resources": {"kinds": ["Pod"], "namespaces": ["kube-system"]}},
+                "validate": {"message": "m", "deny": {"conditions": {"any": [
+                    {"key": "{{request.object.spec.hostNetwork}}", "operator": "Equals", "value": true}]}}}
+            }]),
+        ));
+        let ctrl = &out["spec"]["rules"][1];
+        let kinds = json!(["apps/v1/Deployment", "apps/v1/StatefulSet"]);
+        assert_eq!(ctrl["match"]["resources"]["kinds"], kinds);
+        assert_eq!(ctrl["exclude"]["resources"]["kinds"], kinds);
+        assert_eq!(
+            ctrl["exclude"]["resources"]["namespaces"],
+            json!(["kube-system"])
+        );
+        assert_eq!(
+            ctrl["validate"]["deny"]["conditions"]["any"][0]["key"],
+            json!("{{request.object.spec.template.spec.hostNetwork}}")
+        );
+        assert_eq!(out["spec"]["rules"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
     fn mutate_rules_wrap_their_patches() {
         let out = expand(&policy(
             json!({}),
