@@ -255,6 +255,11 @@ fn apply(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
             user_info: user.clone(),
             namespace_labels: values.namespaces.get(ns).cloned().unwrap_or_default(),
             values: Value::Object(values.global.clone()),
+            subresource: res
+                .get("kind")
+                .and_then(Value::as_str)
+                .and_then(|k| values.subresources.get(k))
+                .cloned(),
         };
         let resp = admit_with(&policies, &req, &opts);
         let mut rules = Vec::new();

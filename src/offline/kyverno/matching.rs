@@ -72,7 +72,7 @@ fn block_matches(block: &Value, req: &Request, is_match: bool) -> Result<bool, S
     }
     if let Some(all) = all {
         if all.is_empty() && any.is_none_or(|a| a.is_empty()) {
-            return Ok(!is_match && false);
+            return Ok(false);
         }
         for f in all {
             if !filter_matches(f, req, is_match)? {
@@ -113,7 +113,10 @@ fn resource_matches(res: &Value, req: &Request) -> Result<bool, String> {
     let name = obj
         .pointer("/metadata/name")
         .and_then(Value::as_str)
-        .or_else(|| obj.pointer("/metadata/generateName").and_then(Value::as_str))
+        .or_else(|| {
+            obj.pointer("/metadata/generateName")
+                .and_then(Value::as_str)
+        })
         .unwrap_or("");
     let namespace = obj
         .pointer("/metadata/namespace")
@@ -216,16 +219,24 @@ fn kind_matches(entry: &str, kind: &str, api_version: &str, req: &Request) -> bo
         None => ("", api_version),
     };
     let parts: Vec<&str> = entry.split('/').collect();
-    let sub = req
-        .values
-        .get("__subresource")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    // A subresource request matches `Parent/sub` entries with the parent's kind/version.
+    let (kind, group, version, sub) = match &req.subresource {
+        Some(s) => {
+            let (g, v) = match s.parent_api_version.split_once('/') {
+                Some((g, v)) => (g, v),
+                None => ("", s.parent_api_version.as_str()),
+            };
+            (s.parent_kind.as_str(), g, v, s.name.as_str())
+        }
+        None => (kind, group, version, ""),
+    };
     let (g, v, k, s) = match parts.as_slice() {
         [k] => ("*", "*", *k, ""),
         [a, b] => {
             // `Pod/exec` (kind + subresource) versus `v1/Pod` (version + kind).
-            if a.chars().next().is_some_and(char::is_uppercase) || *a == "*" && b.chars().next().is_some_and(char::is_lowercase) {
+            if a.chars().next().is_some_and(char::is_uppercase)
+                || *a == "*" && b.chars().next().is_some_and(char::is_lowercase)
+            {
                 ("*", "*", *a, *b)
             } else {
                 ("*", *a, *b, "")
@@ -241,7 +252,7 @@ fn kind_matches(entry: &str, kind: &str, api_version: &str, req: &Request) -> bo
         [a, b, c, d] => (*a, *b, *c, *d),
         _ => return false,
     };
-    if s != sub && !(s == "*" && !sub.is_empty()) {
+    if s != sub && (s != "*" || sub.is_empty()) {
         return false;
     }
     wildcard_match(k, kind) && wildcard_match(v, version) && wildcard_match(g, group)
@@ -319,10 +330,7 @@ fn subject_matches(s: &Value, req: &Request) -> bool {
     match s.get("kind").and_then(Value::as_str).unwrap_or("") {
         "ServiceAccount" => {
             let ns = s.get("namespace").and_then(Value::as_str).unwrap_or("");
-            wildcard_match(
-                &format!("system:serviceaccount:{ns}:{name}"),
-                &ui.username,
-            )
+            wildcard_match(&format!("system:serviceaccount:{ns}:{name}"), &ui.username)
         }
         "User" => wildcard_match(name, &ui.username),
         "Group" => ui.groups.iter().any(|g| wildcard_match(name, g)),
@@ -380,8 +388,18 @@ mod tests {
         let req = Request::default();
         assert!(kind_matches("Pod", "Pod", "v1", &req));
         assert!(kind_matches("v1/Pod", "Pod", "v1", &req));
-        assert!(kind_matches("apps/v1/Deployment", "Deployment", "apps/v1", &req));
-        assert!(!kind_matches("batch/v1/Deployment", "Deployment", "apps/v1", &req));
+        assert!(kind_matches(
+            "apps/v1/Deployment",
+            "Deployment",
+            "apps/v1",
+            &req
+        ));
+        assert!(!kind_matches(
+            "batch/v1/Deployment",
+            "Deployment",
+            "apps/v1",
+            &req
+        ));
         assert!(!kind_matches("Pod/exec", "Pod", "v1", &req));
         assert!(kind_matches("*", "Pod", "v1", &req));
     }
@@ -389,7 +407,8 @@ mod tests {
     #[test]
     fn selector_expressions() {
         let labels: BTreeMap<String, String> = [("app".to_string(), "web".to_string())].into();
-        let sel = json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]});
+        let sel =
+            json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]});
         assert!(selector_matches(&sel, &labels).unwrap());
         let sel = json!({"matchLabels": {"app": "w*"}});
         assert!(selector_matches(&sel, &labels).unwrap());

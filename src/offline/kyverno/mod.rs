@@ -58,6 +58,17 @@ pub struct Request {
     pub namespace_labels: BTreeMap<String, String>,
     /// Extra context values (test `values` file, globals, context entries by name).
     pub values: Value,
+    /// Set when the object is a subresource (`PodExecOptions` for `pods/exec`).
+    pub subresource: Option<Subresource>,
+}
+
+/// The parent of a subresource request: `Pod` + `exec` for `pods/exec`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subresource {
+    pub parent_api_version: String,
+    pub parent_kind: String,
+    /// `exec`, `scale`, `status`, …
+    pub name: String,
 }
 
 impl Default for Request {
@@ -69,6 +80,7 @@ impl Default for Request {
             user_info: UserInfo::default(),
             namespace_labels: BTreeMap::new(),
             values: Value::Null,
+            subresource: None,
         }
     }
 }

@@ -127,6 +127,8 @@ pub(crate) struct Values {
     pub(crate) per_resource: BTreeMap<(String, String), Map<String, Value>>,
     pub(crate) per_rule: BTreeMap<(String, String), Map<String, Value>>,
     pub(crate) namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    /// Subresource kind (`Scale`) → its parent and name.
+    pub(crate) subresources: BTreeMap<String, super::Subresource>,
 }
 
 pub(crate) fn parse_values(doc: &Value) -> Values {
@@ -186,6 +188,34 @@ pub(crate) fn parse_values(doc: &Value) -> Values {
                 .unwrap_or_default();
             v.per_resource.insert((pname.clone(), rname), vals);
         }
+    }
+    for sr in doc
+        .get("subresources")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let s = |p: &str| {
+            sr.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let group = s("/parentResource/group");
+        let version = s("/parentResource/version");
+        let name = s("/subresource/name");
+        v.subresources.insert(
+            s("/subresource/kind"),
+            super::Subresource {
+                parent_api_version: if group.is_empty() {
+                    version
+                } else {
+                    format!("{group}/{version}")
+                },
+                parent_kind: s("/parentResource/kind"),
+                name: name.rsplit('/').next().unwrap_or("").to_string(),
+            },
+        );
     }
     for ns in doc
         .get("namespaceSelector")
@@ -585,6 +615,11 @@ fn evaluate(
             user_info: user.clone(),
             namespace_labels: values.namespaces.get(ns).cloned().unwrap_or_default(),
             values: Value::Object(vals),
+            subresource: resource
+                .get("kind")
+                .and_then(Value::as_str)
+                .and_then(|k| values.subresources.get(k))
+                .cloned(),
         };
         let resp = admit_with(std::slice::from_ref(policy), &req, opts);
         out.results.extend(resp.results);
