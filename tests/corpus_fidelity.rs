@@ -31,7 +31,7 @@ fn corpus_agreement_does_not_drop() {
         );
         return;
     };
-    let files = find_tests(&[root.clone()]);
+    let files = find_tests(std::slice::from_ref(&root));
     assert!(
         !files.is_empty(),
         "no kyverno-test.yaml under {}",
