@@ -67,7 +67,10 @@ fn one(cond: &Value, ctx: &Context, lenient: bool) -> Result<bool, VarError> {
     };
     let key = sub(cond.get("key").unwrap_or(&Value::Null))?;
     let value = sub(cond.get("value").unwrap_or(&Value::Null))?;
-    let op = cond.get("operator").and_then(Value::as_str).unwrap_or("Equals");
+    let op = cond
+        .get("operator")
+        .and_then(Value::as_str)
+        .unwrap_or("Equals");
     Ok(compare(op, &key, &value))
 }
 
@@ -212,8 +215,10 @@ fn ordered(key: &Value, value: &Value) -> Option<std::cmp::Ordering> {
     }
     let (ks, vs) = (key.as_str(), value.as_str());
     if let (Some(a), Some(b)) = (
-        ks.and_then(parse_duration).or_else(|| num(key).filter(|_| vs.and_then(parse_duration).is_some())),
-        vs.and_then(parse_duration).or_else(|| num(value).filter(|_| ks.and_then(parse_duration).is_some())),
+        ks.and_then(parse_duration)
+            .or_else(|| num(key).filter(|_| vs.and_then(parse_duration).is_some())),
+        vs.and_then(parse_duration)
+            .or_else(|| num(value).filter(|_| ks.and_then(parse_duration).is_some())),
     ) {
         return a.partial_cmp(&b);
     }
@@ -236,7 +241,13 @@ fn semver(s: &str) -> Option<(u64, u64, u64)> {
     let mut it = s.split('.');
     let a = it.next()?.parse().ok()?;
     let b = it.next()?.parse().ok()?;
-    let c = it.next().unwrap_or("0").split(['-', '+']).next()?.parse().ok()?;
+    let c = it
+        .next()
+        .unwrap_or("0")
+        .split(['-', '+'])
+        .next()?
+        .parse()
+        .ok()?;
     Some((a, b, c))
 }
 
@@ -274,7 +285,12 @@ mod tests {
             ("DurationGreaterThan", json!("2h"), json!("90m"), true),
             ("GreaterThan", json!("1.10.0"), json!("1.9.0"), true),
             ("AnyNotIn", json!([5000, 7000]), json!("5000-6000"), true),
-            ("AnyNotIn", json!("A=*"), json!(["A=ATest", "B=BTest"]), false),
+            (
+                "AnyNotIn",
+                json!("A=*"),
+                json!(["A=ATest", "B=BTest"]),
+                false,
+            ),
             ("AllIn", json!([5000, 5500]), json!("5000-6000"), true),
         ];
         for (op, k, v, want) in cases {

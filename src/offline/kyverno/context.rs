@@ -124,7 +124,7 @@ impl Context {
 }
 
 /// Splits `a.b."c.d"` into `a`, `b`, `c.d`.
-fn split_path(name: &str) -> Vec<String> {
+pub(crate) fn split_path(name: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -156,7 +156,12 @@ fn images(obj: &Value) -> Value {
         ("ephemeralContainers", "ephemeralContainers"),
     ] {
         let mut group = Map::new();
-        for c in spec.get(field).and_then(Value::as_array).into_iter().flatten() {
+        for c in spec
+            .get(field)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let (Some(name), Some(image)) = (
                 c.get("name").and_then(Value::as_str),
                 c.get("image").and_then(Value::as_str),

@@ -290,7 +290,10 @@ fn existence(rv: &Value, pv: &Value, path: &str) -> R {
         ));
     };
     let Value::Array(patterns) = pv else {
-        return Err(plain(path, "existence anchor pattern must be a list".into()));
+        return Err(plain(
+            path,
+            "existence anchor pattern must be a list".into(),
+        ));
     };
     for p in patterns {
         let found = items
@@ -362,9 +365,11 @@ pub fn value_matches(value: &Value, pattern: &Value) -> bool {
             Value::Bool(b) => !b,
             _ => false,
         },
-        Value::String(p) => p
-            .split('|')
-            .any(|alt| alt.trim().split('&').all(|c| string_pattern(value, c.trim()))),
+        Value::String(p) => p.split('|').any(|alt| {
+            alt.trim()
+                .split('&')
+                .all(|c| string_pattern(value, c.trim()))
+        }),
         _ => false,
     }
 }
@@ -512,7 +517,8 @@ mod tests {
             {"name": "b", "image": "nginx:1.2"}
         ]}});
         // Conditional: latest images must pull Always.
-        let p = json!({"spec": {"containers": [{"(image)": "*:latest", "imagePullPolicy": "Always"}]}});
+        let p =
+            json!({"spec": {"containers": [{"(image)": "*:latest", "imagePullPolicy": "Always"}]}});
         assert!(check(pod.clone(), p).is_ok());
         // Conditional that never holds: skip.
         let p = json!({"spec": {"containers": [{"(image)": "*:v9", "imagePullPolicy": "Never"}]}});

@@ -603,10 +603,17 @@ fn evaluate(
             );
             row_operation.to_string()
         };
+        // Values for `request.object.…` change the object itself, so match sees them too.
+        let mut subject = out.patched.clone();
+        for (k, v) in &vals {
+            if let Some(path) = k.strip_prefix("request.object.") {
+                set_path(&mut subject, &super::context::split_path(path), v.clone());
+            }
+        }
         let (object, old_object) = if operation == "DELETE" {
-            (Value::Null, out.patched.clone())
+            (Value::Null, subject)
         } else {
-            (out.patched.clone(), Value::Null)
+            (subject, Value::Null)
         };
         let req = Request {
             operation,
@@ -631,6 +638,23 @@ fn evaluate(
         out.generated.extend(resp.generated);
     }
     out
+}
+
+fn set_path(target: &mut Value, path: &[String], value: Value) {
+    let mut cur = target;
+    for (i, part) in path.iter().enumerate() {
+        if !cur.is_object() {
+            *cur = Value::Object(Map::new());
+        }
+        let map = cur.as_object_mut().expect("object ensured above");
+        if i + 1 == path.len() {
+            map.insert(part.clone(), value);
+            return;
+        }
+        cur = map
+            .entry(part.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
 }
 
 fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {

@@ -146,7 +146,12 @@ pub fn to_text(v: &Value) -> String {
 /// Evaluates one JMESPath expression against the context.
 pub fn query(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     let mut expr = expr.trim().to_string();
-    if ctx.doc.pointer("/request/operation").and_then(Value::as_str) == Some("DELETE") {
+    if ctx
+        .doc
+        .pointer("/request/operation")
+        .and_then(Value::as_str)
+        == Some("DELETE")
+    {
         expr = expr.replace("request.object", "request.oldObject");
     }
     if expr == "@" {
@@ -197,17 +202,66 @@ fn null_safe(ast: jmespath::ast::Ast) -> jmespath::ast::Ast {
                 Ast::Subexpr { offset, lhs, rhs }
             }
         }
-        Ast::Comparison { offset, comparator, lhs, rhs } => Ast::Comparison { offset, comparator, lhs: b(lhs), rhs: b(rhs) },
-        Ast::Condition { offset, predicate, then } => Ast::Condition { offset, predicate: b(predicate), then: b(then) },
-        Ast::Expref { offset, ast } => Ast::Expref { offset, ast: b(ast) },
-        Ast::Flatten { offset, node } => Ast::Flatten { offset, node: b(node) },
-        Ast::Function { offset, name, args } => Ast::Function { offset, name, args: args.into_iter().map(null_safe).collect() },
-        Ast::MultiList { offset, elements } => Ast::MultiList { offset, elements: elements.into_iter().map(null_safe).collect() },
-        Ast::Not { offset, node } => Ast::Not { offset, node: b(node) },
-        Ast::Projection { offset, lhs, rhs } => Ast::Projection { offset, lhs: b(lhs), rhs: b(rhs) },
-        Ast::ObjectValues { offset, node } => Ast::ObjectValues { offset, node: b(node) },
-        Ast::And { offset, lhs, rhs } => Ast::And { offset, lhs: b(lhs), rhs: b(rhs) },
-        Ast::Or { offset, lhs, rhs } => Ast::Or { offset, lhs: b(lhs), rhs: b(rhs) },
+        Ast::Comparison {
+            offset,
+            comparator,
+            lhs,
+            rhs,
+        } => Ast::Comparison {
+            offset,
+            comparator,
+            lhs: b(lhs),
+            rhs: b(rhs),
+        },
+        Ast::Condition {
+            offset,
+            predicate,
+            then,
+        } => Ast::Condition {
+            offset,
+            predicate: b(predicate),
+            then: b(then),
+        },
+        Ast::Expref { offset, ast } => Ast::Expref {
+            offset,
+            ast: b(ast),
+        },
+        Ast::Flatten { offset, node } => Ast::Flatten {
+            offset,
+            node: b(node),
+        },
+        Ast::Function { offset, name, args } => Ast::Function {
+            offset,
+            name,
+            args: args.into_iter().map(null_safe).collect(),
+        },
+        Ast::MultiList { offset, elements } => Ast::MultiList {
+            offset,
+            elements: elements.into_iter().map(null_safe).collect(),
+        },
+        Ast::Not { offset, node } => Ast::Not {
+            offset,
+            node: b(node),
+        },
+        Ast::Projection { offset, lhs, rhs } => Ast::Projection {
+            offset,
+            lhs: b(lhs),
+            rhs: b(rhs),
+        },
+        Ast::ObjectValues { offset, node } => Ast::ObjectValues {
+            offset,
+            node: b(node),
+        },
+        Ast::And { offset, lhs, rhs } => Ast::And {
+            offset,
+            lhs: b(lhs),
+            rhs: b(rhs),
+        },
+        Ast::Or { offset, lhs, rhs } => Ast::Or {
+            offset,
+            lhs: b(lhs),
+            rhs: b(rhs),
+        },
         other => other,
     }
 }
@@ -331,12 +385,12 @@ macro_rules! func {
 }
 
 fn register(rt: &mut Runtime) {
-    func!(rt, "to_upper", |a: Args, c: &mut JpContext<'_>| Ok(var(json!(
-        arg_str(a, 0, c)?.to_uppercase()
-    ))));
-    func!(rt, "to_lower", |a: Args, c: &mut JpContext<'_>| Ok(var(json!(
-        arg_str(a, 0, c)?.to_lowercase()
-    ))));
+    func!(rt, "to_upper", |a: Args, c: &mut JpContext<'_>| Ok(var(
+        json!(arg_str(a, 0, c)?.to_uppercase())
+    )));
+    func!(rt, "to_lower", |a: Args, c: &mut JpContext<'_>| Ok(var(
+        json!(arg_str(a, 0, c)?.to_lowercase())
+    )));
     func!(rt, "compare", |a: Args, c: &mut JpContext<'_>| {
         let (x, y) = (arg_str(a, 0, c)?, arg_str(a, 1, c)?);
         Ok(var(json!(x.cmp(&y) as i32)))
@@ -389,15 +443,19 @@ fn register(rt: &mut Runtime) {
         let re = regex::Regex::new(&re).map_err(|e| fail(c, e.to_string()))?;
         Ok(var(json!(re.replace_all(&src, rep.as_str()).into_owned())))
     });
-    func!(rt, "regex_replace_all_literal", |a: Args, c: &mut JpContext<'_>| {
-        let re = arg_str(a, 0, c)?;
-        let src = text_or_number(&arg_val(a, 1, c)?);
-        let rep = text_or_number(&arg_val(a, 2, c)?);
-        let re = regex::Regex::new(&re).map_err(|e| fail(c, e.to_string()))?;
-        Ok(var(json!(
-            re.replace_all(&src, regex::NoExpand(&rep)).into_owned()
-        )))
-    });
+    func!(
+        rt,
+        "regex_replace_all_literal",
+        |a: Args, c: &mut JpContext<'_>| {
+            let re = arg_str(a, 0, c)?;
+            let src = text_or_number(&arg_val(a, 1, c)?);
+            let rep = text_or_number(&arg_val(a, 2, c)?);
+            let re = regex::Regex::new(&re).map_err(|e| fail(c, e.to_string()))?;
+            Ok(var(json!(
+                re.replace_all(&src, regex::NoExpand(&rep)).into_owned()
+            )))
+        }
+    );
     func!(rt, "pattern_match", |a: Args, c: &mut JpContext<'_>| {
         let p = arg_str(a, 0, c)?;
         let s = text_or_number(&arg_val(a, 1, c)?);
@@ -406,9 +464,9 @@ fn register(rt: &mut Runtime) {
     func!(rt, "label_match", |a: Args, c: &mut JpContext<'_>| {
         let sel = arg_val(a, 0, c)?;
         let labels = arg_val(a, 1, c)?;
-        let ok = sel.as_object().is_some_and(|m| {
-            m.iter().all(|(k, v)| labels.get(k) == Some(v))
-        });
+        let ok = sel
+            .as_object()
+            .is_some_and(|m| m.iter().all(|(k, v)| labels.get(k) == Some(v)));
         Ok(var(json!(ok)))
     });
     func!(rt, "to_boolean", |a: Args, c: &mut JpContext<'_>| {
@@ -423,15 +481,16 @@ fn register(rt: &mut Runtime) {
         let n = a.get(1).and_then(|v| v.as_number()).unwrap_or(0.0).max(0.0) as usize;
         Ok(var(json!(s.chars().take(n).collect::<String>())))
     });
-    func!(rt, "base64_encode", |a: Args, c: &mut JpContext<'_>| Ok(var(json!(
-        base64_encode(arg_str(a, 0, c)?.as_bytes())
-    ))));
+    func!(rt, "base64_encode", |a: Args, c: &mut JpContext<'_>| Ok(
+        var(json!(base64_encode(arg_str(a, 0, c)?.as_bytes())))
+    ));
     func!(rt, "base64_decode", |a: Args, c: &mut JpContext<'_>| {
         let bytes = base64_decode(&arg_str(a, 0, c)?).ok_or_else(|| fail(c, "invalid base64"))?;
         Ok(var(json!(String::from_utf8_lossy(&bytes))))
     });
     func!(rt, "parse_json", |a: Args, c: &mut JpContext<'_>| {
-        let v: Value = serde_json::from_str(&arg_str(a, 0, c)?).map_err(|e| fail(c, e.to_string()))?;
+        let v: Value =
+            serde_json::from_str(&arg_str(a, 0, c)?).map_err(|e| fail(c, e.to_string()))?;
         Ok(var(v))
     });
     func!(rt, "parse_yaml", |a: Args, c: &mut JpContext<'_>| {
@@ -439,9 +498,11 @@ fn register(rt: &mut Runtime) {
             .map_err(|e| fail(c, e.to_string()))?;
         Ok(var(docs.into_iter().next().unwrap_or(Value::Null)))
     });
-    func!(rt, "path_canonicalize", |a: Args, c: &mut JpContext<'_>| Ok(var(json!(
-        canonical_path(&arg_str(a, 0, c)?)
-    ))));
+    func!(
+        rt,
+        "path_canonicalize",
+        |a: Args, c: &mut JpContext<'_>| Ok(var(json!(canonical_path(&arg_str(a, 0, c)?))))
+    );
     func!(rt, "items", |a: Args, c: &mut JpContext<'_>| {
         let src = arg_val(a, 0, c)?;
         let kn = arg_str(a, 1, c)?;
@@ -469,10 +530,7 @@ fn register(rt: &mut Runtime) {
         let mut out = Map::new();
         for (i, k) in keys.as_array().into_iter().flatten().enumerate() {
             let key = to_text(k);
-            out.insert(
-                key,
-                vals.get(i).cloned().unwrap_or(Value::Null),
-            );
+            out.insert(key, vals.get(i).cloned().unwrap_or(Value::Null));
         }
         Ok(var(Value::Object(out)))
     });
@@ -481,18 +539,43 @@ fn register(rt: &mut Runtime) {
         let key = arg_val(a, 1, c)?;
         let v = match (&src, &key) {
             (Value::Object(m), Value::String(k)) => m.get(k).cloned(),
-            (Value::Array(v), Value::Number(n)) => n.as_u64().and_then(|i| v.get(i as usize).cloned()),
+            (Value::Array(v), Value::Number(n)) => {
+                n.as_u64().and_then(|i| v.get(i as usize).cloned())
+            }
             _ => return Err(fail(c, "lookup expects object+string or array+index")),
         };
         Ok(var(v.unwrap_or(Value::Null)))
     });
-    func!(rt, "add", |a: Args, c: &mut JpContext<'_>| arith(a, c, Op::Add));
-    func!(rt, "subtract", |a: Args, c: &mut JpContext<'_>| arith(a, c, Op::Sub));
-    func!(rt, "multiply", |a: Args, c: &mut JpContext<'_>| arith(a, c, Op::Mul));
-    func!(rt, "divide", |a: Args, c: &mut JpContext<'_>| arith(a, c, Op::Div));
-    func!(rt, "modulo", |a: Args, c: &mut JpContext<'_>| arith(a, c, Op::Mod));
+    func!(rt, "add", |a: Args, c: &mut JpContext<'_>| arith(
+        a,
+        c,
+        Op::Add
+    ));
+    func!(rt, "subtract", |a: Args, c: &mut JpContext<'_>| arith(
+        a,
+        c,
+        Op::Sub
+    ));
+    func!(rt, "multiply", |a: Args, c: &mut JpContext<'_>| arith(
+        a,
+        c,
+        Op::Mul
+    ));
+    func!(rt, "divide", |a: Args, c: &mut JpContext<'_>| arith(
+        a,
+        c,
+        Op::Div
+    ));
+    func!(rt, "modulo", |a: Args, c: &mut JpContext<'_>| arith(
+        a,
+        c,
+        Op::Mod
+    ));
     func!(rt, "round", |a: Args, c: &mut JpContext<'_>| {
-        let n = a.first().and_then(|v| v.as_number()).ok_or_else(|| fail(c, "round expects a number"))?;
+        let n = a
+            .first()
+            .and_then(|v| v.as_number())
+            .ok_or_else(|| fail(c, "round expects a number"))?;
         let d = a.get(1).and_then(|v| v.as_number()).unwrap_or(0.0);
         let p = 10f64.powi(d as i32);
         Ok(var(num((n * p).round() / p)))
@@ -509,24 +592,30 @@ fn register(rt: &mut Runtime) {
         }
         Ok(var(acc.unwrap_or(json!(0))))
     });
-    func!(rt, "time_now_utc", |_a: Args, _c: &mut JpContext<'_>| Ok(var(json!(
-        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    ))));
-    func!(rt, "time_now", |_a: Args, _c: &mut JpContext<'_>| Ok(var(json!(
-        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    ))));
+    func!(rt, "time_now_utc", |_a: Args, _c: &mut JpContext<'_>| Ok(
+        var(json!(
+            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ))
+    ));
+    func!(rt, "time_now", |_a: Args, _c: &mut JpContext<'_>| Ok(var(
+        json!(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    )));
     func!(rt, "time_since", |a: Args, c: &mut JpContext<'_>| {
         let t1 = parse_time(&arg_str(a, 1, c)?).ok_or_else(|| fail(c, "invalid time"))?;
         let t2 = match arg_str(a, 2, c)?.as_str() {
             "" => chrono::Utc::now(),
             s => parse_time(s).ok_or_else(|| fail(c, "invalid time"))?,
         };
-        Ok(var(json!(format_duration((t2 - t1).num_milliseconds() as f64 / 1000.0))))
+        Ok(var(json!(format_duration(
+            (t2 - t1).num_milliseconds() as f64 / 1000.0
+        ))))
     });
     func!(rt, "time_diff", |a: Args, c: &mut JpContext<'_>| {
         let t1 = parse_time(&arg_str(a, 0, c)?).ok_or_else(|| fail(c, "invalid time"))?;
         let t2 = parse_time(&arg_str(a, 1, c)?).ok_or_else(|| fail(c, "invalid time"))?;
-        Ok(var(json!(format_duration((t2 - t1).num_milliseconds() as f64 / 1000.0))))
+        Ok(var(json!(format_duration(
+            (t2 - t1).num_milliseconds() as f64 / 1000.0
+        ))))
     });
     func!(rt, "time_before", |a: Args, c: &mut JpContext<'_>| {
         let t1 = parse_time(&arg_str(a, 0, c)?).ok_or_else(|| fail(c, "invalid time"))?;
@@ -548,11 +637,15 @@ fn register(rt: &mut Runtime) {
         let t = parse_time(&arg_str(a, 0, c)?).ok_or_else(|| fail(c, "invalid time"))?;
         let d = parse_duration(&arg_str(a, 1, c)?).ok_or_else(|| fail(c, "invalid duration"))?;
         let out = t + chrono::Duration::milliseconds((d * 1000.0) as i64);
-        Ok(var(json!(out.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))))
+        Ok(var(json!(
+            out.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )))
     });
     func!(rt, "time_utc", |a: Args, c: &mut JpContext<'_>| {
         let t = parse_time(&arg_str(a, 0, c)?).ok_or_else(|| fail(c, "invalid time"))?;
-        Ok(var(json!(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))))
+        Ok(var(json!(
+            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )))
     });
     func!(rt, "semver_compare", |a: Args, c: &mut JpContext<'_>| {
         let v = arg_str(a, 0, c)?;
@@ -561,7 +654,13 @@ fn register(rt: &mut Runtime) {
     });
     func!(rt, "is_external_url", |a: Args, c: &mut JpContext<'_>| {
         let u = arg_str(a, 0, c)?;
-        let host = u.split("://").nth(1).unwrap_or(&u).split(['/', ':']).next().unwrap_or("");
+        let host = u
+            .split("://")
+            .nth(1)
+            .unwrap_or(&u)
+            .split(['/', ':'])
+            .next()
+            .unwrap_or("");
         let internal = host == "localhost"
             || host.starts_with("127.")
             || host.starts_with("10.")
@@ -648,7 +747,9 @@ fn arith_values(x: &Value, y: &Value, op: Op) -> Result<Value, String> {
     Ok(match (a, b, op) {
         (Num(p), Num(q), _) => num(calc(p, q)?),
         (Qty(p, _), Qty(q, _), Op::Div) => num(calc(p, q)?),
-        (Qty(p, s), Qty(q, _), _) | (Qty(p, s), Num(q), _) => json!(format_quantity(calc(p, q)?, &s)),
+        (Qty(p, s), Qty(q, _), _) | (Qty(p, s), Num(q), _) => {
+            json!(format_quantity(calc(p, q)?, &s))
+        }
         (Num(p), Qty(q, s), Op::Mul) => json!(format_quantity(calc(p, q)?, &s)),
         (Dur(p), Dur(q), Op::Div) => num(calc(p, q)?),
         (Dur(p), Dur(q), _) | (Dur(p), Num(q), _) => json!(format_duration(calc(p, q)?)),
@@ -723,7 +824,11 @@ const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 pub fn base64_encode(data: &[u8]) -> String {
     let mut out = String::new();
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -774,7 +879,10 @@ mod tests {
     #[test]
     fn whole_string_variable_keeps_type() {
         let c = ctx(json!({"spec": {"replicas": 3}}));
-        assert_eq!(substitute(&json!("{{request.object.spec.replicas}}"), &c).unwrap(), json!(3));
+        assert_eq!(
+            substitute(&json!("{{request.object.spec.replicas}}"), &c).unwrap(),
+            json!(3)
+        );
         assert_eq!(
             substitute(&json!("n={{ request.object.spec.replicas }}"), &c).unwrap(),
             json!("n=3")
@@ -813,7 +921,10 @@ mod tests {
     #[test]
     fn escaped_variable_stays_literal() {
         let c = ctx(json!({}));
-        assert_eq!(substitute(&json!("\\{{ x }}"), &c).unwrap(), json!("{{ x }}"));
+        assert_eq!(
+            substitute(&json!("\\{{ x }}"), &c).unwrap(),
+            json!("{{ x }}")
+        );
     }
 
     #[test]
@@ -824,7 +935,10 @@ mod tests {
         assert_eq!(q("split(request.object.img, ':')[1]"), json!("1.2"));
         assert_eq!(q("add('1Gi', '512Mi')"), json!("1536Mi"));
         assert_eq!(q("divide('1Gi', '512Mi')"), json!(2));
-        assert_eq!(q("base64_decode(base64_encode('hi there'))"), json!("hi there"));
+        assert_eq!(
+            q("base64_decode(base64_encode('hi there'))"),
+            json!("hi there")
+        );
         assert_eq!(q("regex_match('^nginx', request.object.img)"), json!(true));
         assert_eq!(q("pattern_match('ng*', 'nginx')"), json!(true));
         assert_eq!(q("items(`{\"b\":1,\"a\":2}`, 'k', 'v')[0].k"), json!("a"));
