@@ -403,9 +403,13 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
             Err(e) => load_problems.push(e),
         }
     }
+    let mut targets = Vec::new();
     for key in ["clusterResources", "targetResources"] {
         for e in str_list(test.get(key)) {
             if let Ok(d) = read_docs(&rel(&e)) {
+                if key == "targetResources" {
+                    targets.extend(d.iter().cloned());
+                }
                 opts.cluster.extend(d);
             }
         }
@@ -517,7 +521,7 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                 Some((n, r)) => (Some(n), r),
                 None => (row_ns, name.as_str()),
             };
-            let Some(ri) = resources.iter().position(|r| {
+            let names_it = |r: &Value| {
                 r.pointer("/metadata/name").and_then(Value::as_str) == Some(rname)
                     && (kind.is_empty()
                         || r.get("kind").and_then(Value::as_str) == Some(kind.as_str()))
@@ -527,18 +531,40 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                             .unwrap_or("default")
                             == n
                     })
-            }) else {
+            };
+            let op = row
+                .get("operation")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if !resources.iter().any(names_it) && targets.iter().any(names_it) {
+                // A mutate-existing target: the rule runs on a trigger from `resources`.
+                for ri in 0..resources.len() {
+                    cache.entry((ri, op.clone())).or_insert_with(|| {
+                        evaluate(&policies, &resources[ri], &values, &user, &opts, &op)
+                    });
+                }
+                let hit = (0..resources.len())
+                    .filter_map(|ri| cache.get(&(ri, op.clone())))
+                    .find(|e| e.results.iter().any(|r| r.policy == policy_name));
+                match hit {
+                    Some(eval) => judge(&mut out, row, eval, dir),
+                    None => {
+                        out.verdict = Verdict::Fail;
+                        out.actual = "skip".into();
+                        out.reason = "no trigger in the test's resources fires this rule".into();
+                    }
+                }
+                rows.push(out);
+                continue;
+            }
+            let Some(ri) = resources.iter().position(names_it) else {
                 out.verdict = Verdict::Fail;
                 out.reason = format!("resource {kind} {name} not found in the test's resources");
                 rows.push(out);
                 continue;
             };
             let _ = pi;
-            let op = row
-                .get("operation")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
             let eval = cache
                 .entry((ri, op.clone()))
                 .or_insert_with(|| evaluate(&policies, &resources[ri], &values, &user, &opts, &op));
