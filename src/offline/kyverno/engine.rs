@@ -23,6 +23,8 @@ pub struct Options {
     pub cluster: Vec<Value>,
     /// Values per (policy, rule): context entry names and variables.
     pub rule_values: BTreeMap<(String, String), serde_json::Map<String, Value>>,
+    /// Mocked `apiCall` responses (`url`, optional `method`, `response.body`).
+    pub api_responses: Vec<Value>,
 }
 
 /// Full admission with extra knowledge; see [`super::admit`].
@@ -121,7 +123,21 @@ fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Gate {
         return Gate::Done(Some((RuleStatus::Skip, why)));
     }
     let mut ctx = Context::from_request(req);
-    let key = (policy.name.clone(), rule_name(rule));
+    // Values given for a rule also hold for its autogen copies.
+    let name = rule_name(rule);
+    let base = name
+        .strip_prefix("autogen-cronjob-")
+        .or_else(|| name.strip_prefix("autogen-"))
+        .unwrap_or(&name)
+        .to_string();
+    let key = if opts
+        .rule_values
+        .contains_key(&(policy.name.clone(), name.clone()))
+    {
+        (policy.name.clone(), name)
+    } else {
+        (policy.name.clone(), base)
+    };
     if let Some(values) = opts.rule_values.get(&key) {
         for (k, v) in values {
             ctx.add_variable(k, v.clone());
@@ -199,6 +215,13 @@ pub fn load_context(
                     ));
                 }
             }
+        } else if let Some(call) = entry.get("apiCall")
+            && let Some(found) = api_mock(call, ctx, &opts.api_responses)
+                .or_else(|| api_get(call, ctx, &opts.cluster))
+        {
+            let value =
+                found.map_err(|e| (RuleStatus::Error, format!("context entry {name}: {e}")))?;
+            ctx.add_variable(name, value);
         } else if entry.get("apiCall").is_some() {
             return Err((
                 RuleStatus::Skip,
@@ -219,6 +242,116 @@ pub fn load_context(
         }
     }
     Ok(())
+}
+
+/// Serves an `apiCall` from the test's mocked responses, matched by URL (and method).
+fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value, String>> {
+    let raw = call
+        .pointer("/service/url")
+        .or_else(|| call.get("urlPath"))?;
+    let url = match vars::substitute(raw, ctx) {
+        Ok(Value::String(u)) => u,
+        _ => return None,
+    };
+    let method = call.get("method").and_then(Value::as_str).unwrap_or("GET");
+    let hit = mocks.iter().find(|m| {
+        m.get("url").and_then(Value::as_str) == Some(url.as_str())
+            && m.get("method")
+                .and_then(Value::as_str)
+                .is_none_or(|mm| mm.eq_ignore_ascii_case(method))
+    })?;
+    let body = hit
+        .pointer("/response/body")
+        .cloned()
+        .unwrap_or(Value::Null);
+    match call.get("jmesPath").and_then(Value::as_str) {
+        Some(expr) if !expr.is_empty() => {
+            Some(vars::query(expr, &Context::from_document(body)).map_err(|e| e.to_string()))
+        }
+        _ => Some(Ok(body)),
+    }
+}
+
+/// Serves a GET `apiCall` from the objects the test supplies, as Kyverno's CLI does with its
+/// fake client. `None` when nothing could serve it (no cluster objects, POST, a service).
+fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Value, String>> {
+    if cluster.is_empty()
+        || call.get("service").is_some()
+        || call
+            .get("method")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m != "GET")
+    {
+        return None;
+    }
+    let url = match vars::substitute(call.get("urlPath")?, ctx) {
+        Ok(Value::String(u)) => u,
+        Ok(_) => return Some(Err("urlPath is not a string".into())),
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    let path = url.split('?').next().unwrap_or("");
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (api_version, rest) = match parts.as_slice() {
+        ["api", v, rest @ ..] => ((*v).to_string(), rest),
+        ["apis", g, v, rest @ ..] => (format!("{g}/{v}"), rest),
+        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some(*ns), tail),
+        other => (None, other),
+    };
+    let (plural, name) = match rest {
+        [p] => (*p, None),
+        [p, n] => (*p, Some(*n)),
+        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+    };
+    let matches = |o: &&Value| {
+        let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+        o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
+            && plural_of(kind) == plural
+            && namespace.is_none_or(|ns| {
+                o.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default")
+                    == ns
+            })
+    };
+    let result = match name {
+        Some(n) => match cluster
+            .iter()
+            .filter(matches)
+            .find(|o| o.pointer("/metadata/name").and_then(Value::as_str) == Some(n))
+        {
+            Some(o) => o.clone(),
+            None => {
+                return Some(Err(format!(
+                    "{url}: not found among the test's cluster resources"
+                )));
+            }
+        },
+        None => json!({"apiVersion": "v1", "kind": "List",
+            "items": cluster.iter().filter(matches).cloned().collect::<Vec<_>>()}),
+    };
+    match call.get("jmesPath").and_then(Value::as_str) {
+        Some(expr) if !expr.is_empty() => {
+            Some(vars::query(expr, &Context::from_document(result)).map_err(|e| e.to_string()))
+        }
+        _ => Some(Ok(result)),
+    }
+}
+
+/// The resource name of a kind as the API spells it (`ComputeClass` → `computeclasses`).
+fn plural_of(kind: &str) -> String {
+    let k = kind.to_lowercase();
+    if k.ends_with('s') || k.ends_with('x') || k.ends_with("ch") || k.ends_with("sh") {
+        format!("{k}es")
+    } else if let Some(stem) = k.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        format!("{stem}ies")
+    } else {
+        format!("{k}s")
+    }
 }
 
 fn variable_entry(var: &Value, ctx: &Context) -> Result<Value, VarError> {

@@ -430,6 +430,11 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
         None => test.get("values").map(parse_values).unwrap_or_default(),
     };
     opts.rule_values = values.per_rule.clone();
+    opts.api_responses = test
+        .get("apiCallResponses")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let user = match test.get("userinfo").and_then(Value::as_str) {
         Some(u) => match read_docs(&rel(u)) {
             Ok(d) => d.first().map(parse_user).unwrap_or_default(),
