@@ -93,11 +93,30 @@ fn test(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         return Ok(exit);
     }
     let p = &ctx.printer;
+    let shown: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !args.failures_only || r.verdict == Verdict::Fail)
+        .collect();
+    let rule_of = |r: &Row| {
+        format!(
+            "{}/{}",
+            r.policy,
+            if r.rule.is_empty() { "-" } else { &r.rule }
+        )
+    };
+    let res_of = |r: &Row| format!("{} {}", r.kind, r.resource).trim().to_string();
+    let w_rule = shown
+        .iter()
+        .map(|r| rule_of(r).chars().count())
+        .max()
+        .unwrap_or(0);
+    let w_res = shown
+        .iter()
+        .map(|r| res_of(r).chars().count())
+        .max()
+        .unwrap_or(0);
     let mut last_file = String::new();
-    for r in &rows {
-        if args.failures_only && r.verdict != Verdict::Fail {
-            continue;
-        }
+    for r in shown {
         if r.file != last_file {
             p.out(&p.paint(Style::Heading, &r.file));
             last_file = r.file.clone();
@@ -108,18 +127,16 @@ fn test(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
             Verdict::Skipped => p.paint(Style::Skip, "- SKIP"),
         };
         let mut line = format!(
-            "  {word}  {}/{}  {} {}  expected {}, got {}",
-            r.policy,
-            if r.rule.is_empty() { "-" } else { &r.rule },
-            r.kind,
-            r.resource,
+            "  {word}  {:<w_rule$}  {:<w_res$}  expected {:<5} got {:<5}",
+            rule_of(r),
+            res_of(r),
             r.expected,
             if r.actual.is_empty() { "-" } else { &r.actual },
         );
         if r.verdict != Verdict::Pass && !r.reason.is_empty() {
-            line.push_str(&format!("  ({})", r.reason));
+            line.push_str(&format!("  {}", r.reason.replace('\n', " ")));
         }
-        p.out(&line);
+        p.out(line.trim_end());
     }
     for e in &errors {
         p.out(&format!("{}  {e}", p.paint(Style::Error, "✗ ERROR")));
