@@ -544,9 +544,9 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                 .to_string();
             if !resources.iter().any(names_it) && targets.iter().any(names_it) {
                 // A mutate-existing target: the rule runs on a trigger from `resources`.
-                for ri in 0..resources.len() {
+                for (ri, trigger) in resources.iter().enumerate() {
                     cache.entry((ri, op.clone())).or_insert_with(|| {
-                        evaluate(&policies, &resources[ri], &values, &user, &opts, &op)
+                        evaluate(&policies, trigger, &values, &user, &opts, &op)
                     });
                 }
                 let hit = (0..resources.len())
