@@ -94,21 +94,7 @@ impl Context {
     /// Sets a variable; a dotted name (`request.operation`) writes into the nested path.
     pub fn add_variable(&mut self, name: &str, value: Value) {
         self.cache = OnceCell::new();
-        let mut cur = &mut self.doc;
-        let parts = split_path(name);
-        for (i, part) in parts.iter().enumerate() {
-            if !cur.is_object() {
-                *cur = Value::Object(Map::new());
-            }
-            let map = cur.as_object_mut().expect("object ensured above");
-            if i + 1 == parts.len() {
-                map.insert(part.clone(), value);
-                return;
-            }
-            cur = map
-                .entry(part.clone())
-                .or_insert_with(|| Value::Object(Map::new()));
-        }
+        set_path(&mut self.doc, &split_path(name), value);
     }
 
     pub fn document(&self) -> &Value {
@@ -120,6 +106,24 @@ impl Context {
         self.cache
             .get_or_init(|| Rcvar::new(Variable::try_from(&self.doc).unwrap_or(Variable::Null)))
             .clone()
+    }
+}
+
+/// Writes `value` at `path`, creating (or replacing non-map) intermediate maps.
+pub(crate) fn set_path(target: &mut Value, path: &[String], value: Value) {
+    let mut cur = target;
+    for (i, part) in path.iter().enumerate() {
+        if !cur.is_object() {
+            *cur = Value::Object(Map::new());
+        }
+        let map = cur.as_object_mut().expect("object ensured above");
+        if i + 1 == path.len() {
+            map.insert(part.clone(), value);
+            return;
+        }
+        cur = map
+            .entry(part.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
     }
 }
 

@@ -120,6 +120,16 @@ fn str_list(v: Option<&Value>) -> Vec<String> {
     }
 }
 
+/// The list under `key` (empty when absent).
+fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    v.get(key).and_then(Value::as_array).into_iter().flatten()
+}
+
+/// The string under `key` (empty when absent).
+fn text(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
 /// The test's values file, digested.
 #[derive(Debug, Default)]
 pub(crate) struct Values {
@@ -132,112 +142,54 @@ pub(crate) struct Values {
 }
 
 pub(crate) fn parse_values(doc: &Value) -> Values {
-    let mut v = Values::default();
-    if let Some(g) = doc.get("globalValues").and_then(Value::as_object) {
-        v.global = g.clone();
-    }
-    for p in doc
-        .get("policies")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let pname = p
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        for r in p
-            .get("rules")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let rname = r
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let mut vals = r
-                .get("values")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            if let Some(fe) = r.get("foreachValues").and_then(Value::as_object) {
-                for (k, val) in fe {
-                    vals.entry(k.clone()).or_insert(val.clone());
-                }
+    let map_at = |v: &Value, key: &str| {
+        v.get(key)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut v = Values {
+        global: map_at(doc, "globalValues"),
+        ..Values::default()
+    };
+    for p in list(doc, "policies") {
+        let pname = text(p, "name");
+        for r in list(p, "rules") {
+            let mut vals = map_at(r, "values");
+            for (k, val) in map_at(r, "foreachValues") {
+                vals.entry(k).or_insert(val);
             }
-            v.per_rule.insert((pname.clone(), rname), vals);
+            v.per_rule.insert((pname.clone(), text(r, "name")), vals);
         }
-        for r in p
-            .get("resources")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let rname = r
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let vals = r
-                .get("values")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            v.per_resource.insert((pname.clone(), rname), vals);
+        for r in list(p, "resources") {
+            v.per_resource
+                .insert((pname.clone(), text(r, "name")), map_at(r, "values"));
         }
     }
-    for sr in doc
-        .get("subresources")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let s = |p: &str| {
-            sr.pointer(p)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let group = s("/parentResource/group");
-        let version = s("/parentResource/version");
-        let name = s("/subresource/name");
+    for sr in list(doc, "subresources") {
+        let parent = sr.get("parentResource").unwrap_or(&Value::Null);
+        let sub = sr.get("subresource").unwrap_or(&Value::Null);
+        let (group, version) = (text(parent, "group"), text(parent, "version"));
+        let name = text(sub, "name");
         v.subresources.insert(
-            s("/subresource/kind"),
+            text(sub, "kind"),
             super::Subresource {
                 parent_api_version: if group.is_empty() {
                     version
                 } else {
                     format!("{group}/{version}")
                 },
-                parent_kind: s("/parentResource/kind"),
+                parent_kind: text(parent, "kind"),
                 name: name.rsplit('/').next().unwrap_or("").to_string(),
             },
         );
     }
-    for ns in doc
-        .get("namespaceSelector")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = ns
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let labels = ns
-            .get("labels")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.clone(), super::vars::to_text(v)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        v.namespaces.insert(name, labels);
+    for ns in list(doc, "namespaceSelector") {
+        let labels = map_at(ns, "labels")
+            .iter()
+            .map(|(k, v)| (k.clone(), super::vars::to_text(v)))
+            .collect();
+        v.namespaces.insert(text(ns, "name"), labels);
     }
     v
 }
@@ -245,11 +197,7 @@ pub(crate) fn parse_values(doc: &Value) -> Values {
 pub(crate) fn parse_user(doc: &Value) -> UserInfo {
     let ui = doc.get("userInfo").unwrap_or(&Value::Null);
     UserInfo {
-        username: ui
-            .get("username")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
+        username: text(ui, "username"),
         groups: str_list(ui.get("groups")),
         roles: str_list(doc.get("roles")),
         cluster_roles: str_list(doc.get("clusterRoles")),
@@ -638,7 +586,11 @@ fn evaluate(
         let mut subject = out.patched.clone();
         for (k, v) in &vals {
             if let Some(path) = k.strip_prefix("request.object.") {
-                set_path(&mut subject, &super::context::split_path(path), v.clone());
+                super::context::set_path(
+                    &mut subject,
+                    &super::context::split_path(path),
+                    v.clone(),
+                );
             }
         }
         let (object, old_object) = if operation == "DELETE" {
@@ -669,23 +621,6 @@ fn evaluate(
         out.generated.extend(resp.generated);
     }
     out
-}
-
-fn set_path(target: &mut Value, path: &[String], value: Value) {
-    let mut cur = target;
-    for (i, part) in path.iter().enumerate() {
-        if !cur.is_object() {
-            *cur = Value::Object(Map::new());
-        }
-        let map = cur.as_object_mut().expect("object ensured above");
-        if i + 1 == path.len() {
-            map.insert(part.clone(), value);
-            return;
-        }
-        cur = map
-            .entry(part.clone())
-            .or_insert_with(|| Value::Object(Map::new()));
-    }
 }
 
 fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
