@@ -236,3 +236,20 @@ fn apply_reads_stdin_and_prints_mutated() {
     assert!(text.contains("Pod default/ok"), "{text}");
     assert!(text.lines().last().unwrap().starts_with("pass: "), "{text}");
 }
+
+#[test]
+fn apply_takes_a_policy_folder() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    let policies = dir.path().join("policies");
+    std::fs::create_dir(&policies).unwrap();
+    std::fs::write(policies.join("p.yaml"), POLICY).unwrap();
+    kca(home.path())
+        .args(["policy", "apply"])
+        .arg(&policies)
+        .arg("-r")
+        .arg(dir.path().join("resources.yaml"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("Pod default/bad"));
+}

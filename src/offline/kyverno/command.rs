@@ -149,6 +149,16 @@ fn test(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
 }
 
 fn read_path(path: &Path) -> Result<Vec<Value>> {
+    if path.is_dir() {
+        // A folder stands for every YAML file below it, like `kyverno apply`.
+        let mut files = Vec::new();
+        yaml_files(path, &mut files);
+        let mut out = Vec::new();
+        for f in files {
+            out.extend(read_path(&f)?);
+        }
+        return Ok(out);
+    }
     let text = if path == Path::new("-") {
         let mut s = String::new();
         std::io::stdin()
@@ -178,6 +188,25 @@ fn read_path(path: &Path) -> Result<Vec<Value>> {
         }
     }
     Ok(out)
+}
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            yaml_files(&p, out);
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e == "yaml" || e == "yml")
+        {
+            out.push(p);
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -231,6 +260,7 @@ fn apply(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
     for r in &args.resources {
         resources.extend(read_path(r)?);
     }
+    resources.iter_mut().for_each(runner::default_namespace);
     let values = match &args.values_file {
         Some(f) => read_path(f)?
             .first()

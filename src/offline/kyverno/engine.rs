@@ -648,7 +648,7 @@ fn validate_body(validate: &Value, resource: &Value, ctx: &Context) -> (RuleStat
         };
     }
     if let Some(foreach) = validate.get("foreach").and_then(Value::as_array) {
-        return validate_foreach(foreach, resource, ctx);
+        return validate_foreach(foreach, resource, ctx, 0);
     }
     (
         RuleStatus::Error,
@@ -669,7 +669,12 @@ fn pattern_outcome(e: &PatternError) -> (RuleStatus, String) {
     }
 }
 
-fn validate_foreach(decls: &[Value], resource: &Value, ctx: &Context) -> (RuleStatus, String) {
+fn validate_foreach(
+    decls: &[Value],
+    resource: &Value,
+    ctx: &Context,
+    nesting: usize,
+) -> (RuleStatus, String) {
     let mut applied = 0;
     for decl in decls {
         let mut dctx = ctx.clone();
@@ -695,7 +700,10 @@ fn validate_foreach(decls: &[Value], resource: &Value, ctx: &Context) -> (RuleSt
         };
         let element_scope = decl.get("elementScope").and_then(Value::as_bool);
         for (i, item) in list.iter().enumerate() {
+            // `element`/`elementIndex` are the innermost; `elementN` names each level.
             let mut ectx = dctx.with_element(item, i);
+            ectx.add_variable(&format!("element{nesting}"), item.clone());
+            ectx.add_variable(&format!("elementIndex{nesting}"), json!(i));
             if let Err((s, m)) = load_context(decl, &mut ectx, &Options::default(), None) {
                 return (s, m);
             }
@@ -721,7 +729,7 @@ fn validate_foreach(decls: &[Value], resource: &Value, ctx: &Context) -> (RuleSt
                 _ => item,
             };
             let body = if let Some(nested) = decl.get("foreach").and_then(Value::as_array) {
-                validate_foreach(nested, resource, &ectx)
+                validate_foreach(nested, resource, &ectx, nesting + 1)
             } else {
                 validate_body(decl, target, &ectx)
             };
@@ -792,6 +800,92 @@ mod tests {
         let mut skipped = pod("nginx:latest");
         skipped["metadata"]["labels"] = json!({"skip": "yes"});
         assert_eq!(status(&p, skipped), vec![RuleStatus::Skip]);
+    }
+
+    #[test]
+    fn nested_foreach_names_each_level() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"foreach": [{"list": "request.object.spec.containers",
+                "foreach": [{"list": "element.ports",
+                    "deny": {"conditions": {"all": [
+                        {"key": "{{ element0.name }}", "operator": "Equals", "value": "web"},
+                        {"key": "{{ element1.containerPort }}", "operator": "LessThan", "value": 1024}]}}}]}]}}]),
+        );
+        let mut low = pod("nginx:1");
+        low["spec"]["containers"][0]["name"] = json!("web");
+        low["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80}]);
+        assert_eq!(status(&p, low.clone()), vec![RuleStatus::Fail]);
+        low["spec"]["containers"][0]["ports"] = json!([{"containerPort": 8080}]);
+        assert_eq!(status(&p, low), vec![RuleStatus::Pass]);
+    }
+
+    #[test]
+    fn enforce_failure_denies_and_audit_does_not() {
+        let rules = json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]);
+        let mut raw = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "metadata": {"name": "p"}, "spec": {"validationFailureAction": "Enforce", "rules": rules}});
+        let req = Request {
+            object: pod("nginx:latest"),
+            ..Request::default()
+        };
+        let enforce = load_policies(std::slice::from_ref(&raw)).0;
+        let resp = crate::offline::kyverno::admit(&enforce, &req);
+        let denied = crate::offline::kyverno::denial(&enforce, &resp);
+        assert_eq!(denied.map(|d| (d.0, d.1)), Some(("p".into(), "r".into())));
+        raw["spec"]["validationFailureAction"] = json!("Audit");
+        let audit = load_policies(&[raw]).0;
+        let resp = crate::offline::kyverno::admit(&audit, &req);
+        assert!(crate::offline::kyverno::denial(&audit, &resp).is_none());
+    }
+
+    #[test]
+    fn policy_exception_skips_the_named_rule() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]),
+        );
+        let ex = json!({"apiVersion": "kyverno.io/v2", "kind": "PolicyException",
+            "metadata": {"name": "allow-x"},
+            "spec": {"exceptions": [{"policyName": "p", "ruleNames": ["r"]}],
+                     "match": {"any": [{"resources": {"kinds": ["Pod"], "names": ["x"]}}]}}});
+        let opts = Options {
+            exceptions: vec![ex],
+            ..Options::default()
+        };
+        let req = Request {
+            object: pod("nginx:latest"),
+            ..Request::default()
+        };
+        let resp = admit_with(std::slice::from_ref(&p), &req, &opts);
+        assert_eq!(resp.results[0].status, RuleStatus::Skip);
+        assert!(resp.results[0].message.contains("allow-x"));
+    }
+
+    #[test]
+    fn namespace_selector_and_exclude() {
+        let p = policy(json!([{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaceSelector": {"matchLabels": {"env": "prod"}}}}]},
+            "exclude": {"any": [{"resources": {"names": ["skip-*"]}}]},
+            "validate": {"deny": {}}}]));
+        let run = |name: &str, env: &str| {
+            let mut obj = pod("nginx:1");
+            obj["metadata"]["name"] = json!(name);
+            let req = Request {
+                object: obj,
+                namespace_labels: [("env".to_string(), env.to_string())].into(),
+                ..Request::default()
+            };
+            admit_with(std::slice::from_ref(&p), &req, &Options::default())
+                .results
+                .iter()
+                .map(|r| r.status)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run("a", "prod"), vec![RuleStatus::Fail]);
+        assert_eq!(run("a", "dev"), Vec::<RuleStatus>::new());
+        assert_eq!(run("skip-me", "prod"), Vec::<RuleStatus>::new());
     }
 
     #[test]

@@ -227,6 +227,17 @@ fn unsupported_kind(kind: &str) -> Option<&'static str> {
     })
 }
 
+/// Like the Kyverno CLI, a namespaced object without a namespace lands in `default`.
+pub(crate) fn default_namespace(r: &mut Value) {
+    let kind = r.get("kind").and_then(Value::as_str).unwrap_or("");
+    if !CLUSTER_SCOPED.contains(&kind)
+        && r.pointer("/metadata/namespace").is_none()
+        && let Some(meta) = r.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        meta.insert("namespace".into(), Value::String("default".into()));
+    }
+}
+
 const CLUSTER_SCOPED: &[&str] = &[
     "Namespace",
     "Node",
@@ -334,16 +345,7 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
             Err(e) => load_problems.push(e),
         }
     }
-    // Like `kyverno test`, a namespaced object without a namespace lands in `default`.
-    for r in &mut resources {
-        let kind = r.get("kind").and_then(Value::as_str).unwrap_or("");
-        if !CLUSTER_SCOPED.contains(&kind)
-            && r.pointer("/metadata/namespace").is_none()
-            && let Some(meta) = r.get_mut("metadata").and_then(Value::as_object_mut)
-        {
-            meta.insert("namespace".into(), Value::String("default".into()));
-        }
-    }
+    resources.iter_mut().for_each(default_namespace);
     let mut opts = Options::default();
     for e in str_list(test.get("exceptions")) {
         match read_docs(&rel(&e)) {
