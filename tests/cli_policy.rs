@@ -253,3 +253,22 @@ fn apply_takes_a_policy_folder() {
         .code(1)
         .stdout(predicate::str::contains("Pod default/bad"));
 }
+
+#[test]
+fn test_junit_marks_failures_and_skips() {
+    let dir = suite(
+        "- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [good], result: fail}\n\
+         - {policy: vap, kind: Pod, resources: [good], result: pass, isValidatingAdmissionPolicy: true}\n",
+    );
+    let home = TempDir::new().unwrap();
+    kca(home.path())
+        .args(["policy", "test", "--output", "junit"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::starts_with("<?xml"))
+        .stdout(predicate::str::contains(
+            "<failure message=\"expected fail, got pass\"",
+        ))
+        .stdout(predicate::str::contains("<skipped message="));
+}

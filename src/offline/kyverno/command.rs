@@ -92,6 +92,10 @@ fn test(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         });
         return Ok(exit);
     }
+    if ctx.settings.output == OutputFormat::Junit {
+        ctx.printer.out(&junit(&rows, &errors));
+        return Ok(exit);
+    }
     let p = &ctx.printer;
     let shown: Vec<&Row> = rows
         .iter()
@@ -146,6 +150,64 @@ fn test(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         summary.passed, summary.failed, summary.skipped
     ));
     Ok(exit)
+}
+
+/// JUnit XML for CI systems: one suite per test file, one case per row.
+fn junit(rows: &[Row], errors: &[String]) -> String {
+    let esc = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let mut files: Vec<&str> = rows.iter().map(|r| r.file.as_str()).collect();
+    files.dedup();
+    let mut out = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kca policy test\">\n",
+    );
+    for f in files {
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.file == f).collect();
+        let failures = mine.iter().filter(|r| r.verdict == Verdict::Fail).count();
+        let skipped = mine
+            .iter()
+            .filter(|r| r.verdict == Verdict::Skipped)
+            .count();
+        out.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\">\n",
+            esc(f),
+            mine.len()
+        ));
+        for r in mine {
+            let name = format!("{}/{} {} {}", r.policy, r.rule, r.kind, r.resource);
+            out.push_str(&format!(
+                "    <testcase classname=\"{}\" name=\"{}\"",
+                esc(f),
+                esc(&name)
+            ));
+            match r.verdict {
+                Verdict::Pass => out.push_str("/>\n"),
+                Verdict::Fail => out.push_str(&format!(
+                    ">\n      <failure message=\"expected {}, got {}\">{}</failure>\n    </testcase>\n",
+                    esc(&r.expected),
+                    esc(&r.actual),
+                    esc(&r.reason)
+                )),
+                Verdict::Skipped => out.push_str(&format!(
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                    esc(&r.reason)
+                )),
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    for e in errors {
+        out.push_str(&format!(
+            "  <testsuite name=\"error\" tests=\"1\" failures=\"1\">\n    <testcase name=\"load\">\n      <failure message=\"{}\"/>\n    </testcase>\n  </testsuite>\n",
+            esc(e)
+        ));
+    }
+    out.push_str("</testsuites>");
+    out
 }
 
 fn read_path(path: &Path) -> Result<Vec<Value>> {
