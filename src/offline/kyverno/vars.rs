@@ -157,10 +157,19 @@ pub fn query(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     if expr == "@" {
         return Ok(ctx.doc.get("@").cloned().unwrap_or(Value::Null));
     }
-    let compiled = runtime().compile(&expr).map_err(|e| VarError::Invalid {
-        expr: expr.clone(),
-        reason: e.to_string(),
-    })?;
+    let compiled = match runtime().compile(&expr) {
+        Ok(c) => c,
+        // go-jmespath also takes multiselect hashes whose keys are not comma-separated.
+        Err(e) => match add_hash_commas(&expr).and_then(|fixed| runtime().compile(&fixed).ok()) {
+            Some(c) => c,
+            None => {
+                return Err(VarError::Invalid {
+                    expr: expr.clone(),
+                    reason: e.to_string(),
+                });
+            }
+        },
+    };
     let ast = null_safe(compiled.as_ast().clone());
     let compiled = jmespath::Expression::new(expr.as_str(), ast, runtime());
     let data = ctx.variable();
@@ -173,6 +182,27 @@ pub fn query(expr: &str, ctx: &Context) -> Result<Value, VarError> {
         return Err(VarError::NotResolved(expr));
     }
     Ok(value)
+}
+
+/// Puts the comma go-jmespath does not require before a hash key that starts a line
+/// (`key: value` with no `,` after the previous entry). `None` when nothing changes.
+fn add_hash_commas(expr: &str) -> Option<String> {
+    let mut out = String::with_capacity(expr.len() + 8);
+    let mut changed = false;
+    for line in expr.split_inclusive('\n') {
+        let t = line.trim_start();
+        let is_key = t.split_once(':').is_some_and(|(k, _)| {
+            !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        let prev = out.trim_end().chars().last();
+        if is_key && prev.is_some_and(|c| c != ',' && c != '{') {
+            let trimmed_len = out.trim_end().len();
+            out.insert(trimmed_len, ',');
+            changed = true;
+        }
+        out.push_str(line);
+    }
+    changed.then_some(out)
 }
 
 /// Go's JMESPath stops a sub-expression at a null left side; this crate would call the
@@ -945,5 +975,6 @@ mod tests {
         assert_eq!(q("semver_compare('1.2.3', '>=1.2.0')"), json!(true));
         assert_eq!(q("path_canonicalize('/a/../b//c')"), json!("/b/c"));
         assert_eq!(q("add(`1`, `2`)"), json!(3));
+        assert_eq!(q("{\n a: `1`\n b: `2`\n}.b"), json!(2));
     }
 }
