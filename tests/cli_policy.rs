@@ -272,3 +272,25 @@ fn test_junit_marks_failures_and_skips() {
         ))
         .stdout(predicate::str::contains("<skipped message="));
 }
+
+#[test]
+fn test_case_selector_and_file_name() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    kca(home.path())
+        .args([
+            "policy",
+            "test",
+            "--test-case-selector",
+            "policy=disallow-*, resource=bad",
+        ])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::ends_with("1 passed, 0 failed, 0 skipped\n"));
+    kca(home.path())
+        .args(["policy", "test", "-f", "other-test.yaml"])
+        .arg(dir.path())
+        .assert()
+        .code(2);
+}

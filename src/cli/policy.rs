@@ -19,6 +19,12 @@ pub struct TestArgs {
     /// Show only rows that did not pass
     #[arg(long)]
     pub failures_only: bool,
+    /// Name of the test files to look for
+    #[arg(long, short = 'f', default_value = "kyverno-test.yaml")]
+    pub file_name: String,
+    /// Run only matching rows, e.g. "policy=require-*, rule=*, resource=web"
+    #[arg(long, value_name = "SELECTOR")]
+    pub test_case_selector: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -53,11 +53,11 @@ fn test(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
             ));
         }
     }
-    let files = runner::find_tests(&roots);
+    let files = runner::find_tests_named(&roots, &[args.file_name.as_str()]);
     if files.is_empty() {
         return Err(Error::usage(
-            "no kyverno-test.yaml found",
-            "pass a folder holding kyverno-test.yaml files",
+            format!("no {} found", args.file_name),
+            "pass a folder holding Kyverno test files (or name them with --file-name)",
         ));
     }
     let mut rows = Vec::new();
@@ -65,7 +65,11 @@ fn test(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     for f in &files {
         ctx.printer.verbose(&format!("test {}", f.display()));
         match runner::run_test(f) {
-            Ok(r) => rows.extend(r),
+            Ok(r) => rows.extend(r.into_iter().filter(|row| {
+                args.test_case_selector
+                    .as_deref()
+                    .is_none_or(|sel| runner::selects(sel, row))
+            })),
             Err(e) => errors.push(e),
         }
     }

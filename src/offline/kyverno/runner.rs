@@ -39,6 +39,24 @@ pub struct Row {
     pub scope: &'static str,
 }
 
+/// `--test-case-selector "policy=a*, rule=b, resource=c"`: every named field must match
+/// (wildcards allowed); unnamed fields match anything.
+pub fn selects(selector: &str, row: &Row) -> bool {
+    selector.split(',').all(|part| {
+        let Some((key, pattern)) = part.split_once('=') else {
+            return true;
+        };
+        let pattern = pattern.trim();
+        let value = match key.trim() {
+            "policy" => &row.policy,
+            "rule" => &row.rule,
+            "resource" => &row.resource,
+            _ => return true,
+        };
+        super::matching::wildcard_match(pattern, value)
+    })
+}
+
 /// Which fidelity set a skip reason puts a row in.
 fn scope_of(reason: &str) -> &'static str {
     if reason.contains("registry") || reason.contains("verifyImages") {
@@ -54,19 +72,24 @@ fn scope_of(reason: &str) -> &'static str {
 
 /// Every test file under `roots` (a file is taken as is).
 pub fn find_tests(roots: &[PathBuf]) -> Vec<PathBuf> {
+    find_tests_named(roots, TEST_FILE_NAMES)
+}
+
+/// Every file called one of `names` under `roots` (a file is taken as is).
+pub fn find_tests_named(roots: &[PathBuf], names: &[&str]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for root in roots {
         if root.is_file() {
             out.push(root.clone());
         } else {
-            walk(root, &mut out);
+            walk(root, names, &mut out);
         }
     }
     out.sort();
     out
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+fn walk(dir: &Path, names: &[&str], out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -74,11 +97,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     entries.sort();
     for p in entries {
         if p.is_dir() {
-            walk(&p, out);
+            walk(&p, names, out);
         } else if p
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| TEST_FILE_NAMES.contains(&n))
+            .is_some_and(|n| names.contains(&n))
         {
             out.push(p);
         }
