@@ -198,11 +198,6 @@ pub fn image_info(image: &str) -> Value {
         Some((p, t)) if !t.contains('/') => (p.to_string(), t.to_string()),
         _ => (remainder.clone(), String::new()),
     };
-    let path = if registry == "docker.io" && !path.contains('/') {
-        format!("library/{path}")
-    } else {
-        path
-    };
     let tag = if tag.is_empty() && digest.is_empty() {
         "latest".to_string()
     } else {

@@ -677,6 +677,43 @@ fn register(rt: &mut Runtime) {
             t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         )))
     });
+    func!(rt, "time_truncate", |a: Args, c: &mut JpContext<'_>| {
+        let t = parse_time(&arg_str(a, 0, c)?).ok_or_else(|| fail(c, "invalid time"))?;
+        let d = parse_duration(&arg_str(a, 1, c)?).ok_or_else(|| fail(c, "invalid duration"))?;
+        let step = (d * 1000.0) as i64;
+        if step <= 0 {
+            return Ok(var(json!(
+                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )));
+        }
+        let ms = t.timestamp_millis();
+        let out = chrono::DateTime::from_timestamp_millis(ms - ms.rem_euclid(step))
+            .ok_or_else(|| fail(c, "time out of range"))?;
+        Ok(var(json!(
+            out.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )))
+    });
+    func!(rt, "time_parse", |a: Args, c: &mut JpContext<'_>| {
+        let layout = arg_str(a, 0, c)?;
+        let value = arg_str(a, 1, c)?;
+        let t = parse_go_time(&layout, &value)
+            .ok_or_else(|| fail(c, "time does not fit the layout"))?;
+        Ok(var(json!(
+            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )))
+    });
+    func!(rt, "time_to_cron", |a: Args, c: &mut JpContext<'_>| {
+        use chrono::{Datelike, Timelike};
+        let t = parse_time(&arg_str(a, 0, c)?).ok_or_else(|| fail(c, "invalid time"))?;
+        Ok(var(json!(format!(
+            "{} {} {} {} {}",
+            t.minute(),
+            t.hour(),
+            t.day(),
+            t.month(),
+            t.weekday().num_days_from_sunday()
+        ))))
+    });
     func!(rt, "semver_compare", |a: Args, c: &mut JpContext<'_>| {
         let v = arg_str(a, 0, c)?;
         let r = arg_str(a, 1, c)?;
@@ -706,6 +743,65 @@ fn text_or_number(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// Parses `value` with a Go time layout (`2006-01-02T15:04:05Z07:00`, `Mon Jan 2 …`).
+fn parse_go_time(layout: &str, value: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    if layout.is_empty() || layout == "2006-01-02T15:04:05Z07:00" {
+        return parse_time(value);
+    }
+    // Longest Go tokens first so `2006` is not read as `2` + `006`.
+    const TOKENS: &[(&str, &str)] = &[
+        ("2006", "%Y"),
+        ("Z07:00", "%:z"),
+        ("-07:00", "%:z"),
+        ("-0700", "%z"),
+        ("January", "%B"),
+        ("Monday", "%A"),
+        ("Jan", "%b"),
+        ("Mon", "%a"),
+        ("MST", "%Z"),
+        ("01", "%m"),
+        ("02", "%d"),
+        ("15", "%H"),
+        ("03", "%I"),
+        ("04", "%M"),
+        ("05", "%S"),
+        ("PM", "%p"),
+        ("06", "%y"),
+        ("_2", "%e"),
+        ("1", "%-m"),
+        ("2", "%-d"),
+        ("3", "%-I"),
+    ];
+    let mut fmt = String::new();
+    let mut rest = layout;
+    'outer: while !rest.is_empty() {
+        for (go, chrono_fmt) in TOKENS {
+            if let Some(r) = rest.strip_prefix(go) {
+                fmt.push_str(chrono_fmt);
+                rest = r;
+                continue 'outer;
+            }
+        }
+        let ch = rest.chars().next()?;
+        if ch == '%' {
+            fmt.push_str("%%");
+        } else {
+            fmt.push(ch);
+        }
+        rest = &rest[ch.len_utf8()..];
+    }
+    if let Ok(t) = chrono::DateTime::parse_from_str(value, &fmt) {
+        return Some(t.with_timezone(&chrono::Utc));
+    }
+    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(value, &fmt) {
+        return Some(t.and_utc());
+    }
+    chrono::NaiveDate::parse_from_str(value, &fmt)
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
 }
 
 fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
@@ -976,5 +1072,17 @@ mod tests {
         assert_eq!(q("path_canonicalize('/a/../b//c')"), json!("/b/c"));
         assert_eq!(q("add(`1`, `2`)"), json!(3));
         assert_eq!(q("{\n a: `1`\n b: `2`\n}.b"), json!(2));
+        assert_eq!(
+            q("time_parse('2006-01-02', '2024-03-05')"),
+            json!("2024-03-05T00:00:00Z")
+        );
+        assert_eq!(
+            q("time_truncate('2024-03-05T10:47:12Z', '1h')"),
+            json!("2024-03-05T10:00:00Z")
+        );
+        assert_eq!(
+            q("time_to_cron('2024-03-05T10:47:12Z')"),
+            json!("47 10 5 3 2")
+        );
     }
 }
