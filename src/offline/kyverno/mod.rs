@@ -16,6 +16,7 @@ pub mod quantity;
 pub mod runner;
 pub mod smp;
 pub mod vars;
+pub mod x509;
 
 use std::collections::BTreeMap;
 

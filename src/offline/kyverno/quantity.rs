@@ -3,6 +3,11 @@
 
 /// Parses a Kubernetes quantity (`512Mi`, `1.5`, `100m`, `2e3`) into its value.
 pub fn parse_quantity(s: &str) -> Option<f64> {
+    // Numbers too large for a float (a key modulus) are not quantities.
+    parse_quantity_raw(s).filter(|v| v.is_finite())
+}
+
+fn parse_quantity_raw(s: &str) -> Option<f64> {
     let s = s.trim();
     if s.is_empty() {
         return None;

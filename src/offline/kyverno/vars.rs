@@ -714,6 +714,10 @@ fn register(rt: &mut Runtime) {
             t.weekday().num_days_from_sunday()
         ))))
     });
+    func!(rt, "x509_decode", |a: Args, c: &mut JpContext<'_>| {
+        let v = super::x509::decode(&arg_str(a, 0, c)?).map_err(|e| fail(c, e))?;
+        Ok(var(v))
+    });
     func!(rt, "semver_compare", |a: Args, c: &mut JpContext<'_>| {
         let v = arg_str(a, 0, c)?;
         let r = arg_str(a, 1, c)?;
