@@ -81,6 +81,16 @@ fn kca(home: &Path) -> Command {
     cmd
 }
 
+/// `kca policy test [extra…] DIR` in a fresh HOME.
+fn policy_test(dir: &TempDir, extra: &[&str]) -> assert_cmd::assert::Assert {
+    let home = TempDir::new().unwrap();
+    kca(home.path())
+        .args(["policy", "test"])
+        .args(extra)
+        .arg(dir.path())
+        .assert()
+}
+
 fn suite(results: &str) -> TempDir {
     let dir = TempDir::new().expect("temp dir");
     std::fs::write(dir.path().join("policy.yaml"), POLICY).unwrap();
@@ -132,11 +142,7 @@ fn expected_fail_on_a_passing_rule_is_a_failure() {
     let dir = suite(
         "- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [good], result: fail}\n",
     );
-    let home = TempDir::new().unwrap();
-    kca(home.path())
-        .args(["policy", "test"])
-        .arg(dir.path())
-        .assert()
+    policy_test(&dir, &[])
         .code(1)
         .stdout(predicate::str::ends_with("0 passed, 1 failed, 0 skipped\n"));
 }
@@ -146,11 +152,7 @@ fn missing_resource_row_fails_with_reason() {
     let dir = suite(
         "- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [ghost], result: pass}\n",
     );
-    let home = TempDir::new().unwrap();
-    kca(home.path())
-        .args(["policy", "test"])
-        .arg(dir.path())
-        .assert()
+    policy_test(&dir, &[])
         .code(1)
         .stdout(predicate::str::contains("ghost not found"));
 }
@@ -260,11 +262,7 @@ fn test_junit_marks_failures_and_skips() {
         "- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [good], result: fail}\n\
          - {policy: vap, kind: Pod, resources: [good], result: pass, isValidatingAdmissionPolicy: true}\n",
     );
-    let home = TempDir::new().unwrap();
-    kca(home.path())
-        .args(["policy", "test", "--output", "junit"])
-        .arg(dir.path())
-        .assert()
+    policy_test(&dir, &["--output", "junit"])
         .code(1)
         .stdout(predicate::str::starts_with("<?xml"))
         .stdout(predicate::str::contains(
