@@ -24,7 +24,12 @@ pub fn validate_pattern(
     pattern: &Value,
     ctx: &Context,
 ) -> Result<(), PatternError> {
-    let pattern = vars::substitute(pattern, ctx).map_err(|e| PatternError {
+    let pattern = if pattern.to_string().contains('@') {
+        resolve_at(pattern, &mut Vec::new())
+    } else {
+        pattern.clone()
+    };
+    let pattern = vars::substitute(&pattern, ctx).map_err(|e| PatternError {
         path: String::new(),
         message: e.to_string(),
         skip: false,
@@ -37,6 +42,85 @@ pub fn validate_pattern(
             message: e.message,
         }),
     }
+}
+
+/// `@` in a pattern's variable is the resource's value at the same place: Kyverno writes
+/// it out as `request.object.<path>` (array positions taken from the pattern).
+fn resolve_at(pattern: &Value, path: &mut Vec<String>) -> Value {
+    match pattern {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    path.push(jmes_key(parse_anchor(k).1));
+                    let out = resolve_at(v, path);
+                    path.pop();
+                    (k.clone(), out)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    path.push(format!("[{i}]"));
+                    let out = resolve_at(v, path);
+                    path.pop();
+                    out
+                })
+                .collect(),
+        ),
+        Value::String(s) if s.contains("{{") && s.contains('@') => {
+            let mut target = String::from("request.object");
+            for seg in path.iter() {
+                if !seg.starts_with('[') {
+                    target.push('.');
+                }
+                target.push_str(seg);
+            }
+            Value::String(replace_at_in_vars(s, &target))
+        }
+        other => other.clone(),
+    }
+}
+
+fn jmes_key(k: &str) -> String {
+    if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+    {
+        k.to_string()
+    } else {
+        format!("\"{}\"", k.replace('"', "\\\""))
+    }
+}
+
+/// Replaces `@` inside `{{ … }}` only.
+fn replace_at_in_vars(s: &str, target: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '{' && chars.get(i + 1) == Some(&'{') {
+            depth += 1;
+            out.push_str("{{");
+            i += 2;
+            continue;
+        }
+        if chars[i] == '}' && chars.get(i + 1) == Some(&'}') && depth > 0 {
+            depth -= 1;
+            out.push_str("}}");
+            i += 2;
+            continue;
+        }
+        if chars[i] == '@' && depth > 0 {
+            out.push_str(target);
+        } else {
+            out.push(chars[i]);
+        }
+        i += 1;
+    }
+    out
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -508,6 +592,21 @@ mod tests {
         for (v, p, want) in cases {
             assert_eq!(value_matches(&v, &p), want, "{v} vs {p}");
         }
+    }
+
+    #[test]
+    fn at_is_the_resource_value_at_the_same_place() {
+        let ctx = Context::from_request(&Request {
+            object: json!({"metadata": {"name": "web", "labels": {"app": "web"}}}),
+            ..Request::default()
+        });
+        let obj = ctx.document()["request"]["object"].clone();
+        let p = json!({"metadata": {"labels": {"app": "{{ request.object.metadata.name }}"}}});
+        assert!(validate_pattern(&obj, &p, &ctx).is_ok());
+        let p = json!({"metadata": {"=(labels)": {"app": "{{@}}"}}});
+        assert!(validate_pattern(&obj, &p, &ctx).is_ok());
+        let p = json!({"metadata": {"name": "{{ to_upper(@) }}"}});
+        assert!(validate_pattern(&obj, &p, &ctx).is_err());
     }
 
     #[test]
