@@ -550,7 +550,7 @@ fn run_validate(
     };
     let validate = &rule["validate"];
     let resource = super::matching::subject(req).clone();
-    let (status, detail) = validate_body(validate, &resource, &ctx);
+    let (status, detail) = validate_body(validate, &resource, &ctx, opts);
     let message = match status {
         RuleStatus::Fail => {
             let user_msg = validate
@@ -583,7 +583,12 @@ fn run_validate(
 }
 
 /// Evaluates one `validate` block (or a foreach entry) against `resource`.
-fn validate_body(validate: &Value, resource: &Value, ctx: &Context) -> (RuleStatus, String) {
+fn validate_body(
+    validate: &Value,
+    resource: &Value,
+    ctx: &Context,
+    opts: &Options,
+) -> (RuleStatus, String) {
     if validate.get("cel").is_some() {
         return (
             RuleStatus::Skip,
@@ -648,7 +653,7 @@ fn validate_body(validate: &Value, resource: &Value, ctx: &Context) -> (RuleStat
         };
     }
     if let Some(foreach) = validate.get("foreach").and_then(Value::as_array) {
-        return validate_foreach(foreach, resource, ctx, 0);
+        return validate_foreach(foreach, resource, ctx, 0, opts);
     }
     (
         RuleStatus::Error,
@@ -674,20 +679,17 @@ fn validate_foreach(
     resource: &Value,
     ctx: &Context,
     nesting: usize,
+    opts: &Options,
 ) -> (RuleStatus, String) {
     let mut applied = 0;
     for decl in decls {
-        let mut dctx = ctx.clone();
-        if let Err((s, m)) = load_context(decl, &mut dctx, &Options::default(), None) {
-            return (s, m);
-        }
         let list_expr = decl.get("list").and_then(Value::as_str).unwrap_or("");
         let expr = list_expr
             .trim()
             .trim_start_matches("{{")
             .trim_end_matches("}}")
             .trim();
-        let list = match vars::query(expr, &dctx) {
+        let list = match vars::query(expr, ctx) {
             Ok(Value::Array(items)) => items,
             Ok(Value::Null) | Err(VarError::NotResolved(_)) => Vec::new(),
             Ok(other) => vec![other],
@@ -701,10 +703,11 @@ fn validate_foreach(
         let element_scope = decl.get("elementScope").and_then(Value::as_bool);
         for (i, item) in list.iter().enumerate() {
             // `element`/`elementIndex` are the innermost; `elementN` names each level.
-            let mut ectx = dctx.with_element(item, i);
+            let mut ectx = ctx.with_element(item, i);
             ectx.add_variable(&format!("element{nesting}"), item.clone());
             ectx.add_variable(&format!("elementIndex{nesting}"), json!(i));
-            if let Err((s, m)) = load_context(decl, &mut ectx, &Options::default(), None) {
+            // Context entries are per element: they may read `element`.
+            if let Err((s, m)) = load_context(decl, &mut ectx, opts, None) {
                 return (s, m);
             }
             if let Some(pre) = decl.get("preconditions") {
@@ -729,9 +732,9 @@ fn validate_foreach(
                 _ => item,
             };
             let body = if let Some(nested) = decl.get("foreach").and_then(Value::as_array) {
-                validate_foreach(nested, resource, &ectx, nesting + 1)
+                validate_foreach(nested, resource, &ectx, nesting + 1, opts)
             } else {
-                validate_body(decl, target, &ectx)
+                validate_body(decl, target, &ectx, opts)
             };
             match body.0 {
                 RuleStatus::Pass => applied += 1,
@@ -886,6 +889,18 @@ mod tests {
         assert_eq!(run("a", "prod"), vec![RuleStatus::Fail]);
         assert_eq!(run("a", "dev"), Vec::<RuleStatus>::new());
         assert_eq!(run("skip-me", "prod"), Vec::<RuleStatus>::new());
+    }
+
+    #[test]
+    fn foreach_context_reads_the_element() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"foreach": [{"list": "request.object.spec.containers",
+                "context": [{"name": "tag", "variable": {"jmesPath": "split(element.image, ':')[1]"}}],
+                "deny": {"conditions": {"any": [{"key": "{{ tag }}", "operator": "Equals", "value": "latest"}]}}}]}}]),
+        );
+        assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
+        assert_eq!(status(&p, pod("nginx:1.2")), vec![RuleStatus::Pass]);
     }
 
     #[test]
