@@ -1,9 +1,53 @@
 //! `kca policy …` arguments.
 
+use std::path::PathBuf;
+
 use clap::Subcommand;
 
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
-    /// Not built yet
-    Placeholder,
+    /// Run Kyverno CLI test files (kyverno-test.yaml) found under the given folders
+    Test(TestArgs),
+    /// Apply policies to resources, like `kyverno apply` (exit 1 when a rule fails)
+    Apply(ApplyArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// Folders (searched recursively) or kyverno-test.yaml files [default: .]
+    pub paths: Vec<PathBuf>,
+    /// Show only rows that did not pass
+    #[arg(long)]
+    pub failures_only: bool,
+    /// Name of the test files to look for
+    #[arg(long, short = 'f', default_value = "kyverno-test.yaml")]
+    pub file_name: String,
+    /// Run only matching rows, e.g. "policy=require-*, rule=*, resource=web"
+    #[arg(long, value_name = "SELECTOR")]
+    pub test_case_selector: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ApplyArgs {
+    /// Policy files (ClusterPolicy / Policy)
+    #[arg(required = true)]
+    pub policies: Vec<PathBuf>,
+    /// Resource file, or `-` for stdin (repeatable)
+    #[arg(long = "resource", short = 'r', required = true)]
+    pub resources: Vec<PathBuf>,
+    /// Kyverno values file (kind: Values): variables, namespace labels
+    #[arg(long = "values-file", short = 'f')]
+    pub values_file: Option<PathBuf>,
+    /// User info file (kind: UserInfo) for match/exclude on subjects and roles
+    #[arg(long = "userinfo", short = 'u')]
+    pub userinfo: Option<PathBuf>,
+    /// PolicyException files (repeatable)
+    #[arg(long = "exception", short = 'e')]
+    pub exceptions: Vec<PathBuf>,
+    /// Admission operation to simulate
+    #[arg(long, default_value = "CREATE")]
+    pub operation: String,
+    /// Print the mutated resources as YAML on stdout
+    #[arg(long)]
+    pub print_mutated: bool,
 }

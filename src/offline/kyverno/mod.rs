@@ -1,3 +1,214 @@
-//! Kyverno `ClusterPolicy`/`Policy` evaluated in-process.
+//! Kyverno `ClusterPolicy`/`Policy` evaluated in-process: policy model, admission flow and
+//! verdicts. Pure and synchronous; it never talks to a cluster or a registry.
 
+pub mod autogen;
 pub mod command;
+pub mod conditions;
+pub mod context;
+pub mod engine;
+pub mod generate;
+pub mod jsonpatch;
+pub mod matching;
+pub mod mutate;
+pub mod pattern;
+pub mod pss;
+pub mod quantity;
+pub mod runner;
+pub mod smp;
+pub mod vars;
+pub mod x509;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+pub use context::Context;
+pub use engine::{Options, admit_with};
+pub use vars::VarError;
+
+/// A parsed `ClusterPolicy` or `Policy` (after autogen expansion).
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub name: String,
+    /// `Some` for a namespaced `Policy`: its rules only apply in this namespace.
+    pub namespace: Option<String>,
+    pub rules: Vec<Value>,
+    pub background: bool,
+    /// Policy-level `validationFailureAction` (`Enforce` or `Audit`).
+    pub failure_action: String,
+    /// The policy as read, before autogen.
+    pub raw: Value,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct UserInfo {
+    pub username: String,
+    pub groups: Vec<String>,
+    pub roles: Vec<String>,
+    pub cluster_roles: Vec<String>,
+}
+
+/// One admission request as the API server would send it to Kyverno.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
+    pub operation: String,
+    pub object: Value,
+    pub old_object: Value,
+    pub user_info: UserInfo,
+    pub namespace_labels: BTreeMap<String, String>,
+    /// Extra context values (test `values` file, globals, context entries by name).
+    pub values: Value,
+    /// Set when the object is a subresource (`PodExecOptions` for `pods/exec`).
+    pub subresource: Option<Subresource>,
+}
+
+/// The parent of a subresource request: `Pod` + `exec` for `pods/exec`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subresource {
+    pub parent_api_version: String,
+    pub parent_kind: String,
+    /// `exec`, `scale`, `status`, …
+    pub name: String,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            operation: "CREATE".into(),
+            object: Value::Null,
+            old_object: Value::Null,
+            user_info: UserInfo::default(),
+            namespace_labels: BTreeMap::new(),
+            values: Value::Null,
+            subresource: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RuleStatus {
+    Pass,
+    Fail,
+    Warn,
+    Error,
+    Skip,
+}
+
+impl RuleStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleStatus::Pass => "pass",
+            RuleStatus::Fail => "fail",
+            RuleStatus::Warn => "warn",
+            RuleStatus::Error => "error",
+            RuleStatus::Skip => "skip",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleKind {
+    Validate,
+    Mutate,
+    Generate,
+    VerifyImages,
+}
+
+#[derive(Debug, Clone)]
+pub struct RuleResult {
+    pub policy: String,
+    pub rule: String,
+    pub kind: RuleKind,
+    pub status: RuleStatus,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Response {
+    pub results: Vec<RuleResult>,
+    /// The object after all mutate rules.
+    pub patched: Value,
+    pub generated: Vec<Value>,
+}
+
+/// Reads `ClusterPolicy`/`Policy` objects; anything else comes back as a skip reason.
+pub fn load_policies(objects: &[Value]) -> (Vec<Policy>, Vec<String>) {
+    let mut policies = Vec::new();
+    let mut skipped = Vec::new();
+    for obj in objects {
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if kind != "ClusterPolicy" && kind != "Policy" {
+            skipped.push(format!("{kind} {name}: kind not evaluated offline"));
+            continue;
+        }
+        let expanded = autogen::expand(obj);
+        let spec = expanded.get("spec").cloned().unwrap_or(Value::Null);
+        let rules = spec
+            .get("rules")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let failure_action = spec
+            .get("validationFailureAction")
+            .or_else(|| spec.get("failureAction"))
+            .and_then(Value::as_str)
+            .unwrap_or("Audit")
+            .to_string();
+        policies.push(Policy {
+            name,
+            namespace: if kind == "Policy" {
+                Some(
+                    obj.pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or("default")
+                        .to_string(),
+                )
+            } else {
+                None
+            },
+            rules,
+            background: spec
+                .get("background")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+            failure_action,
+            raw: obj.clone(),
+        });
+    }
+    (policies, skipped)
+}
+
+/// Full admission as the API server sees it: all mutate rules of all policies first (in
+/// order), then validate against the mutated object.
+pub fn admit(policies: &[Policy], req: &Request) -> Response {
+    admit_with(policies, req, &Options::default())
+}
+
+/// Whether an Enforce-mode validate failure denies this request, and by which
+/// policy/rule/message.
+pub fn denial(policies: &[Policy], resp: &Response) -> Option<(String, String, String)> {
+    resp.results
+        .iter()
+        .filter(|r| r.kind == RuleKind::Validate && r.status == RuleStatus::Fail)
+        .find(|r| {
+            let Some(policy) = policies.iter().find(|p| p.name == r.policy) else {
+                return false;
+            };
+            let rule_action = policy
+                .rules
+                .iter()
+                .find(|rule| rule.get("name").and_then(Value::as_str) == Some(r.rule.as_str()))
+                .and_then(|rule| rule.pointer("/validate/failureAction"))
+                .and_then(Value::as_str);
+            rule_action
+                .unwrap_or(&policy.failure_action)
+                .eq_ignore_ascii_case("enforce")
+        })
+        .map(|r| (r.policy.clone(), r.rule.clone(), r.message.clone()))
+}

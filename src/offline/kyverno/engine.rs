@@ -1,0 +1,916 @@
+//! Rule evaluation: context entries, preconditions, validate (pattern, anyPattern, deny,
+//! foreach), and the calls into mutate/generate. It must not read files or print.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::conditions;
+use super::context::Context;
+use super::matching::{rule_matches, wildcard_match};
+use super::pattern::{PatternError, validate_pattern};
+use super::runner::UNSUPPORTED;
+use super::vars::{self, VarError};
+use super::{Policy, Request, Response, RuleKind, RuleResult, RuleStatus, generate, mutate};
+
+/// What the caller knows beyond the request: exceptions, cluster objects and values
+/// supplied for individual rules (a test's values file).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `PolicyException` objects.
+    pub exceptions: Vec<Value>,
+    /// Existing objects (clone sources for generate, configMaps for context).
+    pub cluster: Vec<Value>,
+    /// Values per (policy, rule): context entry names and variables.
+    pub rule_values: BTreeMap<(String, String), serde_json::Map<String, Value>>,
+    /// Mocked `apiCall` responses (`url`, optional `method`, `response.body`).
+    pub api_responses: Vec<Value>,
+}
+
+/// Full admission with extra knowledge; see [`super::admit`].
+pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Response {
+    let mut resp = Response {
+        patched: req.object.clone(),
+        ..Response::default()
+    };
+    // Mutation first, every policy in order, each seeing the previous result.
+    for policy in policies {
+        for rule in &policy.rules {
+            if rule.get("mutate").is_none() {
+                continue;
+            }
+            let current = Request {
+                object: resp.patched.clone(),
+                ..req.clone()
+            };
+            let (result, patched) = run_mutate(policy, rule, &current, opts);
+            if let Some(p) = patched {
+                resp.patched = p;
+            }
+            if let Some(r) = result {
+                resp.results.push(r);
+            }
+        }
+    }
+    let validated = Request {
+        object: resp.patched.clone(),
+        ..req.clone()
+    };
+    for policy in policies {
+        for rule in &policy.rules {
+            if rule.get("validate").is_some() {
+                if let Some(r) = run_validate(policy, rule, &validated, opts) {
+                    resp.results.push(r);
+                }
+            } else if rule.get("generate").is_some() {
+                let (r, generated) = run_generate(policy, rule, &validated, opts);
+                resp.generated.extend(generated);
+                if let Some(r) = r {
+                    resp.results.push(r);
+                }
+            } else if rule.get("verifyImages").is_some()
+                && rule_matches(rule, policy, &validated).unwrap_or(false)
+            {
+                resp.results.push(result(
+                    policy,
+                    rule,
+                    RuleKind::VerifyImages,
+                    RuleStatus::Skip,
+                    format!("{UNSUPPORTED}verifyImages needs registry access"),
+                ));
+            }
+        }
+    }
+    resp
+}
+
+fn rule_name(rule: &Value) -> String {
+    rule.get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+fn result(
+    policy: &Policy,
+    rule: &Value,
+    kind: RuleKind,
+    status: RuleStatus,
+    message: String,
+) -> RuleResult {
+    RuleResult {
+        policy: policy.name.clone(),
+        rule: rule_name(rule),
+        kind,
+        status,
+        message,
+    }
+}
+
+/// Outcome of the steps every rule shares before its body runs.
+enum Gate {
+    Run(Context),
+    Done(Option<(RuleStatus, String)>),
+}
+
+fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Gate {
+    match rule_matches(rule, policy, req) {
+        Ok(true) => {}
+        Ok(false) => return Gate::Done(None),
+        Err(e) => return Gate::Done(Some((RuleStatus::Error, e))),
+    }
+    if let Some(why) = excepted(policy, rule, req, opts) {
+        return Gate::Done(Some((RuleStatus::Skip, why)));
+    }
+    let mut ctx = Context::from_request(req);
+    // Values given for a rule also hold for its autogen copies.
+    let name = rule_name(rule);
+    let base = name
+        .strip_prefix("autogen-cronjob-")
+        .or_else(|| name.strip_prefix("autogen-"))
+        .unwrap_or(&name)
+        .to_string();
+    let key = if opts
+        .rule_values
+        .contains_key(&(policy.name.clone(), name.clone()))
+    {
+        (policy.name.clone(), name)
+    } else {
+        (policy.name.clone(), base)
+    };
+    if let Some(values) = opts.rule_values.get(&key) {
+        for (k, v) in values {
+            ctx.add_variable(k, v.clone());
+        }
+    }
+    // Names the test supplies (per rule or per resource) stand in for context entries.
+    let mut supplied = opts.rule_values.get(&key).cloned().unwrap_or_default();
+    if let Value::Object(m) = &req.values {
+        for (k, v) in m {
+            supplied.entry(k.clone()).or_insert(v.clone());
+        }
+    }
+    if let Err(e) = load_context(rule, &mut ctx, opts, Some(&supplied)) {
+        return Gate::Done(Some(e));
+    }
+    if let Some(pre) = rule.get("preconditions") {
+        match conditions::evaluate_preconditions(pre, &ctx) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Gate::Done(Some((RuleStatus::Skip, "preconditions not met".into())));
+            }
+            Err(e) => {
+                return Gate::Done(Some((
+                    RuleStatus::Error,
+                    format!("failed to evaluate preconditions: {e}"),
+                )));
+            }
+        }
+    }
+    Gate::Run(ctx)
+}
+
+/// Evaluates a rule's `context:` entries in order into `ctx`.
+pub fn load_context(
+    holder: &Value,
+    ctx: &mut Context,
+    opts: &Options,
+    supplied: Option<&serde_json::Map<String, Value>>,
+) -> Result<(), (RuleStatus, String)> {
+    let Some(entries) = holder.get("context").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let name = entry.get("name").and_then(Value::as_str).unwrap_or("");
+        let prefix = format!("{name}.");
+        if supplied.is_some_and(|s| s.keys().any(|k| k == name || k.starts_with(&prefix))) {
+            continue;
+        }
+        if let Some(var) = entry.get("variable") {
+            let value = variable_entry(var, ctx)
+                .map_err(|e| (RuleStatus::Error, format!("context entry {name}: {e}")))?;
+            ctx.add_variable(name, value);
+        } else if let Some(cm) = entry.get("configMap") {
+            let cm = vars::substitute(cm, ctx)
+                .map_err(|e| (RuleStatus::Error, format!("context entry {name}: {e}")))?;
+            let want_name = cm.get("name").and_then(Value::as_str).unwrap_or("");
+            let want_ns = cm.get("namespace").and_then(Value::as_str).unwrap_or("");
+            let found = opts.cluster.iter().find(|o| {
+                o.get("kind").and_then(Value::as_str) == Some("ConfigMap")
+                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(want_name)
+                    && (want_ns.is_empty()
+                        || o.pointer("/metadata/namespace")
+                            .and_then(Value::as_str)
+                            .unwrap_or("default")
+                            == want_ns)
+            });
+            match found {
+                Some(obj) => ctx.add_variable(name, obj.clone()),
+                None => {
+                    return Err((
+                        RuleStatus::Error,
+                        format!(
+                            "context entry {name}: configMap {want_ns}/{want_name} not found (supply it as a cluster resource or in the values file)"
+                        ),
+                    ));
+                }
+            }
+        } else if let Some(call) = entry.get("apiCall")
+            && let Some(found) = api_mock(call, ctx, &opts.api_responses)
+                .or_else(|| api_get(call, ctx, &opts.cluster))
+        {
+            let value =
+                found.map_err(|e| (RuleStatus::Error, format!("context entry {name}: {e}")))?;
+            ctx.add_variable(name, value);
+        } else if entry.get("apiCall").is_some() {
+            return Err((
+                RuleStatus::Skip,
+                format!(
+                    "{UNSUPPORTED}context entry {name}: apiCall needs a cluster and no value was supplied"
+                ),
+            ));
+        } else if entry.get("imageRegistry").is_some() {
+            return Err((
+                RuleStatus::Skip,
+                format!("{UNSUPPORTED}context entry {name}: imageRegistry needs registry access"),
+            ));
+        } else if entry.get("globalReference").is_some() {
+            return Err((
+                RuleStatus::Skip,
+                format!("{UNSUPPORTED}context entry {name}: globalReference needs a cluster"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Serves an `apiCall` from the test's mocked responses, matched by URL (and method).
+fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value, String>> {
+    let raw = call
+        .pointer("/service/url")
+        .or_else(|| call.get("urlPath"))?;
+    let url = match vars::substitute(raw, ctx) {
+        Ok(Value::String(u)) => u,
+        _ => return None,
+    };
+    let method = call.get("method").and_then(Value::as_str).unwrap_or("GET");
+    let hit = mocks.iter().find(|m| {
+        m.get("url").and_then(Value::as_str) == Some(url.as_str())
+            && m.get("method")
+                .and_then(Value::as_str)
+                .is_none_or(|mm| mm.eq_ignore_ascii_case(method))
+    })?;
+    let body = hit
+        .pointer("/response/body")
+        .cloned()
+        .unwrap_or(Value::Null);
+    match call.get("jmesPath").and_then(Value::as_str) {
+        Some(expr) if !expr.is_empty() => {
+            Some(vars::query(expr, &Context::from_document(body)).map_err(|e| e.to_string()))
+        }
+        _ => Some(Ok(body)),
+    }
+}
+
+/// Serves a GET `apiCall` from the objects the test supplies, as Kyverno's CLI does with its
+/// fake client. `None` when nothing could serve it (no cluster objects, POST, a service).
+fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Value, String>> {
+    if cluster.is_empty()
+        || call.get("service").is_some()
+        || call
+            .get("method")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m != "GET")
+    {
+        return None;
+    }
+    let url = match vars::substitute(call.get("urlPath")?, ctx) {
+        Ok(Value::String(u)) => u,
+        Ok(_) => return Some(Err("urlPath is not a string".into())),
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    let path = url.split('?').next().unwrap_or("");
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (api_version, rest) = match parts.as_slice() {
+        ["api", v, rest @ ..] => ((*v).to_string(), rest),
+        ["apis", g, v, rest @ ..] => (format!("{g}/{v}"), rest),
+        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some(*ns), tail),
+        other => (None, other),
+    };
+    let (plural, name) = match rest {
+        [p] => (*p, None),
+        [p, n] => (*p, Some(*n)),
+        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+    };
+    let matches = |o: &&Value| {
+        let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+        o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
+            && plural_of(kind) == plural
+            && namespace.is_none_or(|ns| {
+                o.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default")
+                    == ns
+            })
+    };
+    let result = match name {
+        Some(n) => match cluster
+            .iter()
+            .filter(matches)
+            .find(|o| o.pointer("/metadata/name").and_then(Value::as_str) == Some(n))
+        {
+            Some(o) => o.clone(),
+            None => {
+                return Some(Err(format!(
+                    "{url}: not found among the test's cluster resources"
+                )));
+            }
+        },
+        None => json!({"apiVersion": "v1", "kind": "List",
+            "items": cluster.iter().filter(matches).cloned().collect::<Vec<_>>()}),
+    };
+    match call.get("jmesPath").and_then(Value::as_str) {
+        Some(expr) if !expr.is_empty() => {
+            Some(vars::query(expr, &Context::from_document(result)).map_err(|e| e.to_string()))
+        }
+        _ => Some(Ok(result)),
+    }
+}
+
+/// The resource name of a kind as the API spells it (`ComputeClass` → `computeclasses`).
+fn plural_of(kind: &str) -> String {
+    let k = kind.to_lowercase();
+    if k.ends_with('s') || k.ends_with('x') || k.ends_with("ch") || k.ends_with("sh") {
+        format!("{k}es")
+    } else if let Some(stem) = k.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        format!("{stem}ies")
+    } else {
+        format!("{k}s")
+    }
+}
+
+fn variable_entry(var: &Value, ctx: &Context) -> Result<Value, VarError> {
+    let default = var.get("default");
+    let value = match var.get("value") {
+        Some(v) => Some(vars::substitute(v, ctx)?),
+        None => None,
+    };
+    let result = match var.get("jmesPath").and_then(Value::as_str) {
+        Some(expr) => {
+            let expr = match vars::substitute(&json!(expr), ctx)? {
+                Value::String(s) => s,
+                other => vars::to_text(&other),
+            };
+            match &value {
+                Some(v) => vars::query(&expr, &Context::from_document(v.clone())),
+                None => vars::query(&expr, ctx),
+            }
+        }
+        None => Ok(value.unwrap_or(Value::Null)),
+    };
+    match (result, default) {
+        (Ok(Value::Null), Some(d)) | (Err(_), Some(d)) => vars::substitute(d, ctx),
+        (r, _) => r,
+    }
+}
+
+/// A matching `PolicyException` that names this policy and rule.
+fn excepted(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Option<String> {
+    let rname = rule_name(rule);
+    for ex in &opts.exceptions {
+        let spec = ex.get("spec")?;
+        let names = spec.get("exceptions").and_then(Value::as_array)?;
+        let covers = names.iter().any(|e| {
+            let pname = e.get("policyName").and_then(Value::as_str).unwrap_or("");
+            let pname_ok = wildcard_match(pname, &policy.name)
+                || policy
+                    .namespace
+                    .as_ref()
+                    .is_some_and(|ns| wildcard_match(pname, &format!("{ns}/{}", policy.name)));
+            pname_ok
+                && e.get("ruleNames")
+                    .and_then(Value::as_array)
+                    .is_some_and(|rs| {
+                        rs.iter()
+                            .filter_map(Value::as_str)
+                            .any(|r| wildcard_match(r, &rname))
+                    })
+        });
+        if !covers {
+            continue;
+        }
+        let as_rule = json!({"match": spec.get("match").cloned().unwrap_or(Value::Null)});
+        let any_policy = Policy {
+            namespace: None,
+            ..policy.clone()
+        };
+        if !rule_matches(&as_rule, &any_policy, req).unwrap_or(false) {
+            continue;
+        }
+        if let Some(conds) = spec.get("conditions") {
+            let ctx = Context::from_request(req);
+            if !conditions::evaluate_preconditions(conds, &ctx).unwrap_or(false) {
+                continue;
+            }
+        }
+        let exname = ex
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return Some(format!("rule excluded by PolicyException {exname}"));
+    }
+    None
+}
+
+fn run_mutate(
+    policy: &Policy,
+    rule: &Value,
+    req: &Request,
+    opts: &Options,
+) -> (Option<RuleResult>, Option<Value>) {
+    let ctx = match gate(policy, rule, req, opts) {
+        Gate::Run(ctx) => ctx,
+        Gate::Done(d) => {
+            return (
+                d.map(|(s, m)| result(policy, rule, RuleKind::Mutate, s, m)),
+                None,
+            );
+        }
+    };
+    match mutate::apply_rule_with(rule, &req.object, &ctx, opts) {
+        Ok(patched) => (
+            Some(result(
+                policy,
+                rule,
+                RuleKind::Mutate,
+                RuleStatus::Pass,
+                "mutated resource".into(),
+            )),
+            Some(patched),
+        ),
+        Err(e) => (
+            Some(result(
+                policy,
+                rule,
+                RuleKind::Mutate,
+                status_of_reason(&e),
+                reason_message(e),
+            )),
+            None,
+        ),
+    }
+}
+
+/// Mutate/generate errors: a reason starting with `skip:` (or saying the piece is not
+/// built) is a skip, anything else an error.
+fn reason_message(reason: String) -> String {
+    if reason.contains("not built yet") && !reason.starts_with(UNSUPPORTED) {
+        format!("{UNSUPPORTED}{reason}")
+    } else {
+        reason
+    }
+}
+
+fn status_of_reason(reason: &str) -> RuleStatus {
+    if reason.starts_with("skip:")
+        || reason.starts_with(UNSUPPORTED)
+        || reason.contains("not built yet")
+    {
+        RuleStatus::Skip
+    } else {
+        RuleStatus::Error
+    }
+}
+
+fn run_generate(
+    policy: &Policy,
+    rule: &Value,
+    req: &Request,
+    opts: &Options,
+) -> (Option<RuleResult>, Vec<Value>) {
+    let ctx = match gate(policy, rule, req, opts) {
+        Gate::Run(ctx) => ctx,
+        Gate::Done(d) => {
+            return (
+                d.map(|(s, m)| result(policy, rule, RuleKind::Generate, s, m)),
+                Vec::new(),
+            );
+        }
+    };
+    match generate::apply_rule(rule, &req.object, &ctx, &opts.cluster) {
+        Ok(mut objs) => {
+            for o in &mut objs {
+                generate::add_policy_labels(
+                    o,
+                    &policy.name,
+                    policy.namespace.as_deref().unwrap_or(""),
+                );
+            }
+            let msg = format!("generated {} object(s)", objs.len());
+            (
+                Some(result(
+                    policy,
+                    rule,
+                    RuleKind::Generate,
+                    RuleStatus::Pass,
+                    msg,
+                )),
+                objs,
+            )
+        }
+        Err(e) => (
+            Some(result(
+                policy,
+                rule,
+                RuleKind::Generate,
+                status_of_reason(&e),
+                reason_message(e),
+            )),
+            Vec::new(),
+        ),
+    }
+}
+
+fn run_validate(
+    policy: &Policy,
+    rule: &Value,
+    req: &Request,
+    opts: &Options,
+) -> Option<RuleResult> {
+    let ctx = match gate(policy, rule, req, opts) {
+        Gate::Run(ctx) => ctx,
+        Gate::Done(d) => {
+            return d.map(|(s, m)| result(policy, rule, RuleKind::Validate, s, m));
+        }
+    };
+    let validate = &rule["validate"];
+    let resource = super::matching::subject(req).clone();
+    let (status, detail) = validate_body(validate, &resource, &ctx, opts);
+    let message = match status {
+        RuleStatus::Fail => {
+            let user_msg = validate
+                .get("message")
+                .map(|m| match vars::substitute_lenient(m, &ctx) {
+                    Ok(v) => vars::to_text(&v),
+                    Err(_) => vars::to_text(m),
+                })
+                .unwrap_or_default();
+            if user_msg.is_empty() {
+                detail
+            } else {
+                format!("{user_msg} ({detail})")
+            }
+        }
+        _ => detail,
+    };
+    // An unscored policy reports its failures as warnings.
+    let unscored = policy
+        .raw
+        .pointer("/metadata/annotations/policies.kyverno.io~1scored")
+        .and_then(Value::as_str)
+        == Some("false");
+    let status = if unscored && status == RuleStatus::Fail {
+        RuleStatus::Warn
+    } else {
+        status
+    };
+    Some(result(policy, rule, RuleKind::Validate, status, message))
+}
+
+/// Evaluates one `validate` block (or a foreach entry) against `resource`.
+fn validate_body(
+    validate: &Value,
+    resource: &Value,
+    ctx: &Context,
+    opts: &Options,
+) -> (RuleStatus, String) {
+    if validate.get("cel").is_some() {
+        return (
+            RuleStatus::Skip,
+            format!("{UNSUPPORTED}CEL validation is not evaluated offline"),
+        );
+    }
+    if validate.get("manifests").is_some() {
+        return (
+            RuleStatus::Skip,
+            format!("{UNSUPPORTED}manifest signature verification is not evaluated offline"),
+        );
+    }
+    if let Some(pss) = validate.get("podSecurity") {
+        return super::pss::validate(pss, resource);
+    }
+    if let Some(pattern) = validate.get("pattern") {
+        return match validate_pattern(resource, pattern, ctx) {
+            Ok(()) => (RuleStatus::Pass, "validation rule passed".into()),
+            Err(e) => pattern_outcome(&e),
+        };
+    }
+    if let Some(any) = validate.get("anyPattern") {
+        let patterns = match vars::substitute(any, ctx) {
+            Ok(Value::Array(p)) => p,
+            Ok(_) => return (RuleStatus::Error, "anyPattern must be a list".into()),
+            Err(e) => {
+                return (
+                    RuleStatus::Error,
+                    format!("variable substitution failed: {e}"),
+                );
+            }
+        };
+        let mut failures = Vec::new();
+        let mut skips = 0;
+        for (i, p) in patterns.iter().enumerate() {
+            match validate_pattern(resource, p, ctx) {
+                Ok(()) => return (RuleStatus::Pass, "validation rule passed".into()),
+                Err(e) if e.skip => skips += 1,
+                Err(e) if e.path.is_empty() => {
+                    return (RuleStatus::Error, e.message);
+                }
+                Err(e) => failures.push(format!("anyPattern[{i}] failed at path {}", e.path)),
+            }
+        }
+        if skips == patterns.len() {
+            return (
+                RuleStatus::Skip,
+                "no pattern applies (conditional anchors)".into(),
+            );
+        }
+        return (RuleStatus::Fail, failures.join("; "));
+    }
+    if let Some(deny) = validate.get("deny") {
+        let conds = deny.get("conditions").cloned().unwrap_or(Value::Null);
+        return match conditions::evaluate(&conds, ctx) {
+            Ok(true) => (RuleStatus::Fail, "denied by conditions".into()),
+            Ok(false) => (RuleStatus::Pass, "deny conditions not met".into()),
+            Err(e) => (
+                RuleStatus::Error,
+                format!("failed to substitute variables in deny conditions: {e}"),
+            ),
+        };
+    }
+    if let Some(foreach) = validate.get("foreach").and_then(Value::as_array) {
+        return validate_foreach(foreach, resource, ctx, 0, opts);
+    }
+    (
+        RuleStatus::Error,
+        "validate rule has no pattern, anyPattern, deny, foreach or podSecurity".into(),
+    )
+}
+
+fn pattern_outcome(e: &PatternError) -> (RuleStatus, String) {
+    if e.skip {
+        (RuleStatus::Skip, e.message.clone())
+    } else if e.path.is_empty() {
+        (RuleStatus::Error, e.message.clone())
+    } else {
+        (
+            RuleStatus::Fail,
+            format!("validation failed at path {}: {}", e.path, e.message),
+        )
+    }
+}
+
+fn validate_foreach(
+    decls: &[Value],
+    resource: &Value,
+    ctx: &Context,
+    nesting: usize,
+    opts: &Options,
+) -> (RuleStatus, String) {
+    let mut applied = 0;
+    for decl in decls {
+        let list_expr = decl.get("list").and_then(Value::as_str).unwrap_or("");
+        let expr = list_expr
+            .trim()
+            .trim_start_matches("{{")
+            .trim_end_matches("}}")
+            .trim();
+        let list = match vars::query(expr, ctx) {
+            Ok(Value::Array(items)) => items,
+            Ok(Value::Null) | Err(VarError::NotResolved(_)) => Vec::new(),
+            Ok(other) => vec![other],
+            Err(e) => {
+                return (
+                    RuleStatus::Error,
+                    format!("failed to evaluate foreach list {list_expr}: {e}"),
+                );
+            }
+        };
+        let element_scope = decl.get("elementScope").and_then(Value::as_bool);
+        for (i, item) in list.iter().enumerate() {
+            // `element`/`elementIndex` are the innermost; `elementN` names each level.
+            let mut ectx = ctx.with_element(item, i);
+            ectx.add_variable(&format!("element{nesting}"), item.clone());
+            ectx.add_variable(&format!("elementIndex{nesting}"), json!(i));
+            // Context entries are per element: they may read `element`.
+            if let Err((s, m)) = load_context(decl, &mut ectx, opts, None) {
+                return (s, m);
+            }
+            if let Some(pre) = decl.get("preconditions") {
+                match conditions::evaluate_preconditions(pre, &ectx) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => return (RuleStatus::Error, e.to_string()),
+                }
+            }
+            // Patterns look at a map element by default, at the resource otherwise;
+            // elementScope: true on a non-map element is an error, as in Kyverno.
+            let target = match (element_scope, item.is_object()) {
+                (Some(true), false) => {
+                    return (
+                        RuleStatus::Error,
+                        format!(
+                            "cannot use elementScope=true for foreach element {i}, which is not a map"
+                        ),
+                    );
+                }
+                (Some(false), _) | (None, false) => resource,
+                _ => item,
+            };
+            let body = if let Some(nested) = decl.get("foreach").and_then(Value::as_array) {
+                validate_foreach(nested, resource, &ectx, nesting + 1, opts)
+            } else {
+                validate_body(decl, target, &ectx, opts)
+            };
+            match body.0 {
+                RuleStatus::Pass => applied += 1,
+                RuleStatus::Skip => {}
+                RuleStatus::Fail => {
+                    return (RuleStatus::Fail, format!("foreach element {i}: {}", body.1));
+                }
+                _ => return body,
+            }
+        }
+    }
+    if applied == 0 {
+        (RuleStatus::Skip, "no foreach element applies".into())
+    } else {
+        (RuleStatus::Pass, "validation rule passed".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::offline::kyverno::load_policies;
+
+    fn policy(rules: Value) -> Policy {
+        let raw = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "metadata": {"name": "p"}, "spec": {"rules": rules}});
+        load_policies(&[raw]).0.remove(0)
+    }
+
+    fn pod(image: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": image}]}})
+    }
+
+    fn status(p: &Policy, obj: Value) -> Vec<RuleStatus> {
+        let req = Request {
+            object: obj,
+            ..Request::default()
+        };
+        admit_with(std::slice::from_ref(p), &req, &Options::default())
+            .results
+            .iter()
+            .map(|r| r.status)
+            .collect()
+    }
+
+    #[test]
+    fn pattern_rule_passes_and_fails() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"message": "no latest", "pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]),
+        );
+        assert_eq!(status(&p, pod("nginx:1")), vec![RuleStatus::Pass]);
+        assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
+    }
+
+    #[test]
+    fn deny_and_preconditions() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "preconditions": {"all": [{"key": "{{request.object.metadata.labels.skip}}", "operator": "NotEquals", "value": "yes"}]},
+            "validate": {"deny": {"conditions": {"any": [{"key": "{{ request.object.spec.containers[0].image }}", "operator": "Equals", "value": "*:latest"}]}}}}]),
+        );
+        assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
+        assert_eq!(status(&p, pod("nginx:1")), vec![RuleStatus::Pass]);
+        let mut skipped = pod("nginx:latest");
+        skipped["metadata"]["labels"] = json!({"skip": "yes"});
+        assert_eq!(status(&p, skipped), vec![RuleStatus::Skip]);
+    }
+
+    #[test]
+    fn nested_foreach_names_each_level() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"foreach": [{"list": "request.object.spec.containers",
+                "foreach": [{"list": "element.ports",
+                    "deny": {"conditions": {"all": [
+                        {"key": "{{ element0.name }}", "operator": "Equals", "value": "web"},
+                        {"key": "{{ element1.containerPort }}", "operator": "LessThan", "value": 1024}]}}}]}]}}]),
+        );
+        let mut low = pod("nginx:1");
+        low["spec"]["containers"][0]["name"] = json!("web");
+        low["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80}]);
+        assert_eq!(status(&p, low.clone()), vec![RuleStatus::Fail]);
+        low["spec"]["containers"][0]["ports"] = json!([{"containerPort": 8080}]);
+        assert_eq!(status(&p, low), vec![RuleStatus::Pass]);
+    }
+
+    #[test]
+    fn enforce_failure_denies_and_audit_does_not() {
+        let rules = json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]);
+        let mut raw = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "metadata": {"name": "p"}, "spec": {"validationFailureAction": "Enforce", "rules": rules}});
+        let req = Request {
+            object: pod("nginx:latest"),
+            ..Request::default()
+        };
+        let enforce = load_policies(std::slice::from_ref(&raw)).0;
+        let resp = crate::offline::kyverno::admit(&enforce, &req);
+        let denied = crate::offline::kyverno::denial(&enforce, &resp);
+        assert_eq!(denied.map(|d| (d.0, d.1)), Some(("p".into(), "r".into())));
+        raw["spec"]["validationFailureAction"] = json!("Audit");
+        let audit = load_policies(&[raw]).0;
+        let resp = crate::offline::kyverno::admit(&audit, &req);
+        assert!(crate::offline::kyverno::denial(&audit, &resp).is_none());
+    }
+
+    #[test]
+    fn policy_exception_skips_the_named_rule() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]),
+        );
+        let ex = json!({"apiVersion": "kyverno.io/v2", "kind": "PolicyException",
+            "metadata": {"name": "allow-x"},
+            "spec": {"exceptions": [{"policyName": "p", "ruleNames": ["r"]}],
+                     "match": {"any": [{"resources": {"kinds": ["Pod"], "names": ["x"]}}]}}});
+        let opts = Options {
+            exceptions: vec![ex],
+            ..Options::default()
+        };
+        let req = Request {
+            object: pod("nginx:latest"),
+            ..Request::default()
+        };
+        let resp = admit_with(std::slice::from_ref(&p), &req, &opts);
+        assert_eq!(resp.results[0].status, RuleStatus::Skip);
+        assert!(resp.results[0].message.contains("allow-x"));
+    }
+
+    #[test]
+    fn namespace_selector_and_exclude() {
+        let p = policy(json!([{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaceSelector": {"matchLabels": {"env": "prod"}}}}]},
+            "exclude": {"any": [{"resources": {"names": ["skip-*"]}}]},
+            "validate": {"deny": {}}}]));
+        let run = |name: &str, env: &str| {
+            let mut obj = pod("nginx:1");
+            obj["metadata"]["name"] = json!(name);
+            let req = Request {
+                object: obj,
+                namespace_labels: [("env".to_string(), env.to_string())].into(),
+                ..Request::default()
+            };
+            admit_with(std::slice::from_ref(&p), &req, &Options::default())
+                .results
+                .iter()
+                .map(|r| r.status)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run("a", "prod"), vec![RuleStatus::Fail]);
+        assert_eq!(run("a", "dev"), Vec::<RuleStatus>::new());
+        assert_eq!(run("skip-me", "prod"), Vec::<RuleStatus>::new());
+    }
+
+    #[test]
+    fn foreach_context_reads_the_element() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"foreach": [{"list": "request.object.spec.containers",
+                "context": [{"name": "tag", "variable": {"jmesPath": "split(element.image, ':')[1]"}}],
+                "deny": {"conditions": {"any": [{"key": "{{ tag }}", "operator": "Equals", "value": "latest"}]}}}]}}]),
+        );
+        assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
+        assert_eq!(status(&p, pod("nginx:1.2")), vec![RuleStatus::Pass]);
+    }
+
+    #[test]
+    fn foreach_over_containers() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"foreach": [{"list": "request.object.spec.containers",
+                "deny": {"conditions": {"any": [{"key": "{{ element.image }}", "operator": "Equals", "value": "*:latest"}]}}}]}}]),
+        );
+        assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
+        assert_eq!(status(&p, pod("nginx:2")), vec![RuleStatus::Pass]);
+    }
+}

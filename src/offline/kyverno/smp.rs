@@ -1,0 +1,1098 @@
+//! `patchStrategicMerge` as Kyverno applies it: anchors in the patch are resolved against
+//! the resource first (conditions, add-if-absent, global gates), then the cleaned patch is
+//! merged with Kubernetes strategic-merge rules (lists of known fields merged by their
+//! patch merge key, `$patch` directives, `null` deletes). It does not substitute variables
+//! or decide rule status.
+
+use serde_json::{Map, Value};
+
+use super::Context;
+use super::pattern;
+
+/// Applies `patch` to `resource`. A failed conditional or global anchor is not an error:
+/// the patch shrinks to nothing and the resource comes back as the merge leaves it.
+pub fn apply(resource: &Value, patch: &Value, ctx: &Context) -> Result<Value, String> {
+    let mut cleaned = patch.clone();
+    match preprocess(&mut cleaned, Some(resource), ctx) {
+        Ok(()) => delete_condition_elements(&mut cleaned)?,
+        Err(Pre::Condition | Pre::Global(_)) => cleaned = Value::Object(Map::new()),
+        Err(Pre::Other(e)) => return Err(format!("failed to preprocess the patch: {e}")),
+    }
+    let schema = Ty::for_resource(resource);
+    merge(Some(resource), Some(&cleaned), schema)
+        .map(|merged| merged.unwrap_or_else(|| Value::Object(Map::new())))
+}
+
+// ---------------------------------------------------------------------------------------
+// Anchors
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    Condition,
+    Global,
+    Negation,
+    AddIfAbsent,
+    Equality,
+    Existence,
+}
+
+impl Anchor {
+    /// The anchors that gate a patch (Kyverno's "contains condition").
+    fn is_conditional(self) -> bool {
+        matches!(self, Anchor::Condition | Anchor::Global | Anchor::Negation)
+    }
+
+    /// The anchors the mutate preprocessor acts on; `=()`/`^()` pass through as keys.
+    fn is_mutate_anchor(self) -> bool {
+        self.is_conditional() || self == Anchor::AddIfAbsent
+    }
+}
+
+fn parse_anchor(key: &str) -> Option<(Anchor, &str)> {
+    let (kind, rest) = match key.as_bytes().first()? {
+        b'+' => (Anchor::AddIfAbsent, &key[1..]),
+        b'<' => (Anchor::Global, &key[1..]),
+        b'X' => (Anchor::Negation, &key[1..]),
+        b'=' => (Anchor::Equality, &key[1..]),
+        b'^' => (Anchor::Existence, &key[1..]),
+        _ => (Anchor::Condition, key),
+    };
+    let inner = rest.strip_prefix('(')?.strip_suffix(')')?;
+    if inner.is_empty() {
+        return None;
+    }
+    Some((kind, inner))
+}
+
+fn anchor_of(key: &str) -> Option<Anchor> {
+    parse_anchor(key).map(|(a, _)| a)
+}
+
+// ---------------------------------------------------------------------------------------
+// Preprocessing: resolve anchors against the resource
+
+#[derive(Debug)]
+enum Pre {
+    /// A `(key)` condition did not hold: skip this element (in a list) or the patch.
+    Condition,
+    /// A `<(key)` condition did not hold: skip the whole patch.
+    Global(String),
+    Other(String),
+}
+
+fn preprocess(pattern: &mut Value, resource: Option<&Value>, ctx: &Context) -> Result<(), Pre> {
+    match pattern {
+        Value::Object(_) => walk_map(pattern, resource, ctx),
+        Value::Array(_) => walk_list(pattern, resource, ctx),
+        _ => Ok(()),
+    }
+}
+
+fn present(v: Option<&Value>) -> Option<&Value> {
+    v.filter(|v| !v.is_null())
+}
+
+fn walk_map(pattern: &mut Value, resource: Option<&Value>, ctx: &Context) -> Result<(), Pre> {
+    resolve_add_if_absent(pattern, resource);
+    check_conditions(pattern, resource, ctx)?;
+    let keys: Vec<String> = match pattern {
+        Value::Object(m) => m
+            .keys()
+            .filter(|k| anchor_of(k).is_none_or(|a| !a.is_mutate_anchor()))
+            .cloned()
+            .collect(),
+        _ => return Ok(()),
+    };
+    for key in keys {
+        let child_resource = present(resource.and_then(|r| r.get(&key)));
+        if let Some(child) = pattern.get_mut(&key) {
+            preprocess(child, child_resource, ctx)?;
+        }
+    }
+    Ok(())
+}
+
+/// `+(key)`: dropped from the patch when the resource already has `key`, otherwise the
+/// anchor is unwrapped so the merge adds it. Returns how many such anchors were found.
+fn resolve_add_if_absent(pattern: &mut Value, resource: Option<&Value>) -> usize {
+    let Value::Object(map) = pattern else {
+        return 0;
+    };
+    let anchored: Vec<(String, String)> = map
+        .keys()
+        .filter_map(|k| match parse_anchor(k) {
+            Some((Anchor::AddIfAbsent, inner)) => Some((k.clone(), inner.to_string())),
+            _ => None,
+        })
+        .collect();
+    for (key, inner) in &anchored {
+        let exists = resource
+            .and_then(Value::as_object)
+            .is_some_and(|r| r.contains_key(inner));
+        if exists {
+            map.shift_remove(key);
+        } else {
+            rename_key(map, key, inner);
+        }
+    }
+    anchored.len()
+}
+
+fn rename_key(map: &mut Map<String, Value>, from: &str, to: &str) {
+    let old = std::mem::take(map);
+    for (k, v) in old {
+        if k == from {
+            map.insert(to.to_string(), v);
+        } else {
+            map.insert(k, v);
+        }
+    }
+}
+
+fn check_conditions(
+    pattern: &mut Value,
+    resource: Option<&Value>,
+    ctx: &Context,
+) -> Result<(), Pre> {
+    check_anchors(pattern, resource, ctx, Anchor::Global).map_err(Pre::Global)?;
+    check_anchors(pattern, resource, ctx, Anchor::Condition).map_err(|_| Pre::Condition)
+}
+
+fn check_anchors(
+    pattern: &mut Value,
+    resource: Option<&Value>,
+    ctx: &Context,
+    which: Anchor,
+) -> Result<(), String> {
+    let Value::Object(map) = pattern else {
+        return Ok(());
+    };
+    let anchored: Vec<(String, String)> = map
+        .keys()
+        .filter_map(|k| match parse_anchor(k) {
+            Some((a, inner)) if a == which => Some((k.clone(), inner.to_string())),
+            _ => None,
+        })
+        .collect();
+    for (key, inner) in anchored {
+        let Some(actual) = resource.and_then(|r| r.get(&inner)) else {
+            return Err(format!("could not find {inner:?} in the resource"));
+        };
+        let expected = map.get_mut(&key).expect("key listed above");
+        // An add-if-absent inside a condition turns the condition into an insertion.
+        if resolve_add_if_absent(expected, Some(actual)) > 0 {
+            continue;
+        }
+        pattern::validate_pattern(
+            &as_condition_value(actual),
+            &as_condition_value(expected),
+            ctx,
+        )
+        .map_err(|e| e.message)?;
+    }
+    Ok(())
+}
+
+/// Kyverno compares scalar condition values through their YAML text, so `1` and `"1"`
+/// are the same condition.
+fn as_condition_value(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => Value::String(n.to_string()),
+        Value::Bool(b) => Value::String(b.to_string()),
+        Value::Null => Value::String("null".into()),
+        other => other.clone(),
+    }
+}
+
+fn walk_list(pattern: &mut Value, resource: Option<&Value>, ctx: &Context) -> Result<(), Pre> {
+    let Value::Array(items) = pattern else {
+        return Ok(());
+    };
+    if !items.first().is_some_and(Value::is_object) {
+        return Ok(());
+    }
+    let resource_items: &[Value] = match resource {
+        None => &[],
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(Pre::Other(format!(
+                "the patch has a list where the resource has {}",
+                kind_name(other)
+            )));
+        }
+    };
+    let originals = items.clone();
+    for element in &originals {
+        if !has_anchors(element, &|a: Anchor| a.is_mutate_anchor()) {
+            continue;
+        }
+        let gated = has_anchors(element, &|a: Anchor| a == Anchor::Global);
+        let mut any_gate_passed = false;
+        let mut last_gate_error = None;
+        // Kyverno resolves one copy against every resource element in turn, so an
+        // add-if-absent settled by the first element stays settled for the next ones.
+        let mut copy = element.clone();
+        for target in resource_items {
+            match preprocess(&mut copy, Some(target), ctx) {
+                Err(Pre::Condition) => continue,
+                Err(Pre::Global(e)) => {
+                    last_gate_error = Some(e);
+                    continue;
+                }
+                Err(other) => return Err(other),
+                Ok(()) => {}
+            }
+            if gated {
+                any_gate_passed = true;
+            } else {
+                add_named_copy(items, &copy, target);
+            }
+        }
+        if resource.is_none() {
+            match preprocess(&mut copy, None, ctx) {
+                Err(Pre::Condition) => continue,
+                Err(other) => return Err(other),
+                Ok(()) => {
+                    if gated {
+                        any_gate_passed = true;
+                    }
+                }
+            }
+        }
+        if !any_gate_passed && let Some(e) = last_gate_error {
+            return Err(Pre::Global(e));
+        }
+    }
+    Ok(())
+}
+
+/// A list element whose conditions held for one resource element becomes a plain patch
+/// element carrying that element's `name`, so the merge finds it.
+fn add_named_copy(items: &mut Vec<Value>, copy: &Value, target: &Value) {
+    let Some(name) = target.get("name").filter(|n| !is_nil_or_empty(n)) else {
+        return;
+    };
+    let mut element = copy.clone();
+    if delete_anchors(&mut element, true, true) {
+        return;
+    }
+    if let Value::Object(m) = &mut element {
+        m.insert("name".into(), name.clone());
+    }
+    items.push(element);
+}
+
+fn is_nil_or_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    }
+}
+
+fn has_anchors(v: &Value, pred: &dyn Fn(Anchor) -> bool) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, val)| {
+            anchor_of(k).is_some_and(pred) || (!is_nil_or_empty(val) && has_anchors(val, pred))
+        }),
+        Value::Array(a) => a.iter().any(|e| has_anchors(e, pred)),
+        // Kyverno also treats a scalar spelled like a conditional anchor as one.
+        Value::String(s) => anchor_of(s).is_some_and(Anchor::is_conditional),
+        _ => false,
+    }
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Object(_) => "a map",
+        Value::Array(_) => "a list",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Null => "null",
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Cleaning: drop what only served as a condition
+
+fn delete_condition_elements(root: &mut Value) -> Result<(), String> {
+    let Value::Object(map) = root else {
+        return Err(format!(
+            "a patchStrategicMerge must be a map, not {}",
+            kind_name(root)
+        ));
+    };
+    let keys: Vec<String> = map.keys().cloned().collect();
+    for key in keys {
+        let conditional = anchor_of(&key).is_some_and(Anchor::is_conditional);
+        let value = map.get_mut(&key).expect("key listed above");
+        if delete_anchors(value, conditional, false) {
+            map.shift_remove(&key);
+        }
+    }
+    Ok(())
+}
+
+/// Strips conditional anchors; returns true when nothing but anchors (or emptiness) was
+/// left, so the caller drops the node rather than merging an empty or null value.
+fn delete_anchors(node: &mut Value, delete_scalar: bool, traverse_maps: bool) -> bool {
+    match node {
+        Value::Object(map) => delete_anchors_in_map(map, traverse_maps),
+        Value::Array(items) => delete_anchors_in_list(items, traverse_maps),
+        _ => delete_scalar,
+    }
+}
+
+fn delete_anchors_in_map(map: &mut Map<String, Value>, traverse_maps: bool) -> bool {
+    let anchored: Vec<String> = map
+        .keys()
+        .filter(|k| anchor_of(k).is_some_and(Anchor::is_conditional))
+        .cloned()
+        .collect();
+    let mut anchors_remain = false;
+    for key in &anchored {
+        let value = map.get_mut(key).expect("key listed above");
+        if delete_anchors(value, true, traverse_maps) {
+            map.shift_remove(key);
+        } else {
+            anchors_remain = true;
+        }
+    }
+    if anchors_remain {
+        for key in &anchored {
+            if map.contains_key(key)
+                && let Some((_, inner)) = parse_anchor(key)
+            {
+                let inner = inner.to_string();
+                rename_key(map, key, &inner);
+            }
+        }
+    }
+    let keys: Vec<String> = map.keys().cloned().collect();
+    let mut all_gone = true;
+    for key in keys {
+        let value = map.get_mut(&key).expect("key listed above");
+        if delete_anchors(value, false, traverse_maps) {
+            map.shift_remove(&key);
+        } else {
+            all_gone = false;
+        }
+    }
+    all_gone
+}
+
+fn delete_anchors_in_list(items: &mut Vec<Value>, traverse_maps: bool) -> bool {
+    let was_empty = items.is_empty();
+    // Kyverno walks a snapshot of the elements but deletes by the snapshot's index from
+    // the shrinking list, so after one deletion the next one can take out a neighbour.
+    // Elements live in `nodes` (edited in place, listed or not) and `live` is the list,
+    // so the patch that reaches the merge is the one Kyverno would merge.
+    let mut nodes = std::mem::take(items);
+    let mut live: Vec<usize> = (0..nodes.len()).collect();
+    for (i, element) in nodes.iter_mut().enumerate() {
+        let delete = if has_anchors(element, &|a: Anchor| a.is_mutate_anchor()) {
+            if traverse_maps && element.is_object() {
+                delete_anchors(element, true, traverse_maps)
+            } else {
+                true
+            }
+        } else {
+            delete_anchors(element, false, traverse_maps)
+        };
+        if delete && i < live.len() {
+            live.remove(i);
+        }
+    }
+    *items = live
+        .into_iter()
+        .map(|id| std::mem::take(&mut nodes[id]))
+        .collect();
+    items.is_empty() && !was_empty
+}
+
+// ---------------------------------------------------------------------------------------
+// Merging (kustomize's merge2 with list items from the patch placed first)
+
+/// What the merge knows about a field: enough of the Kubernetes schema to find patch
+/// merge keys. Anything unmodelled (and every custom resource) merges lists by replacing
+/// them, as kustomize does without a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    Root(RootKind),
+    Meta,
+    PodTemplate,
+    PodSpec,
+    Container,
+    WorkloadSpec,
+    CronJobSpec,
+    JobTemplate,
+    ServiceSpec,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RootKind {
+    Pod,
+    PodTemplate,
+    Workload,
+    CronJob,
+    Service,
+    ServiceAccount,
+    Builtin,
+}
+
+impl Ty {
+    fn for_resource(resource: &Value) -> Ty {
+        let api_version = resource
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
+        if api_version.is_empty() || kind.is_empty() {
+            return Ty::Other;
+        }
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        let builtin = !group.contains('.') || group.ends_with(".k8s.io");
+        if !builtin {
+            return Ty::Other;
+        }
+        let root = match (group, kind) {
+            ("", "Pod") => RootKind::Pod,
+            ("", "PodTemplate") => RootKind::PodTemplate,
+            ("", "ReplicationController")
+            | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+            | ("batch", "Job") => RootKind::Workload,
+            ("batch", "CronJob") => RootKind::CronJob,
+            ("", "Service") => RootKind::Service,
+            ("", "ServiceAccount") => RootKind::ServiceAccount,
+            _ => RootKind::Builtin,
+        };
+        Ty::Root(root)
+    }
+
+    fn field(self, key: &str) -> Ty {
+        match (self, key) {
+            (Ty::Root(_), "metadata") => Ty::Meta,
+            (Ty::Root(RootKind::Pod), "spec") => Ty::PodSpec,
+            (Ty::Root(RootKind::PodTemplate), "template") => Ty::PodTemplate,
+            (Ty::Root(RootKind::Workload), "spec") => Ty::WorkloadSpec,
+            (Ty::Root(RootKind::CronJob), "spec") => Ty::CronJobSpec,
+            (Ty::Root(RootKind::Service), "spec") => Ty::ServiceSpec,
+            (Ty::WorkloadSpec, "template") => Ty::PodTemplate,
+            (Ty::CronJobSpec, "jobTemplate") => Ty::JobTemplate,
+            (Ty::JobTemplate, "metadata") | (Ty::PodTemplate, "metadata") => Ty::Meta,
+            (Ty::JobTemplate, "spec") => Ty::WorkloadSpec,
+            (Ty::PodTemplate, "spec") => Ty::PodSpec,
+            _ => Ty::Other,
+        }
+    }
+
+    /// `Some(keys)` for a list with the `merge` patch strategy (no keys: a set of
+    /// scalars, such as finalizers); `None` for a list the patch replaces.
+    fn list_keys(self, key: &str) -> Option<&'static [&'static str]> {
+        match (self, key) {
+            (Ty::Meta, "finalizers") => Some(&[]),
+            (Ty::Meta, "ownerReferences") => Some(&["uid"]),
+            (Ty::PodSpec, "containers" | "initContainers" | "ephemeralContainers")
+            | (Ty::PodSpec, "volumes" | "imagePullSecrets")
+            | (Ty::Container, "env")
+            | (Ty::Root(RootKind::ServiceAccount), "secrets") => Some(&["name"]),
+            (Ty::PodSpec, "hostAliases") => Some(&["ip"]),
+            (Ty::PodSpec, "topologySpreadConstraints") => {
+                Some(&["topologyKey", "whenUnsatisfiable"])
+            }
+            (Ty::Container, "ports") => Some(&["containerPort", "protocol"]),
+            (Ty::Container, "volumeMounts") => Some(&["mountPath"]),
+            (Ty::Container, "volumeDevices") => Some(&["devicePath"]),
+            (Ty::ServiceSpec, "ports") => Some(&["port", "protocol"]),
+            _ => None,
+        }
+    }
+
+    fn element(self, key: &str) -> Ty {
+        match (self, key) {
+            (Ty::PodSpec, "containers" | "initContainers" | "ephemeralContainers") => Ty::Container,
+            _ => Ty::Other,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Directive {
+    Merge,
+    Replace,
+    Delete,
+}
+
+/// Reads and removes a map's `$patch` directive.
+fn take_directive(v: &mut Value) -> Result<Directive, String> {
+    let Value::Object(m) = v else {
+        return Ok(Directive::Merge);
+    };
+    let Some(d) = m.get("$patch") else {
+        return Ok(Directive::Merge);
+    };
+    let directive = match d.as_str() {
+        Some("delete") => Directive::Delete,
+        Some("replace") => Directive::Replace,
+        Some("merge") => Directive::Merge,
+        _ => return Err(format!("unknown patch strategy {d}")),
+    };
+    m.shift_remove("$patch");
+    Ok(directive)
+}
+
+fn missing(v: Option<&Value>) -> bool {
+    v.is_none_or(Value::is_null)
+}
+
+/// Merges `src` (the patch) into `dest`; `None` means the field goes away.
+fn merge(dest: Option<&Value>, src: Option<&Value>, ty: Ty) -> Result<Option<Value>, String> {
+    let first = [dest, src].into_iter().flatten().find(|v| !v.is_null());
+    match first {
+        None => Ok(None),
+        Some(Value::Object(_)) => merge_map(dest, src, ty),
+        Some(Value::Array(_)) => {
+            same_shape(dest, src, Value::is_array, "a list")?;
+            // A list directly inside a list has no schema: the patch replaces it.
+            merge_list(dest, src, None, ty)
+        }
+        Some(_) => {
+            same_shape(dest, src, |v| !v.is_object() && !v.is_array(), "a scalar")?;
+            Ok(match src {
+                Some(Value::Null) => None,
+                Some(v) => Some(v.clone()),
+                None => dest.cloned(),
+            })
+        }
+    }
+}
+
+fn same_shape(
+    dest: Option<&Value>,
+    src: Option<&Value>,
+    ok: impl Fn(&Value) -> bool,
+    what: &str,
+) -> Result<(), String> {
+    for v in [dest, src].into_iter().flatten() {
+        if !v.is_null() && !ok(v) {
+            return Err(format!(
+                "cannot merge {} into {what} (the patch and the resource disagree on the type)",
+                kind_name(v)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn merge_map(dest: Option<&Value>, src: Option<&Value>, ty: Ty) -> Result<Option<Value>, String> {
+    same_shape(dest, src, Value::is_object, "a map")?;
+    let mut origin = src.cloned();
+    let mut base = if missing(dest) {
+        let Some(mut o) = origin.clone() else {
+            return Ok(None);
+        };
+        if take_directive(&mut o)? == Directive::Delete {
+            return Ok(None);
+        }
+        origin = Some(o.clone());
+        o
+    } else {
+        if matches!(origin, Some(Value::Null)) {
+            return Ok(None);
+        }
+        let directive = match origin.as_mut() {
+            Some(o) => take_directive(o)?,
+            None => Directive::Merge,
+        };
+        match directive {
+            Directive::Delete => return Ok(None),
+            Directive::Replace => origin.clone().expect("directive came from the patch"),
+            Directive::Merge => dest.cloned().expect("dest checked above"),
+        }
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for source in [Some(&base), origin.as_ref()].into_iter().flatten() {
+        if let Value::Object(m) = source {
+            for k in m.keys() {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+    }
+    let Value::Object(out) = &mut base else {
+        return Ok(Some(base));
+    };
+    for key in keys {
+        let child_ty = ty.field(&key);
+        let d = out.get(&key).cloned();
+        let s = origin.as_ref().and_then(|o| o.get(&key));
+        let merged = if is_list(d.as_ref()) || is_list(s) {
+            same_shape(d.as_ref(), s, Value::is_array, "a list")?;
+            merge_list(d.as_ref(), s, ty.list_keys(&key), ty.element(&key))?
+        } else {
+            merge(d.as_ref(), s, child_ty)?
+        };
+        match merged {
+            Some(v) => {
+                out.insert(key, v);
+            }
+            None => {
+                out.shift_remove(&key);
+            }
+        }
+    }
+    Ok(Some(base))
+}
+
+fn is_list(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::Array(_)))
+}
+
+/// `keys` are the list's patch merge keys from the schema (`None`: replace the list).
+fn merge_list(
+    dest: Option<&Value>,
+    src: Option<&Value>,
+    keys: Option<&'static [&'static str]>,
+    element_ty: Ty,
+) -> Result<Option<Value>, String> {
+    let Some(keys) = keys else {
+        // Replaced by the patch when the patch has it (a `null` removes it).
+        return Ok(match src {
+            Some(Value::Null) => None,
+            Some(v) => Some(v.clone()),
+            None => dest.filter(|d| !d.is_null()).cloned(),
+        });
+    };
+    let base: Vec<Value> = if missing(dest) {
+        match src {
+            Some(Value::Array(a)) => a.clone(),
+            _ => return Ok(None),
+        }
+    } else {
+        if matches!(src, Some(Value::Null)) {
+            return Ok(None);
+        }
+        dest.and_then(Value::as_array).cloned().unwrap_or_default()
+    };
+    let patch: Vec<Value> = match src {
+        Some(Value::Array(a)) => a.clone(),
+        _ => Vec::new(),
+    };
+    let merged = if keys.is_empty() {
+        merge_scalar_set(base, &patch)
+    } else {
+        merge_keyed(base, &patch, keys, element_ty)?
+    };
+    Ok(if merged.is_empty() {
+        None
+    } else {
+        Some(Value::Array(merged))
+    })
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A merge list of scalars (finalizers): the union, patch values first.
+fn merge_scalar_set(base: Vec<Value>, patch: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for v in patch.iter().chain(base.iter()) {
+        if v.is_null() {
+            continue;
+        }
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    out
+}
+
+type Identity = Vec<(&'static str, String)>;
+
+fn identity(element: &Value, keys: &'static [&'static str]) -> Identity {
+    keys.iter()
+        .filter_map(|k| {
+            element
+                .get(*k)
+                .and_then(scalar_text)
+                .filter(|s| !s.is_empty())
+                .map(|s| (*k, s))
+        })
+        .collect()
+}
+
+fn matches_identity(element: &Value, id: &Identity) -> bool {
+    element.is_object()
+        && id
+            .iter()
+            .all(|(k, v)| element.get(*k).and_then(scalar_text).as_deref() == Some(v.as_str()))
+}
+
+/// A list of maps merged by key: each element named by the patch is merged with the
+/// resource's element of the same key (or added, or deleted by `$patch: delete`); the
+/// patch's elements come first, then the resource's other elements in their order.
+fn merge_keyed(
+    mut base: Vec<Value>,
+    patch: &[Value],
+    keys: &'static [&'static str],
+    element_ty: Ty,
+) -> Result<Vec<Value>, String> {
+    let mut identities: Vec<Identity> = Vec::new();
+    for element in patch.iter().chain(base.iter()) {
+        let id = identity(element, keys);
+        if !id.is_empty() && !identities.contains(&id) {
+            identities.push(id);
+        }
+    }
+    let mut items: Vec<Value> = Vec::new();
+    for id in &identities {
+        let at = base.iter().position(|e| matches_identity(e, id));
+        let from_patch = patch.iter().find(|e| matches_identity(e, id));
+        let merged = merge_map(at.map(|i| &base[i]), from_patch, element_ty)?;
+        let merged = merged.filter(|m| !m.is_null() && !m.as_object().is_some_and(Map::is_empty));
+        let Some(mut merged) = merged else {
+            base.retain(|e| !matches_identity(e, id));
+            continue;
+        };
+        if let Value::Object(m) = &mut merged {
+            for (k, v) in id {
+                m.entry(k.to_string())
+                    .or_insert_with(|| Value::String(v.clone()));
+            }
+        }
+        if let Some(i) = at {
+            base[i] = merged.clone();
+        }
+        let mut replaced = false;
+        for item in items.iter_mut() {
+            if matches_identity(item, id) {
+                *item = merged.clone();
+                replaced = true;
+            }
+        }
+        if !replaced {
+            items.push(merged);
+        }
+    }
+    // Elements without any merge key cannot be paired; kustomize keeps the resource's at
+    // the end and drops the patch's.
+    for element in base {
+        if identity(&element, keys).is_empty()
+            && !element.is_null()
+            && !element.as_object().is_some_and(Map::is_empty)
+        {
+            items.push(element);
+        }
+    }
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::offline::kyverno::Request;
+    use serde_json::json;
+
+    fn ctx() -> Context {
+        Context::from_request(&Request::default())
+    }
+
+    fn pod(spec: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+    }
+
+    #[test]
+    fn merge_follows_strategic_merge_rules() {
+        let cases: Vec<(&str, Value, Value, Value)> = vec![
+            (
+                "maps merge and scalars override",
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "1"}}, "data": {"x": "1"}}),
+                json!({"metadata": {"labels": {"b": "2"}}, "data": {"x": "2"}}),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "1", "b": "2"}}, "data": {"x": "2"}}),
+            ),
+            (
+                "null deletes a key",
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "1", "b": "2"}}}),
+                json!({"metadata": {"labels": {"a": null}}}),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"b": "2"}}}),
+            ),
+            (
+                "containers merge by name, new ones first",
+                pod(
+                    json!({"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}),
+                ),
+                json!({"spec": {"containers": [{"name": "c", "image": "c:1"}, {"name": "b", "imagePullPolicy": "Always"}]}}),
+                pod(json!({"containers": [
+                    {"name": "c", "image": "c:1"},
+                    {"name": "b", "image": "b:1", "imagePullPolicy": "Always"},
+                    {"name": "a", "image": "a:1"}]})),
+            ),
+            (
+                "env merges by name inside a container",
+                pod(json!({"containers": [{"name": "a", "env": [{"name": "X", "value": "1"}]}]})),
+                json!({"spec": {"containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}]}]}}),
+                pod(
+                    json!({"containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}, {"name": "X", "value": "1"}]}]}),
+                ),
+            ),
+            (
+                "$patch: delete removes a list element",
+                pod(json!({"containers": [{"name": "a"}, {"name": "b"}]})),
+                json!({"spec": {"containers": [{"name": "a", "$patch": "delete"}]}}),
+                pod(json!({"containers": [{"name": "b"}]})),
+            ),
+            (
+                "$patch: replace swaps a map",
+                pod(
+                    json!({"containers": [{"name": "a"}], "securityContext": {"runAsUser": 1, "fsGroup": 2}}),
+                ),
+                json!({"spec": {"securityContext": {"$patch": "replace", "runAsNonRoot": true}}}),
+                pod(
+                    json!({"containers": [{"name": "a"}], "securityContext": {"runAsNonRoot": true}}),
+                ),
+            ),
+            (
+                "lists without a merge key are replaced",
+                pod(
+                    json!({"containers": [{"name": "a", "args": ["1", "2"]}], "tolerations": [{"key": "x"}]}),
+                ),
+                json!({"spec": {"tolerations": [{"key": "y"}], "containers": [{"name": "a", "args": ["3"]}]}}),
+                pod(
+                    json!({"containers": [{"name": "a", "args": ["3"]}], "tolerations": [{"key": "y"}]}),
+                ),
+            ),
+            (
+                "custom resources replace lists",
+                json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "spec": {"templates": [{"name": "a", "container": {"image": "x"}}]}}),
+                json!({"spec": {"templates": [{"name": "a", "container": {"args": ["x"]}}]}}),
+                json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "spec": {"templates": [{"name": "a", "container": {"args": ["x"]}}]}}),
+            ),
+            (
+                "finalizers are a set, patch values first",
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n", "finalizers": ["a", "b"]}}),
+                json!({"metadata": {"finalizers": ["c", "a"]}}),
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n", "finalizers": ["c", "a", "b"]}}),
+            ),
+            (
+                "deployment template containers merge by name",
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}}),
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "imagePullPolicy": "Always"}]}}}}),
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x", "imagePullPolicy": "Always"}]}}}}),
+            ),
+            (
+                "container ports merge by containerPort",
+                pod(
+                    json!({"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}),
+                ),
+                json!({"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80, "name": "http"}]}]}}),
+                pod(
+                    json!({"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP", "name": "http"}]}]}),
+                ),
+            ),
+            (
+                "a null field in the resource is dropped by the merge",
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "creationTimestamp": null}}),
+                json!({"metadata": {"labels": {"a": "1"}}}),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "1"}}}),
+            ),
+        ];
+        for (name, resource, patch, want) in cases {
+            let got = apply(&resource, &patch, &ctx()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn type_conflicts_are_errors() {
+        let resource =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"labels": {"a": "1"}}});
+        let err = apply(&resource, &json!({"metadata": {"labels": "x"}}), &ctx()).unwrap_err();
+        assert!(err.contains("disagree"), "{err}");
+    }
+
+    #[test]
+    fn anchors_that_need_no_condition_check() {
+        let cases: Vec<(&str, Value, Value, Value)> = vec![
+            (
+                "+() adds when absent",
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+                json!({"metadata": {"labels": {"+(team)": "core"}}}),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"team": "core"}}}),
+            ),
+            (
+                "+() keeps an existing value",
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"team": "web"}}}),
+                json!({"metadata": {"labels": {"+(team)": "core"}}}),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"team": "web"}}}),
+            ),
+            (
+                "+() on a map adds the whole map only when absent",
+                pod(json!({"containers": [{"name": "a"}], "securityContext": {"runAsUser": 1}})),
+                json!({"spec": {"+(securityContext)": {"runAsNonRoot": true}}}),
+                pod(json!({"containers": [{"name": "a"}], "securityContext": {"runAsUser": 1}})),
+            ),
+            (
+                "condition on a missing key skips the patch",
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+                json!({"metadata": {"(labels)": {"x": "y"}, "annotations": {"a": "b"}}}),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+            ),
+            (
+                "list element anchored on a missing list adds nothing",
+                pod(json!({"containers": [{"name": "a"}]})),
+                json!({"spec": {"initContainers": [{"(name)": "*", "imagePullPolicy": "Always"}]}}),
+                pod(json!({"containers": [{"name": "a"}]})),
+            ),
+        ];
+        for (name, resource, patch, want) in cases {
+            let got = apply(&resource, &patch, &ctx()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    /// The patch that reaches the merge once anchors are resolved against `resource`.
+    fn resolved(patch: Value, resource: &Value) -> Value {
+        let mut p = patch;
+        match preprocess(&mut p, Some(resource), &ctx()) {
+            Ok(()) => {
+                delete_condition_elements(&mut p).unwrap();
+                p
+            }
+            Err(Pre::Condition | Pre::Global(_)) => json!({}),
+            Err(Pre::Other(e)) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn anchor_resolution_table() {
+        let volumes_pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nginx"},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}],
+                     "volumes": [{"name": "cache", "hostPath": {"path": "/data", "type": "Directory"}}]}});
+        let two_latest = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "annotations": {"a1": "x"}, "labels": {"l1": "y"}},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}, {"name": "busybox", "image": "busybox:latest"}],
+                     "volumes": [{"name": "v", "hostPath": {"path": "/var/run/docker.sock"}}]}});
+        let limited = json!({"apiVersion": "v1", "kind": "Pod",
+            "spec": {"containers": [{"name": "nginx", "resources": {"limits": {"cpu": "50m"}}}]}});
+        let cases: Vec<(&str, Value, &Value, Value)> = vec![
+            (
+                "global anchor in a list passes and leaves only the rest",
+                json!({"metadata": {"annotations": {"+(safe)": "true"}}, "spec": {"volumes": [{"<(hostPath)": {"path": "*"}}]}}),
+                &volumes_pod,
+                json!({"metadata": {"annotations": {"safe": "true"}}}),
+            ),
+            (
+                "nested global anchor inside a list element",
+                json!({"metadata": {"annotations": {"+(safe)": true}}, "spec": {"volumes": [{"hostPath": {"<(path)": "*data"}}]}}),
+                &volumes_pod,
+                json!({"metadata": {"annotations": {"safe": true}}}),
+            ),
+            (
+                "failing global anchor empties the patch",
+                json!({"metadata": {"annotations": {"+(safe)": true}}, "spec": {"volumes": [{"<(emptyDir)": {}}]}}),
+                &volumes_pod,
+                json!({}),
+            ),
+            (
+                "conditions on a map key and on list elements",
+                json!({"metadata": {"annotations": {"+(a1)": "new", "+(a2)": "new"}, "labels": {"+(l1)": "new"}},
+                       "spec": {"(volumes)": [{"(hostPath)": {"path": "/var/run/docker.sock"}}],
+                                "containers": [{"(image)": "*:latest", "imagePullPolicy": "Always"}]}}),
+                &two_latest,
+                json!({"metadata": {"annotations": {"a2": "new"}},
+                       "spec": {"containers": [{"imagePullPolicy": "Always", "name": "nginx"},
+                                               {"imagePullPolicy": "Always", "name": "busybox"}]}}),
+            ),
+            (
+                "a condition element that matches adds nothing but its name",
+                json!({"spec": {"containers": [{"(image)": "*:latest"}], "imagePullSecrets": [{"name": "regcred"}]}}),
+                &two_latest,
+                json!({"spec": {"imagePullSecrets": [{"name": "regcred"}]}}),
+            ),
+            (
+                "add-if-absent inside a wildcard element",
+                json!({"spec": {"containers": [{"(name)": "*", "resources": {"limits": {"+(memory)": "300Mi", "+(cpu)": "1"}}}]}}),
+                &limited,
+                json!({"spec": {"containers": [{"resources": {"limits": {"memory": "300Mi"}}, "name": "nginx"}]}}),
+            ),
+            (
+                "explicit null survives for the merge to delete",
+                json!({"metadata": {"annotations": {"a1": null}}}),
+                &two_latest,
+                json!({"metadata": {"annotations": {"a1": null}}}),
+            ),
+        ];
+        for (name, patch, resource, want) in cases {
+            assert_eq!(resolved(patch, resource), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn sidecar_goes_before_existing_containers() {
+        let resource = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "wp"},
+            "spec": {"template": {"spec": {"containers": [{"name": "wordpress", "image": "wordpress"}]}}}});
+        let patch = json!({"spec": {"template": {"spec": {
+            "containers": [{"name": "nginx", "image": "nginx"}, {"name": "wordpress", "env": [{"name": "A", "value": "1"}]}],
+            "initContainers": [{"name": "init", "image": "debian"}]}}}});
+        let got = apply(&resource, &patch, &ctx()).unwrap();
+        assert_eq!(
+            got.pointer("/spec/template/spec").unwrap(),
+            &json!({"containers": [{"name": "nginx", "image": "nginx"},
+                                   {"name": "wordpress", "image": "wordpress", "env": [{"name": "A", "value": "1"}]}],
+                    "initContainers": [{"name": "init", "image": "debian"}]})
+        );
+    }
+
+    #[test]
+    fn two_condition_elements_shift_like_kyverno() {
+        // Kyverno deletes the second condition element at a stale index, which removes
+        // the copy made for the first container; only the second container is patched.
+        let resource = pod(
+            json!({"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}),
+        );
+        let patch = json!({"spec": {"containers": [
+            {"(image)": "a:*", "x": "1"},
+            {"(image)": "b:*", "y": "2"}
+        ]}});
+        assert_eq!(
+            resolved(patch, &resource),
+            json!({"spec": {"containers": [{"(image)": "b:*", "y": "2"}, {"y": "2", "name": "b"}]}})
+        );
+    }
+
+    #[test]
+    fn anchors_parse_with_their_modifier() {
+        assert_eq!(parse_anchor("(name)"), Some((Anchor::Condition, "name")));
+        assert_eq!(parse_anchor("<(image)"), Some((Anchor::Global, "image")));
+        assert_eq!(
+            parse_anchor("+(a.b/c)"),
+            Some((Anchor::AddIfAbsent, "a.b/c"))
+        );
+        assert_eq!(
+            parse_anchor("X(hostPath)"),
+            Some((Anchor::Negation, "hostPath"))
+        );
+        assert_eq!(parse_anchor("=(x)"), Some((Anchor::Equality, "x")));
+        assert_eq!(parse_anchor("Xylophone"), None);
+        assert_eq!(parse_anchor("()"), None);
+        assert_eq!(parse_anchor("name"), None);
+    }
+
+    #[test]
+    fn cleaning_drops_condition_only_elements_and_empty_maps() {
+        let mut patch =
+            json!({"spec": {"containers": [{"(name)": "*", "x": 1}, {"name": "a", "y": {}}]}});
+        delete_condition_elements(&mut patch).unwrap();
+        assert_eq!(patch, json!({"spec": {"containers": [{"name": "a"}]}}));
+    }
+}

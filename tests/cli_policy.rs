@@ -1,0 +1,294 @@
+//! `kca policy test|apply` end to end: exit codes, the closing summary line, JSON rows.
+//! Hermetic: temp HOME, no kubeconfig, `--color never`.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+const POLICY: &str = r#"
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: disallow-latest
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: no-latest
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      message: "image {{ request.object.spec.containers[0].image }} uses latest"
+      pattern:
+        spec:
+          containers:
+          - image: "!*:latest"
+  - name: add-team
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    mutate:
+      patchStrategicMerge:
+        metadata:
+          labels:
+            +(team): platform
+"#;
+
+const RESOURCES: &str = r#"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: good
+spec:
+  containers:
+  - name: c
+    image: nginx:1.27
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: bad
+spec:
+  containers:
+  - name: c
+    image: nginx:latest
+"#;
+
+const VAP: &str = r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: vap
+spec:
+  validations:
+  - expression: "true"
+"#;
+
+fn kca(home: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("kca").expect("binary builds");
+    cmd.env_clear()
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("KUBECONFIG", home.join("no-kubeconfig"))
+        .env("NO_COLOR", "1")
+        .arg("--color")
+        .arg("never");
+    cmd
+}
+
+/// `kca policy test [extra…] DIR` in a fresh HOME.
+fn policy_test(dir: &TempDir, extra: &[&str]) -> assert_cmd::assert::Assert {
+    let home = TempDir::new().unwrap();
+    kca(home.path())
+        .args(["policy", "test"])
+        .args(extra)
+        .arg(dir.path())
+        .assert()
+}
+
+fn suite(results: &str) -> TempDir {
+    let dir = TempDir::new().expect("temp dir");
+    std::fs::write(dir.path().join("policy.yaml"), POLICY).unwrap();
+    std::fs::write(dir.path().join("resources.yaml"), RESOURCES).unwrap();
+    std::fs::write(dir.path().join("vap.yaml"), VAP).unwrap();
+    let test = format!(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\n\
+         policies: [policy.yaml, vap.yaml]\nresources: [resources.yaml]\nresults:\n{results}"
+    );
+    let sub = dir.path().join("nested");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(
+        sub.join("kyverno-test.yaml"),
+        test.replace("policy.yaml", "../policy.yaml")
+            .replace("vap.yaml", "../vap.yaml")
+            .replace("resources.yaml", "../resources.yaml"),
+    )
+    .unwrap();
+    dir
+}
+
+const AGREEING: &str = "\
+- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [good], result: pass}
+- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [bad], result: fail}
+- {policy: vap, kind: Pod, resources: [good], result: pass, isValidatingAdmissionPolicy: true}
+";
+
+#[test]
+fn test_command_agrees_and_prints_closing_line() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    let out = kca(home.path())
+        .args(["policy", "test"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let last = text.lines().last().unwrap();
+    assert_eq!(last, "2 passed, 0 failed, 1 skipped");
+    assert!(text.contains("ValidatingAdmissionPolicy"), "{text}");
+}
+
+#[test]
+fn expected_fail_on_a_passing_rule_is_a_failure() {
+    // Kyverno once counted this row as passed; kca must not.
+    let dir = suite(
+        "- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [good], result: fail}\n",
+    );
+    policy_test(&dir, &[])
+        .code(1)
+        .stdout(predicate::str::ends_with("0 passed, 1 failed, 0 skipped\n"));
+}
+
+#[test]
+fn missing_resource_row_fails_with_reason() {
+    let dir = suite(
+        "- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [ghost], result: pass}\n",
+    );
+    policy_test(&dir, &[])
+        .code(1)
+        .stdout(predicate::str::contains("ghost not found"));
+}
+
+#[test]
+fn test_json_has_one_entry_per_row_and_a_summary() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    let out = kca(home.path())
+        .args(["policy", "test", "--output", "json"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is JSON only");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[1]["resource"], "bad");
+    assert_eq!(rows[1]["expected"], "fail");
+    assert_eq!(rows[1]["actual"], "fail");
+    assert_eq!(rows[1]["verdict"], "pass");
+    assert_eq!(rows[2]["verdict"], "skipped");
+    assert_eq!(v["summary"]["passed"], 2);
+    assert_eq!(v["summary"]["skipped"], 1);
+}
+
+#[test]
+fn test_on_missing_folder_is_a_usage_error() {
+    let home = TempDir::new().unwrap();
+    kca(home.path())
+        .args(["policy", "test", "/nonexistent/kca-folder"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn apply_exit_code_follows_failures() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    let good = "apiVersion: v1\nkind: Pod\nmetadata: {name: ok, namespace: default}\nspec:\n  containers: [{name: c, image: nginx:1}]\n";
+    let good_file = dir.path().join("good.yaml");
+    std::fs::write(&good_file, good).unwrap();
+    kca(home.path())
+        .args(["policy", "apply"])
+        .arg(&policy)
+        .arg("--resource")
+        .arg(&good_file)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fail: 0, warn: 0, error: 0"));
+    kca(home.path())
+        .args(["policy", "apply"])
+        .arg(&policy)
+        .arg("-r")
+        .arg(dir.path().join("resources.yaml"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "✗ FAIL  disallow-latest/no-latest",
+        ))
+        .stdout(predicate::str::contains("fail: 1,"));
+}
+
+#[test]
+fn apply_reads_stdin_and_prints_mutated() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    let good = "apiVersion: v1\nkind: Pod\nmetadata: {name: ok, namespace: default}\nspec:\n  containers: [{name: c, image: nginx:1}]\n";
+    let out = kca(home.path())
+        .args(["policy", "apply"])
+        .arg(dir.path().join("policy.yaml"))
+        .args(["--resource", "-", "--print-mutated"])
+        .write_stdin(good)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("Pod default/ok"), "{text}");
+    assert!(text.lines().last().unwrap().starts_with("pass: "), "{text}");
+}
+
+#[test]
+fn apply_takes_a_policy_folder() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    let policies = dir.path().join("policies");
+    std::fs::create_dir(&policies).unwrap();
+    std::fs::write(policies.join("p.yaml"), POLICY).unwrap();
+    kca(home.path())
+        .args(["policy", "apply"])
+        .arg(&policies)
+        .arg("-r")
+        .arg(dir.path().join("resources.yaml"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("Pod default/bad"));
+}
+
+#[test]
+fn test_junit_marks_failures_and_skips() {
+    let dir = suite(
+        "- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [good], result: fail}\n\
+         - {policy: vap, kind: Pod, resources: [good], result: pass, isValidatingAdmissionPolicy: true}\n",
+    );
+    policy_test(&dir, &["--output", "junit"])
+        .code(1)
+        .stdout(predicate::str::starts_with("<?xml"))
+        .stdout(predicate::str::contains(
+            "<failure message=\"expected fail, got pass\"",
+        ))
+        .stdout(predicate::str::contains("<skipped message="));
+}
+
+#[test]
+fn test_case_selector_and_file_name() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    kca(home.path())
+        .args([
+            "policy",
+            "test",
+            "--test-case-selector",
+            "policy=disallow-*, resource=bad",
+        ])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::ends_with("1 passed, 0 failed, 0 skipped\n"));
+    kca(home.path())
+        .args(["policy", "test", "-f", "other-test.yaml"])
+        .arg(dir.path())
+        .assert()
+        .code(2);
+}

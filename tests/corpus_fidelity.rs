@@ -1,0 +1,99 @@
+//! Fidelity of the offline Kyverno engine on Kyverno's own CLI tests (see
+//! docs/FIDELITY.md). Runs when the corpus is present (`../shared/corpus` beside the
+//! checkout, or `KCA_CORPUS`); otherwise says so and passes.
+
+use std::path::PathBuf;
+
+use kca::offline::kyverno::runner::{Verdict, find_tests, run_test};
+
+/// Agreement on classic rows, in percent, as recorded in docs/FIDELITY.md (rounded down).
+const MIN_AGREEMENT: f64 = 99.0;
+/// Share of classic rows we may skip, in percent.
+const MAX_SKIPPED: f64 = 10.0;
+
+fn corpus() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("KCA_CORPUS") {
+        return Some(PathBuf::from(p));
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let p = manifest.parent()?.join("shared").join("corpus");
+    Some(p)
+}
+
+#[test]
+fn corpus_agreement_does_not_drop() {
+    let Some(root) = corpus().filter(|p| p.is_dir()) else {
+        println!(
+            "skipped: corpus not found at {}",
+            corpus()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+        return;
+    };
+    let files = find_tests(std::slice::from_ref(&root));
+    assert!(
+        !files.is_empty(),
+        "no kyverno-test.yaml under {}",
+        root.display()
+    );
+    let (mut agree, mut disagree, mut skipped) = (0usize, 0usize, 0usize);
+    let mut worst = Vec::new();
+    for f in &files {
+        // Kyverno's own suite expects the tests under test-fail/ to fail.
+        if f.components().any(|c| c.as_os_str() == "test-fail") {
+            continue;
+        }
+        let rows = run_test(f).unwrap_or_default();
+        for r in rows.iter().filter(|r| r.scope == "classic") {
+            match r.verdict {
+                Verdict::Pass => agree += 1,
+                Verdict::Fail => {
+                    disagree += 1;
+                    worst.push(format!("{} {}/{} {}", r.file, r.policy, r.rule, r.resource));
+                }
+                Verdict::Skipped => skipped += 1,
+            }
+        }
+    }
+    let total = (agree + disagree + skipped) as f64;
+    let agreement = 100.0 * agree as f64 / total;
+    let skip_share = 100.0 * skipped as f64 / total;
+    println!(
+        "classic rows {total}: agreement {agreement:.2}%, skipped {skip_share:.2}%, disagree {disagree}"
+    );
+    assert!(
+        agreement >= MIN_AGREEMENT,
+        "agreement {agreement:.2}% fell below {MIN_AGREEMENT}%; disagreeing rows:\n{}",
+        worst.join("\n")
+    );
+    assert!(
+        skip_share <= MAX_SKIPPED,
+        "skipped {skip_share:.2}% > {MAX_SKIPPED}%"
+    );
+}
+
+#[test]
+fn kyverno_expected_failures_still_fail() {
+    let Some(root) = corpus().filter(|p| p.is_dir()) else {
+        println!("skipped: corpus not found");
+        return;
+    };
+    let dir = root.join("kyverno-cli-tests").join("test-fail");
+    if !dir.is_dir() {
+        println!("skipped: {} not found", dir.display());
+        return;
+    }
+    for f in find_tests(&[
+        dir.join("missing-policy"),
+        dir.join("missing-resource"),
+        dir.join("missing-rule"),
+    ]) {
+        let rows = run_test(&f).expect("test file reads");
+        assert!(
+            rows.iter().any(|r| r.verdict == Verdict::Fail),
+            "{} should fail",
+            f.display()
+        );
+    }
+}
