@@ -243,15 +243,14 @@ pub fn expected_generated(expect: &ObjSel, trigger: &Value) -> ObjRef {
 }
 
 /// The calls into the offline engines: the RBAC authorizer (`crate::offline::rbac`) and the
-/// Kyverno engine (`crate::offline::kyverno::{load_policies, admit, denial}`). The Kyverno
-/// engine is built on another branch; until it is merged these say so, and the checks are
-/// `skipped`.
+/// Kyverno engine (`crate::offline::kyverno::{load_policies, admit_with, denial}`).
 mod engine {
     use serde_json::Value;
 
-    use crate::target::{AccessAnswer, AccessQuery, Admission};
+    use std::collections::BTreeMap;
 
-    const KYVERNO: &str = "offline engine not available: the Kyverno engine is not in this build";
+    use crate::offline::kyverno;
+    use crate::target::{AccessAnswer, AccessQuery, Admission, Denial, DeniedBy};
 
     /// The offline RBAC authorizer over the lab's objects, asked as `kubectl auth can-i
     /// --as` would ask (the impersonated user gets the groups the API server adds).
@@ -275,19 +274,142 @@ mod engine {
         })
     }
 
+    /// Kyverno's admission in-process: every mutate rule, then validate on the result, as
+    /// the API server runs the webhooks. The lab's objects are the cluster (clone sources,
+    /// namespace labels).
     pub fn admit(
         objects: &[Value],
         object: &Value,
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> Result<Admission, String> {
-        let _ = (objects, object, update, user);
-        Err(KYVERNO.into())
+        let (policies, resp) = run(objects, object, update, user);
+        if let Some(d) = rule_error(&resp) {
+            return Ok(Admission::Denied(d));
+        }
+        let all: Vec<DeniedBy> = enforced_failures(&policies, &resp);
+        match kyverno::denial(&policies, &resp) {
+            Some((policy, rule, message)) => Ok(Admission::Denied(Denial {
+                by: DeniedBy::Kyverno { policy, rule },
+                message,
+                code: 400,
+                all,
+            })),
+            None => Ok(Admission::Allowed {
+                object: resp.patched,
+                warnings: Vec::new(),
+            }),
+        }
     }
 
+    /// The objects generate rules would create for this trigger (dry runs never generate;
+    /// offline there is no background controller to wait for).
     pub fn generate(objects: &[Value], trigger: &Value) -> Result<Vec<Value>, String> {
-        let _ = (objects, trigger);
-        Err(KYVERNO.into())
+        let (_, resp) = run(objects, trigger, false, None);
+        if let Some(e) = resp.results.iter().find(|r| {
+            r.kind == kyverno::RuleKind::Generate && r.status == kyverno::RuleStatus::Error
+        }) {
+            return Err(format!(
+                "generate rule {}/{} failed offline: {}",
+                e.policy, e.rule, e.message
+            ));
+        }
+        Ok(resp.generated)
+    }
+
+    fn run(
+        objects: &[Value],
+        object: &Value,
+        update: bool,
+        user: Option<&(String, Vec<String>)>,
+    ) -> (Vec<kyverno::Policy>, kyverno::Response) {
+        let (policies, _not_policies) = kyverno::load_policies(objects);
+        let ns = object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        let mut namespace_labels: BTreeMap<String, String> = objects
+            .iter()
+            .find(|o| {
+                o.get("kind").and_then(Value::as_str) == Some("Namespace")
+                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(ns)
+            })
+            .and_then(|o| o.pointer("/metadata/labels"))
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        namespace_labels.insert("kubernetes.io/metadata.name".into(), ns.into());
+        let (username, groups) = match user {
+            Some((u, g)) => crate::offline::rbac::impersonated(u, g),
+            None => (
+                "kubernetes-admin".to_string(),
+                vec![
+                    "system:masters".to_string(),
+                    "system:authenticated".to_string(),
+                ],
+            ),
+        };
+        let req = kyverno::Request {
+            operation: if update { "UPDATE" } else { "CREATE" }.into(),
+            object: object.clone(),
+            old_object: if update { object.clone() } else { Value::Null },
+            user_info: kyverno::UserInfo {
+                username,
+                groups,
+                ..Default::default()
+            },
+            namespace_labels,
+            ..Default::default()
+        };
+        let opts = kyverno::Options {
+            cluster: objects.to_vec(),
+            ..Default::default()
+        };
+        let resp = kyverno::admit_with(&policies, &req, &opts);
+        (policies, resp)
+    }
+
+    /// A mutate rule that cannot be applied makes Kyverno refuse the request.
+    fn rule_error(resp: &kyverno::Response) -> Option<Denial> {
+        let e = resp.results.iter().find(|r| {
+            r.kind == kyverno::RuleKind::Mutate && r.status == kyverno::RuleStatus::Error
+        })?;
+        let by = DeniedBy::Kyverno {
+            policy: e.policy.clone(),
+            rule: e.rule.clone(),
+        };
+        Some(Denial {
+            by: by.clone(),
+            message: format!("mutation failed: {}", e.message),
+            code: 400,
+            all: vec![by],
+        })
+    }
+
+    fn enforced_failures(policies: &[kyverno::Policy], resp: &kyverno::Response) -> Vec<DeniedBy> {
+        resp.results
+            .iter()
+            .filter(|r| {
+                r.kind == kyverno::RuleKind::Validate
+                    && r.status == kyverno::RuleStatus::Fail
+                    && kyverno::denial(
+                        policies,
+                        &kyverno::Response {
+                            results: vec![(*r).clone()],
+                            ..Default::default()
+                        },
+                    )
+                    .is_some()
+            })
+            .map(|r| DeniedBy::Kyverno {
+                policy: r.policy.clone(),
+                rule: r.rule.clone(),
+            })
+            .collect()
     }
 }
 
@@ -345,6 +467,67 @@ mod tests {
             json!({"kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "c"}, "spec": {}}),
         ]);
         assert!(all.vap_binding_for(&pod("a")).is_some());
+    }
+
+    fn policy(rules: Value) -> Value {
+        json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+               "metadata": {"name": "p"}, "spec": {"rules": rules}})
+    }
+
+    #[test]
+    fn offline_admission_names_the_denying_policy_and_rule() {
+        let objects = vec![policy(json!([{
+            "name": "need-team",
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"failureAction": "Enforce", "message": "team label",
+                         "pattern": {"metadata": {"labels": {"team": "?*"}}}}
+        }]))];
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": "x", "namespace": "a"},
+                         "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        match engine::admit(&objects, &pod, false, None).unwrap() {
+            crate::target::Admission::Denied(d) => {
+                assert!(d.denied_by_kyverno("p", Some("need-team")), "{d:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn offline_admission_returns_the_mutated_object() {
+        let objects = vec![policy(json!([{
+            "name": "add-team",
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"team": "x"}}}}
+        }]))];
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": "x", "namespace": "a"},
+                         "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        match engine::admit(&objects, &pod, false, None).unwrap() {
+            crate::target::Admission::Allowed { object, .. } => {
+                assert_eq!(object.pointer("/metadata/labels/team"), Some(&json!("x")));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn offline_generate_creates_in_the_trigger_namespace() {
+        let objects = vec![policy(json!([{
+            "name": "gen",
+            "match": {"any": [{"resources": {"kinds": ["Namespace"]}}]},
+            "generate": {"apiVersion": "v1", "kind": "ConfigMap", "name": "g",
+                         "namespace": "{{request.object.metadata.name}}",
+                         "data": {"data": {"k": "v"}}}
+        }]))];
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t-1"}});
+        let out = engine::generate(&objects, &ns).unwrap();
+        assert!(
+            out.iter()
+                .any(|o| o.pointer("/metadata/namespace") == Some(&json!("t-1"))
+                    && o.pointer("/metadata/name") == Some(&json!("g"))),
+            "{out:?}"
+        );
     }
 
     #[test]
