@@ -4,6 +4,8 @@
 //! what cannot be known without a cluster (status written by controllers) is `skipped`
 //! with the reason. Pure and synchronous; never talks to a cluster.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::check::{self, Env, Outcome};
@@ -107,22 +109,7 @@ impl Offline {
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
             .unwrap_or("default");
-        let mut labels = self
-            .objects
-            .iter()
-            .find(|o| {
-                o.get("kind").and_then(Value::as_str) == Some("Namespace")
-                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(ns)
-            })
-            .and_then(|o| o.pointer("/metadata/labels"))
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        // The API server labels every namespace with its own name.
-        labels.insert(
-            "kubernetes.io/metadata.name".into(),
-            Value::String(ns.into()),
-        );
+        let labels = namespace_labels(&self.objects, ns);
         self.objects
             .iter()
             .filter(|o| {
@@ -136,7 +123,10 @@ impl Offline {
                 }
                 sel.get("matchLabels")
                     .and_then(Value::as_object)
-                    .is_none_or(|want| want.iter().all(|(k, v)| labels.get(k) == Some(v)))
+                    .is_none_or(|want| {
+                        want.iter()
+                            .all(|(k, v)| labels.get(k).map(String::as_str) == v.as_str())
+                    })
             })
             .map(|b| {
                 format!(
@@ -197,6 +187,27 @@ impl Offline {
     }
 }
 
+/// A namespace's labels as the API server has them: its manifest's, plus
+/// `kubernetes.io/metadata.name`, which every namespace gets.
+fn namespace_labels(objects: &[Value], ns: &str) -> BTreeMap<String, String> {
+    let mut labels: BTreeMap<String, String> = objects
+        .iter()
+        .find(|o| {
+            o.get("kind").and_then(Value::as_str) == Some("Namespace")
+                && o.pointer("/metadata/name").and_then(Value::as_str) == Some(ns)
+        })
+        .and_then(|o| o.pointer("/metadata/labels"))
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    labels.insert("kubernetes.io/metadata.name".into(), ns.into());
+    labels
+}
+
 fn describe(sel: &ObjSel) -> String {
     match &sel.namespace {
         Some(ns) => format!("{} {ns}/{}", sel.kind, sel.name),
@@ -246,8 +257,6 @@ pub fn expected_generated(expect: &ObjSel, trigger: &Value) -> ObjRef {
 /// Kyverno engine (`crate::offline::kyverno::{load_policies, admit_with, denial}`).
 mod engine {
     use serde_json::Value;
-
-    use std::collections::BTreeMap;
 
     use crate::offline::kyverno;
     use crate::target::{AccessAnswer, AccessQuery, Admission, Denial, DeniedBy};
@@ -328,21 +337,7 @@ mod engine {
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
             .unwrap_or("default");
-        let mut namespace_labels: BTreeMap<String, String> = objects
-            .iter()
-            .find(|o| {
-                o.get("kind").and_then(Value::as_str) == Some("Namespace")
-                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(ns)
-            })
-            .and_then(|o| o.pointer("/metadata/labels"))
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        namespace_labels.insert("kubernetes.io/metadata.name".into(), ns.into());
+        let namespace_labels = super::namespace_labels(objects, ns);
         let (username, groups) = match user {
             Some((u, g)) => crate::offline::rbac::impersonated(u, g),
             None => (
