@@ -556,3 +556,35 @@ fn verify_refuses_a_task_the_starter_already_passes() {
             "task `script` passes on the starter",
         ));
 }
+
+#[test]
+fn a_lab_of_files_and_commands_needs_no_cluster() {
+    let env = Env::new();
+    let lab = env.content().join("labs/testlab/lab.yaml");
+    let src = std::fs::read_to_string(&lab).unwrap();
+    // Keep the config file check and the script task only.
+    let start = src.find("      - id: config-resource").unwrap();
+    let end = src.find("  - id: script").unwrap();
+    let mut trimmed = format!("{}{}", &src[..start], &src[end..]);
+    let cut = trimmed.find("  - id: policy").unwrap();
+    let mutants = trimmed.find("mutants:").unwrap();
+    trimmed.replace_range(cut..mutants, "");
+    let trimmed = trimmed
+        .replace("fixtures: [fixtures/namespace.yaml]\n", "")
+        .replace(
+            "    fails: [config-file, config-resource]",
+            "    fails: [config-file]",
+        )
+        .replace("    fails: [reader-can-get]", "    fails: [script-ok]");
+    std::fs::write(&lab, trimmed).unwrap();
+    env.kca()
+        .args(["lab", "start", "testlab"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("no cluster needed"));
+    env.kca()
+        .args(["lab", "check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("(offline)"));
+}

@@ -230,6 +230,15 @@ impl Lab {
         self.tasks.iter().map(Task::max_points).sum()
     }
 
+    /// Whether grading or setting up the lab involves a cluster at all (some labs are about
+    /// files and commands only).
+    pub fn needs_cluster(&self) -> bool {
+        !self.fixtures.is_empty()
+            || self
+                .checks()
+                .any(|(_, c)| !matches!(c.spec, Spec::File { .. } | Spec::Command { .. }))
+    }
+
     /// The labels that mark an object as owned by this lab.
     pub fn owner_labels(&self) -> [(&'static str, &str); 2] {
         [(LAB_LABEL, &self.id), (MANAGED_BY_LABEL, MANAGED_BY)]

@@ -198,12 +198,17 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
         (None, Some(p)) => p.workspace.clone(),
         (None, None) => workspace::path_for(&lab, &workspace::root(&ctx.settings.home, None)),
     };
+    let offline = args.offline || !lab.needs_cluster();
+    if offline && !args.offline {
+        ctx.printer
+            .status("this lab grades files and commands only: no cluster needed");
+    }
     let target = TargetRecord {
-        offline: args.offline,
+        offline,
         kubeconfig: args.target.kubeconfig.clone(),
         context: args.target.context.clone(),
     };
-    if !args.offline {
+    if !offline {
         let sel = selection(&args.target);
         ctx.block_on(async {
             let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
@@ -238,7 +243,7 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
     if ctx.settings.output == OutputFormat::Json {
         ctx.printer.json(&json!({
             "schemaVersion": report::SCHEMA_VERSION, "lab": lab.id, "workspace": ws,
-            "written": sc.written, "kept": sc.kept, "offline": args.offline, "started": entry.started,
+            "written": sc.written, "kept": sc.kept, "offline": offline, "started": entry.started,
         }));
         return Ok(Exit::Success);
     }
@@ -268,10 +273,9 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
         }
     }
     ctx.printer.out("");
-    let offline = if args.offline { " --offline" } else { "" };
     ctx.printer.out(&ctx.printer.paint(
         Style::Hint,
-        &format!("next: edit the files, then `kca lab check{offline}`; stuck? `kca lab hint`"),
+        "next: edit the files, then `kca lab check`; stuck? `kca lab hint`",
     ));
     Ok(Exit::Success)
 }
@@ -301,7 +305,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
         ));
     }
     let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
-    let offline = args.offline || (entry.target.offline && !explicit);
+    let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
     let task = args.task.as_deref();
     let (results, target) = if offline {
         (grade::offline(&lab, &ws, task)?, "offline".to_string())
@@ -478,6 +482,7 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         |e| e.workspace.clone(),
     );
     let offline = args.offline
+        || !lab.needs_cluster()
         || (entry.as_ref().is_some_and(|e| e.target.offline)
             && args.target.context.is_none()
             && args.target.kubeconfig.is_none());
