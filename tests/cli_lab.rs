@@ -481,6 +481,10 @@ fn verify_catches_a_mutant_that_does_not_fail_its_checks() {
 #[test]
 fn verify_offline_on_the_course_labs() {
     let env = Env::new();
+    let has_kubectl = std::process::Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     let out = Command::cargo_bin("kca")
         .unwrap()
         .env("HOME", env.home())
@@ -498,7 +502,9 @@ fn verify_offline_on_the_course_labs() {
     }
     for lab in labs {
         assert_eq!(lab["starter"]["ok"], true, "{lab}");
-        if lab["lab"] != "kca-admission" {
+        // kca-gates renders with `kubectl kustomize`; without kubectl that check is an
+        // environment error, which verify reports as such.
+        if lab["lab"] != "kca-admission" && (lab["lab"] != "kca-gates" || has_kubectl) {
             assert_eq!(lab["ok"], true, "{lab}");
         }
         assert!(lab["mutants"].as_array().unwrap().len() >= 2, "{lab}");
@@ -509,9 +515,9 @@ fn verify_offline_on_the_course_labs() {
             }
             // CEL (ValidatingAdmissionPolicy) is the one thing not evaluated offline.
             let known_gap = s["problems"].as_array().unwrap().iter().all(|p| {
-                p.as_str()
-                    .unwrap()
-                    .contains("ValidatingAdmissionPolicy (CEL) is not evaluated offline")
+                let p = p.as_str().unwrap();
+                p.contains("ValidatingAdmissionPolicy (CEL) is not evaluated offline")
+                    || (!has_kubectl && p.contains("cannot run `kubectl`"))
             });
             assert!(known_gap, "{} {}: {}", lab["lab"], s["name"], s);
         }
