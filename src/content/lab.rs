@@ -637,7 +637,10 @@ fn decode_check(
         None => None,
     };
     // Fields of an unknown kind cannot be judged; one error for the kind is enough.
-    if spec.is_some() || !matches!(kind.as_deref(), Some(k) if !KINDS.split(", ").any(|x| x == k)) {
+    let unknown_kind = kind
+        .as_deref()
+        .is_some_and(|k| !KINDS.split(", ").any(|x| x == k));
+    if !unknown_kind {
         let context = format!("a `{}` check", kind.as_deref().unwrap_or("?"));
         f.finish(d, &context);
     }
