@@ -3,3 +3,4 @@
 
 pub mod kyverno;
 pub mod rbac;
+pub mod vap;
