@@ -308,22 +308,7 @@ mod engine {
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
         {
-            Some(ns) => {
-                let mut nso = objects
-                    .iter()
-                    .find(|o| {
-                        o.get("kind").and_then(Value::as_str) == Some("Namespace")
-                            && o.pointer("/metadata/name").and_then(Value::as_str) == Some(ns)
-                    })
-                    .cloned()
-                    .unwrap_or_else(|| {
-                        serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
-                                           "metadata": {"name": ns}})
-                    });
-                nso["metadata"]["labels"] =
-                    serde_json::to_value(super::namespace_labels(objects, ns)).unwrap_or_default();
-                nso
-            }
+            Some(ns) => vap::namespace_object(objects, ns, super::namespace_labels(objects, ns)),
             None => Value::Null,
         };
         let req = vap::VapRequest {

@@ -352,7 +352,9 @@ fn run_validations(spec: &Value, req: &VapRequest, params: &Value, rep: &mut Rep
         match eval(&ctx, expr) {
             Ok(cel::Value::Bool(true)) => {}
             Ok(cel::Value::Bool(false)) => {
-                rep.applied = Applied::NotMatched;
+                if rep.applied == Applied::Passed {
+                    rep.applied = Applied::NotMatched;
+                }
                 return;
             }
             Ok(other) => {
@@ -455,8 +457,25 @@ fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
     v.get(key).and_then(Value::as_array).into_iter().flatten()
 }
 
+/// JSON as the API server hands it to CEL: whole numbers are `int` (serde would make
+/// positive ones `uint`, and `uint + int` has no overload).
 fn to_cel(v: &Value) -> cel::Value {
-    cel::to_value(v).unwrap_or(cel::Value::Null)
+    match v {
+        Value::Null => cel::Value::Null,
+        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => cel::Value::Int(i),
+            (None, Some(u)) => cel::Value::UInt(u),
+            _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+        Value::Array(a) => cel::Value::List(Arc::new(a.iter().map(to_cel).collect())),
+        Value::Object(m) => {
+            let map: std::collections::HashMap<String, cel::Value> =
+                m.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
+            cel::Value::from(map)
+        }
+    }
 }
 
 fn base_context<'a>(req: &VapRequest, params: &Value) -> Context<'a, 'a> {
@@ -613,6 +632,26 @@ fn plural(kind: &str) -> String {
         return format!("{k}es");
     }
     format!("{k}s")
+}
+
+/// The `namespaceObject` of a request in `ns`: its manifest among `objects` (or a bare
+/// Namespace), with `labels` laid over its own, as the admission request would carry it.
+pub fn namespace_object<'a>(
+    objects: impl IntoIterator<Item = &'a Value>,
+    ns: &str,
+    labels: BTreeMap<String, String>,
+) -> Value {
+    let mut nso = objects
+        .into_iter()
+        .find(|o| kind_of(o) == "Namespace" && name_of(o) == ns)
+        .cloned()
+        .unwrap_or_else(
+            || json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        );
+    for (k, v) in labels {
+        nso["metadata"]["labels"][k] = Value::String(v);
+    }
+    nso
 }
 
 fn labels_of(o: &Value) -> BTreeMap<String, String> {

@@ -629,25 +629,9 @@ fn vap_row(out: &mut Row, row: &Value, ctx: &VapRow<'_>, row_ns: Option<&str>) {
         .and_then(Value::as_str)
     {
         Some(ns) if resource.get("kind").and_then(Value::as_str) != Some("Namespace") => {
-            let mut nso = ctx
-                .cluster
-                .iter()
-                .chain(ctx.resources)
-                .find(|o| {
-                    o.get("kind").and_then(Value::as_str) == Some("Namespace")
-                        && o.pointer("/metadata/name").and_then(Value::as_str) == Some(ns)
-                })
-                .cloned()
-                .unwrap_or_else(|| {
-                    serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
-                                       "metadata": {"name": ns}})
-                });
             let mut labels = ctx.values.namespaces.get(ns).cloned().unwrap_or_default();
             labels.insert("kubernetes.io/metadata.name".into(), ns.into());
-            for (k, v) in labels {
-                nso["metadata"]["labels"][k] = Value::String(v);
-            }
-            nso
+            vap::namespace_object(ctx.cluster.iter().chain(ctx.resources), ns, labels)
         }
         _ => Value::Null,
     };
