@@ -261,7 +261,9 @@ mod engine {
         if let Some(e) = vap.unsupported() {
             return Err(format!(
                 "ValidatingAdmissionPolicy `{}` (binding `{}`) cannot be evaluated offline: {}",
-                e.policy, e.binding, e.message
+                e.policy,
+                e.binding,
+                e.unsupported.as_deref().unwrap_or(&e.message)
             ));
         }
         if let Some(first) = vap.denials.first() {

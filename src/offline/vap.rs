@@ -78,9 +78,9 @@ pub struct VapError {
     pub policy: String,
     pub binding: String,
     pub message: String,
-    /// The interpreter (or offline evaluation) cannot do this, as opposed to an error
-    /// the API server would hit too (a missing field, a type mismatch).
-    pub unsupported: bool,
+    /// Why the interpreter (or offline evaluation) cannot do this, as opposed to an
+    /// error the API server would hit too (a missing field, a type mismatch).
+    pub unsupported: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -97,7 +97,7 @@ pub struct VapOutcome {
 impl VapOutcome {
     /// The first error the interpreter could not evaluate, if any.
     pub fn unsupported(&self) -> Option<&VapError> {
-        self.errors.iter().find(|e| e.unsupported)
+        self.errors.iter().find(|e| e.unsupported.is_some())
     }
 }
 
@@ -250,7 +250,7 @@ impl Report<'_> {
     }
 
     /// An evaluation error: recorded, then a failure under `failurePolicy: Fail`.
-    fn errored(&mut self, message: String, unsupported: bool) {
+    fn errored(&mut self, message: String, unsupported: Option<String>) {
         self.out.errors.push(VapError {
             policy: self.policy.clone(),
             binding: self.binding.clone(),
@@ -346,9 +346,12 @@ fn request_namespace(req: &VapRequest) -> Option<String> {
 
 fn run_validations(spec: &Value, req: &VapRequest, params: &Value, rep: &mut Report<'_>) {
     let mut ctx = base_context(req, params);
-    // matchConditions: all must hold; an error is a failure-policy matter.
+    // matchConditions: one false skips the policy whatever the others do; otherwise
+    // an error is a failure-policy matter.
+    let mut condition_error = None;
     for mc in list(spec, "matchConditions") {
         let expr = mc.get("expression").and_then(Value::as_str).unwrap_or("");
+        let name = mc.get("name").and_then(Value::as_str).unwrap_or("");
         match eval(&ctx, expr) {
             Ok(cel::Value::Bool(true)) => {}
             Ok(cel::Value::Bool(false)) => {
@@ -358,19 +361,21 @@ fn run_validations(spec: &Value, req: &VapRequest, params: &Value, rep: &mut Rep
                 return;
             }
             Ok(other) => {
-                return rep.errored(
-                    format!("matchCondition '{expr}' did not return a bool: {other:?}"),
-                    false,
-                );
+                condition_error.get_or_insert((
+                    format!("matchCondition '{name}' did not return a bool: {other:?}"),
+                    None,
+                ));
             }
             Err(e) => {
-                let name = mc.get("name").and_then(Value::as_str).unwrap_or("");
-                return rep.errored(
+                condition_error.get_or_insert((
                     format!("failed to evaluate matchCondition '{name}': {}", e.message),
-                    e.unsupported,
-                );
+                    e.unsupported(),
+                ));
             }
         }
+    }
+    if let Some((message, unsupported)) = condition_error {
+        return rep.errored(message, unsupported);
     }
     // Variables are bound in order; one that fails only matters where it is used.
     let mut vars: BTreeMap<String, cel::Value> = BTreeMap::new();
@@ -379,6 +384,15 @@ fn run_validations(spec: &Value, req: &VapRequest, params: &Value, rep: &mut Rep
         let name = v.get("name").and_then(Value::as_str).unwrap_or("");
         let expr = v.get("expression").and_then(Value::as_str).unwrap_or("");
         bind_variables(&mut ctx, &vars);
+        // A variable built on a failed one fails the same way.
+        if let Some((_, e)) = var_errors
+            .iter()
+            .find(|(n, _)| expr.contains(&format!("variables.{n}")))
+        {
+            let e = e.clone();
+            var_errors.insert(name.to_string(), e);
+            continue;
+        }
         match eval(&ctx, expr) {
             Ok(val) => {
                 vars.insert(name.to_string(), val);
@@ -401,7 +415,7 @@ fn run_validations(spec: &Value, req: &VapRequest, params: &Value, rep: &mut Rep
                     expr.trim(),
                     e.message
                 ),
-                e.unsupported,
+                e.unsupported(),
             );
             continue;
         }
@@ -417,7 +431,7 @@ fn run_validations(spec: &Value, req: &VapRequest, params: &Value, rep: &mut Rep
                     "expression '{}' resulted in error: not a bool: {other:?}",
                     expr.trim()
                 ),
-                false,
+                None,
             ),
             Err(e) => rep.errored(
                 format!(
@@ -425,7 +439,7 @@ fn run_validations(spec: &Value, req: &VapRequest, params: &Value, rep: &mut Rep
                     expr.trim(),
                     e.message
                 ),
-                e.unsupported,
+                e.unsupported(),
             ),
         }
     }
@@ -561,9 +575,16 @@ fn register_functions(ctx: &mut Context<'_, '_>) {
     debug_assert!(results.iter().all(Result::is_ok), "{results:?}");
 }
 
+#[derive(Clone)]
 struct EvalError {
     message: String,
     unsupported: bool,
+}
+
+impl EvalError {
+    fn unsupported(&self) -> Option<String> {
+        self.unsupported.then(|| self.message.clone())
+    }
 }
 
 /// Compiles and runs one expression. Compile failures, the `authorizer` and calls the
@@ -587,7 +608,10 @@ fn eval(ctx: &Context<'_, '_>, expr: &str) -> Result<cel::Value, EvalError> {
                 | ExecutionError::NotSupportedAsMethod { .. }
         );
         let message = if unsupported {
-            format!("the offline CEL interpreter does not support this: {e}")
+            format!(
+                "the offline CEL interpreter cannot evaluate this (a function it lacks, or a \
+                 type error the API server would reject when the policy is created): {e}"
+            )
         } else {
             e.to_string()
         };
@@ -1177,6 +1201,28 @@ mod tests {
             assert!(!out.allowed, "{expr}: {out:?}");
             assert!(out.unsupported().is_some(), "{expr}: {out:?}");
         }
+        // Through a chain of variables the reason survives; an unused one does not matter.
+        let chained = json!({"variables": [
+                {"name": "a", "expression": "authorizer.group('').resource('pods').check('get').allowed()"},
+                {"name": "b", "expression": "variables.a && true"},
+                {"name": "unused", "expression": "url('x')"}],
+            "validations": [{"expression": "variables.b"}]});
+        let out = evaluate(
+            &[policy(chained), binding(json!({}))],
+            &create(deploy("a", 1, json!({}))),
+        );
+        let e = out.unsupported().expect("unsupported");
+        assert!(
+            e.unsupported.as_deref().unwrap().contains("authorizer"),
+            "{out:?}"
+        );
+        let unused = json!({"variables": [{"name": "unused", "expression": "url('x')"}],
+            "validations": [{"expression": "true"}]});
+        let out = evaluate(
+            &[policy(unused), binding(json!({}))],
+            &create(deploy("a", 1, json!({}))),
+        );
+        assert!(out.allowed && out.errors.is_empty(), "{out:?}");
     }
 
     #[test]
