@@ -189,11 +189,22 @@ pub fn evaluate_binding(
         Ok(p) => p,
         Err(ParamsMissing::Allow) => return Applied::NotMatched,
         Err(ParamsMissing::Deny(msg)) => {
-            // A configuration failure is reported as a denial whatever the actions say.
+            // A binding that cannot be configured denies under `Fail`, whatever its
+            // actions say, and is skipped under `Ignore`.
+            let message = format!("failed to configure binding: {msg}");
+            ctx.out.errors.push(VapError {
+                policy: ctx.policy.clone(),
+                binding: ctx.binding.clone(),
+                message: message.clone(),
+                unsupported: None,
+            });
+            if !ctx.fail_closed {
+                return Applied::Errored;
+            }
             ctx.out.denials.push(VapDenial {
                 policy: ctx.policy.clone(),
                 binding: ctx.binding.clone(),
-                message: msg,
+                message,
                 reason: "Invalid".into(),
                 code: 422,
             });
@@ -290,8 +301,13 @@ fn params_for(
     let Some(kind) = spec.get("paramKind") else {
         return Ok(vec![Value::Null]);
     };
-    let Some(pref) = binding.and_then(|b| b.pointer("/spec/paramRef")) else {
+    let Some(binding) = binding else {
         return Ok(vec![Value::Null]);
+    };
+    let Some(pref) = binding.pointer("/spec/paramRef") else {
+        return Err(ParamsMissing::Deny(
+            "the policy has a paramKind and the binding no paramRef".into(),
+        ));
     };
     let api_version = kind.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let pkind = kind.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -326,9 +342,7 @@ fn params_for(
     match pref.get("parameterNotFoundAction").and_then(Value::as_str) {
         Some("Allow") => Err(ParamsMissing::Allow),
         _ => Err(ParamsMissing::Deny(
-            "failed to configure binding: no params found for policy binding with `Deny` \
-             parameterNotFoundAction"
-                .into(),
+            "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
         )),
     }
 }
@@ -1174,7 +1188,19 @@ mod tests {
                 false,
                 "",
             ),
+            (
+                "a binding without paramRef is misconfigured",
+                json!({}),
+                vec![],
+                true,
+                "failed to configure binding",
+            ),
         ];
+        let mut ignoring = p.clone();
+        ignoring["spec"]["failurePolicy"] = json!("Ignore");
+        let missing = binding(json!({"paramRef": {"name": "nope", "namespace": "cfg"}}));
+        let out = evaluate(&[ignoring, missing], &req);
+        assert!(out.allowed && out.errors.len() == 1, "{out:?}");
         for (name, bspec, params, denied, msg) in cases {
             let mut objs = vec![p.clone(), binding(bspec)];
             objs.extend(params);
