@@ -1,8 +1,9 @@
 //! The offline grading target: evaluates a lab's checks in-process against the objects a
 //! learner would apply (workspace manifests) plus the lab's fixtures. `can-i` goes to the
-//! offline RBAC authorizer, `admission` and `generated` to the offline Kyverno engine;
-//! what cannot be known without a cluster (status written by controllers) is `skipped`
-//! with the reason. Pure and synchronous; never talks to a cluster.
+//! offline RBAC authorizer, `admission` to the offline Kyverno engine and then the
+//! offline ValidatingAdmissionPolicy evaluator, `generated` to the Kyverno engine; what
+//! cannot be known without a cluster (status written by controllers, CEL `authorizer`
+//! checks) is `skipped` with the reason. Pure and synchronous; never talks to a cluster.
 
 use std::collections::BTreeMap;
 
@@ -212,8 +213,9 @@ pub fn expected_generated(expect: &ObjSel, trigger: &Value) -> ObjRef {
     }
 }
 
-/// The calls into the offline engines: the RBAC authorizer (`crate::offline::rbac`) and the
-/// Kyverno engine (`crate::offline::kyverno::{load_policies, admit_with, denial}`).
+/// The calls into the offline engines: the RBAC authorizer (`crate::offline::rbac`), the
+/// Kyverno engine (`crate::offline::kyverno::{load_policies, admit_with, denial}`) and
+/// ValidatingAdmissionPolicy (`crate::offline::vap::evaluate`).
 mod engine {
     use serde_json::Value;
 
@@ -242,9 +244,11 @@ mod engine {
         })
     }
 
-    /// Kyverno's admission in-process: every mutate rule, then validate on the result, as
-    /// the API server runs the webhooks. The lab's objects are the cluster (clone sources,
-    /// namespace labels).
+    /// Admission in-process, in the API server's order: Kyverno's mutate rules (the
+    /// mutating webhook), then on the result the ValidatingAdmissionPolicies, then
+    /// Kyverno's validate rules (the validating webhook). The first denial is reported.
+    /// The lab's objects are the cluster (clone sources, namespace labels, params). `Err`
+    /// when a policy cannot be evaluated offline.
     pub fn admit(
         objects: &[Value],
         object: &Value,
