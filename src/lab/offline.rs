@@ -309,7 +309,9 @@ mod engine {
         user: Option<&(String, Vec<String>)>,
     ) -> vap::VapOutcome {
         let (username, groups) = identity(user);
-        // A probe without a namespace is taken as cluster-scoped.
+        // A namespaced probe without a namespace lands in `default`, as it does live.
+        let mut object = object.clone();
+        crate::offline::kyverno::runner::default_namespace(&mut object);
         let namespace_object = match object
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
@@ -319,8 +321,8 @@ mod engine {
         };
         let req = vap::VapRequest {
             operation: if update { "UPDATE" } else { "CREATE" }.into(),
-            object: object.clone(),
             old_object: if update { object.clone() } else { Value::Null },
+            object,
             namespace_object,
             user: vap::VapUser {
                 username,
@@ -518,6 +520,19 @@ mod tests {
         assert!(matches!(
             engine::admit(&objects, &pod("a"), false, None).unwrap(),
             crate::target::Admission::Allowed { .. }
+        ));
+        let in_default = vap(
+            "has(object.metadata.labels)",
+            json!({"matchLabels": {"kubernetes.io/metadata.name": "default"}}),
+        );
+        let mut bare = pod("x");
+        bare["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("namespace");
+        assert!(matches!(
+            engine::admit(&in_default, &bare, false, None).unwrap(),
+            crate::target::Admission::Denied(_)
         ));
         let authz = vap(
             "authorizer.requestResource.check('get').allowed()",
