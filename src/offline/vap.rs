@@ -553,8 +553,9 @@ fn env() -> &'static Arc<Env> {
     })
 }
 
-/// Kubernetes' list and quantity library members the interpreter lacks. Quantities are
-/// their numeric value, which is enough for comparisons and arithmetic.
+/// Kubernetes' library members the interpreter lacks: `isSorted`, regex `find` and
+/// `findAll`, quantities. Quantities are their numeric value, which is enough for
+/// comparisons.
 fn register_functions(ctx: &mut Context<'_, '_>) {
     fn quantity(s: Arc<String>) -> Result<f64, ExecutionError> {
         crate::offline::kyverno::quantity::parse_quantity(&s).ok_or_else(|| {
@@ -572,7 +573,28 @@ fn register_functions(ctx: &mut Context<'_, '_>) {
             _ => 0,
         }
     }
+    fn regex_of(pattern: &str, function: &str) -> Result<regex::Regex, ExecutionError> {
+        regex::Regex::new(pattern).map_err(|e| ExecutionError::function_error(function, e))
+    }
+    fn find(This(s): This<Arc<String>>, pattern: Arc<String>) -> cel::ResolveResult {
+        let re = regex_of(&pattern, "find")?;
+        let hit = re
+            .find(&s)
+            .map(|m| m.as_str().to_string())
+            .unwrap_or_default();
+        Ok(cel::Value::String(Arc::new(hit)))
+    }
+    fn find_all(This(s): This<Arc<String>>, pattern: Arc<String>) -> cel::ResolveResult {
+        let re = regex_of(&pattern, "findAll")?;
+        let hits = re
+            .find_iter(&s)
+            .map(|m| cel::Value::String(Arc::new(m.as_str().to_string())))
+            .collect();
+        Ok(cel::Value::List(Arc::new(hits)))
+    }
     let results = [
+        ctx.add_function("find", find),
+        ctx.add_function("findAll", find_all),
         ctx.add_function("quantity", quantity),
         ctx.add_function("isQuantity", |s: Arc<String>| {
             crate::offline::kyverno::quantity::parse_quantity(&s).is_some()
