@@ -1240,6 +1240,7 @@ mod tests {
             "authorizer.group('').resource('pods').check('get').allowed()",
             "object.metadata.name.noSuchFunction()",
             "url('https://x').getHost() == 'x'",
+            "duration('1h') > duration('1m')",
         ] {
             let objs = vec![
                 policy(json!({"validations": [{"expression": expr}]})),
