@@ -58,14 +58,29 @@ spec:
     image: nginx:latest
 "#;
 
+/// `vap` is evaluated offline; `vap-authz` asks the authorizer, which offline cannot.
 const VAP: &str = r#"
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:
   name: vap
 spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
   validations:
-  - expression: "true"
+  - expression: "!object.spec.containers.exists(c, c.image.endsWith(':latest'))"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: vap-authz
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+  - expression: "authorizer.requestResource.check('update').allowed()"
 "#;
 
 fn kca(home: &Path) -> Command {
@@ -115,7 +130,7 @@ fn suite(results: &str) -> TempDir {
 const AGREEING: &str = "\
 - {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [good], result: pass}
 - {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [bad], result: fail}
-- {policy: vap, kind: Pod, resources: [good], result: pass, isValidatingAdmissionPolicy: true}
+- {policy: vap-authz, kind: Pod, resources: [good], result: pass, isValidatingAdmissionPolicy: true}
 ";
 
 #[test]
@@ -133,7 +148,24 @@ fn test_command_agrees_and_prints_closing_line() {
     let text = String::from_utf8(out).unwrap();
     let last = text.lines().last().unwrap();
     assert_eq!(last, "2 passed, 0 failed, 1 skipped");
-    assert!(text.contains("ValidatingAdmissionPolicy"), "{text}");
+    assert!(text.contains("authorizer"), "{text}");
+}
+
+#[test]
+fn validating_admission_policy_rows_are_evaluated() {
+    let dir = suite(
+        "- {policy: vap, kind: Pod, resources: [good], result: pass, isValidatingAdmissionPolicy: true}\n\
+         - {policy: vap, kind: Pod, resources: [bad], result: fail, isValidatingAdmissionPolicy: true}\n",
+    );
+    policy_test(&dir, &[])
+        .code(0)
+        .stdout(predicate::str::ends_with("2 passed, 0 failed, 0 skipped\n"));
+    let wrong = suite(
+        "- {policy: vap, kind: Pod, resources: [bad], result: pass, isValidatingAdmissionPolicy: true}\n",
+    );
+    policy_test(&wrong, &[])
+        .code(1)
+        .stdout(predicate::str::contains("failed expression"));
 }
 
 #[test]
@@ -260,7 +292,7 @@ fn apply_takes_a_policy_folder() {
 fn test_junit_marks_failures_and_skips() {
     let dir = suite(
         "- {policy: disallow-latest, rule: no-latest, kind: Pod, resources: [good], result: fail}\n\
-         - {policy: vap, kind: Pod, resources: [good], result: pass, isValidatingAdmissionPolicy: true}\n",
+         - {policy: vap-authz, kind: Pod, resources: [good], result: pass, isValidatingAdmissionPolicy: true}\n",
     );
     policy_test(&dir, &["--output", "junit"])
         .code(1)

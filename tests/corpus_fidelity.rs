@@ -98,6 +98,47 @@ fn kyverno_expected_failures_still_fail() {
     }
 }
 
+/// Agreement on ValidatingAdmissionPolicy rows (scope `vap`), measured apart from the
+/// classic set; docs/FIDELITY.md records the figure.
+const MIN_VAP_AGREEMENT: f64 = 100.0;
+/// The corpus's VAP rows (30 when measured); fewer means rows fell out of the set.
+const MIN_VAP_ROWS: usize = 30;
+
+#[test]
+fn validating_admission_policy_rows_agree() {
+    let Some(root) = corpus().filter(|p| p.is_dir()) else {
+        say("skipped: corpus not found");
+        return;
+    };
+    let (mut agree, mut total) = (0usize, 0usize);
+    let mut worst = Vec::new();
+    for f in find_tests(std::slice::from_ref(&root)) {
+        for r in run_test(&f)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.scope == "vap")
+        {
+            total += 1;
+            if r.verdict == Verdict::Pass {
+                agree += 1;
+            } else {
+                worst.push(format!(
+                    "{} {} {}: {}",
+                    r.file, r.policy, r.resource, r.reason
+                ));
+            }
+        }
+    }
+    println!("vap rows {total}: agree {agree}");
+    assert!(total >= MIN_VAP_ROWS, "only {total} VAP rows; {worst:?}");
+    let agreement = 100.0 * agree as f64 / total as f64;
+    assert!(
+        agreement >= MIN_VAP_AGREEMENT,
+        "VAP agreement {agreement:.2}% fell below {MIN_VAP_AGREEMENT}%:\n{}",
+        worst.join("\n")
+    );
+}
+
 /// Straight to the process's stderr: the harness captures `println!`, and a skip must be
 /// seen in CI's log without `--nocapture`.
 fn say(line: &str) {

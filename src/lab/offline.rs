@@ -1,8 +1,9 @@
 //! The offline grading target: evaluates a lab's checks in-process against the objects a
 //! learner would apply (workspace manifests) plus the lab's fixtures. `can-i` goes to the
-//! offline RBAC authorizer, `admission` and `generated` to the offline Kyverno engine;
-//! what cannot be known without a cluster (status written by controllers) is `skipped`
-//! with the reason. Pure and synchronous; never talks to a cluster.
+//! offline RBAC authorizer, `admission` to the offline Kyverno engine and then the
+//! offline ValidatingAdmissionPolicy evaluator, `generated` to the Kyverno engine; what
+//! cannot be known without a cluster (status written by controllers, CEL `authorizer`
+//! checks) is `skipped` with the reason. Pure and synchronous; never talks to a cluster.
 
 use std::collections::BTreeMap;
 
@@ -60,9 +61,6 @@ impl Offline {
                         "policy `{missing}` is not among the workspace manifests"
                     )));
                 }
-                if let Some(reason) = self.vap_binding_for(&probe.object) {
-                    return Outcome::skipped(reason);
-                }
                 match engine::admit(&self.objects, &probe.object, *update, user.as_ref()) {
                     Ok(adm) => check::judge_admission(check, &adm),
                     Err(reason) => Outcome::skipped(reason),
@@ -99,44 +97,6 @@ impl Offline {
             ));
         }
         o
-    }
-
-    /// A ValidatingAdmissionPolicyBinding that may select the probe's namespace: CEL is not
-    /// evaluated offline, so the admission outcome would be a guess. Bindings whose
-    /// `namespaceSelector.matchLabels` rule the namespace out do not count.
-    fn vap_binding_for(&self, probe: &Value) -> Option<String> {
-        let ns = probe
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("default");
-        let labels = namespace_labels(&self.objects, ns);
-        self.objects
-            .iter()
-            .filter(|o| {
-                o.get("kind").and_then(Value::as_str) == Some("ValidatingAdmissionPolicyBinding")
-            })
-            .find(|b| {
-                let sel = b.pointer("/spec/matchResources/namespaceSelector");
-                let Some(sel) = sel else { return true };
-                if sel.get("matchExpressions").is_some() {
-                    return true;
-                }
-                sel.get("matchLabels")
-                    .and_then(Value::as_object)
-                    .is_none_or(|want| {
-                        want.iter()
-                            .all(|(k, v)| labels.get(k).map(String::as_str) == v.as_str())
-                    })
-            })
-            .map(|b| {
-                format!(
-                    "ValidatingAdmissionPolicyBinding `{}` may apply to namespace `{ns}`, and \
-                     ValidatingAdmissionPolicy (CEL) is not evaluated offline",
-                    b.pointer("/metadata/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?")
-                )
-            })
     }
 
     fn has_policy(&self, name: &str) -> bool {
@@ -253,12 +213,13 @@ pub fn expected_generated(expect: &ObjSel, trigger: &Value) -> ObjRef {
     }
 }
 
-/// The calls into the offline engines: the RBAC authorizer (`crate::offline::rbac`) and the
-/// Kyverno engine (`crate::offline::kyverno::{load_policies, admit_with, denial}`).
+/// The calls into the offline engines: the RBAC authorizer (`crate::offline::rbac`), the
+/// Kyverno engine (`crate::offline::kyverno::{load_policies, admit_with, denial}`) and
+/// ValidatingAdmissionPolicy (`crate::offline::vap::evaluate`).
 mod engine {
     use serde_json::Value;
 
-    use crate::offline::kyverno;
+    use crate::offline::{kyverno, vap};
     use crate::target::{AccessAnswer, AccessQuery, Admission, Denial, DeniedBy};
 
     /// The offline RBAC authorizer over the lab's objects, asked as `kubectl auth can-i
@@ -283,9 +244,11 @@ mod engine {
         })
     }
 
-    /// Kyverno's admission in-process: every mutate rule, then validate on the result, as
-    /// the API server runs the webhooks. The lab's objects are the cluster (clone sources,
-    /// namespace labels).
+    /// Admission in-process, in the API server's order: Kyverno's mutate rules (the
+    /// mutating webhook), then on the result the ValidatingAdmissionPolicies, then
+    /// Kyverno's validate rules (the validating webhook). The first denial is reported.
+    /// The lab's objects are the cluster (clone sources, namespace labels, params). `Err`
+    /// when a policy cannot be evaluated offline.
     pub fn admit(
         objects: &[Value],
         object: &Value,
@@ -295,6 +258,33 @@ mod engine {
         let (policies, resp) = run(objects, object, update, user);
         if let Some(d) = rule_error(&resp) {
             return Ok(Admission::Denied(d));
+        }
+        // Validating admission sees the mutated object; the API server runs the
+        // ValidatingAdmissionPolicy plugin before the validating webhooks.
+        let vap = validating_admission_policies(objects, &resp.patched, update, user);
+        if let Some(e) = vap.unsupported() {
+            return Err(format!(
+                "ValidatingAdmissionPolicy `{}` (binding `{}`) cannot be evaluated offline: {}",
+                e.policy,
+                e.binding,
+                e.unsupported.as_deref().unwrap_or(&e.message)
+            ));
+        }
+        if let Some(first) = vap.denials.first() {
+            let all = vap
+                .denials
+                .iter()
+                .map(|d| DeniedBy::ValidatingAdmissionPolicy {
+                    policy: d.policy.clone(),
+                    binding: d.binding.clone(),
+                })
+                .collect::<Vec<_>>();
+            return Ok(Admission::Denied(Denial {
+                by: all[0].clone(),
+                message: first.status_message(&resp.patched),
+                code: first.code,
+                all,
+            }));
         }
         let all: Vec<DeniedBy> = enforced_failures(&policies, &resp);
         match kyverno::denial(&policies, &resp) {
@@ -306,8 +296,57 @@ mod engine {
             })),
             None => Ok(Admission::Allowed {
                 object: resp.patched,
-                warnings: Vec::new(),
+                warnings: vap.warnings,
             }),
+        }
+    }
+
+    /// Every ValidatingAdmissionPolicyBinding among the lab's objects on `object`.
+    fn validating_admission_policies(
+        objects: &[Value],
+        object: &Value,
+        update: bool,
+        user: Option<&(String, Vec<String>)>,
+    ) -> vap::VapOutcome {
+        let (username, groups) = identity(user);
+        // A namespaced probe without a namespace lands in `default`, as it does live.
+        let mut object = object.clone();
+        crate::offline::kyverno::runner::default_namespace(&mut object);
+        let namespace_object = match object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+        {
+            Some(ns) => vap::namespace_object(objects, ns, super::namespace_labels(objects, ns)),
+            None => Value::Null,
+        };
+        let req = vap::VapRequest {
+            operation: if update { "UPDATE" } else { "CREATE" }.into(),
+            old_object: if update { object.clone() } else { Value::Null },
+            object,
+            namespace_object,
+            user: vap::VapUser {
+                username,
+                groups,
+                ..Default::default()
+            },
+            dry_run: true,
+            ..Default::default()
+        };
+        vap::evaluate(objects, &req)
+    }
+
+    /// The user a probe runs as: `--as` with the groups the API server adds, else the
+    /// kind cluster's admin.
+    fn identity(user: Option<&(String, Vec<String>)>) -> (String, Vec<String>) {
+        match user {
+            Some((u, g)) => crate::offline::rbac::impersonated(u, g),
+            None => (
+                "kubernetes-admin".to_string(),
+                vec![
+                    "system:masters".to_string(),
+                    "system:authenticated".to_string(),
+                ],
+            ),
         }
     }
 
@@ -338,16 +377,7 @@ mod engine {
             .and_then(Value::as_str)
             .unwrap_or("default");
         let namespace_labels = super::namespace_labels(objects, ns);
-        let (username, groups) = match user {
-            Some((u, g)) => crate::offline::rbac::impersonated(u, g),
-            None => (
-                "kubernetes-admin".to_string(),
-                vec![
-                    "system:masters".to_string(),
-                    "system:authenticated".to_string(),
-                ],
-            ),
-        };
+        let (username, groups) = identity(user);
         let req = kyverno::Request {
             operation: if update { "UPDATE" } else { "CREATE" }.into(),
             object: object.clone(),
@@ -447,21 +477,69 @@ mod tests {
         assert!(gone.detail.contains("broken.yaml:3:1"), "{gone:?}");
     }
 
-    #[test]
-    fn vap_bindings_make_offline_admission_skip_only_where_they_select() {
-        let o = set(vec![
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}),
+    fn vap(expression: &str, selector: Value) -> Vec<Value> {
+        vec![
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "v"}}),
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                "metadata": {"name": "need-team"},
+                "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                            "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}]},
+                         "validations": [{"expression": expression, "message": "team label"}]}}),
             json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-                "metadata": {"name": "b"},
-                "spec": {"matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "v"}}}}}),
-        ]);
-        let pod = |ns: &str| json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": ns, "name": "p"}});
-        assert!(o.vap_binding_for(&pod("a")).is_none());
-        assert!(o.vap_binding_for(&pod("v")).unwrap().contains("`b`"));
-        let all = set(vec![
-            json!({"kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "c"}, "spec": {}}),
-        ]);
-        assert!(all.vap_binding_for(&pod("a")).is_some());
+                "metadata": {"name": "need-team-b"},
+                "spec": {"policyName": "need-team", "validationActions": ["Deny"],
+                         "matchResources": {"namespaceSelector": selector}}}),
+        ]
+    }
+
+    #[test]
+    fn offline_admission_runs_validating_admission_policies_where_bound() {
+        let objects = vap(
+            "has(object.metadata.labels) && 'team' in object.metadata.labels",
+            json!({"matchLabels": {"kubernetes.io/metadata.name": "v"}}),
+        );
+        let pod = |ns: &str| {
+            json!({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": "x", "namespace": ns},
+                         "spec": {"containers": [{"name": "c", "image": "i"}]}})
+        };
+        match engine::admit(&objects, &pod("v"), false, None).unwrap() {
+            crate::target::Admission::Denied(d) => {
+                assert_eq!(
+                    d.by,
+                    crate::target::DeniedBy::ValidatingAdmissionPolicy {
+                        policy: "need-team".into(),
+                        binding: "need-team-b".into()
+                    }
+                );
+                let again = crate::target::parse_denial(d.code, "Invalid", &d.message);
+                assert_eq!(again.by, d.by, "{}", d.message);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            engine::admit(&objects, &pod("a"), false, None).unwrap(),
+            crate::target::Admission::Allowed { .. }
+        ));
+        let in_default = vap(
+            "has(object.metadata.labels)",
+            json!({"matchLabels": {"kubernetes.io/metadata.name": "default"}}),
+        );
+        let mut bare = pod("x");
+        bare["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("namespace");
+        assert!(matches!(
+            engine::admit(&in_default, &bare, false, None).unwrap(),
+            crate::target::Admission::Denied(_)
+        ));
+        let authz = vap(
+            "authorizer.requestResource.check('get').allowed()",
+            json!({}),
+        );
+        let skipped = engine::admit(&authz, &pod("v"), false, None).unwrap_err();
+        assert!(skipped.contains("authorizer"), "{skipped}");
     }
 
     fn policy(rules: Value) -> Value {

@@ -34,8 +34,9 @@ pub struct Row {
     pub actual: String,
     pub verdict: Verdict,
     pub reason: String,
-    /// `classic` (ClusterPolicy/Policy evaluable offline), or why a row is outside that
-    /// set: `other-kind`, `cel`, `registry`, `cluster`.
+    /// `classic` (ClusterPolicy/Policy evaluable offline), `vap` (a
+    /// ValidatingAdmissionPolicy, measured apart), or why a row is outside both:
+    /// `other-kind`, `cel`, `registry`, `cluster`.
     pub scope: &'static str,
 }
 
@@ -376,6 +377,23 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
             Err(e) => load_problems.push(e),
         }
     }
+    // ValidatingAdmissionPolicies with their bindings, and their params.
+    let mut vap_objs: Vec<Value> = policy_objs
+        .iter()
+        .filter(|o| {
+            matches!(
+                o.get("kind").and_then(Value::as_str),
+                Some("ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding")
+            )
+        })
+        .cloned()
+        .collect();
+    for e in str_list(test.get("paramResources")) {
+        match read_docs(&rel(&e)) {
+            Ok(d) => vap_objs.extend(d),
+            Err(e) => load_problems.push(e),
+        }
+    }
     let mut targets = Vec::new();
     for key in ["clusterResources", "targetResources"] {
         for e in str_list(test.get(key)) {
@@ -479,6 +497,24 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                 reason: String::new(),
                 scope: "classic",
             };
+            let is_vap = |o: &Value| {
+                o.get("kind").and_then(Value::as_str) == Some("ValidatingAdmissionPolicy")
+                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(policy_name)
+            };
+            let vap_flagged = flag_reason.is_none_or(|w| w.starts_with("ValidatingAdmission"));
+            if vap_flagged && let Some(vap) = vap_objs.iter().find(|o| is_vap(o)) {
+                let ctx = VapRow {
+                    objects: &vap_objs,
+                    policy: vap,
+                    resources: &resources,
+                    cluster: &opts.cluster,
+                    values: &values,
+                    user: &user,
+                };
+                vap_row(&mut out, row, &ctx, row_ns);
+                rows.push(out);
+                continue;
+            }
             if let Some(why) = flag_reason.or_else(|| other_kinds.get(policy_name).copied()) {
                 out.reason = why.to_string();
                 out.scope = "other-kind";
@@ -551,6 +587,134 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
         }
     }
     Ok(rows)
+}
+
+/// What a ValidatingAdmissionPolicy row is evaluated against.
+struct VapRow<'a> {
+    objects: &'a [Value],
+    policy: &'a Value,
+    resources: &'a [Value],
+    cluster: &'a [Value],
+    values: &'a Values,
+    user: &'a UserInfo,
+}
+
+/// A ValidatingAdmissionPolicy row: the policy through each of its bindings (on its own
+/// match constraints with Deny when it has none, as `kyverno test` does). Any failing
+/// binding fails the row; none matching is `skip`. Scope `vap`, outside the classic set.
+fn vap_row(out: &mut Row, row: &Value, ctx: &VapRow<'_>, row_ns: Option<&str>) {
+    use crate::offline::vap;
+    out.scope = "vap";
+    let (ns, rname) = match out.resource.rsplit_once('/') {
+        Some((n, r)) => (Some(n.to_string()), r.to_string()),
+        None => (row_ns.map(str::to_string), out.resource.clone()),
+    };
+    let Some(resource) = ctx.resources.iter().find(|r| {
+        r.pointer("/metadata/name").and_then(Value::as_str) == Some(rname.as_str())
+            && (out.kind.is_empty()
+                || r.get("kind").and_then(Value::as_str) == Some(out.kind.as_str()))
+            && ns
+                .as_deref()
+                .is_none_or(|n| r.pointer("/metadata/namespace").and_then(Value::as_str) == Some(n))
+    }) else {
+        out.verdict = Verdict::Fail;
+        out.reason = format!(
+            "resource {} {} not found in the test's resources",
+            out.kind, out.resource
+        );
+        return;
+    };
+    let namespace_object = match resource
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+    {
+        Some(ns) if resource.get("kind").and_then(Value::as_str) != Some("Namespace") => {
+            let mut labels = ctx.values.namespaces.get(ns).cloned().unwrap_or_default();
+            labels.insert("kubernetes.io/metadata.name".into(), ns.into());
+            vap::namespace_object(ctx.cluster.iter().chain(ctx.resources), ns, labels)
+        }
+        _ => Value::Null,
+    };
+    let operation = row
+        .get("operation")
+        .and_then(Value::as_str)
+        .unwrap_or("CREATE")
+        .to_string();
+    let (object, old_object) = if operation == "DELETE" {
+        (Value::Null, resource.clone())
+    } else {
+        (resource.clone(), Value::Null)
+    };
+    let req = vap::VapRequest {
+        operation,
+        object,
+        old_object,
+        namespace_object,
+        user: vap::VapUser {
+            username: ctx.user.username.clone(),
+            groups: ctx.user.groups.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let name = ctx
+        .policy
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let bindings: Vec<&Value> = ctx
+        .objects
+        .iter()
+        .filter(|o| {
+            o.get("kind").and_then(Value::as_str) == Some("ValidatingAdmissionPolicyBinding")
+                && o.pointer("/spec/policyName").and_then(Value::as_str) == Some(name)
+        })
+        .collect();
+    let mut outcome = vap::VapOutcome::default();
+    let applied: Vec<vap::Applied> = if bindings.is_empty() {
+        vec![vap::evaluate_binding(
+            ctx.objects,
+            ctx.policy,
+            None,
+            &req,
+            &mut outcome,
+        )]
+    } else {
+        bindings
+            .iter()
+            .map(|b| vap::evaluate_binding(ctx.objects, ctx.policy, Some(b), &req, &mut outcome))
+            .collect()
+    };
+    if let Some(e) = outcome.unsupported() {
+        out.verdict = Verdict::Skipped;
+        out.reason = e.message.clone();
+        return;
+    }
+    let has = |a: vap::Applied| applied.contains(&a);
+    out.actual = if has(vap::Applied::Failed) {
+        "fail"
+    } else if has(vap::Applied::Errored) {
+        "error"
+    } else if has(vap::Applied::Passed) {
+        "pass"
+    } else {
+        "skip"
+    }
+    .into();
+    out.reason = outcome
+        .errors
+        .iter()
+        .map(|e| e.message.clone())
+        .chain(outcome.denials.iter().map(|d| d.message.clone()))
+        .chain(outcome.warnings.iter().cloned())
+        .chain(outcome.audits.iter().cloned())
+        .collect::<Vec<_>>()
+        .join("; ");
+    out.verdict = if out.actual == out.expected {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
 }
 
 struct EvalOut {
