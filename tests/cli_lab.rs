@@ -593,3 +593,21 @@ fn a_lab_of_files_and_commands_needs_no_cluster() {
         .code(1)
         .stdout(predicate::str::contains("(offline)"));
 }
+
+#[test]
+fn check_without_a_reachable_cluster_grades_offline_and_says_so() {
+    let t = Env::new();
+    t.start_offline();
+    let out = t
+        .kca()
+        .args(["lab", "check", "testlab", "--kubeconfig"])
+        .arg(t.tmp.path().join("missing-kubeconfig"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("grading offline instead"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("offline: no cluster reachable"), "{text}");
+    // The starter does not pass: a result (exit 1), not an environment error (exit 3).
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+}

@@ -226,6 +226,17 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
                 ctx.printer.verbose(&format!("server warning: {w}"));
             }
             Ok::<_, Error>(())
+        })
+        .map_err(|e| match e {
+            Error::Environment { message, hint } => Error::Environment {
+                message,
+                hint: Some(format!(
+                    "{}; or work without a cluster: `kca lab start {} --offline`",
+                    hint.unwrap_or_else(|| "check the cluster".into()),
+                    lab.id
+                )),
+            },
+            other => other,
         })?;
     }
     let sc = workspace::scaffold(&lab, &ws)?;
@@ -318,7 +329,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
                 context: entry.target.context.clone(),
             }
         };
-        ctx.block_on(async {
+        let graded = ctx.block_on(async {
             // Checks only read (and create short-lived triggers), so any context will do.
             let live = cluster::ensure_cluster(ctx, &sel, false).await?;
             let name = format!(
@@ -332,7 +343,22 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             }
             let r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
             Ok::<_, Error>((r, name))
-        })?
+        });
+        match graded {
+            Ok(done) => done,
+            // No cluster to ask: grade what can be judged from the manifests, and say so,
+            // rather than leave the learner with nothing.
+            Err(Error::Environment { message, .. }) => {
+                ctx.printer.warn(&format!(
+                    "no cluster reachable ({message}); grading offline instead (`--offline` does this on purpose)"
+                ));
+                (
+                    grade::offline(&lab, &ws, task)?,
+                    "offline: no cluster reachable".to_string(),
+                )
+            }
+            Err(e) => return Err(e),
+        }
     };
     let hints = entry.hints.clone();
     let rep = Report::new(&lab, target.clone(), results, |t| {
