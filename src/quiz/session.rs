@@ -92,8 +92,10 @@ impl<'p, R: BufRead> Asker<'p, R> {
         self.say(&format!(
             "{} {}",
             self.printer.paint(Style::Heading, heading),
-            self.printer
-                .paint(Style::Dim, &format!("({points}, {})", q.kind.name()))
+            self.printer.paint(
+                Style::Dim,
+                &format!("({points}, {})", kind_label(lang, &q.kind))
+            )
         ));
         self.say(&self.t(&q.prompt));
         // The displayed options: (label, id, text).
@@ -257,6 +259,18 @@ impl<'p, R: BufRead> Asker<'p, R> {
         }
         let word = self.printer.paint(Style::Hint, tr(lang, "解説:", "Why:"));
         self.say(&format!("{word} {}", self.t(&q.explanation)));
+    }
+}
+
+/// The question type as the learner reads it.
+fn kind_label(lang: Lang, kind: &Kind) -> &'static str {
+    match kind {
+        Kind::Single { .. } => tr(lang, "単一選択", "single choice"),
+        Kind::Multi { .. } => tr(lang, "複数選択", "multiple choice"),
+        Kind::TrueFalse { .. } => tr(lang, "正誤", "true or false"),
+        Kind::Short { .. } => tr(lang, "記述", "short answer"),
+        Kind::Numeric { .. } => tr(lang, "数値", "number"),
+        Kind::Order { .. } => tr(lang, "並べ替え", "put in order"),
     }
 }
 
