@@ -176,7 +176,7 @@ pub fn evaluate_binding(
         None => vec!["Deny".into()],
     };
     let fail_closed = spec.get("failurePolicy").and_then(Value::as_str) != Some("Ignore");
-    let mut ctx = Report {
+    let ctx = Report {
         policy: pname,
         binding: bname,
         actions,
@@ -184,7 +184,17 @@ pub fn evaluate_binding(
         out,
         applied: Applied::Passed,
     };
+    run_policy(objects, spec, binding, req, ctx)
+}
 
+/// Params, matchConditions, variables and validations of a policy already matched.
+fn run_policy(
+    objects: &[Value],
+    spec: &Value,
+    binding: Option<&Value>,
+    req: &VapRequest,
+    mut ctx: Report<'_>,
+) -> Applied {
     let params_list = match params_for(objects, spec, binding, req) {
         Ok(p) => p,
         Err(ParamsMissing::Allow) => return Applied::NotMatched,
@@ -215,6 +225,77 @@ pub fn evaluate_binding(
         run_validations(spec, req, &params, &mut ctx);
     }
     ctx.applied
+}
+
+/// How a Kyverno `validate.cel` block came out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CelVerdict {
+    Pass,
+    /// A `celPreconditions` entry was false, or params were missing under `Allow`.
+    Skip(String),
+    /// The first failing expression's message (an evaluation error fails too, as
+    /// Kyverno's validator runs with failure policy `Fail`).
+    Fail(String),
+    /// What the offline interpreter cannot evaluate (never a pass).
+    Unsupported(String),
+}
+
+/// A Kyverno rule's `validate.cel` block (`expressions`, `variables`, `paramKind`,
+/// `paramRef`) with its `celPreconditions`, on a request the rule's `match`/`exclude`
+/// already selected. It runs on the same evaluator as a ValidatingAdmissionPolicy
+/// bound with `Deny`; `auditAnnotations` only annotate audit events and are not
+/// evaluated. Params are looked up in `objects`.
+pub fn evaluate_kyverno_cel(
+    objects: &[Value],
+    cel: &Value,
+    preconditions: Option<&Value>,
+    req: &VapRequest,
+) -> CelVerdict {
+    let mut spec = serde_json::Map::new();
+    for (from, to) in [
+        ("paramKind", "paramKind"),
+        ("variables", "variables"),
+        ("expressions", "validations"),
+    ] {
+        if let Some(v) = cel.get(from).filter(|v| !v.is_null()) {
+            spec.insert(to.into(), v.clone());
+        }
+    }
+    if let Some(p) = preconditions.filter(|p| !p.is_null()) {
+        spec.insert("matchConditions".into(), p.clone());
+    }
+    let spec = Value::Object(spec);
+    let binding = cel
+        .get("paramRef")
+        .filter(|r| !r.is_null())
+        .map(|r| json!({"spec": {"paramRef": r}}));
+    let mut out = VapOutcome::default();
+    let report = Report {
+        policy: String::new(),
+        binding: String::new(),
+        actions: vec!["Deny".into()],
+        fail_closed: true,
+        out: &mut out,
+        applied: Applied::Passed,
+    };
+    let applied = run_policy(objects, &spec, binding.as_ref(), req, report);
+    if let Some(e) = out.unsupported() {
+        return CelVerdict::Unsupported(e.unsupported.clone().unwrap_or_else(|| e.message.clone()));
+    }
+    if let Some(d) = out.denials.first() {
+        return CelVerdict::Fail(d.message.clone());
+    }
+    match applied {
+        Applied::NotMatched => CelVerdict::Skip(
+            match (preconditions.is_some(), binding.is_some()) {
+                (true, false) => "celPreconditions not met",
+                (false, true) => "no params found (parameterNotFoundAction: Allow)",
+                _ => "celPreconditions not met, or no params found",
+            }
+            .into(),
+        ),
+        _ => CelVerdict::Pass,
+    }
 }
 
 /// Whether a policy ran its validations on a request and how they came out.
@@ -1272,6 +1353,100 @@ mod tests {
             &create(deploy("a", 1, json!({}))),
         );
         assert!(out.allowed && out.errors.is_empty(), "{out:?}");
+    }
+
+    /// (case, cel block, celPreconditions, params objects, expected verdict)
+    type CelCase = (&'static str, Value, Option<Value>, Vec<Value>, CelVerdict);
+
+    #[test]
+    fn kyverno_cel_blocks() {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "lim", "namespace": "a"}, "data": {"max": "3"}});
+        let with_params = json!({"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "paramRef": {"name": "lim"},
+            "expressions": [{"expression": "object.spec.replicas <= int(params.data.max)",
+                             "messageExpression": "'at most ' + params.data.max"}]});
+        let cases: Vec<CelCase> = vec![
+            (
+                "passes",
+                json!({"expressions": [{"expression": "object.spec.replicas >= 1"}]}),
+                None,
+                vec![],
+                CelVerdict::Pass,
+            ),
+            (
+                "fails with its message",
+                json!({"expressions": [{"expression": "true"},
+                    {"expression": REPLICAS, "message": "too many"}]}),
+                None,
+                vec![],
+                CelVerdict::Fail("too many".into()),
+            ),
+            (
+                "variables and namespaceObject",
+                json!({"variables": [{"name": "env", "expression": "namespaceObject.metadata.labels.env"}],
+                    "expressions": [{"expression": "variables.env != 'a'",
+                                     "messageExpression": "'not in ' + variables.env"}]}),
+                None,
+                vec![],
+                CelVerdict::Fail("not in a".into()),
+            ),
+            (
+                "a false celPrecondition skips",
+                json!({"expressions": [{"expression": "false"}]}),
+                Some(json!([{"name": "prod", "expression": "request.namespace == 'prod'"}])),
+                vec![],
+                CelVerdict::Skip("celPreconditions not met".into()),
+            ),
+            (
+                "a true celPrecondition applies",
+                json!({"expressions": [{"expression": "false", "message": "no"}]}),
+                Some(
+                    json!([{"name": "alice", "expression": "request.userInfo.username == 'alice'"}]),
+                ),
+                vec![],
+                CelVerdict::Fail("no".into()),
+            ),
+            (
+                "an evaluation error fails",
+                json!({"expressions": [{"expression": "object.spec.missing == 1"}]}),
+                None,
+                vec![],
+                CelVerdict::Fail(
+                    "expression 'object.spec.missing == 1' resulted in error: No such key: missing"
+                        .into(),
+                ),
+            ),
+            (
+                "params from the request's namespace",
+                with_params.clone(),
+                None,
+                vec![cm],
+                CelVerdict::Fail("at most 3".into()),
+            ),
+            (
+                "missing params fail",
+                with_params,
+                None,
+                vec![],
+                CelVerdict::Fail(
+                    "failed to configure binding: no params found for policy \
+                    binding with `Deny` parameterNotFoundAction"
+                        .into(),
+                ),
+            ),
+        ];
+        let req = create(deploy("a", 5, json!({})));
+        for (name, cel, pre, objects, want) in cases {
+            let got = evaluate_kyverno_cel(&objects, &cel, pre.as_ref(), &req);
+            assert_eq!(got, want, "{name}");
+        }
+        let auth = json!({"expressions": [{"expression":
+            "authorizer.group('').resource('pods').check('get').allowed()"}]});
+        match evaluate_kyverno_cel(&[], &auth, None, &req) {
+            CelVerdict::Unsupported(why) => assert!(why.contains("authorizer"), "{why}"),
+            other => panic!("authorizer: {other:?}"),
+        }
     }
 
     #[test]
