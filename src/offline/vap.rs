@@ -176,7 +176,7 @@ pub fn evaluate_binding(
         None => vec!["Deny".into()],
     };
     let fail_closed = spec.get("failurePolicy").and_then(Value::as_str) != Some("Ignore");
-    let ctx = Report {
+    let mut ctx = Report {
         policy: pname,
         binding: bname,
         actions,
@@ -184,17 +184,7 @@ pub fn evaluate_binding(
         out,
         applied: Applied::Passed,
     };
-    run_policy(objects, spec, binding, req, ctx)
-}
 
-/// Params, matchConditions, variables and validations of a policy already matched.
-fn run_policy(
-    objects: &[Value],
-    spec: &Value,
-    binding: Option<&Value>,
-    req: &VapRequest,
-    mut ctx: Report<'_>,
-) -> Applied {
     let params_list = match params_for(objects, spec, binding, req) {
         Ok(p) => p,
         Err(ParamsMissing::Allow) => return Applied::NotMatched,
@@ -231,11 +221,13 @@ fn run_policy(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CelVerdict {
     Pass,
-    /// A `celPreconditions` entry was false, or params were missing under `Allow`.
+    /// A `celPreconditions` entry was false.
     Skip(String),
     /// The first failing expression's message (an evaluation error fails too, as
     /// Kyverno's validator runs with failure policy `Fail`).
     Fail(String),
+    /// The rule could not run: its params are missing.
+    Error(String),
     /// What the offline interpreter cannot evaluate (never a pass).
     Unsupported(String),
 }
@@ -244,10 +236,13 @@ pub enum CelVerdict {
 /// `paramRef`) with its `celPreconditions`, on a request the rule's `match`/`exclude`
 /// already selected. It runs on the same evaluator as a ValidatingAdmissionPolicy
 /// bound with `Deny`; `auditAnnotations` only annotate audit events and are not
-/// evaluated. Params are looked up in `objects`.
+/// evaluated. Params are looked up in `objects`: a named one that is missing, or none
+/// selected under `parameterNotFoundAction: Deny`, is an error; none selected otherwise
+/// leaves nothing to validate, as in Kyverno.
 pub fn evaluate_kyverno_cel(
     objects: &[Value],
     cel: &Value,
+    rule_message: Option<&str>,
     preconditions: Option<&Value>,
     req: &VapRequest,
 ) -> CelVerdict {
@@ -261,16 +256,46 @@ pub fn evaluate_kyverno_cel(
             spec.insert(to.into(), v.clone());
         }
     }
+    // An expression without a message takes the rule's.
+    if let (Some(Value::Array(exprs)), Some(m)) = (spec.get_mut("validations"), rule_message)
+        && !m.is_empty()
+    {
+        for e in exprs.iter_mut() {
+            if e.get("message")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                e["message"] = Value::String(m.to_string());
+            }
+        }
+    }
     if let Some(p) = preconditions.filter(|p| !p.is_null()) {
         spec.insert("matchConditions".into(), p.clone());
     }
     let spec = Value::Object(spec);
-    let binding = cel
-        .get("paramRef")
-        .filter(|r| !r.is_null())
-        .map(|r| json!({"spec": {"paramRef": r}}));
+    let params_list = match (cel.get("paramKind"), cel.get("paramRef")) {
+        (Some(kind), Some(pref)) if !kind.is_null() && !pref.is_null() => {
+            let found = find_params(objects, kind, pref, req);
+            let deny = pref.get("parameterNotFoundAction").and_then(Value::as_str) == Some("Deny");
+            if let Some(name) = pref.get("name").and_then(Value::as_str)
+                && found.is_empty()
+            {
+                return CelVerdict::Error(format!(
+                    "error in parameterized resource: {} {name} not found",
+                    kind.get("kind").and_then(Value::as_str).unwrap_or("")
+                ));
+            }
+            if found.is_empty() && deny {
+                return CelVerdict::Error(
+                    "error in parameterized resource: no params found".into(),
+                );
+            }
+            found
+        }
+        _ => vec![Value::Null],
+    };
     let mut out = VapOutcome::default();
-    let report = Report {
+    let mut report = Report {
         policy: String::new(),
         binding: String::new(),
         actions: vec!["Deny".into()],
@@ -278,7 +303,10 @@ pub fn evaluate_kyverno_cel(
         out: &mut out,
         applied: Applied::Passed,
     };
-    let applied = run_policy(objects, &spec, binding.as_ref(), req, report);
+    for params in &params_list {
+        run_validations(&spec, req, params, &mut report);
+    }
+    let applied = report.applied;
     if let Some(e) = out.unsupported() {
         return CelVerdict::Unsupported(e.unsupported.clone().unwrap_or_else(|| e.message.clone()));
     }
@@ -286,14 +314,7 @@ pub fn evaluate_kyverno_cel(
         return CelVerdict::Fail(d.message.clone());
     }
     match applied {
-        Applied::NotMatched => CelVerdict::Skip(
-            match (preconditions.is_some(), binding.is_some()) {
-                (true, false) => "celPreconditions not met",
-                (false, true) => "no params found (parameterNotFoundAction: Allow)",
-                _ => "celPreconditions not met, or no params found",
-            }
-            .into(),
-        ),
+        Applied::NotMatched => CelVerdict::Skip("celPreconditions not met".into()),
         _ => CelVerdict::Pass,
     }
 }
@@ -390,11 +411,25 @@ fn params_for(
             "the policy has a paramKind and the binding no paramRef".into(),
         ));
     };
+    let found = find_params(objects, kind, pref, req);
+    if !found.is_empty() {
+        return Ok(found);
+    }
+    match pref.get("parameterNotFoundAction").and_then(Value::as_str) {
+        Some("Allow") => Err(ParamsMissing::Allow),
+        _ => Err(ParamsMissing::Deny(
+            "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
+        )),
+    }
+}
+
+/// The objects of `paramKind` that a `paramRef` names or selects.
+fn find_params(objects: &[Value], kind: &Value, pref: &Value, req: &VapRequest) -> Vec<Value> {
     let api_version = kind.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let pkind = kind.get("kind").and_then(Value::as_str).unwrap_or("");
     let req_ns = request_namespace(req);
     let want_ns = pref.get("namespace").and_then(Value::as_str);
-    let found: Vec<Value> = objects
+    objects
         .iter()
         .filter(|o| {
             o.get("apiVersion").and_then(Value::as_str) == Some(api_version) && kind_of(o) == pkind
@@ -416,16 +451,7 @@ fn params_for(
                 .is_some_and(|sel| selector_matches(sel, &labels_of(o))),
         })
         .cloned()
-        .collect();
-    if !found.is_empty() {
-        return Ok(found);
-    }
-    match pref.get("parameterNotFoundAction").and_then(Value::as_str) {
-        Some("Allow") => Err(ParamsMissing::Allow),
-        _ => Err(ParamsMissing::Deny(
-            "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
-        )),
-    }
+        .collect()
 }
 
 fn request_namespace(req: &VapRequest) -> Option<String> {
@@ -1425,25 +1451,47 @@ mod tests {
                 CelVerdict::Fail("at most 3".into()),
             ),
             (
-                "missing params fail",
+                "a missing named param is an error",
                 with_params,
                 None,
                 vec![],
-                CelVerdict::Fail(
-                    "failed to configure binding: no params found for policy \
-                    binding with `Deny` parameterNotFoundAction"
-                        .into(),
+                CelVerdict::Error(
+                    "error in parameterized resource: ConfigMap lim not found".into(),
                 ),
+            ),
+            (
+                "none selected under Deny is an error",
+                json!({"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                    "paramRef": {"selector": {"matchLabels": {"x": "y"}},
+                                 "parameterNotFoundAction": "Deny"},
+                    "expressions": [{"expression": "false"}]}),
+                None,
+                vec![],
+                CelVerdict::Error("error in parameterized resource: no params found".into()),
+            ),
+            (
+                "none selected otherwise leaves nothing to validate",
+                json!({"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                    "paramRef": {"selector": {"matchLabels": {"x": "y"}}},
+                    "expressions": [{"expression": "false"}]}),
+                None,
+                vec![],
+                CelVerdict::Pass,
             ),
         ];
         let req = create(deploy("a", 5, json!({})));
         for (name, cel, pre, objects, want) in cases {
-            let got = evaluate_kyverno_cel(&objects, &cel, pre.as_ref(), &req);
+            let got = evaluate_kyverno_cel(&objects, &cel, None, pre.as_ref(), &req);
             assert_eq!(got, want, "{name}");
         }
+        let untitled = json!({"expressions": [{"expression": "false"}]});
+        assert_eq!(
+            evaluate_kyverno_cel(&[], &untitled, Some("rule says no"), None, &req),
+            CelVerdict::Fail("rule says no".into())
+        );
         let auth = json!({"expressions": [{"expression":
             "authorizer.group('').resource('pods').check('get').allowed()"}]});
-        match evaluate_kyverno_cel(&[], &auth, None, &req) {
+        match evaluate_kyverno_cel(&[], &auth, None, None, &req) {
             CelVerdict::Unsupported(why) => assert!(why.contains("authorizer"), "{why}"),
             other => panic!("authorizer: {other:?}"),
         }

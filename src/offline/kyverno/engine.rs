@@ -549,6 +549,10 @@ fn run_validate(
         }
     };
     let validate = &rule["validate"];
+    // Kyverno does not run CEL validation on a deletion.
+    if req.operation == "DELETE" && validate.get("cel").is_some_and(|c| !c.is_null()) {
+        return None;
+    }
     let resource = super::matching::subject(req).clone();
     let (status, detail) = match validate.get("cel").filter(|c| !c.is_null()) {
         Some(cel) => validate_cel(cel, rule, req, opts),
@@ -620,10 +624,13 @@ fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> (Ru
             .map(|s| s.name.clone())
             .unwrap_or_default(),
     };
-    match vap::evaluate_kyverno_cel(&opts.cluster, cel, rule.get("celPreconditions"), &vreq) {
+    let rule_message = rule.pointer("/validate/message").and_then(Value::as_str);
+    let preconditions = rule.get("celPreconditions");
+    match vap::evaluate_kyverno_cel(&opts.cluster, cel, rule_message, preconditions, &vreq) {
         vap::CelVerdict::Pass => (RuleStatus::Pass, "validation rule passed".into()),
         vap::CelVerdict::Skip(why) => (RuleStatus::Skip, why),
         vap::CelVerdict::Fail(message) => (RuleStatus::Fail, message),
+        vap::CelVerdict::Error(message) => (RuleStatus::Error, message),
         vap::CelVerdict::Unsupported(why) => (RuleStatus::Skip, format!("{UNSUPPORTED}CEL: {why}")),
     }
 }
@@ -852,6 +859,16 @@ mod tests {
         assert_eq!(
             super::super::denial(std::slice::from_ref(&p), &resp),
             Some(("p".into(), "r".into(), "no latest".into()))
+        );
+        let delete = Request {
+            operation: "DELETE".into(),
+            old_object: pod("nginx:latest"),
+            ..Request::default()
+        };
+        let resp = admit_with(std::slice::from_ref(&p), &delete, &Options::default());
+        assert!(
+            resp.results.is_empty(),
+            "CEL does not run on DELETE: {resp:?}"
         );
         // What the interpreter cannot evaluate is a skip with a reason, never a pass.
         let p = policy(rule(
