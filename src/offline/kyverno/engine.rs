@@ -1,5 +1,5 @@
 //! Rule evaluation: context entries, preconditions, validate (pattern, anyPattern, deny,
-//! foreach), and the calls into mutate/generate. It must not read files or print.
+//! foreach, and `cel` through `offline::vap`), and the calls into mutate/generate. It must not read files or print.
 
 use std::collections::BTreeMap;
 
