@@ -739,8 +739,8 @@ fn eval(ctx: &Context<'_, '_>, expr: &str) -> Result<cel::Value, EvalError> {
             unsupported: true,
         });
     }
-    let program: Program = env().compile(expr).map_err(|e| EvalError {
-        message: format!("the offline CEL interpreter cannot compile it: {e}"),
+    let program = compiled(expr).map_err(|message| EvalError {
+        message,
         unsupported: true,
     })?;
     program.execute(ctx).map_err(|e| {
@@ -763,6 +763,25 @@ fn eval(ctx: &Context<'_, '_>, expr: &str) -> Result<cel::Value, EvalError> {
             unsupported,
         }
     })
+}
+
+/// Compiles `expr` once per thread: a corpus run evaluates the same few hundred
+/// expressions on thousands of objects, and parsing dominated the run.
+fn compiled(expr: &str) -> Result<std::rc::Rc<Program>, String> {
+    thread_local! {
+        static PROGRAMS: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Program>>> =
+            Default::default();
+    }
+    if let Some(p) = PROGRAMS.with_borrow(|m| m.get(expr).cloned()) {
+        return Ok(p);
+    }
+    let program = std::rc::Rc::new(
+        env()
+            .compile(expr)
+            .map_err(|e| format!("the offline CEL interpreter cannot compile it: {e}"))?,
+    );
+    PROGRAMS.with_borrow_mut(|m| m.insert(expr.to_string(), program.clone()));
+    Ok(program)
 }
 
 /// `word` as an identifier in `expr` (not inside a longer name).
