@@ -1,5 +1,6 @@
 //! Rule evaluation: context entries, preconditions, validate (pattern, anyPattern, deny,
-//! foreach, and `cel` through `offline::vap`), and the calls into mutate/generate. It must not read files or print.
+//! foreach, `cel` through `offline::vap`), and the calls into mutate/generate. It must
+//! not read files or print.
 
 use std::collections::BTreeMap;
 
@@ -549,19 +550,19 @@ fn run_validate(
         }
     };
     let validate = &rule["validate"];
+    let cel = validate.get("cel").filter(|c| !c.is_null());
     // Kyverno does not run CEL validation on a deletion.
-    if req.operation == "DELETE" && validate.get("cel").is_some_and(|c| !c.is_null()) {
+    if req.operation == "DELETE" && cel.is_some() {
         return None;
     }
     let resource = super::matching::subject(req).clone();
-    let (status, detail) = match validate.get("cel").filter(|c| !c.is_null()) {
+    let (status, detail) = match cel {
         Some(cel) => validate_cel(cel, rule, req, opts),
         None => validate_body(validate, &resource, &ctx, opts),
     };
-    // Kyverno reports a CEL rule's failure with the expression's message alone.
-    let is_cel = validate.get("cel").is_some_and(|c| !c.is_null());
     let message = match status {
-        RuleStatus::Fail if !is_cel => {
+        // Kyverno reports a CEL rule's failure with the expression's message alone.
+        RuleStatus::Fail if cel.is_none() => {
             let user_msg = validate
                 .get("message")
                 .map(|m| match vars::substitute_lenient(m, &ctx) {
