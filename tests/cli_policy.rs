@@ -324,3 +324,105 @@ fn test_case_selector_and_file_name() {
         .assert()
         .code(2);
 }
+
+/// A ClusterPolicy with a `validate.cel` rule, one with a `celPreconditions` gate, and one
+/// that asks the authorizer (not evaluable offline).
+const CEL_POLICY: &str = r#"
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: cel-latest
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: no-latest
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      cel:
+        expressions:
+        - expression: "!object.spec.containers.exists(c, c.image.endsWith(':latest'))"
+          message: "no latest images"
+  - name: only-prod
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    celPreconditions:
+    - name: prod
+      expression: "object.metadata.namespace == 'prod'"
+    validate:
+      cel:
+        expressions:
+        - expression: "false"
+  - name: authz
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      cel:
+        expressions:
+        - expression: "authorizer.requestResource.check('update').allowed()"
+"#;
+
+fn cel_suite(results: &str) -> TempDir {
+    let dir = TempDir::new().expect("temp dir");
+    std::fs::write(dir.path().join("policy.yaml"), CEL_POLICY).unwrap();
+    std::fs::write(dir.path().join("resources.yaml"), RESOURCES).unwrap();
+    std::fs::write(
+        dir.path().join("kyverno-test.yaml"),
+        format!(
+            "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\n\
+             policies: [policy.yaml]\nresources: [resources.yaml]\nresults:\n{results}"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn cel_rule_rows_are_evaluated_in_their_own_scope() {
+    let dir = cel_suite(
+        "- {policy: cel-latest, rule: no-latest, kind: Pod, resources: [good], result: pass}\n\
+         - {policy: cel-latest, rule: no-latest, kind: Pod, resources: [bad], result: fail}\n\
+         - {policy: cel-latest, rule: only-prod, kind: Pod, resources: [bad], result: skip}\n\
+         - {policy: cel-latest, rule: authz, kind: Pod, resources: [good], result: pass}\n",
+    );
+    let home = TempDir::new().unwrap();
+    let out = kca(home.path())
+        .args(["policy", "test", "--output", "json"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is JSON only");
+    let rows = v["rows"].as_array().unwrap();
+    let verdicts: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["verdict"].as_str().unwrap(), r["scope"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("pass", "cel"),
+            ("pass", "cel"),
+            ("pass", "cel"),
+            ("skipped", "cel")
+        ]
+    );
+    assert!(
+        rows[3]["reason"].as_str().unwrap().contains("authorizer"),
+        "{rows:?}"
+    );
+    let wrong = cel_suite(
+        "- {policy: cel-latest, rule: no-latest, kind: Pod, resources: [bad], result: pass}\n",
+    );
+    policy_test(&wrong, &[])
+        .code(1)
+        .stdout(predicate::str::contains("no latest images"));
+}

@@ -294,10 +294,26 @@ mod engine {
                 code: 400,
                 all,
             })),
-            None => Ok(Admission::Allowed {
-                object: resp.patched,
-                warnings: vap.warnings,
-            }),
+            None => {
+                // A validate rule the engine could not evaluate (a CEL `authorizer`
+                // check, say) leaves the webhook's answer unknown: never an allow.
+                if let Some(r) = resp.results.iter().find(|r| {
+                    r.kind == kyverno::RuleKind::Validate
+                        && r.status == kyverno::RuleStatus::Skip
+                        && r.message.starts_with(kyverno::runner::UNSUPPORTED)
+                }) {
+                    return Err(format!(
+                        "Kyverno rule `{}/{}` cannot be evaluated offline: {}",
+                        r.policy,
+                        r.rule,
+                        r.message.trim_start_matches(kyverno::runner::UNSUPPORTED)
+                    ));
+                }
+                Ok(Admission::Allowed {
+                    object: resp.patched,
+                    warnings: vap.warnings,
+                })
+            }
         }
     }
 
@@ -564,6 +580,39 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn offline_admission_evaluates_kyverno_cel_rules() {
+        let cel = |expr: &str| {
+            vec![policy(json!([{
+                "name": "need-team",
+                "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "validate": {"failureAction": "Enforce",
+                    "cel": {"expressions": [{"expression": expr, "message": "team label"}]}}
+            }]))]
+        };
+        let pod = |labels: Value| {
+            json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "x", "namespace": "a", "labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "i"}]}})
+        };
+        let need_team = cel("'team' in object.metadata.labels");
+        match engine::admit(&need_team, &pod(json!({})), false, None).unwrap() {
+            crate::target::Admission::Denied(d) => {
+                assert!(d.denied_by_kyverno("p", Some("need-team")), "{d:?}");
+                assert!(d.message.contains("team label"), "{d:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            engine::admit(&need_team, &pod(json!({"team": "t"})), false, None).unwrap(),
+            crate::target::Admission::Allowed { .. }
+        ));
+        // A rule the engine cannot evaluate is not an allow.
+        let authz = cel("authorizer.requestResource.check('get').allowed()");
+        let skipped = engine::admit(&authz, &pod(json!({})), false, None).unwrap_err();
+        assert!(skipped.contains("authorizer"), "{skipped}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Rule evaluation: context entries, preconditions, validate (pattern, anyPattern, deny,
-//! foreach), and the calls into mutate/generate. It must not read files or print.
+//! foreach, `cel` through `offline::vap`), and the calls into mutate/generate. It must
+//! not read files or print.
 
 use std::collections::BTreeMap;
 
@@ -549,10 +550,19 @@ fn run_validate(
         }
     };
     let validate = &rule["validate"];
+    let cel = validate.get("cel").filter(|c| !c.is_null());
+    // Kyverno does not run CEL validation on a deletion.
+    if req.operation == "DELETE" && cel.is_some() {
+        return None;
+    }
     let resource = super::matching::subject(req).clone();
-    let (status, detail) = validate_body(validate, &resource, &ctx, opts);
+    let (status, detail) = match cel {
+        Some(cel) => validate_cel(cel, rule, req, opts),
+        None => validate_body(validate, &resource, &ctx, opts),
+    };
     let message = match status {
-        RuleStatus::Fail => {
+        // Kyverno reports a CEL rule's failure with the expression's message alone.
+        RuleStatus::Fail if cel.is_none() => {
             let user_msg = validate
                 .get("message")
                 .map(|m| match vars::substitute_lenient(m, &ctx) {
@@ -582,6 +592,50 @@ fn run_validate(
     Some(result(policy, rule, RuleKind::Validate, status, message))
 }
 
+/// A `validate.cel` rule through the ValidatingAdmissionPolicy evaluator, with the
+/// admission request Kyverno hands it (object, oldObject, request, namespaceObject).
+fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> (RuleStatus, String) {
+    use crate::offline::vap;
+    let subject = super::matching::subject(req);
+    let namespace_object = match subject
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+    {
+        Some(ns) if subject.get("kind").and_then(Value::as_str) != Some("Namespace") => {
+            let mut labels = req.namespace_labels.clone();
+            labels.insert("kubernetes.io/metadata.name".into(), ns.into());
+            vap::namespace_object(&opts.cluster, ns, labels)
+        }
+        _ => Value::Null,
+    };
+    let vreq = vap::VapRequest {
+        operation: req.operation.clone(),
+        object: req.object.clone(),
+        old_object: req.old_object.clone(),
+        namespace_object,
+        user: vap::VapUser {
+            username: req.user_info.username.clone(),
+            groups: req.user_info.groups.clone(),
+            ..Default::default()
+        },
+        dry_run: false,
+        sub_resource: req
+            .subresource
+            .as_ref()
+            .map(|s| s.name.clone())
+            .unwrap_or_default(),
+    };
+    let rule_message = rule.pointer("/validate/message").and_then(Value::as_str);
+    let preconditions = rule.get("celPreconditions");
+    match vap::evaluate_kyverno_cel(&opts.cluster, cel, rule_message, preconditions, &vreq) {
+        vap::CelVerdict::Pass => (RuleStatus::Pass, "validation rule passed".into()),
+        vap::CelVerdict::Skip(why) => (RuleStatus::Skip, why),
+        vap::CelVerdict::Fail(message) => (RuleStatus::Fail, message),
+        vap::CelVerdict::Error(message) => (RuleStatus::Error, message),
+        vap::CelVerdict::Unsupported(why) => (RuleStatus::Skip, format!("{UNSUPPORTED}CEL: {why}")),
+    }
+}
+
 /// Evaluates one `validate` block (or a foreach entry) against `resource`.
 fn validate_body(
     validate: &Value,
@@ -589,12 +643,6 @@ fn validate_body(
     ctx: &Context,
     opts: &Options,
 ) -> (RuleStatus, String) {
-    if validate.get("cel").is_some() {
-        return (
-            RuleStatus::Skip,
-            format!("{UNSUPPORTED}CEL validation is not evaluated offline"),
-        );
-    }
     if validate.get("manifests").is_some() {
         return (
             RuleStatus::Skip,
@@ -789,6 +837,70 @@ mod tests {
         );
         assert_eq!(status(&p, pod("nginx:1")), vec![RuleStatus::Pass]);
         assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
+    }
+
+    #[test]
+    fn cel_rules_pass_fail_skip_and_deny() {
+        let rule = |expr: &str| {
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "validate": {"failureAction": "Enforce", "message": "ignored for CEL",
+                    "cel": {"expressions": [{"expression": expr, "message": "no latest"}]}}}])
+        };
+        let p = policy(rule(
+            "object.spec.containers.all(c, !c.image.endsWith(':latest'))",
+        ));
+        assert_eq!(status(&p, pod("nginx:1")), vec![RuleStatus::Pass]);
+        let req = Request {
+            object: pod("nginx:latest"),
+            ..Request::default()
+        };
+        let resp = admit_with(std::slice::from_ref(&p), &req, &Options::default());
+        assert_eq!(resp.results[0].status, RuleStatus::Fail);
+        assert_eq!(resp.results[0].message, "no latest");
+        assert_eq!(
+            super::super::denial(std::slice::from_ref(&p), &resp),
+            Some(("p".into(), "r".into(), "no latest".into()))
+        );
+        let delete = Request {
+            operation: "DELETE".into(),
+            old_object: pod("nginx:latest"),
+            ..Request::default()
+        };
+        let resp = admit_with(std::slice::from_ref(&p), &delete, &Options::default());
+        assert!(
+            resp.results.is_empty(),
+            "CEL does not run on DELETE: {resp:?}"
+        );
+        // What the interpreter cannot evaluate is a skip with a reason, never a pass.
+        let p = policy(rule(
+            "authorizer.group('').resource('pods').check('get').allowed()",
+        ));
+        let resp = admit_with(std::slice::from_ref(&p), &req, &Options::default());
+        assert_eq!(resp.results[0].status, RuleStatus::Skip);
+        assert!(resp.results[0].message.starts_with(UNSUPPORTED), "{resp:?}");
+    }
+
+    #[test]
+    fn cel_rules_apply_to_pod_controllers_through_autogen() {
+        let p = policy(
+            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "validate": {"cel": {"expressions": [{"expression":
+                    "object.spec.containers.all(c, c.image != 'bad')", "message": "bad"}]}}}]),
+        );
+        let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "default"},
+            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "bad"}]}}}});
+        let req = Request {
+            object: deploy,
+            ..Request::default()
+        };
+        let resp = admit_with(std::slice::from_ref(&p), &req, &Options::default());
+        let r = resp
+            .results
+            .iter()
+            .find(|r| r.rule == "autogen-r")
+            .expect("autogen rule ran");
+        assert_eq!((r.status, r.message.as_str()), (RuleStatus::Fail, "bad"));
     }
 
     #[test]

@@ -35,8 +35,8 @@ pub struct Row {
     pub verdict: Verdict,
     pub reason: String,
     /// `classic` (ClusterPolicy/Policy evaluable offline), `vap` (a
-    /// ValidatingAdmissionPolicy, measured apart), or why a row is outside both:
-    /// `other-kind`, `cel`, `registry`, `cluster`.
+    /// ValidatingAdmissionPolicy, measured apart), `cel` (a `validate.cel` rule, measured
+    /// apart), or why a row is outside them: `other-kind`, `registry`, `cluster`.
     pub scope: &'static str,
 }
 
@@ -578,7 +578,20 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                 rows.push(out);
                 continue;
             };
-            let _ = pi;
+            // `validate.cel` rows are measured apart from the classic set.
+            let is_cel_rule = |r: &Value| {
+                r.pointer("/validate/cel").is_some_and(|c| !c.is_null())
+                    && r.get("name").and_then(Value::as_str).is_some_and(|n| {
+                        rule.is_empty()
+                            || n == rule
+                            || n.strip_prefix("autogen-cronjob-")
+                                .or_else(|| n.strip_prefix("autogen-"))
+                                == Some(rule.as_str())
+                    })
+            };
+            if policies[pi].rules.iter().any(is_cel_rule) {
+                out.scope = "cel";
+            }
             let eval = cache
                 .entry((ri, op.clone()))
                 .or_insert_with(|| evaluate(&policies, &resources[ri], &values, &user, &opts, &op));
@@ -841,7 +854,9 @@ fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
     if actual == RuleStatus::Skip && message.starts_with(UNSUPPORTED) && out.expected != "skip" {
         out.verdict = Verdict::Skipped;
         out.reason = message.trim_start_matches(UNSUPPORTED).to_string();
-        out.scope = scope_of(&out.reason);
+        if out.scope == "classic" {
+            out.scope = scope_of(&out.reason);
+        }
         return;
     }
     let mut reason = message;
