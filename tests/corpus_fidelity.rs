@@ -197,3 +197,53 @@ fn say(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
 }
+
+/// Agreement on Kyverno ValidatingPolicy rows (scope `vpol`), measured apart from the
+/// other sets; docs/FIDELITY.md records the figure (rounded down). Skipped rows count
+/// against it.
+const MIN_VPOL_AGREEMENT: f64 = 94.6;
+/// The corpus's ValidatingPolicy rows (990 when measured); fewer means rows fell out.
+const MIN_VPOL_ROWS: usize = 990;
+
+#[test]
+fn validating_policy_rows_agree() {
+    let Some(root) = corpus().filter(|p| p.is_dir()) else {
+        say(&format!(
+            "skipped: corpus not found at {}",
+            corpus()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ));
+        return;
+    };
+    let (mut agree, mut skipped, mut total) = (0usize, 0usize, 0usize);
+    let mut worst = Vec::new();
+    for f in find_tests(std::slice::from_ref(&root)) {
+        if f.components().any(|c| c.as_os_str() == "test-fail") {
+            continue;
+        }
+        for r in run_test(&f)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.scope == "vpol")
+        {
+            total += 1;
+            match r.verdict {
+                Verdict::Pass => agree += 1,
+                Verdict::Skipped => skipped += 1,
+                Verdict::Fail => worst.push(format!(
+                    "{} {} {}: {}",
+                    r.file, r.policy, r.resource, r.reason
+                )),
+            }
+        }
+    }
+    println!("vpol rows {total}: agree {agree}, skipped {skipped}");
+    assert!(total >= MIN_VPOL_ROWS, "only {total} ValidatingPolicy rows");
+    let agreement = 100.0 * agree as f64 / total as f64;
+    assert!(
+        agreement >= MIN_VPOL_AGREEMENT,
+        "ValidatingPolicy agreement {agreement:.2}% fell below {MIN_VPOL_AGREEMENT}%:\n{}",
+        worst.join("\n")
+    );
+}

@@ -174,7 +174,18 @@ pub fn evaluate_binding(
                     .collect()
             })
             .unwrap_or_default(),
-        None => vec!["Deny".into()],
+        // A Kyverno ValidatingPolicy carries its actions itself; a bare VAP denies.
+        None => {
+            let own: Vec<String> = list(spec, "validationActions")
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect();
+            if own.is_empty() {
+                vec!["Deny".into()]
+            } else {
+                own
+            }
+        }
     };
     let fail_closed = spec.get("failurePolicy").and_then(Value::as_str) != Some("Ignore");
     let mut ctx = Report {
@@ -468,36 +479,15 @@ fn request_namespace(req: &VapRequest) -> Option<String> {
 
 fn run_validations(spec: &Value, req: &VapRequest, params: &Value, rep: &mut Report<'_>) {
     let mut ctx = base_context(req, params);
-    // matchConditions: one false skips the policy whatever the others do; otherwise
-    // an error is a failure-policy matter.
-    let mut condition_error = None;
-    for mc in list(spec, "matchConditions") {
-        let expr = mc.get("expression").and_then(Value::as_str).unwrap_or("");
-        let name = mc.get("name").and_then(Value::as_str).unwrap_or("");
-        match eval(&ctx, expr) {
-            Ok(cel::Value::Bool(true)) => {}
-            Ok(cel::Value::Bool(false)) => {
-                if rep.applied == Applied::Passed {
-                    rep.applied = Applied::NotMatched;
-                }
-                return;
+    match conditions_hold(&ctx, spec.get("matchConditions").unwrap_or(&Value::Null)) {
+        Ok(true) => {}
+        Ok(false) => {
+            if rep.applied == Applied::Passed {
+                rep.applied = Applied::NotMatched;
             }
-            Ok(other) => {
-                condition_error.get_or_insert((
-                    format!("matchCondition '{name}' did not return a bool: {other:?}"),
-                    None,
-                ));
-            }
-            Err(e) => {
-                condition_error.get_or_insert((
-                    format!("failed to evaluate matchCondition '{name}': {}", e.message),
-                    e.unsupported(),
-                ));
-            }
+            return;
         }
-    }
-    if let Some((message, unsupported)) = condition_error {
-        return rep.errored(message, unsupported);
+        Err((message, unsupported)) => return rep.errored(message, unsupported),
     }
     // Variables are bound in order; one that fails only matters where it is used.
     let mut vars: BTreeMap<String, cel::Value> = BTreeMap::new();
@@ -565,6 +555,196 @@ fn run_validations(spec: &Value, req: &VapRequest, params: &Value, rep: &mut Rep
             ),
         }
     }
+}
+
+/// A list of `matchConditions`: one false is `false` whatever the others do; otherwise
+/// the first error (with its `unsupported` reason) is returned.
+fn conditions_hold(
+    ctx: &Context<'_, '_>,
+    conditions: &Value,
+) -> Result<bool, (String, Option<String>)> {
+    let mut condition_error = None;
+    for mc in conditions.as_array().into_iter().flatten() {
+        let expr = mc.get("expression").and_then(Value::as_str).unwrap_or("");
+        let name = mc.get("name").and_then(Value::as_str).unwrap_or("");
+        match eval(ctx, expr) {
+            Ok(cel::Value::Bool(true)) => {}
+            Ok(cel::Value::Bool(false)) => return Ok(false),
+            Ok(other) => {
+                condition_error.get_or_insert((
+                    format!("matchCondition '{name}' did not return a bool: {other:?}"),
+                    None,
+                ));
+            }
+            Err(e) => {
+                condition_error.get_or_insert((
+                    format!("failed to evaluate matchCondition '{name}': {}", e.message),
+                    e.unsupported(),
+                ));
+            }
+        }
+    }
+    condition_error.map_or(Ok(true), Err)
+}
+
+/// Whether every `matchConditions` entry of a Kyverno CEL `PolicyException` holds for
+/// `req`; an error (or what the interpreter cannot evaluate) is `Err` with the reason.
+pub fn exception_applies(exception: &Value, req: &VapRequest) -> Result<bool, String> {
+    let ctx = base_context(req, &Value::Null);
+    let conditions = exception
+        .pointer("/spec/matchConditions")
+        .unwrap_or(&Value::Null);
+    conditions_hold(&ctx, conditions).map_err(|(m, u)| u.unwrap_or(m))
+}
+
+/// Pod controllers and where their Pod template sits, as Kyverno's autogen for CEL
+/// policies knows them.
+const POD_CONTROLLERS: &[(&str, &str, &str)] = &[
+    ("Deployment", "apps", "spec.template"),
+    ("DaemonSet", "apps", "spec.template"),
+    ("StatefulSet", "apps", "spec.template"),
+    ("ReplicaSet", "apps", "spec.template"),
+    ("ReplicationController", "", "spec.template"),
+    ("Job", "batch", "spec.template"),
+    ("CronJob", "batch", "spec.jobTemplate.spec.template"),
+];
+
+/// A Kyverno `ValidatingPolicy`/`NamespacedValidatingPolicy` (policies.kyverno.io) on
+/// one request: VAP-shaped (`matchConstraints`, `matchConditions`, `variables`,
+/// `validations`, `failurePolicy`) with its `validationActions` in the policy itself.
+/// On a Pod controller a policy written for Pods runs as its autogen copy (the
+/// controllers in `spec.autogen.podControllers.controllers`, all of them by default),
+/// with `object.spec`/`object.metadata` moved to the Pod template.
+pub fn evaluate_validating_policy(
+    objects: &[Value],
+    policy: &Value,
+    req: &VapRequest,
+    out: &mut VapOutcome,
+) -> Applied {
+    let obj = if req.object.is_null() {
+        &req.old_object
+    } else {
+        &req.object
+    };
+    // A namespaced policy sees only its own namespace's requests.
+    if kind_of(policy) == "NamespacedValidatingPolicy"
+        && let Some(ns) = policy
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+        && request_namespace(req).as_deref() != Some(ns)
+    {
+        return Applied::NotMatched;
+    }
+    match autogen_policy(policy, kind_of(obj)) {
+        Some(copy) => evaluate_binding(objects, &copy, None, req, out),
+        None => evaluate_binding(objects, policy, None, req, out),
+    }
+}
+
+/// The autogen copy of a Pod policy for a controller `kind`, or `None` when the policy
+/// is not written for Pods alone or the controller is not one it covers.
+fn autogen_policy(policy: &Value, kind: &str) -> Option<Value> {
+    let &(kind, group, template) = POD_CONTROLLERS.iter().find(|(k, _, _)| *k == kind)?;
+    let spec = policy.get("spec")?;
+    let rules: Vec<&Value> = spec
+        .pointer("/matchConstraints/resourceRules")
+        .and_then(Value::as_array)?
+        .iter()
+        .collect();
+    let pods_only = !rules.is_empty()
+        && rules.iter().all(|r| {
+            let resources: Vec<&str> = list(r, "resources").filter_map(Value::as_str).collect();
+            resources == ["pods"]
+        });
+    if !pods_only {
+        return None;
+    }
+    if let Some(wanted) = spec
+        .pointer("/autogen/podControllers/controllers")
+        .and_then(Value::as_array)
+        && !wanted
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|c| c.eq_ignore_ascii_case(kind) || c == plural(kind))
+    {
+        return None;
+    }
+    let operations = rules[0].get("operations").cloned().unwrap_or(json!([]));
+    let mut copy = policy.clone();
+    let cspec = &mut copy["spec"];
+    cspec["matchConstraints"] = json!({"resourceRules": [{
+        "apiGroups": [group], "apiVersions": ["v1"],
+        "resources": [plural(kind)], "operations": operations}]});
+    for key in ["matchConditions", "variables", "validations"] {
+        if let Some(v) = cspec.get_mut(key) {
+            retarget_expressions(v, template);
+        }
+    }
+    Some(copy)
+}
+
+/// Moves `object.spec`/`object.metadata` (and `oldObject.…`) to the Pod template in
+/// every string of `v`; the controller's own `metadata.name`/`metadata.namespace` stay.
+fn retarget_expressions(v: &mut Value, template: &str) {
+    match v {
+        Value::String(s) => *s = retarget(s, template),
+        Value::Array(a) => a.iter_mut().for_each(|x| retarget_expressions(x, template)),
+        Value::Object(m) => m
+            .values_mut()
+            .for_each(|x| retarget_expressions(x, template)),
+        _ => {}
+    }
+}
+
+fn retarget(expr: &str, template: &str) -> String {
+    let mut out = String::with_capacity(expr.len() + 32);
+    let mut rest = expr;
+    while let Some(i) = rest.find("bject.") {
+        // `object.` or `oldObject.`, not a longer identifier.
+        let start = if rest[..i].ends_with('o') {
+            i - 1
+        } else if rest[..i].ends_with("oldO") {
+            i - 4
+        } else {
+            out.push_str(&rest[..i + 6]);
+            rest = &rest[i + 6..];
+            continue;
+        };
+        let ident_before = rest[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let after = &rest[i + 6..];
+        let field = ["spec", "metadata"].into_iter().find(|f| {
+            after.starts_with(f)
+                && !after[f.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        });
+        out.push_str(&rest[..i + 6]);
+        rest = after;
+        let Some(field) = field.filter(|_| !ident_before) else {
+            continue;
+        };
+        let tail = &after[field.len()..];
+        let protected = field == "metadata"
+            && [".name", ".namespace"].iter().any(|p| {
+                tail.starts_with(p)
+                    && !tail[p.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            });
+        if !protected {
+            out.push_str(template);
+            out.push('.');
+        }
+        out.push_str(field);
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `messageExpression` when it yields a non-empty string, else `message`, else the
@@ -1515,6 +1695,166 @@ mod tests {
             CelVerdict::Unsupported(why) => assert!(why.contains("authorizer"), "{why}"),
             other => panic!("authorizer: {other:?}"),
         }
+    }
+
+    fn vpol(spec: Value) -> Value {
+        let mut spec = spec;
+        spec["matchConstraints"] = json!({"resourceRules": [{
+            "apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}]});
+        json!({"apiVersion": "policies.kyverno.io/v1alpha1", "kind": "ValidatingPolicy",
+               "metadata": {"name": "vp"}, "spec": spec})
+    }
+
+    fn pod_spec(host_network: bool) -> Value {
+        json!({"hostNetwork": host_network, "containers": [{"name": "c", "image": "nginx"}]})
+    }
+
+    /// (case, policy, object, expected)
+    type VpolCase = (&'static str, Value, Value, Applied);
+
+    #[test]
+    fn validating_policies_and_their_autogen_copies() {
+        let no_host = json!({"validations": [
+            {"expression": "object.spec.?hostNetwork.orValue(false) == false", "message": "no"}]});
+        let pod = |h: bool| {
+            json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "a"}, "spec": pod_spec(h)})
+        };
+        let deployment = |h: bool| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "a"},
+            "spec": {"template": {"metadata": {"labels": {"app": "x"}}, "spec": pod_spec(h)}}})
+        };
+        let cronjob = |h: bool| {
+            json!({"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": "c", "namespace": "a"},
+            "spec": {"jobTemplate": {"spec": {"template": {"spec": pod_spec(h)}}}}})
+        };
+        let mut only_deployments = no_host.clone();
+        only_deployments["autogen"] = json!({"podControllers": {"controllers": ["Deployment"]}});
+        // The controller's own name stays; its labels move to the template's.
+        let named = json!({"validations": [{"expression":
+            "object.metadata.name != 'bad' && object.metadata.labels.app == 'x'"}]});
+        let mut namespaced = vpol(no_host.clone());
+        namespaced["kind"] = json!("NamespacedValidatingPolicy");
+        namespaced["metadata"]["namespace"] = json!("other");
+        let cases: Vec<VpolCase> = vec![
+            (
+                "pod passes",
+                vpol(no_host.clone()),
+                pod(false),
+                Applied::Passed,
+            ),
+            (
+                "pod fails",
+                vpol(no_host.clone()),
+                pod(true),
+                Applied::Failed,
+            ),
+            (
+                "deployment by autogen",
+                vpol(no_host.clone()),
+                deployment(true),
+                Applied::Failed,
+            ),
+            (
+                "deployment passes",
+                vpol(no_host.clone()),
+                deployment(false),
+                Applied::Passed,
+            ),
+            (
+                "cronjob by autogen",
+                vpol(no_host.clone()),
+                cronjob(true),
+                Applied::Failed,
+            ),
+            (
+                "controllers limited",
+                vpol(only_deployments.clone()),
+                cronjob(true),
+                Applied::NotMatched,
+            ),
+            (
+                "listed controller",
+                vpol(only_deployments),
+                deployment(true),
+                Applied::Failed,
+            ),
+            (
+                "template labels, own name",
+                vpol(named),
+                deployment(false),
+                Applied::Passed,
+            ),
+            (
+                "another namespace's policy",
+                namespaced,
+                pod(true),
+                Applied::NotMatched,
+            ),
+        ];
+        for (name, policy, obj, want) in cases {
+            let mut out = VapOutcome::default();
+            let got = evaluate_validating_policy(&[], &policy, &create(obj), &mut out);
+            assert_eq!(got, want, "{name}: {out:?}");
+        }
+        // Audit-only policies fail without denying.
+        let mut audit = vpol(no_host);
+        audit["spec"]["validationActions"] = json!(["Audit"]);
+        let mut out = VapOutcome::default();
+        let got = evaluate_validating_policy(&[], &audit, &create(pod(true)), &mut out);
+        assert_eq!(got, Applied::Failed);
+        assert!(out.denials.is_empty() && out.audits.len() == 1, "{out:?}");
+    }
+
+    #[test]
+    fn retargeting_moves_only_object_fields() {
+        for (from, to) in [
+            ("object.spec.x", "object.spec.template.spec.x"),
+            ("oldObject.spec.x", "oldObject.spec.template.spec.x"),
+            (
+                "object.metadata.labels",
+                "object.spec.template.metadata.labels",
+            ),
+            ("object.metadata.name", "object.metadata.name"),
+            ("object.metadata.namespace", "object.metadata.namespace"),
+            (
+                "object.metadata.names",
+                "object.spec.template.metadata.names",
+            ),
+            ("params.object.spec", "params.object.spec"),
+            ("myobject.spec", "myobject.spec"),
+            ("object.specs", "object.specs"),
+            (
+                "variables.x(object.spec)",
+                "variables.x(object.spec.template.spec)",
+            ),
+        ] {
+            assert_eq!(retarget(from, "spec.template"), to, "{from}");
+        }
+    }
+
+    #[test]
+    fn cel_policy_exceptions() {
+        let exc = |expr: &str| {
+            json!({"apiVersion": "policies.kyverno.io/v1alpha1",
+            "kind": "PolicyException", "metadata": {"name": "e"},
+            "spec": {"matchConditions": [{"name": "c", "expression": expr}]}})
+        };
+        let req = create(deploy("test-ns", 1, json!({})));
+        assert_eq!(
+            exception_applies(&exc("object.metadata.namespace == 'test-ns'"), &req),
+            Ok(true)
+        );
+        assert_eq!(
+            exception_applies(&exc("object.metadata.namespace == 'x'"), &req),
+            Ok(false)
+        );
+        assert!(
+            exception_applies(&exc("resource.Get('v1', 'x', 'y', 'z') != null"), &req).is_err()
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub struct Row {
     pub reason: String,
     /// `classic` (ClusterPolicy/Policy evaluable offline), `vap` (a
     /// ValidatingAdmissionPolicy, measured apart), `cel` (a `validate.cel` rule, measured
-    /// apart), or why a row is outside them: `other-kind`, `registry`, `cluster`.
+    /// apart), `vpol` (a Kyverno ValidatingPolicy, measured apart), or why a row is outside them: `other-kind`, `registry`, `cluster`.
     pub scope: &'static str,
 }
 
@@ -515,6 +515,26 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                 rows.push(out);
                 continue;
             }
+            let is_vpol = |o: &Value| {
+                matches!(
+                    o.get("kind").and_then(Value::as_str),
+                    Some("ValidatingPolicy" | "NamespacedValidatingPolicy")
+                ) && o.pointer("/metadata/name").and_then(Value::as_str) == Some(policy_name)
+            };
+            let vpol_flagged = flag_reason.is_none_or(|w| w.starts_with("ValidatingPolicy"));
+            if vpol_flagged && let Some(vpol) = policy_objs.iter().find(|o| is_vpol(o)) {
+                let ctx = VapRow {
+                    objects: &vap_objs,
+                    policy: vpol,
+                    resources: &resources,
+                    cluster: &opts.cluster,
+                    values: &values,
+                    user: &user,
+                };
+                vpol_row(&mut out, row, &ctx, row_ns, &opts.exceptions);
+                rows.push(out);
+                continue;
+            }
             if let Some(why) = flag_reason.or_else(|| other_kinds.get(policy_name).copied()) {
                 out.reason = why.to_string();
                 out.scope = "other-kind";
@@ -618,57 +638,8 @@ struct VapRow<'a> {
 fn vap_row(out: &mut Row, row: &Value, ctx: &VapRow<'_>, row_ns: Option<&str>) {
     use crate::offline::vap;
     out.scope = "vap";
-    let (ns, rname) = match out.resource.rsplit_once('/') {
-        Some((n, r)) => (Some(n.to_string()), r.to_string()),
-        None => (row_ns.map(str::to_string), out.resource.clone()),
-    };
-    let Some(resource) = ctx.resources.iter().find(|r| {
-        r.pointer("/metadata/name").and_then(Value::as_str) == Some(rname.as_str())
-            && (out.kind.is_empty()
-                || r.get("kind").and_then(Value::as_str) == Some(out.kind.as_str()))
-            && ns
-                .as_deref()
-                .is_none_or(|n| r.pointer("/metadata/namespace").and_then(Value::as_str) == Some(n))
-    }) else {
-        out.verdict = Verdict::Fail;
-        out.reason = format!(
-            "resource {} {} not found in the test's resources",
-            out.kind, out.resource
-        );
+    let Some(req) = admission_request(out, row, ctx, row_ns) else {
         return;
-    };
-    let namespace_object = match resource
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-    {
-        Some(ns) if resource.get("kind").and_then(Value::as_str) != Some("Namespace") => {
-            let mut labels = ctx.values.namespaces.get(ns).cloned().unwrap_or_default();
-            labels.insert("kubernetes.io/metadata.name".into(), ns.into());
-            vap::namespace_object(ctx.cluster.iter().chain(ctx.resources), ns, labels)
-        }
-        _ => Value::Null,
-    };
-    let operation = row
-        .get("operation")
-        .and_then(Value::as_str)
-        .unwrap_or("CREATE")
-        .to_string();
-    let (object, old_object) = if operation == "DELETE" {
-        (Value::Null, resource.clone())
-    } else {
-        (resource.clone(), Value::Null)
-    };
-    let req = vap::VapRequest {
-        operation,
-        object,
-        old_object,
-        namespace_object,
-        user: vap::VapUser {
-            username: ctx.user.username.clone(),
-            groups: ctx.user.groups.clone(),
-            ..Default::default()
-        },
-        ..Default::default()
     };
     let name = ctx
         .policy
@@ -698,6 +669,144 @@ fn vap_row(out: &mut Row, row: &Value, ctx: &VapRow<'_>, row_ns: Option<&str>) {
             .map(|b| vap::evaluate_binding(ctx.objects, ctx.policy, Some(b), &req, &mut outcome))
             .collect()
     };
+    settle(out, &applied, &outcome);
+}
+
+/// A Kyverno ValidatingPolicy row (scope `vpol`): the policy with its own actions, its
+/// autogen copy on Pod controllers, and the test's CEL `PolicyException`s (one whose
+/// conditions hold makes the row `skip`). Payloads other than Kubernetes objects
+/// (`evaluation.mode` JSON, HTTP, Envoy) are not evaluated.
+fn vpol_row(
+    out: &mut Row,
+    row: &Value,
+    ctx: &VapRow<'_>,
+    row_ns: Option<&str>,
+    exceptions: &[Value],
+) {
+    use crate::offline::vap;
+    out.scope = "vpol";
+    let mode = ctx
+        .policy
+        .pointer("/spec/evaluation/mode")
+        .and_then(Value::as_str)
+        .unwrap_or("Kubernetes");
+    if mode != "Kubernetes" {
+        out.reason =
+            format!("evaluation mode {mode} (non-Kubernetes payloads) is not evaluated offline");
+        return;
+    }
+    let Some(req) = admission_request(out, row, ctx, row_ns) else {
+        return;
+    };
+    let name = ctx
+        .policy
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    for e in exceptions.iter().filter(|e| {
+        text(e, "apiVersion").starts_with("policies.kyverno.io/")
+            && e.pointer("/spec/policyRefs")
+                .and_then(Value::as_array)
+                .is_some_and(|refs| refs.iter().any(|r| text(r, "name") == name))
+    }) {
+        match vap::exception_applies(e, &req) {
+            Ok(true) => {
+                out.actual = "skip".into();
+                out.reason = format!(
+                    "excepted by PolicyException {}",
+                    text(&e["metadata"], "name")
+                );
+                out.verdict = if out.expected == "skip" {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                };
+                return;
+            }
+            Ok(false) => {}
+            Err(why) => {
+                out.reason = why;
+                return;
+            }
+        }
+    }
+    let mut outcome = vap::VapOutcome::default();
+    let applied = vap::evaluate_validating_policy(ctx.objects, ctx.policy, &req, &mut outcome);
+    settle(out, &[applied], &outcome);
+}
+
+/// The admission request a CEL policy row is evaluated on; `None` (the row failed)
+/// when the test does not hold the resource.
+fn admission_request(
+    out: &mut Row,
+    row: &Value,
+    ctx: &VapRow<'_>,
+    row_ns: Option<&str>,
+) -> Option<crate::offline::vap::VapRequest> {
+    use crate::offline::vap;
+    let (ns, rname) = match out.resource.rsplit_once('/') {
+        Some((n, r)) => (Some(n.to_string()), r.to_string()),
+        None => (row_ns.map(str::to_string), out.resource.clone()),
+    };
+    let Some(resource) = ctx.resources.iter().find(|r| {
+        r.pointer("/metadata/name").and_then(Value::as_str) == Some(rname.as_str())
+            && (out.kind.is_empty()
+                || r.get("kind").and_then(Value::as_str) == Some(out.kind.as_str()))
+            && ns
+                .as_deref()
+                .is_none_or(|n| r.pointer("/metadata/namespace").and_then(Value::as_str) == Some(n))
+    }) else {
+        out.verdict = Verdict::Fail;
+        out.reason = format!(
+            "resource {} {} not found in the test's resources",
+            out.kind, out.resource
+        );
+        return None;
+    };
+    let namespace_object = match resource
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+    {
+        Some(ns) if resource.get("kind").and_then(Value::as_str) != Some("Namespace") => {
+            let mut labels = ctx.values.namespaces.get(ns).cloned().unwrap_or_default();
+            labels.insert("kubernetes.io/metadata.name".into(), ns.into());
+            vap::namespace_object(ctx.cluster.iter().chain(ctx.resources), ns, labels)
+        }
+        _ => Value::Null,
+    };
+    let operation = row
+        .get("operation")
+        .and_then(Value::as_str)
+        .unwrap_or("CREATE")
+        .to_string();
+    let (object, old_object) = if operation == "DELETE" {
+        (Value::Null, resource.clone())
+    } else {
+        (resource.clone(), Value::Null)
+    };
+    Some(vap::VapRequest {
+        operation,
+        object,
+        old_object,
+        namespace_object,
+        user: vap::VapUser {
+            username: ctx.user.username.clone(),
+            groups: ctx.user.groups.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+}
+
+/// A CEL policy row's result from how its policy applied: any failure fails the row,
+/// else an error is `error`, a pass `pass`, nothing matching `skip`; what the
+/// interpreter cannot evaluate leaves the row skipped with the reason.
+fn settle(
+    out: &mut Row,
+    applied: &[crate::offline::vap::Applied],
+    outcome: &crate::offline::vap::VapOutcome,
+) {
+    use crate::offline::vap;
     if let Some(e) = outcome.unsupported() {
         out.verdict = Verdict::Skipped;
         out.reason = e.message.clone();
