@@ -27,6 +27,9 @@ pub struct VapRequest {
     pub user: VapUser,
     pub dry_run: bool,
     pub sub_resource: String,
+    /// The objects Kyverno's `resource.get` reads in a ValidatingPolicy (a test's
+    /// cluster resources); `None` leaves the library out, as for a VAP.
+    pub cluster: Option<Arc<Vec<Value>>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -825,7 +828,44 @@ fn base_context<'a>(req: &VapRequest, params: &Value) -> Context<'a, 'a> {
     ctx.add_variable_from_value("request", to_cel(&request));
     ctx.add_variable_from_value("params", to_cel(params));
     ctx.add_variable_from_value("namespaceObject", to_cel(&req.namespace_object));
+    if let Some(cluster) = &req.cluster {
+        add_resource_library(&mut ctx, cluster.clone());
+    }
     ctx
+}
+
+/// Kyverno's `resource.get(apiVersion, resource, namespace, name)` over a fixed set of
+/// objects; one that is not there is an evaluation error, as a failed GET would be.
+fn add_resource_library(ctx: &mut Context<'_, '_>, cluster: Arc<Vec<Value>>) {
+    ctx.add_variable_from_value("resource", to_cel(&json!({})));
+    let get = move |This(_): This<cel::Value>,
+                    api_version: Arc<String>,
+                    resource: Arc<String>,
+                    namespace: Arc<String>,
+                    name: Arc<String>|
+          -> cel::ResolveResult {
+        cluster
+            .iter()
+            .find(|o| {
+                o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
+                    && plural(kind_of(o)) == *resource
+                    && name_of(o) == *name
+                    && o.pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        == *namespace
+            })
+            .map(to_cel)
+            .ok_or_else(|| {
+                ExecutionError::function_error(
+                    "resource.get",
+                    format!("{resource} \"{name}\" not found in namespace \"{namespace}\""),
+                )
+            })
+    };
+    // A fixed name that is no standard overload.
+    let added = ctx.add_function("get", get);
+    debug_assert!(added.is_ok(), "{added:?}");
 }
 
 /// The CEL environment: the standard library, its macros and optional values, and the
@@ -1834,6 +1874,33 @@ mod tests {
         ] {
             assert_eq!(retarget(from, "spec.template"), to, "{from}");
         }
+    }
+
+    #[test]
+    fn resource_get_reads_the_given_objects_only() {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "regs", "namespace": "default"}, "data": {"r": "ghcr.io"}});
+        let p = vpol(json!({"validations": [{"expression":
+            "resource.get('v1', 'configmaps', 'default', 'regs').data.r == 'ghcr.io'"}]}));
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "a"}, "spec": pod_spec(false)});
+        let run = |cluster: Option<Vec<Value>>| {
+            let mut req = create(pod.clone());
+            req.cluster = cluster.map(Arc::new);
+            let mut out = VapOutcome::default();
+            let applied = evaluate_validating_policy(&[], &p, &req, &mut out);
+            (applied, out)
+        };
+        assert_eq!(run(Some(vec![cm])).0, Applied::Passed);
+        // Missing: an evaluation error, which fails closed.
+        let (applied, out) = run(Some(vec![]));
+        assert_eq!(applied, Applied::Failed);
+        assert!(
+            out.unsupported().is_none() && out.errors[0].message.contains("not found"),
+            "{out:?}"
+        );
+        // Without the library (a VAP) the call cannot be evaluated: never a pass.
+        assert!(run(None).1.unsupported().is_some());
     }
 
     #[test]

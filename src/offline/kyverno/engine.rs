@@ -624,6 +624,7 @@ fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> (Ru
             .as_ref()
             .map(|s| s.name.clone())
             .unwrap_or_default(),
+        cluster: None,
     };
     let rule_message = rule.pointer("/validate/message").and_then(Value::as_str);
     let preconditions = rule.get("celPreconditions");

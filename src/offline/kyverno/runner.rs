@@ -161,6 +161,9 @@ pub(crate) struct Values {
     pub(crate) per_resource: BTreeMap<(String, String), Map<String, Value>>,
     pub(crate) per_rule: BTreeMap<(String, String), Map<String, Value>>,
     pub(crate) namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    /// Whole Namespace objects the values file states (`namespaces`), for CEL's
+    /// `namespaceObject`.
+    pub(crate) namespace_objects: Vec<Value>,
     /// Subresource kind (`Scale`) → its parent and name.
     pub(crate) subresources: BTreeMap<String, super::Subresource>,
 }
@@ -208,6 +211,7 @@ pub(crate) fn parse_values(doc: &Value) -> Values {
             },
         );
     }
+    v.namespace_objects = list(doc, "namespaces").cloned().collect();
     for ns in list(doc, "namespaceSelector") {
         let labels = map_at(ns, "labels")
             .iter()
@@ -695,9 +699,13 @@ fn vpol_row(
             format!("evaluation mode {mode} (non-Kubernetes payloads) is not evaluated offline");
         return;
     }
-    let Some(req) = admission_request(out, row, ctx, row_ns) else {
+    let Some(mut req) = admission_request(out, row, ctx, row_ns) else {
         return;
     };
+    // `resource.get` reads the test's cluster resources (and its resources).
+    req.cluster = Some(std::sync::Arc::new(
+        ctx.cluster.iter().chain(ctx.resources).cloned().collect(),
+    ));
     let name = ctx
         .policy
         .pointer("/metadata/name")
@@ -770,7 +778,8 @@ fn admission_request(
         Some(ns) if resource.get("kind").and_then(Value::as_str) != Some("Namespace") => {
             let mut labels = ctx.values.namespaces.get(ns).cloned().unwrap_or_default();
             labels.insert("kubernetes.io/metadata.name".into(), ns.into());
-            vap::namespace_object(ctx.cluster.iter().chain(ctx.resources), ns, labels)
+            let known = ctx.values.namespace_objects.iter();
+            vap::namespace_object(known.chain(ctx.cluster).chain(ctx.resources), ns, labels)
         }
         _ => Value::Null,
     };
