@@ -1,7 +1,8 @@
 //! Kubernetes ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1) evaluated
 //! in-process: binding and policy matching, params, matchConditions, variables and CEL
 //! validations, with the API server's actions, failure policy and denial text; also
-//! Kyverno's `validate.cel` rules, which run on the same evaluator. Pure and
+//! Kyverno's `validate.cel` rules and `ValidatingPolicy` (with its autogen copies for
+//! Pod controllers), which run on the same evaluator. Pure and
 //! synchronous; it must not touch the network, and what the CEL interpreter cannot do
 //! comes back as an `unsupported` error, never as an allow.
 

@@ -235,8 +235,9 @@ pub(crate) fn parse_user(doc: &Value) -> UserInfo {
 /// Kinds whose rows we report as skipped, and why.
 fn unsupported_kind(kind: &str) -> Option<&'static str> {
     Some(match kind {
+        // Evaluated (scope `vpol`) unless a row flags it as another kind.
         "ValidatingPolicy" | "NamespacedValidatingPolicy" => {
-            "ValidatingPolicy (CEL) is not evaluated offline"
+            "ValidatingPolicy named by a row flagged as another kind"
         }
         "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => {
             "ImageValidatingPolicy needs registry access"
@@ -301,7 +302,7 @@ const ROW_FLAGS: &[(&str, &str)] = &[
     ),
     (
         "isValidatingPolicy",
-        "ValidatingPolicy (CEL) is not evaluated offline",
+        "ValidatingPolicy not found among the test's policies",
     ),
     (
         "isImageValidatingPolicy",
@@ -456,6 +457,7 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
     }
     opts.cluster.extend(resources.iter().cloned());
     let mut cache: BTreeMap<(usize, String), EvalOut> = BTreeMap::new();
+    let readable = std::cell::OnceCell::new();
     let mut rows = Vec::new();
     for row in test
         .get("results")
@@ -535,7 +537,10 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                     values: &values,
                     user: &user,
                 };
-                vpol_row(&mut out, row, &ctx, row_ns, &opts.exceptions);
+                // Built once per file: `resource.get` reads the test's cluster (its
+                // cluster and context resources, and its resources).
+                let readable = readable.get_or_init(|| std::sync::Arc::new(opts.cluster.clone()));
+                vpol_row(&mut out, row, &ctx, row_ns, &opts.exceptions, readable);
                 rows.push(out);
                 continue;
             }
@@ -686,6 +691,7 @@ fn vpol_row(
     ctx: &VapRow<'_>,
     row_ns: Option<&str>,
     exceptions: &[Value],
+    readable: &std::sync::Arc<Vec<Value>>,
 ) {
     use crate::offline::vap;
     out.scope = "vpol";
@@ -702,10 +708,7 @@ fn vpol_row(
     let Some(mut req) = admission_request(out, row, ctx, row_ns) else {
         return;
     };
-    // `resource.get` reads the test's cluster resources (and its resources).
-    req.cluster = Some(std::sync::Arc::new(
-        ctx.cluster.iter().chain(ctx.resources).cloned().collect(),
-    ));
+    req.cluster = Some(readable.clone());
     let name = ctx
         .policy
         .pointer("/metadata/name")
