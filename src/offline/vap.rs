@@ -835,16 +835,24 @@ fn base_context<'a>(req: &VapRequest, params: &Value) -> Context<'a, 'a> {
     ctx
 }
 
-/// Kyverno's `resource.get(apiVersion, resource, namespace, name)` over a fixed set of
-/// objects; one that is not there is an evaluation error, as a failed GET would be.
+/// Kyverno's `resource.get(apiVersion, resource, namespace, name)` (also spelt
+/// `resource.Get`) over a fixed set of objects; one that is not there is an evaluation
+/// error, as a failed GET would be.
 fn add_resource_library(ctx: &mut Context<'_, '_>, cluster: Arc<Vec<Value>>) {
-    ctx.add_variable_from_value("resource", to_cel(&json!({})));
-    let get = move |This(_): This<cel::Value>,
+    // The receiver marks the library, so `Get` on anything else is not a lookup.
+    ctx.add_variable_from_value("resource", to_cel(&json!({RESOURCE_LIBRARY: true})));
+    let get = move |This(target): This<cel::Value>,
                     api_version: Arc<String>,
                     resource: Arc<String>,
                     namespace: Arc<String>,
                     name: Arc<String>|
           -> cel::ResolveResult {
+        if target != to_cel(&json!({RESOURCE_LIBRARY: true})) {
+            return Err(ExecutionError::function_error(
+                "get",
+                "only the `resource` library has `get` offline",
+            ));
+        }
         cluster
             .iter()
             .find(|o| {
@@ -864,10 +872,15 @@ fn add_resource_library(ctx: &mut Context<'_, '_>, cluster: Arc<Vec<Value>>) {
                 )
             })
     };
-    // A fixed name that is no standard overload.
-    let added = ctx.add_function("get", get);
-    debug_assert!(added.is_ok(), "{added:?}");
+    // Fixed names that are no standard overload.
+    let added = [
+        ctx.add_function("get", get.clone()),
+        ctx.add_function("Get", get),
+    ];
+    debug_assert!(added.iter().all(Result::is_ok), "{added:?}");
 }
+
+const RESOURCE_LIBRARY: &str = "kca.dev/resource-library";
 
 /// The CEL environment: the standard library, its macros and optional values, and the
 /// strings extension Kubernetes enables.
@@ -1882,7 +1895,9 @@ mod tests {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "regs", "namespace": "default"}, "data": {"r": "ghcr.io"}});
         let p = vpol(json!({"validations": [{"expression":
-            "resource.get('v1', 'configmaps', 'default', 'regs').data.r == 'ghcr.io'"}]}));
+            "resource.get('v1', 'configmaps', 'default', 'regs').data.r == 'ghcr.io' && \
+             resource.Get('v1', 'configmaps', 'default', 'regs') == \
+             resource.get('v1', 'configmaps', 'default', 'regs')"}]}));
         let pod = json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "p", "namespace": "a"}, "spec": pod_spec(false)});
         let run = |cluster: Option<Vec<Value>>| {
