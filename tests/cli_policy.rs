@@ -426,3 +426,125 @@ fn cel_rule_rows_are_evaluated_in_their_own_scope() {
         .code(1)
         .stdout(predicate::str::contains("no latest images"));
 }
+
+const VPOL: &str = r#"
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata:
+  name: vpol-latest
+spec:
+  validationActions: [Audit]
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [pods]
+  validations:
+  - expression: "object.spec.containers.all(c, !c.image.endsWith(':latest'))"
+    message: no latest
+---
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata:
+  name: vpol-lookup
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [pods]
+  validations:
+  - expression: "http.Get('https://example.com').body.ok"
+---
+apiVersion: policies.kyverno.io/v1
+kind: PolicyException
+metadata:
+  name: spare-bad-deploy
+spec:
+  policyRefs:
+  - name: vpol-latest
+    kind: ValidatingPolicy
+  matchConditions:
+  - name: named
+    expression: "object.metadata.name == 'spared'"
+"#;
+
+const CONTROLLERS: &str = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: bad-deploy
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: nginx:latest
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: spared
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: nginx:latest
+"#;
+
+#[test]
+fn validating_policy_rows_are_evaluated_in_their_own_scope() {
+    let dir = TempDir::new().expect("temp dir");
+    std::fs::write(dir.path().join("policy.yaml"), VPOL).unwrap();
+    std::fs::write(
+        dir.path().join("resources.yaml"),
+        format!("{RESOURCES}---{CONTROLLERS}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("kyverno-test.yaml"),
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\n\
+         policies: [policy.yaml]\nresources: [resources.yaml]\nexceptions: [policy.yaml]\n\
+         results:\n\
+         - {policy: vpol-latest, kind: Pod, resources: [good], result: pass, isValidatingPolicy: true}\n\
+         - {policy: vpol-latest, kind: Pod, resources: [bad], result: fail, isValidatingPolicy: true}\n\
+         - {policy: vpol-latest, kind: Deployment, resources: [bad-deploy], result: fail, isValidatingPolicy: true}\n\
+         - {policy: vpol-latest, kind: Deployment, resources: [spared], result: skip, isValidatingPolicy: true}\n\
+         - {policy: vpol-lookup, kind: Pod, resources: [good], result: pass, isValidatingPolicy: true}\n",
+    )
+    .unwrap();
+    let home = TempDir::new().unwrap();
+    let out = kca(home.path())
+        .args(["policy", "test", "--output", "json"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is JSON only");
+    let rows = v["rows"].as_array().unwrap();
+    let verdicts: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["verdict"].as_str().unwrap(), r["scope"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("pass", "vpol"),
+            ("pass", "vpol"),
+            ("pass", "vpol"),
+            ("pass", "vpol"),
+            ("skipped", "vpol")
+        ],
+        "{rows:?}"
+    );
+    // A library the offline interpreter lacks is a skip with its reason, never a pass.
+    assert!(
+        rows[4]["reason"].as_str().unwrap().contains("http.Get"),
+        "{rows:?}"
+    );
+}
