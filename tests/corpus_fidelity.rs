@@ -98,55 +98,52 @@ fn kyverno_expected_failures_still_fail() {
     }
 }
 
-/// Agreement on ValidatingAdmissionPolicy rows (scope `vap`), measured apart from the
-/// classic set; docs/FIDELITY.md records the figure.
-const MIN_VAP_AGREEMENT: f64 = 100.0;
-/// The corpus's VAP rows (30 when measured); fewer means rows fell out of the set.
-const MIN_VAP_ROWS: usize = 30;
+/// Floors for the sets measured apart from the classic one (docs/FIDELITY.md records
+/// each figure, rounded down): agreement in percent, with skipped rows counting against
+/// it, and the number of rows measured (fewer means rows fell out of the set).
+const VAP: Floor = Floor {
+    scope: "vap",
+    what: "ValidatingAdmissionPolicy",
+    min_agreement: 100.0,
+    min_rows: 30,
+};
+const CEL: Floor = Floor {
+    scope: "cel",
+    what: "validate.cel",
+    min_agreement: 100.0,
+    min_rows: 1183,
+};
+const VPOL: Floor = Floor {
+    scope: "vpol",
+    what: "ValidatingPolicy",
+    min_agreement: 96.7,
+    min_rows: 990,
+};
+
+struct Floor {
+    scope: &'static str,
+    what: &'static str,
+    min_agreement: f64,
+    min_rows: usize,
+}
 
 #[test]
 fn validating_admission_policy_rows_agree() {
-    let Some(root) = corpus().filter(|p| p.is_dir()) else {
-        say("skipped: corpus not found");
-        return;
-    };
-    let (mut agree, mut total) = (0usize, 0usize);
-    let mut worst = Vec::new();
-    for f in find_tests(std::slice::from_ref(&root)) {
-        for r in run_test(&f)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|r| r.scope == "vap")
-        {
-            total += 1;
-            if r.verdict == Verdict::Pass {
-                agree += 1;
-            } else {
-                worst.push(format!(
-                    "{} {} {}: {}",
-                    r.file, r.policy, r.resource, r.reason
-                ));
-            }
-        }
-    }
-    println!("vap rows {total}: agree {agree}");
-    assert!(total >= MIN_VAP_ROWS, "only {total} VAP rows; {worst:?}");
-    let agreement = 100.0 * agree as f64 / total as f64;
-    assert!(
-        agreement >= MIN_VAP_AGREEMENT,
-        "VAP agreement {agreement:.2}% fell below {MIN_VAP_AGREEMENT}%:\n{}",
-        worst.join("\n")
-    );
+    holds(&VAP);
 }
-
-/// Agreement on `validate.cel` rule rows (scope `cel`), measured apart from the classic
-/// set; docs/FIDELITY.md records the figure (rounded down). Skipped rows count against it.
-const MIN_CEL_AGREEMENT: f64 = 100.0;
-/// The corpus's `validate.cel` rows (1,183 when measured); fewer means rows fell out.
-const MIN_CEL_ROWS: usize = 1183;
 
 #[test]
 fn cel_rule_rows_agree() {
+    holds(&CEL);
+}
+
+#[test]
+fn validating_policy_rows_agree() {
+    holds(&VPOL);
+}
+
+/// Runs the corpus and checks one scope's rows against its floor.
+fn holds(floor: &Floor) {
     let Some(root) = corpus().filter(|p| p.is_dir()) else {
         say(&format!(
             "skipped: corpus not found at {}",
@@ -159,13 +156,14 @@ fn cel_rule_rows_agree() {
     let (mut agree, mut skipped, mut total) = (0usize, 0usize, 0usize);
     let mut worst = Vec::new();
     for f in find_tests(std::slice::from_ref(&root)) {
+        // Kyverno's own suite expects the tests under test-fail/ to fail.
         if f.components().any(|c| c.as_os_str() == "test-fail") {
             continue;
         }
         for r in run_test(&f)
             .unwrap_or_default()
             .into_iter()
-            .filter(|r| r.scope == "cel")
+            .filter(|r| r.scope == floor.scope)
         {
             total += 1;
             match r.verdict {
@@ -181,12 +179,19 @@ fn cel_rule_rows_agree() {
             }
         }
     }
-    println!("cel rows {total}: agree {agree}, skipped {skipped}");
-    assert!(total >= MIN_CEL_ROWS, "only {total} CEL rows; {worst:?}");
+    let (scope, what) = (floor.scope, floor.what);
+    println!("{scope} rows {total}: agree {agree}, skipped {skipped}");
+    assert!(
+        total >= floor.min_rows,
+        "only {total} {what} rows (expected at least {}):\n{}",
+        floor.min_rows,
+        worst.join("\n")
+    );
     let agreement = 100.0 * agree as f64 / total as f64;
     assert!(
-        agreement >= MIN_CEL_AGREEMENT,
-        "CEL agreement {agreement:.2}% fell below {MIN_CEL_AGREEMENT}%:\n{}",
+        agreement >= floor.min_agreement,
+        "{what} agreement {agreement:.2}% fell below {}%:\n{}",
+        floor.min_agreement,
         worst.join("\n")
     );
 }
@@ -196,54 +201,4 @@ fn cel_rule_rows_agree() {
 fn say(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-/// Agreement on Kyverno ValidatingPolicy rows (scope `vpol`), measured apart from the
-/// other sets; docs/FIDELITY.md records the figure (rounded down). Skipped rows count
-/// against it.
-const MIN_VPOL_AGREEMENT: f64 = 96.7;
-/// The corpus's ValidatingPolicy rows (990 when measured); fewer means rows fell out.
-const MIN_VPOL_ROWS: usize = 990;
-
-#[test]
-fn validating_policy_rows_agree() {
-    let Some(root) = corpus().filter(|p| p.is_dir()) else {
-        say(&format!(
-            "skipped: corpus not found at {}",
-            corpus()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        ));
-        return;
-    };
-    let (mut agree, mut skipped, mut total) = (0usize, 0usize, 0usize);
-    let mut worst = Vec::new();
-    for f in find_tests(std::slice::from_ref(&root)) {
-        if f.components().any(|c| c.as_os_str() == "test-fail") {
-            continue;
-        }
-        for r in run_test(&f)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|r| r.scope == "vpol")
-        {
-            total += 1;
-            match r.verdict {
-                Verdict::Pass => agree += 1,
-                Verdict::Skipped => skipped += 1,
-                Verdict::Fail => worst.push(format!(
-                    "{} {} {}: {}",
-                    r.file, r.policy, r.resource, r.reason
-                )),
-            }
-        }
-    }
-    println!("vpol rows {total}: agree {agree}, skipped {skipped}");
-    assert!(total >= MIN_VPOL_ROWS, "only {total} ValidatingPolicy rows");
-    let agreement = 100.0 * agree as f64 / total as f64;
-    assert!(
-        agreement >= MIN_VPOL_AGREEMENT,
-        "ValidatingPolicy agreement {agreement:.2}% fell below {MIN_VPOL_AGREEMENT}%:\n{}",
-        worst.join("\n")
-    );
 }
