@@ -2,5 +2,6 @@
 //! in-process. Pure and synchronous; no network.
 
 pub mod kyverno;
+pub mod labels;
 pub mod rbac;
 pub mod vap;

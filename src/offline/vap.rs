@@ -1075,40 +1075,8 @@ pub fn namespace_object<'a>(
     nso
 }
 
-fn labels_of(o: &Value) -> BTreeMap<String, String> {
-    o.pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// A Kubernetes label selector (`matchLabels` and `matchExpressions`); empty selects all.
-pub fn selector_matches(sel: &Value, labels: &BTreeMap<String, String>) -> bool {
-    let by_labels = sel
-        .get("matchLabels")
-        .and_then(Value::as_object)
-        .is_none_or(|want| {
-            want.iter()
-                .all(|(k, v)| labels.get(k).map(String::as_str) == v.as_str())
-        });
-    by_labels
-        && list(sel, "matchExpressions").all(|e| {
-            let key = e.get("key").and_then(Value::as_str).unwrap_or("");
-            let values: Vec<&str> = list(e, "values").filter_map(Value::as_str).collect();
-            let have = labels.get(key);
-            match e.get("operator").and_then(Value::as_str).unwrap_or("") {
-                "In" => have.is_some_and(|h| values.contains(&h.as_str())),
-                "NotIn" => have.is_none_or(|h| !values.contains(&h.as_str())),
-                "Exists" => have.is_some(),
-                "DoesNotExist" => have.is_none(),
-                _ => false,
-            }
-        })
-}
+use super::labels::labels_of;
+pub use super::labels::selector_matches;
 
 /// The policy's `matchConstraints` or a binding's `matchResources` against a request.
 /// A binding without resource rules does not narrow the policy's; a policy without any

@@ -4,14 +4,13 @@
 //! It does not match rules, evaluate rule-level preconditions or simulate
 //! `synchronize`/`generateExisting`, which only change later background behaviour.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value, json};
 
 use super::engine::{self, Options};
 use super::matching::selector_matches;
 use super::mutate::{context_failure, foreach_elements};
 use super::{Context, conditions, vars};
+use crate::offline::labels::labels_of;
 
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const CLONE_SOURCE: &str = "generate.kyverno.io/clone-source";
@@ -398,16 +397,6 @@ fn split_gvk(gvk: &str) -> (&str, &str) {
         Some((api_version, kind)) => (api_version, kind),
         None => ("", gvk),
     }
-}
-
-fn labels_of(object: &Value) -> BTreeMap<String, String> {
-    object
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-        .collect()
 }
 
 fn set_label(object: &mut Value, key: &str, value: &str) {

@@ -4,8 +4,6 @@
 //! synchronous: objects in, decisions out; it never reads files, talks to a cluster, or
 //! prints. Files are `manifest`'s and `validate`'s business, the CLI is `command`'s.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 pub mod aggregate;
@@ -135,7 +133,7 @@ impl Authorizer {
                             .and_then(Value::as_array)
                             .map(|sels| {
                                 sels.iter()
-                                    .map(aggregate::LabelSelector::from_json)
+                                    .map(crate::offline::labels::LabelSelector::from_json)
                                     .collect::<Result<Vec<_>, _>>()
                             })
                             .unwrap_or_else(|| Ok(Vec::new()))
@@ -146,7 +144,7 @@ impl Authorizer {
                         ));
                     }
                     let role = aggregate::Aggregable {
-                        labels: labels_of(meta),
+                        labels: crate::offline::labels::labels_of(o),
                         rules: rules_of(o),
                         selectors,
                         name,
@@ -522,17 +520,6 @@ fn rules_of(o: &Value) -> Vec<PolicyRule> {
     o.get("rules")
         .and_then(Value::as_array)
         .map(|rules| rules.iter().map(PolicyRule::from_json).collect())
-        .unwrap_or_default()
-}
-
-fn labels_of(meta: &Value) -> BTreeMap<String, String> {
-    meta.get("labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                .collect()
-        })
         .unwrap_or_default()
 }
 

@@ -5,7 +5,7 @@
 use crate::diag::Collector;
 use crate::yaml::{Node, Yaml};
 
-use super::aggregate::LabelSelector;
+use crate::offline::labels::LabelSelector;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 const RBAC_V1: &str = "rbac.authorization.k8s.io/v1";
