@@ -3,8 +3,9 @@
 //! checkout, or `KCA_CORPUS`); otherwise says so and passes.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
-use kca::offline::kyverno::runner::{Verdict, find_tests, run_test};
+use kca::offline::kyverno::runner::{Row, Verdict, find_tests, run_test};
 
 /// Agreement on classic rows, in percent, as recorded in docs/FIDELITY.md (rounded down).
 const MIN_AGREEMENT: f64 = 99.0;
@@ -20,40 +21,51 @@ fn corpus() -> Option<PathBuf> {
     Some(p)
 }
 
-#[test]
-fn corpus_agreement_does_not_drop() {
-    let Some(root) = corpus().filter(|p| p.is_dir()) else {
+/// The result rows of every corpus test file, run once for all the tests here; `None`
+/// (after saying so) when the corpus is absent. Kyverno's own suite expects the tests
+/// under test-fail/ to fail: they are left out here and checked on their own.
+fn corpus_rows() -> Option<&'static [Row]> {
+    static ROWS: OnceLock<Option<Vec<Row>>> = OnceLock::new();
+    let rows = ROWS.get_or_init(|| {
+        let root = corpus().filter(|p| p.is_dir())?;
+        let files = find_tests(std::slice::from_ref(&root));
+        assert!(
+            !files.is_empty(),
+            "no kyverno-test.yaml under {}",
+            root.display()
+        );
+        Some(
+            files
+                .iter()
+                .filter(|f| !f.components().any(|c| c.as_os_str() == "test-fail"))
+                .flat_map(|f| run_test(f).unwrap_or_default())
+                .collect(),
+        )
+    });
+    if rows.is_none() {
         say(&format!(
             "skipped: corpus not found at {}",
             corpus()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default()
         ));
-        return;
-    };
-    let files = find_tests(std::slice::from_ref(&root));
-    assert!(
-        !files.is_empty(),
-        "no kyverno-test.yaml under {}",
-        root.display()
-    );
+    }
+    rows.as_deref()
+}
+
+#[test]
+fn corpus_agreement_does_not_drop() {
+    let Some(rows) = corpus_rows() else { return };
     let (mut agree, mut disagree, mut skipped) = (0usize, 0usize, 0usize);
     let mut worst = Vec::new();
-    for f in &files {
-        // Kyverno's own suite expects the tests under test-fail/ to fail.
-        if f.components().any(|c| c.as_os_str() == "test-fail") {
-            continue;
-        }
-        let rows = run_test(f).unwrap_or_default();
-        for r in rows.iter().filter(|r| r.scope == "classic") {
-            match r.verdict {
-                Verdict::Pass => agree += 1,
-                Verdict::Fail => {
-                    disagree += 1;
-                    worst.push(format!("{} {}/{} {}", r.file, r.policy, r.rule, r.resource));
-                }
-                Verdict::Skipped => skipped += 1,
+    for r in rows.iter().filter(|r| r.scope == "classic") {
+        match r.verdict {
+            Verdict::Pass => agree += 1,
+            Verdict::Fail => {
+                disagree += 1;
+                worst.push(format!("{} {}/{} {}", r.file, r.policy, r.rule, r.resource));
             }
+            Verdict::Skipped => skipped += 1,
         }
     }
     let total = (agree + disagree + skipped) as f64;
@@ -144,39 +156,21 @@ fn validating_policy_rows_agree() {
 
 /// Runs the corpus and checks one scope's rows against its floor.
 fn holds(floor: &Floor) {
-    let Some(root) = corpus().filter(|p| p.is_dir()) else {
-        say(&format!(
-            "skipped: corpus not found at {}",
-            corpus()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        ));
-        return;
-    };
+    let Some(rows) = corpus_rows() else { return };
     let (mut agree, mut skipped, mut total) = (0usize, 0usize, 0usize);
     let mut worst = Vec::new();
-    for f in find_tests(std::slice::from_ref(&root)) {
-        // Kyverno's own suite expects the tests under test-fail/ to fail.
-        if f.components().any(|c| c.as_os_str() == "test-fail") {
-            continue;
+    for r in rows.iter().filter(|r| r.scope == floor.scope) {
+        total += 1;
+        match r.verdict {
+            Verdict::Pass => agree += 1,
+            Verdict::Skipped => skipped += 1,
+            Verdict::Fail => {}
         }
-        for r in run_test(&f)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|r| r.scope == floor.scope)
-        {
-            total += 1;
-            match r.verdict {
-                Verdict::Pass => agree += 1,
-                Verdict::Skipped => skipped += 1,
-                Verdict::Fail => {}
-            }
-            if r.verdict != Verdict::Pass {
-                worst.push(format!(
-                    "{} {}/{} {}: {}",
-                    r.file, r.policy, r.rule, r.resource, r.reason
-                ));
-            }
+        if r.verdict != Verdict::Pass {
+            worst.push(format!(
+                "{} {}/{} {}: {}",
+                r.file, r.policy, r.rule, r.resource, r.reason
+            ));
         }
     }
     let (scope, what) = (floor.scope, floor.what);
