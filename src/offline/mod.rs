@@ -3,5 +3,6 @@
 
 pub mod kyverno;
 pub mod labels;
+pub mod manifest;
 pub mod rbac;
 pub mod vap;

@@ -97,7 +97,7 @@ fn test(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         return Ok(exit);
     }
     if ctx.settings.output == OutputFormat::Junit {
-        ctx.printer.out(&junit(&rows, &errors));
+        ctx.printer.out(junit(&rows, &errors).trim_end());
         return Ok(exit);
     }
     let p = &ctx.printer;
@@ -158,67 +158,50 @@ fn test(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
 
 /// JUnit XML for CI systems: one suite per test file, one case per row.
 fn junit(rows: &[Row], errors: &[String]) -> String {
-    let esc = |t: &str| {
-        t.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
+    use crate::junit::{Case, Outcome, Suite, render};
     let mut files: Vec<&str> = rows.iter().map(|r| r.file.as_str()).collect();
     files.dedup();
-    let mut out = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kca policy test\">\n",
-    );
-    for f in files {
-        let mine: Vec<&Row> = rows.iter().filter(|r| r.file == f).collect();
-        let failures = mine.iter().filter(|r| r.verdict == Verdict::Fail).count();
-        let skipped = mine
-            .iter()
-            .filter(|r| r.verdict == Verdict::Skipped)
-            .count();
-        out.push_str(&format!(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\">\n",
-            esc(f),
-            mine.len()
-        ));
-        for r in mine {
-            let name = format!("{}/{} {} {}", r.policy, r.rule, r.kind, r.resource);
-            out.push_str(&format!(
-                "    <testcase classname=\"{}\" name=\"{}\"",
-                esc(f),
-                esc(&name)
-            ));
-            match r.verdict {
-                Verdict::Pass => out.push_str("/>\n"),
-                Verdict::Fail => out.push_str(&format!(
-                    ">\n      <failure message=\"expected {}, got {}\">{}</failure>\n    </testcase>\n",
-                    esc(&r.expected),
-                    esc(&r.actual),
-                    esc(&r.reason)
-                )),
-                Verdict::Skipped => out.push_str(&format!(
-                    ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                    esc(&r.reason)
-                )),
-            }
-        }
-        out.push_str("  </testsuite>\n");
-    }
-    for e in errors {
-        out.push_str(&format!(
-            "  <testsuite name=\"error\" tests=\"1\" failures=\"1\">\n    <testcase name=\"load\">\n      <failure message=\"{}\"/>\n    </testcase>\n  </testsuite>\n",
-            esc(e)
-        ));
-    }
-    out.push_str("</testsuites>");
-    out
+    let mut suites: Vec<Suite> = files
+        .into_iter()
+        .map(|f| Suite {
+            name: f.to_string(),
+            cases: rows
+                .iter()
+                .filter(|r| r.file == f)
+                .map(|r| Case {
+                    name: format!("{}/{} {} {}", r.policy, r.rule, r.kind, r.resource),
+                    classname: f.to_string(),
+                    seconds: 0.0,
+                    outcome: match r.verdict {
+                        Verdict::Pass => Outcome::Passed,
+                        Verdict::Fail => {
+                            Outcome::Failed(format!("expected {}, got {}", r.expected, r.actual))
+                        }
+                        Verdict::Skipped => Outcome::Skipped(r.reason.clone()),
+                    },
+                    output: (r.verdict == Verdict::Fail && !r.reason.is_empty())
+                        .then(|| r.reason.clone()),
+                })
+                .collect(),
+        })
+        .collect();
+    suites.extend(errors.iter().map(|e| Suite {
+        name: "error".into(),
+        cases: vec![Case {
+            name: "load".into(),
+            classname: "kca.policy.test".into(),
+            seconds: 0.0,
+            outcome: Outcome::Error(e.clone()),
+            output: None,
+        }],
+    }));
+    render(&suites)
 }
 
 fn read_path(path: &Path) -> Result<Vec<Value>> {
     if path.is_dir() {
-        // A folder stands for every YAML file below it, like `kyverno apply`.
-        let mut files = Vec::new();
-        yaml_files(path, &mut files);
+        // A folder stands for every manifest file below it, like `kyverno apply`.
+        let files = crate::offline::manifest::files(&[path.to_path_buf()])?;
         let mut out = Vec::new();
         for f in files {
             out.extend(read_path(&f)?);
@@ -254,25 +237,6 @@ fn read_path(path: &Path) -> Result<Vec<Value>> {
         }
     }
     Ok(out)
-}
-
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            yaml_files(&p, out);
-        } else if p
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e == "yaml" || e == "yml")
-        {
-            out.push(p);
-        }
-    }
 }
 
 #[derive(Serialize)]

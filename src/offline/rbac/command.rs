@@ -5,11 +5,12 @@
 use serde::Serialize;
 
 use super::resource::Mapper;
-use super::{AccessRequest, Authorizer, Decision, impersonated, manifest, validate};
+use super::{AccessRequest, Authorizer, Decision, impersonated, validate};
 use crate::app::Ctx;
 use crate::cli::auth::{AuthCommand, CanIArgs};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
+use crate::offline::manifest;
 use crate::settings::OutputFormat;
 use crate::ui::Style;
 

@@ -8,7 +8,6 @@ use serde_json::Value;
 
 pub mod aggregate;
 pub mod command;
-pub mod manifest;
 pub mod resource;
 pub mod rule;
 pub mod validate;

@@ -1,4 +1,4 @@
-//! Reads `-f PATH…` into objects the way `kubectl apply -f` would see them: files or
+//! Reads manifest paths (`-f PATH…`, policy folders) the way `kubectl apply -f` would: files or
 //! folders (recursively *.yaml, *.yml, *.json, in name order), multi-document streams.
 //! Problems come back as `file:line:col` diagnostics, all at once; it never prints.
 
@@ -26,7 +26,7 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         } else {
             return Err(Error::usage(
                 format!("{}: no such file or folder", p.display()),
-                "check the path given to -f/--filename",
+                "check the path",
             ));
         }
     }
