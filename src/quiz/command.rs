@@ -415,10 +415,13 @@ fn record(store: &Store, quiz: &Quiz, report: &QuizReport, completed: bool) -> R
 
 fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
     let lang = ctx.settings.lang;
-    if let Some(id) = &args.quiz {
+    let quizzes = loaded(ctx);
+    // Only an id that did not load needs `find`, for its content error or suggestion.
+    if let Some(id) = &args.quiz
+        && !quizzes.iter().any(|q| &q.id == id)
+    {
         find(ctx, id)?;
     }
-    let quizzes = loaded(ctx);
     let progress: Progress = store.read(progress::FILE)?;
     let t = now();
     let due: Vec<_> = progress::due(&progress, args.quiz.as_deref(), t, usize::MAX)
