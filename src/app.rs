@@ -4,34 +4,10 @@
 use std::io::IsTerminal;
 
 use crate::cli::{Cli, Command};
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::settings::{self, Env, Settings};
-use crate::ui::Printer;
-
-/// What every command gets: the settings and the printer.
-pub struct Ctx {
-    pub settings: Settings,
-    pub printer: Printer,
-}
-
-impl Ctx {
-    pub fn new(settings: Settings) -> Self {
-        let printer = Printer::new(&settings);
-        Ctx { settings, printer }
-    }
-
-    /// Runs a future on a fresh multi-threaded runtime: async lives only where the
-    /// network is, so only commands that talk to a cluster start one.
-    pub fn block_on<F: std::future::Future>(&self, fut: F) -> F::Output {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("tokio runtime")
-            .block_on(fut)
-    }
-}
 
 pub fn settings_from(cli: &Cli, env: &Env) -> Settings {
     let g = &cli.global;

@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::app::Ctx;
 use crate::cli::cluster::{ClusterCommand, TargetArgs, UpArgs};
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::settings::OutputFormat;

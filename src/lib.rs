@@ -7,6 +7,7 @@ pub mod app;
 pub mod cli;
 pub mod cluster;
 pub mod content;
+pub mod ctx;
 pub mod diag;
 pub mod error;
 pub mod exit;

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::app::Ctx;
 use crate::cli::ValidateArgs;
 use crate::content::{self, Document};
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::settings::OutputFormat;

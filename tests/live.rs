@@ -809,7 +809,7 @@ async fn lab_cluster_marker_and_adopt() {
     let home = tempfile::tempdir().unwrap();
     let cli = kca::cli::Cli::try_parse_from(["kca", "validate"]).unwrap();
     let settings = kca::app::settings_from(&cli, &kca::settings::Env::default());
-    let ctx = kca::app::Ctx::new(settings);
+    let ctx = kca::ctx::Ctx::new(settings);
     let sel = kca::cluster::Selection {
         kubeconfig: Some(path.clone()),
         context: None,

@@ -1,8 +1,8 @@
 //! `kca lab …`: dispatches the lab commands and prints `verify`/`new` results.
 
 use super::{lifecycle, scaffold, verify};
-use crate::app::Ctx;
 use crate::cli::lab::{LabCommand, NewArgs, VerifyArgs};
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::settings::OutputFormat;

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::resource::Mapper;
 use super::{AccessRequest, Authorizer, Decision, impersonated, validate};
-use crate::app::Ctx;
 use crate::cli::auth::{AuthCommand, CanIArgs};
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::offline::manifest;
