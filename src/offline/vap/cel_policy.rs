@@ -256,3 +256,171 @@ fn place(item: &mut Value, namespace: &str) {
         meta.insert("namespace".into(), Value::String(namespace.to_string()));
     }
 }
+
+/// Every `MutatingPolicy` among `objects` on `req`, in the order given, each on the object
+/// the previous one produced: the object admission goes on with. `Err` names the policy
+/// that failed or that the interpreter cannot evaluate (never a silent pass).
+pub fn mutate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Value, String> {
+    let mut req = req.clone();
+    for policy in objects
+        .iter()
+        .filter(|o| matches!(kind_of(o), "MutatingPolicy" | "NamespacedMutatingPolicy"))
+    {
+        match evaluate_mutating_policy(policy, &req) {
+            CelPolicyOutcome::NotMatched => {}
+            CelPolicyOutcome::Applied(object) => req.object = object,
+            CelPolicyOutcome::Error(why) => {
+                return Err(format!(
+                    "MutatingPolicy `{}` failed: {why}",
+                    name_of(policy)
+                ));
+            }
+            CelPolicyOutcome::Unsupported(why) => {
+                return Err(format!(
+                    "MutatingPolicy `{}` cannot be evaluated offline: {why}",
+                    name_of(policy)
+                ));
+            }
+        }
+    }
+    Ok(req.object)
+}
+
+/// What every `GeneratingPolicy` among `objects` generates for the trigger in `req`.
+/// `Err` names the policy that failed or that the interpreter cannot evaluate.
+pub fn generate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    for policy in objects.iter().filter(|o| {
+        matches!(
+            kind_of(o),
+            "GeneratingPolicy" | "NamespacedGeneratingPolicy"
+        )
+    }) {
+        match evaluate_generating_policy(policy, req) {
+            CelPolicyOutcome::NotMatched => {}
+            CelPolicyOutcome::Applied(made) => out.extend(made),
+            CelPolicyOutcome::Error(why) => {
+                return Err(format!(
+                    "GeneratingPolicy `{}` failed: {why}",
+                    name_of(policy)
+                ));
+            }
+            CelPolicyOutcome::Unsupported(why) => {
+                return Err(format!(
+                    "GeneratingPolicy `{}` cannot be evaluated offline: {why}",
+                    name_of(policy)
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create(object: Value) -> VapRequest {
+        VapRequest {
+            operation: "CREATE".into(),
+            object,
+            ..Default::default()
+        }
+    }
+
+    fn pod(ns: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": ns},
+               "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    }
+
+    fn mpol(mutations: Value) -> Value {
+        json!({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy",
+               "metadata": {"name": "add-team"},
+               "spec": {
+                 "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["pods"]}]},
+                 "matchConditions": [{"name": "dev", "expression": "request.namespace == 'dev'"}],
+                 "variables": [{"name": "team", "expression": "'platform'"}],
+                 "mutations": mutations}})
+    }
+
+    #[test]
+    fn a_mutating_policy_adds_a_label_with_an_apply_configuration() {
+        let policy = mpol(
+            json!([{"patchType": "ApplyConfiguration", "applyConfiguration": {
+            "expression": "Object{metadata: Object.metadata{labels: {'team': variables.team}}}"}}]),
+        );
+        let CelPolicyOutcome::Applied(out) = evaluate_mutating_policy(&policy, &create(pod("dev")))
+        else {
+            panic!("not applied");
+        };
+        assert_eq!(out["metadata"]["labels"], json!({"team": "platform"}));
+        assert_eq!(
+            out["spec"],
+            pod("dev")["spec"],
+            "the rest of the object stays"
+        );
+        assert_eq!(
+            evaluate_mutating_policy(&policy, &create(pod("prod"))),
+            CelPolicyOutcome::NotMatched
+        );
+    }
+
+    #[test]
+    fn a_mutating_policy_applies_json_patches_in_order() {
+        let policy = mpol(json!([
+            {"patchType": "JSONPatch", "jsonPatch": {"expression":
+                "[JSONPatch{op: 'add', path: '/metadata/labels', value: {}}]"}},
+            {"patchType": "JSONPatch", "jsonPatch": {"expression":
+                "[JSONPatch{op: 'add', path: '/metadata/labels/' + jsonpatch.escapeKey('a/b'), value: string(size(object.metadata.labels))}]"}},
+        ]));
+        let CelPolicyOutcome::Applied(out) = evaluate_mutating_policy(&policy, &create(pod("dev")))
+        else {
+            panic!("not applied");
+        };
+        assert_eq!(out["metadata"]["labels"], json!({"a/b": "0"}));
+    }
+
+    #[test]
+    fn what_cannot_be_evaluated_is_unsupported_never_applied() {
+        let policy = mpol(
+            json!([{"patchType": "ApplyConfiguration", "applyConfiguration": {
+            "expression": "Object{metadata: Object.metadata{labels: {'x': image('nginx').registry()}}}"}}]),
+        );
+        assert!(matches!(
+            evaluate_mutating_policy(&policy, &create(pod("dev"))),
+            CelPolicyOutcome::Unsupported(_)
+        ));
+        let gpol = json!({"kind": "GeneratingPolicy", "metadata": {"name": "g"}, "spec": {
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["namespaces"]}]},
+            "generate": [{"template": {"value": "kind: ConfigMap"}}]}});
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
+        assert!(matches!(
+            evaluate_generating_policy(&gpol, &create(ns)),
+            CelPolicyOutcome::Unsupported(_)
+        ));
+    }
+
+    #[test]
+    fn a_generating_policy_creates_a_network_policy_in_each_new_namespace() {
+        let gpol = json!({"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy",
+            "metadata": {"name": "default-deny"}, "spec": {
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["namespaces"]}]},
+            "variables": [{"name": "np", "expression":
+                "[{'apiVersion': 'networking.k8s.io/v1', 'kind': 'NetworkPolicy', 'metadata': {'name': 'default-deny'}, 'spec': {'podSelector': {}, 'policyTypes': ['Ingress']}}]"}],
+            "generate": [{"expression": "generator.Apply(object.metadata.name, variables.np)"}]}});
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
+        let CelPolicyOutcome::Applied(made) = evaluate_generating_policy(&gpol, &create(ns)) else {
+            panic!("not applied");
+        };
+        assert_eq!(made.len(), 1);
+        assert_eq!(made[0]["kind"], "NetworkPolicy");
+        assert_eq!(made[0]["metadata"]["namespace"], "team-a");
+        assert_eq!(
+            evaluate_generating_policy(&gpol, &create(pod("dev"))),
+            CelPolicyOutcome::NotMatched
+        );
+    }
+}

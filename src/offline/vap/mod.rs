@@ -22,7 +22,10 @@ use cel::{Context, Env, ExecutionError, Program};
 use serde_json::{Value, json};
 
 use cel_env::*;
-pub use cel_policy::{CelPolicyOutcome, evaluate_generating_policy, evaluate_mutating_policy};
+pub use cel_policy::{
+    CelPolicyOutcome, evaluate_generating_policy, evaluate_mutating_policy, generate_with_policies,
+    mutate_with_policies,
+};
 pub use kyverno::{
     CelVerdict, evaluate_kyverno_cel, evaluate_validating_policy, exception_applies,
 };
