@@ -37,7 +37,9 @@ pub struct Row {
     pub reason: String,
     /// `classic` (ClusterPolicy/Policy evaluable offline), `vap` (a
     /// ValidatingAdmissionPolicy, measured apart), `cel` (a `validate.cel` rule, measured
-    /// apart), `vpol` (a Kyverno ValidatingPolicy, measured apart), or why a row is outside them: `other-kind`, `registry`, `cluster`.
+    /// apart), `vpol` (a Kyverno ValidatingPolicy, measured apart), `mpol`/`gpol` (a Kyverno
+    /// MutatingPolicy/GeneratingPolicy, measured apart), or why a row is outside them:
+    /// `other-kind`, `registry`, `cluster`.
     pub scope: &'static str,
 }
 
