@@ -16,6 +16,7 @@ pub mod pss;
 pub mod quantity;
 pub mod runner;
 pub mod smp;
+pub mod validation;
 pub mod vars;
 pub mod x509;
 
