@@ -2,6 +2,7 @@
 //! verdicts. Pure and synchronous; it never talks to a cluster or a registry.
 
 pub mod autogen;
+pub mod background;
 pub mod command;
 pub mod conditions;
 pub mod context;
@@ -135,6 +136,8 @@ pub struct Response {
     /// The object after all mutate rules.
     pub patched: Value,
     pub generated: Vec<Value>,
+    /// Generate rules the background controller could not carry out (permissions).
+    pub failed_requests: Vec<background::FailedRequest>,
 }
 
 /// Reads `ClusterPolicy`/`Policy` objects; anything else comes back as a skip reason.
