@@ -1,6 +1,6 @@
 //! Author warnings for quizzes: how far a learner who knows nothing gets by playing the
-//! test (always the longest choice, select every option, always "true", always the first
-//! position), and hints that hand over the answer. Pure: measures a loaded quiz with the
+//! test (always the longest choice, or the shortest once authors overcorrect; select every
+//! option; always "true"; always the first position), and hints that hand over the answer. Pure: measures a loaded quiz with the
 //! real grader and returns warnings; never an error, never printed here.
 //!
 //! The idea comes from item-writing guidance (the right option should not stand out by
@@ -28,9 +28,13 @@ pub const MAX_STRATEGY_SCORE: f64 = 0.40;
 pub struct Bias {
     /// Single questions whose correct choice is the strictly longest, in the worse language.
     pub longest_correct: usize,
+    /// … and the strictly shortest.
+    pub shortest_correct: usize,
     pub singles: usize,
     /// Single → the longest choice; multi → every choice at least as long as the average.
     pub longest: Option<f64>,
+    /// Single → the shortest choice; multi → every choice at most as long as the average.
+    pub shortest: Option<f64>,
     /// Multi → every choice.
     pub select_all: Option<f64>,
     /// True-false → always true.
@@ -61,19 +65,25 @@ pub fn measure(quiz: &Quiz) -> Bias {
         .iter()
         .filter(|q| matches!(q.kind, Kind::Single { .. }))
         .collect();
-    let longest_correct = [Lang::Ja, Lang::En]
-        .into_iter()
-        .map(|lang| singles.iter().filter(|q| longest_is_correct(q, lang)).count())
-        .max()
-        .unwrap_or(0);
-    let longest = [Lang::Ja, Lang::En]
-        .into_iter()
-        .filter_map(|lang| score(quiz, |q| longest_answer(q, lang)))
-        .fold(None, |a: Option<f64>, s| Some(a.map_or(s, |a| a.max(s))));
+    let extreme_correct = |end: End| {
+        [Lang::Ja, Lang::En]
+            .into_iter()
+            .map(|lang| singles.iter().filter(|q| is_correct(q, lang, end)).count())
+            .max()
+            .unwrap_or(0)
+    };
+    let by_length = |end: End| {
+        [Lang::Ja, Lang::En]
+            .into_iter()
+            .filter_map(|lang| score(quiz, |q| length_answer(q, lang, end)))
+            .fold(None, |a: Option<f64>, s| Some(a.map_or(s, |a| a.max(s))))
+    };
     Bias {
-        longest_correct,
+        longest_correct: extreme_correct(End::Longest),
+        shortest_correct: extreme_correct(End::Shortest),
         singles: singles.len(),
-        longest,
+        longest: by_length(End::Longest),
+        shortest: by_length(End::Shortest),
         select_all: score(quiz, |q| match &q.kind {
             Kind::Multi { choices, .. } => {
                 Some(Answer::Choices(choices.iter().map(|c| c.id.clone()).collect()))
@@ -106,7 +116,32 @@ fn len(t: &Text, lang: Lang) -> usize {
     t.get(lang).chars().count()
 }
 
-fn longest_is_correct(q: &Question, lang: Lang) -> bool {
+/// Which end of the length scale a test-wise learner bets on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Longest,
+    Shortest,
+}
+
+impl End {
+    /// Whether length `a` is strictly further towards this end than `b`.
+    fn beyond(self, a: usize, b: usize) -> bool {
+        match self {
+            End::Longest => a > b,
+            End::Shortest => a < b,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            End::Longest => "longest",
+            End::Shortest => "shortest",
+        }
+    }
+}
+
+/// Whether the correct choice of a single question is strictly the longest (or shortest).
+fn is_correct(q: &Question, lang: Lang, end: End) -> bool {
     let Kind::Single { choices } = &q.kind else {
         return false;
     };
@@ -116,15 +151,15 @@ fn longest_is_correct(q: &Question, lang: Lang) -> bool {
     let n = len(&right.text, lang);
     choices
         .iter()
-        .all(|c| c.correct || len(&c.text, lang) < n)
+        .all(|c| c.correct || end.beyond(n, len(&c.text, lang)))
 }
 
-fn longest_answer(q: &Question, lang: Lang) -> Option<Answer> {
+fn length_answer(q: &Question, lang: Lang, end: End) -> Option<Answer> {
     match &q.kind {
         Kind::Single { choices } => {
             let mut best: Option<&Choice> = None;
             for c in choices {
-                if best.is_none_or(|b| len(&c.text, lang) > len(&b.text, lang)) {
+                if best.is_none_or(|b| end.beyond(len(&c.text, lang), len(&b.text, lang))) {
                     best = Some(c);
                 }
             }
@@ -134,7 +169,10 @@ fn longest_answer(q: &Question, lang: Lang) -> Option<Answer> {
             let total: usize = choices.iter().map(|c| len(&c.text, lang)).sum();
             let picked = choices
                 .iter()
-                .filter(|c| len(&c.text, lang) * choices.len() >= total)
+                .filter(|c| {
+                    let scaled = len(&c.text, lang) * choices.len();
+                    scaled == total || end.beyond(scaled, total)
+                })
                 .map(|c| c.id.clone())
                 .collect();
             Some(Answer::Choices(picked))
@@ -148,26 +186,39 @@ fn pct(share: f64) -> String {
 }
 
 fn warn_longest(out: &mut Collector<'_>, quiz: &Quiz, bias: &Bias) {
-    if bias.singles < 3 || bias.longest_correct * 3 <= bias.singles {
-        return;
-    }
-    let ids: Vec<&str> = quiz
-        .questions
-        .iter()
-        .filter(|q| longest_is_correct(q, Lang::Ja) || longest_is_correct(q, Lang::En))
-        .map(|q| q.id.as_str())
-        .collect();
-    let at = first_pos(quiz, |q| ids.contains(&q.id.as_str()));
-    out.warning(
-        at,
-        format!(
-            "the correct choice is the longest in {} of {} single questions ({})",
+    for (end, count, hint) in [
+        (
+            End::Longest,
             bias.longest_correct,
-            bias.singles,
-            ids.join(", ")
+            "keep it to a third at most: shorten the right answer or give the distractors the same detail",
         ),
-        "keep it to a third at most: shorten the right answer or give the distractors the same detail",
-    );
+        (
+            End::Shortest,
+            bias.shortest_correct,
+            "keep it to a third at most: a right answer that is always the terse one gives itself away too",
+        ),
+    ] {
+        if bias.singles < 3 || count * 3 <= bias.singles {
+            continue;
+        }
+        let ids: Vec<&str> = quiz
+            .questions
+            .iter()
+            .filter(|q| is_correct(q, Lang::Ja, end) || is_correct(q, Lang::En, end))
+            .map(|q| q.id.as_str())
+            .collect();
+        let at = first_pos(quiz, |q| ids.contains(&q.id.as_str()));
+        out.warning(
+            at,
+            format!(
+                "the correct choice is the {} in {count} of {} single questions (ja or en: {})",
+                end.word(),
+                bias.singles,
+                ids.join(", ")
+            ),
+            hint,
+        );
+    }
 }
 
 fn warn_positions(out: &mut Collector<'_>, quiz: &Quiz) {
@@ -238,6 +289,11 @@ fn warn_strategies(out: &mut Collector<'_>, quiz: &Quiz, bias: &Bias) {
         (
             bias.longest,
             "always choosing the longest option",
+            "single and multi",
+        ),
+        (
+            bias.shortest,
+            "always choosing the shortest option",
             "single and multi",
         ),
         (bias.select_all, "selecting every option", "multi"),
@@ -377,7 +433,7 @@ mod tests {
             .map(|d| format!("{}:{} {}", d.pos.line, d.pos.col, d.message))
             .collect();
         let want = [
-            "8:5 the correct choice is the longest in 3 of 3 single questions (s1, s2, s3)",
+            "8:5 the correct choice is the longest in 3 of 3 single questions (ja or en: s1, s2, s3)",
             "8:5 the correct choice is at position 1 (a) in 3 of 3 single questions",
             "8:5 always choosing the longest option scores",
             "11:13 hint 1 of `s1` contains the answer",
@@ -402,7 +458,37 @@ mod tests {
         let (bias, warnings) = load("balanced.yaml", BALANCED);
         assert!(warnings.is_empty(), "{warnings:#?}");
         assert_eq!(bias.longest_correct, 0);
+        assert_eq!(bias.shortest_correct, 0);
         assert_eq!(bias.select_all, Some(0.0));
+    }
+
+    #[test]
+    fn overcorrecting_to_the_shortest_answer_is_a_bias_too() {
+        let single = |id: &str| {
+            format!(
+                "  - id: {id}\n    type: single\n    prompt: P\n    explanation: E\n    choices:\n      - {{id: a, text: a long wrong option, }}\n      - {{id: b, text: right, correct: true}}\n      - {{id: c, text: another long wrong one}}\n"
+            )
+        };
+        let src = format!(
+            "apiVersion: kca.dev/v1alpha1\nkind: Quiz\nmetadata: {{id: terse, title: T}}\npassMark: 50\nquestions:\n{}{}{}",
+            single("s1"),
+            single("s2"),
+            single("s3")
+        );
+        let (bias, warnings) = load("terse.yaml", &src);
+        assert_eq!(bias.shortest_correct, 3);
+        assert_eq!(bias.shortest, Some(1.0));
+        let got: Vec<&str> = warnings.iter().map(|d| d.message.as_str()).collect();
+        assert!(
+            got.iter()
+                .any(|m| m.starts_with("the correct choice is the shortest in 3 of 3")),
+            "{got:?}"
+        );
+        assert!(
+            got.iter()
+                .any(|m| m.starts_with("always choosing the shortest option scores 100 %")),
+            "{got:?}"
+        );
     }
 
     #[test]
