@@ -10,6 +10,8 @@ pub mod content;
 pub mod ctx;
 pub mod diag;
 pub mod error;
+pub mod escape;
+pub mod input;
 pub mod exit;
 pub mod junit;
 pub mod lab;

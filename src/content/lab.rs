@@ -486,18 +486,14 @@ fn file_refs(
 }
 
 fn check_template(d: &mut Decoder<'_>, at: Pos, src: &Path, tctx: &tera::Context) {
-    let Ok(text) = std::fs::read_to_string(src) else {
-        d.error(at, format!("cannot read {}", src.display()));
-        return;
+    let text = match crate::input::read_text(src) {
+        Ok(t) => t,
+        Err(e) => return d.error_hint(at, e.to_string(), e.hint()),
     };
-    if let Err(e) = tera::Tera::one_off(&text, tctx, false) {
+    if let Err(e) = crate::lab::template::render(&text, tctx) {
         d.error_hint(
             at,
-            format!(
-                "template {} does not render: {}",
-                src.display(),
-                error_chain(&e)
-            ),
+            format!("template {} does not render: {e}", src.display()),
             "templates know `lab`, `workspace`, `lab_dir` and the lab's `vars`; drop \
              `template: true` if the file is not a template",
         );
@@ -522,7 +518,7 @@ fn fixture_files(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Vec<String> {
     for n in list {
         let Some(path) = rel_path(d, n) else { continue };
         let src = dir.join(&path);
-        match std::fs::read_to_string(&src) {
+        match crate::input::read_text(&src) {
             Err(_) => d.error_hint(
                 n.pos,
                 format!("missing fixture file `{path}`"),
@@ -796,7 +792,7 @@ fn decode_probe(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option<Probe> {
         Yaml::Str(_) => {
             let path = rel_path(d, n)?;
             let src = dir.join(&path);
-            let Ok(text) = std::fs::read_to_string(&src) else {
+            let Ok(text) = crate::input::read_text(&src) else {
                 d.error_hint(
                     n.pos,
                     format!("missing probe file `{path}`"),
@@ -966,10 +962,10 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
     let run = run_node.map(|n| d.strings(n)).unwrap_or_default();
     if let Some(n) = run_node {
         for arg in run.iter().filter(|a| a.contains("{{")) {
-            if let Err(e) = tera::Tera::one_off(arg, tctx, false) {
+            if let Err(e) = crate::lab::template::render(arg, tctx) {
                 d.error_hint(
                     n.pos,
-                    format!("argument `{arg}` does not render: {}", error_chain(&e)),
+                    format!("argument `{arg}` does not render: {e}"),
                     "arguments know `lab`, `workspace`, `lab_dir` and the lab's `vars`",
                 );
             }
@@ -1070,7 +1066,7 @@ fn decode_mutant(
                 continue;
             };
             let src = dir.join(section).join(&path);
-            match std::fs::read_to_string(&src) {
+            match crate::input::read_text(&src) {
                 Ok(text) if text.contains(&find) => {}
                 Ok(_) => d.error_hint(
                     at,

@@ -24,24 +24,70 @@ pub enum Document {
 
 /// Reads and checks one content file: all its problems at once.
 pub fn load_file(path: &Path) -> Result<Document, Vec<Diagnostic>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
-            return Err(vec![file_problem(
-                path,
-                &format!("cannot read: {e}"),
-                "check the path",
-            )]);
+    let src = match crate::input::read_text(path) {
+        Ok(s) => s,
+        Err(e) => return Err(vec![file_problem(path, &e.to_string(), e.hint())]),
+    };
+    let loaded = load_str(path, &src);
+    // A lab's files must be its own: a link could copy any file of the instructor's or
+    // the learner's machine into a workspace, and a FIFO would block `lab start`.
+    let is_lab = match &loaded {
+        Ok(doc) => matches!(doc, Document::Lab(_)),
+        Err(_) => path.file_name().is_some_and(|n| n == "lab.yaml"),
+    };
+    let foreign = match path.parent() {
+        Some(dir) if is_lab => foreign_files(dir),
+        _ => Vec::new(),
+    };
+    match loaded {
+        Ok(_) if !foreign.is_empty() => Err(foreign),
+        Ok(doc) => Ok(doc),
+        Err(mut diags) => {
+            diags.extend(foreign);
+            Err(diags)
         }
-    };
-    let Ok(src) = String::from_utf8(bytes) else {
-        return Err(vec![file_problem(
-            path,
-            "not UTF-8 text",
-            "save the file as UTF-8",
-        )]);
-    };
-    load_str(path, &src)
+    }
+}
+
+/// Symbolic links and special files (FIFOs, devices, sockets) in a lab folder, each as a
+/// problem of the file itself.
+fn foreign_files(dir: &Path) -> Vec<Diagnostic> {
+    fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<Diagnostic>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let Ok(ty) = e.file_type() else { continue };
+            let path = e.path();
+            let rel = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+            let rel = crate::escape::escape(&rel).into_owned();
+            if ty.is_symlink() {
+                let to = std::fs::read_link(&path)
+                    .map(|t| crate::escape::path(&t))
+                    .unwrap_or_default();
+                out.push(file_problem(
+                    &path,
+                    &format!("`{rel}` is a symbolic link (to {to}); lab files must be regular files in the lab folder"),
+                    "copy the file into the lab folder instead of linking it",
+                ));
+            } else if ty.is_dir() {
+                if depth < 16 {
+                    walk(root, &path, depth + 1, out);
+                }
+            } else if !ty.is_file() {
+                out.push(file_problem(
+                    &path,
+                    &format!("`{rel}` is not a regular file (a FIFO, socket or device)"),
+                    "remove it from the lab folder",
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, 0, &mut out);
+    out
 }
 
 /// Checks a content text as if it were the file at `path`.
@@ -165,4 +211,33 @@ pub fn load_quizzes(content_dir: &Path) -> (Vec<quiz::Quiz>, Vec<Diagnostic>) {
     }
     quizzes.sort_by(|a, b| a.id.cmp(&b.id));
     (quizzes, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_and_fifos_in_a_lab_folder_are_refused_at_load() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = crate::lab::scaffold::new_lab(tmp.path(), "kca-links").unwrap();
+        assert!(load_file(&root.join("lab.yaml")).is_ok());
+        std::fs::remove_file(root.join("starter/README.md")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("starter/README.md")).unwrap();
+        let fifo = std::ffi::CString::new(
+            root.join("fixtures/extra.yaml")
+                .as_os_str()
+                .as_encoded_bytes(),
+        )
+        .unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let diags = load_file(&root.join("lab.yaml")).unwrap_err();
+        let text: String = diags.iter().map(|d| d.to_string()).collect();
+        assert!(
+            text.contains("`starter/README.md` is a symbolic link (to /etc/passwd)"),
+            "{text}"
+        );
+        assert!(text.contains("`fixtures/extra.yaml` is not a regular file"), "{text}");
+    }
 }
