@@ -58,7 +58,10 @@ mod tests {
         let name = "x.yaml\n\u{1b}[2J\u{1b}[32m✓ PASS\u{1b}[0m all checks";
         let out = escape(name);
         assert!(!out.contains('\n') && !out.contains('\u{1b}'), "{out}");
-        assert_eq!(out, "x.yaml\\n\\u{1b}[2J\\u{1b}[32m✓ PASS\\u{1b}[0m all checks");
+        assert_eq!(
+            out,
+            "x.yaml\\n\\u{1b}[2J\\u{1b}[32m✓ PASS\\u{1b}[0m all checks"
+        );
         assert_eq!(escape("ポリシー policy.yaml"), "ポリシー policy.yaml");
         assert!(matches!(escape("plain"), Cow::Borrowed(_)));
         assert_eq!(escape("a\u{202e}b"), "a\\u{202e}b");

@@ -244,12 +244,14 @@ mod tests {
             read_within(&ws, Path::new("alias.yaml")).unwrap(),
             b"a: 1".to_vec()
         );
-        for rel in ["leak.yaml", "up/secret.yaml", "dangling.yaml", "../secret.yaml"] {
+        for rel in [
+            "leak.yaml",
+            "up/secret.yaml",
+            "dangling.yaml",
+            "../secret.yaml",
+        ] {
             let e = read_within(&ws, Path::new(rel)).unwrap_err();
-            assert!(
-                matches!(e, ReadError::Outside { .. }),
-                "{rel}: {e}"
-            );
+            assert!(matches!(e, ReadError::Outside { .. }), "{rel}: {e}");
             assert!(!e.to_string().contains("SECRET"));
         }
         assert!(within(&ws, Path::new("sub/new.yaml")).is_ok());

@@ -61,7 +61,11 @@ fn foreign_files(dir: &Path) -> Vec<Diagnostic> {
         for e in entries {
             let Ok(ty) = e.file_type() else { continue };
             let path = e.path();
-            let rel = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             let rel = crate::escape::escape(&rel).into_owned();
             if ty.is_symlink() {
                 let to = std::fs::read_link(&path)
@@ -238,6 +242,9 @@ mod tests {
             text.contains("`starter/README.md` is a symbolic link (to /etc/passwd)"),
             "{text}"
         );
-        assert!(text.contains("`fixtures/extra.yaml` is not a regular file"), "{text}");
+        assert!(
+            text.contains("`fixtures/extra.yaml` is not a regular file"),
+            "{text}"
+        );
     }
 }

@@ -126,13 +126,7 @@ pub fn local(env: Env<'_>, check: &Check) -> Option<Outcome> {
             parses,
             kinds,
             matches,
-        } => Some(file(
-            env.workspace,
-            path,
-            *parses,
-            kinds,
-            matches.as_ref(),
-        )),
+        } => Some(file(env.workspace, path, *parses, kinds, matches.as_ref())),
         Spec::Command { .. } => Some(command(env, check)),
         _ => None,
     }
@@ -578,8 +572,8 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(o.detail.contains("leads outside the workspace"), "{o:?}");
         assert!(!o.detail.contains("SECRET-xyz"), "{o:?}");
-        let fifo = std::ffi::CString::new(ws.join("f.yaml").as_os_str().as_encoded_bytes())
-            .unwrap();
+        let fifo =
+            std::ffi::CString::new(ws.join("f.yaml").as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         let o = file(&ws, "f.yaml", true, &kinds, None);

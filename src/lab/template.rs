@@ -81,7 +81,11 @@ fn bounded_range(args: &HashMap<String, Value>) -> tera::Result<Value> {
                 .ok_or_else(|| tera::Error::msg(format!("`range` needs an `{name}` argument"))),
         }
     };
-    let (start, end, step) = (int("start", Some(0))?, int("end", None)?, int("step_by", Some(1))?);
+    let (start, end, step) = (
+        int("start", Some(0))?,
+        int("end", None)?,
+        int("step_by", Some(1))?,
+    );
     if step <= 0 {
         return Err(tera::Error::msg("`range`: `step_by` must be positive"));
     }
@@ -122,7 +126,9 @@ fn walk(nodes: &[Node], ctx: &Context, outer: u64) -> Result<u64, String> {
         let n = match node {
             Node::MacroDefinition(..) => return Err("macros are not available in starters".into()),
             Node::Extends(..) | Node::Include(..) | Node::ImportMacro(..) => {
-                return Err("`extends`, `include` and `import` are not available in starters".into());
+                return Err(
+                    "`extends`, `include` and `import` are not available in starters".into(),
+                );
             }
             Node::Set(_, set) if set.global => {
                 return Err("`set_global` is not available in starters; use `set`".into());
@@ -169,7 +175,11 @@ fn loop_bound(container: &Expr, ctx: &Context) -> u64 {
                 Some(ExprVal::Int(i)) => Some(*i),
                 _ => None,
             };
-            match (lit("start").or(Some(0)), lit("end"), lit("step_by").or(Some(1))) {
+            match (
+                lit("start").or(Some(0)),
+                lit("end"),
+                lit("step_by").or(Some(1)),
+            ) {
                 (Some(s), Some(e), Some(st)) if st > 0 => {
                     ((e.saturating_sub(s)).max(0) as u64).div_ceil(st as u64)
                 }
@@ -248,6 +258,10 @@ mod tests {
         for text in cases {
             assert!(render(text, &ctx()).is_err(), "{text}");
         }
-        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }

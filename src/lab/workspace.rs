@@ -398,11 +398,10 @@ mod tests {
             "kind: Secret\nmetadata: {name: SECRET-NAME-xyz}\n",
         )
         .unwrap();
-        std::os::unix::fs::symlink(tmp.path().join("secret.yaml"), ws.join("policy.yaml"))
-            .unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("secret.yaml"), ws.join("policy.yaml")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", ws.join("zero.yaml")).unwrap();
-        let fifo = std::ffi::CString::new(ws.join("pipe.yaml").as_os_str().as_encoded_bytes())
-            .unwrap();
+        let fifo =
+            std::ffi::CString::new(ws.join("pipe.yaml").as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         let start = std::time::Instant::now();
@@ -411,8 +410,14 @@ mod tests {
         assert!(m.objects.is_empty(), "{:?}", m.objects);
         let all = m.problems.join("\n");
         assert!(!all.contains("SECRET"), "{all}");
-        assert!(all.contains("policy.yaml leads outside the workspace"), "{all}");
-        assert!(all.contains("zero.yaml leads outside the workspace"), "{all}");
+        assert!(
+            all.contains("policy.yaml leads outside the workspace"),
+            "{all}"
+        );
+        assert!(
+            all.contains("zero.yaml leads outside the workspace"),
+            "{all}"
+        );
         assert!(all.contains("named pipe"), "{all}");
         // Archiving before a reset does not block on the FIFO either.
         archive(&ws, &tmp.path().join("state"), "l").unwrap();
