@@ -339,17 +339,12 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
             tasks.extend(decode_task(d, n, &dir, &tctx));
         }
     }
-    unique_ids(
-        d,
-        top.opt("tasks"),
-        "task",
-        tasks.iter().map(|t| t.id.as_str()),
-    );
+    unique_ids(d, "task", &item_ids(top.opt("tasks"), None));
+    unique_ids(d, "check", &item_ids(top.opt("tasks"), Some("checks")));
     let check_ids: Vec<&str> = tasks
         .iter()
         .flat_map(|t| t.checks.iter().map(|c| c.id.as_str()))
         .collect();
-    unique_ids(d, top.opt("tasks"), "check", check_ids.iter().copied());
     let sol_paths: BTreeSet<&str> = solution.iter().map(|f| f.path.as_str()).collect();
     let start_paths: BTreeSet<&str> = starter.iter().map(|f| f.path.as_str()).collect();
     let mut mutants = Vec::new();
@@ -365,12 +360,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
                 &start_paths,
             ));
         }
-        unique_ids(
-            d,
-            top.opt("mutants"),
-            "mutant",
-            mutants.iter().map(|m| m.id.as_str()),
-        );
+        unique_ids(d, "mutant", &item_ids(top.opt("mutants"), None));
     }
     let mut reset = Reset::default();
     if let Some(r) = top.opt("reset").and_then(|n| d.fields(n)) {
@@ -548,20 +538,37 @@ fn fixture_files(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Vec<String> {
     out
 }
 
-fn unique_ids<'a>(
-    d: &mut Decoder<'_>,
-    at: Option<&Node>,
-    what: &str,
-    ids: impl Iterator<Item = &'a str>,
-) {
-    let mut seen = BTreeSet::new();
-    for id in ids {
-        if !seen.insert(id) {
+/// The `id` nodes of the items of `list` (or, with `nested`, of the items of each item's
+/// `nested` list), so a duplicate is reported where it is written.
+fn item_ids<'n>(list: Option<&'n Node>, nested: Option<&str>) -> Vec<&'n Node> {
+    let items = |n: &'n Node| match &n.value {
+        Yaml::Seq(items) => items.as_slice(),
+        _ => &[],
+    };
+    let outer = list.map(items).unwrap_or_default();
+    match nested {
+        None => outer.iter().filter_map(|n| n.get("id")).collect(),
+        Some(key) => outer
+            .iter()
+            .filter_map(|n| n.get(key))
+            .flat_map(items)
+            .filter_map(|n| n.get("id"))
+            .collect(),
+    }
+}
+
+fn unique_ids(d: &mut Decoder<'_>, what: &str, ids: &[&Node]) {
+    let mut seen: std::collections::HashMap<&str, Pos> = Default::default();
+    for n in ids {
+        let Some(id) = n.as_str() else { continue };
+        if let Some(first) = seen.get(id) {
             d.error_hint(
-                at.map_or(Pos { line: 1, col: 1 }, |n| n.pos),
-                format!("duplicate {what} id `{id}`"),
+                n.pos,
+                format!("duplicate {what} id `{id}` (first at line {})", first.line),
                 format!("give every {what} its own id"),
             );
+        } else {
+            seen.insert(id, n.pos);
         }
     }
 }

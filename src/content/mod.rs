@@ -103,7 +103,7 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
             diags.error_hint(
                 e.pos,
                 format!("invalid YAML: {}", e.message),
-                "fix the YAML syntax at this position",
+                yaml::hint(src, &e),
             );
             return Err(diags.finish());
         }
@@ -137,7 +137,12 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
         }
         None => None,
     };
-    fields.finish(&mut d, "a content file");
+    // Name the kind, so that an unknown field says what it is not part of.
+    let context = match kind.as_deref() {
+        Some(k @ ("Quiz" | "Lab")) => format!("`{k}`"),
+        _ => "a content file".to_string(),
+    };
+    fields.finish(&mut d, &context);
     let diags = d.diags.finish();
     match doc {
         Some(doc) if diags.is_empty() => Ok(doc),
@@ -220,6 +225,65 @@ pub fn load_quizzes(content_dir: &Path) -> (Vec<quiz::Quiz>, Vec<Diagnostic>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lab_with(edit: impl Fn(String) -> String) -> (tempfile::TempDir, Vec<Diagnostic>, String) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = crate::lab::scaffold::new_lab(tmp.path(), "kca-diag").unwrap();
+        let path = root.join("lab.yaml");
+        let src = edit(std::fs::read_to_string(&path).unwrap());
+        std::fs::write(&path, &src).unwrap();
+        let diags = load_file(&path).unwrap_err();
+        (tmp, diags, src)
+    }
+
+    #[test]
+    fn a_duplicate_id_is_pointed_at_where_it_is_written() {
+        let (_tmp, diags, src) = lab_with(|s| s.replace("id: pod-denied", "id: policy-file"));
+        let d = diags
+            .iter()
+            .find(|d| d.message.contains("duplicate check id `policy-file`"))
+            .unwrap_or_else(|| panic!("{diags:?}"));
+        let line = src
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("id: policy-file"))
+            .nth(1)
+            .unwrap()
+            .0
+            + 1;
+        assert_eq!(d.pos.line, line, "{d}");
+        assert!(d.message.contains("(first at line"), "{d}");
+    }
+
+    #[test]
+    fn an_unknown_top_level_field_names_the_kind() {
+        let (_tmp, diags, _) = lab_with(|s| s.replace("tasks:", "taks: []\ntasks:"));
+        let d = diags.iter().find(|d| d.message.contains("taks")).unwrap();
+        assert_eq!(d.message, "unknown field `taks` in `Lab`");
+        assert_eq!(d.hint.as_deref(), Some("did you mean `tasks`?"));
+    }
+
+    #[test]
+    fn a_tab_in_the_indentation_says_use_spaces() {
+        let diags = load_str(Path::new("q.yaml"), "kind: Quiz\nmetadata:\n\tid: x\n").unwrap_err();
+        assert!(
+            diags[0]
+                .hint
+                .as_deref()
+                .unwrap()
+                .contains("spaces, not tabs"),
+            "{diags:?}"
+        );
+        let diags = load_str(
+            Path::new("q.yaml"),
+            "kind: Quiz\nmetadata:\n  id: x\n title: y\n",
+        )
+        .unwrap_err();
+        assert!(
+            diags[0].hint.as_deref().unwrap().contains("line up"),
+            "{diags:?}"
+        );
+    }
 
     #[test]
     fn links_and_fifos_in_a_lab_folder_are_refused_at_load() {
