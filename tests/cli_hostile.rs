@@ -203,3 +203,17 @@ fn can_i_refuses_dev_zero_instead_of_reading_it_forever() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("a device"), "{}", stderr(&out));
 }
+
+#[test]
+fn lab_show_lists_the_programs_a_lab_runs() {
+    let (env, content) = lab_env();
+    let out = lab_kca(&env, &content)
+        .args(["lab", "show", "testlab"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Programs this lab runs"), "{text}");
+    assert!(text.contains("script/script-ok: bash check.sh"), "{text}");
+    assert!(text.contains("A lab is code"), "{text}");
+}
