@@ -26,6 +26,13 @@ pub enum Document {
 pub fn load_file(path: &Path) -> Result<Document, Vec<Diagnostic>> {
     let src = match crate::input::read_text(path) {
         Ok(s) => s,
+        Err(crate::input::ReadError::NotUtf8(_)) => {
+            return Err(vec![file_problem(
+                path,
+                "not UTF-8 text",
+                "save the file as UTF-8",
+            )]);
+        }
         Err(e) => return Err(vec![file_problem(path, &e.to_string(), e.hint())]),
     };
     let loaded = load_str(path, &src);

@@ -78,7 +78,13 @@ pub fn show(ctx: &Ctx, args: &ShowArgs) -> Result<Exit> {
         }));
         return Ok(Exit::Success);
     }
-    let tr = |ja: &str, en: &str| if lang == Lang::Ja { ja.to_string() } else { en.to_string() };
+    let tr = |ja: &str, en: &str| {
+        if lang == Lang::Ja {
+            ja.to_string()
+        } else {
+            en.to_string()
+        }
+    };
     p.out(&format!("{} — {}", lab.id, escape(lab.title.get(lang))));
     p.out(&format!("  {}", crate::escape::path(&lab.dir)));
     p.out("");
@@ -112,7 +118,12 @@ pub fn show(ctx: &Ctx, args: &ShowArgs) -> Result<Exit> {
             .iter()
             .map(|(k, v)| format!("{}={} ", escape(k), shell_words(&[v.to_string()])))
             .collect();
-        p.out(&format!("  {}/{}: {env}{}", g.task, g.check, shell_words(g.run)));
+        p.out(&format!(
+            "  {}/{}: {env}{}",
+            g.task,
+            g.check,
+            shell_words(g.run)
+        ));
     }
     p.out(&tr(
         "ラボはコードです: 信頼できる作者のラボだけを採点してください。",

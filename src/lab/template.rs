@@ -227,11 +227,14 @@ mod tests {
             {% for i in range(end=3) %}{{ i }}{% endfor %}\n\
             {% set ns = namespace ~ \"-x\" %}{{ ns | replace(from=\"-\", to=\"_\") }}\n\
             {{ workspace }} {{ lab_dir | split(pat=\"/\") | last }}\n\
-            {% raw %}{{ request.object.metadata.name }}{% endraw %}";
+            {% raw %}{{ request.object.metadata.name }}{% endraw %}\n\
+            {{ teams | join(sep=\"+\") }} {{ teams | length }} {{ missing | default(value=\"d\") }} \
+            {{ \" x \" | trim }}{# a comment #} {{ teams | first | lower }}\n\
+            {% for i in range(start=2, end=9, step_by=3) %}{{ i }}{% endfor %}";
         assert_eq!(
             render(text, &ctx()).unwrap(),
             "# KCA-DEMO in demo\ndemo\n- a,- b\n012\ndemo_x\n/root/kca-demo kca-demo\n\
-             {{ request.object.metadata.name }}"
+             {{ request.object.metadata.name }}\na+b 2 d x a\n258"
         );
     }
 
