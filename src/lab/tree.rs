@@ -140,8 +140,14 @@ fn apply_operator(op: &str, arg: &Value, got: &Value, path: &str) -> Result<(), 
                 .map_err(|e| e.to_string())?;
             match got {
                 Value::String(s) if re.is_match(s) => Ok(()),
-                Value::String(s) => Err(format!("`{at}` is {}, which does not match /{r}/", short(&Value::String(s.clone())))),
-                other => Err(format!("`{at}` should be text matching /{r}/, found {}", short(other))),
+                Value::String(s) => Err(format!(
+                    "`{at}` is {}, which does not match /{r}/",
+                    short(&Value::String(s.clone()))
+                )),
+                other => Err(format!(
+                    "`{at}` should be text matching /{r}/, found {}",
+                    short(other)
+                )),
             }
         }
         ("$anyOf", Value::Array(alts)) => {
@@ -181,7 +187,11 @@ fn apply_operator(op: &str, arg: &Value, got: &Value, path: &str) -> Result<(), 
                                 short(&items[i - 1])
                             )
                         } else {
-                            format!("`{at}` has no item matching expected item {} ({})", i + 1, short(w))
+                            format!(
+                                "`{at}` has no item matching expected item {} ({})",
+                                i + 1,
+                                short(w)
+                            )
                         });
                     }
                 }
@@ -202,7 +212,10 @@ pub fn tree_problems(want: &Value) -> Vec<String> {
 fn collect_problems(want: &Value, path: &str, out: &mut Vec<String>) {
     if let Some((op, arg)) = operator(want) {
         if let Some(p) = operator_problem(op, arg) {
-            out.push(format!("{}: {p}", if path.is_empty() { "(root)" } else { path }));
+            out.push(format!(
+                "{}: {p}",
+                if path.is_empty() { "(root)" } else { path }
+            ));
         } else if let Value::Array(items) = arg {
             for (i, it) in items.iter().enumerate() {
                 collect_problems(it, &format!("{path}.{op}[{i}]"), out);
@@ -214,9 +227,16 @@ fn collect_problems(want: &Value, path: &str, out: &mut Vec<String>) {
         Value::Object(map) => {
             for (k, v) in map {
                 if k.starts_with('$') && !OPERATORS.contains(&k.as_str()) {
-                    out.push(format!("{path}.{k}: unknown operator (use one of {})", OPERATORS.join(", ")));
+                    out.push(format!(
+                        "{path}.{k}: unknown operator (use one of {})",
+                        OPERATORS.join(", ")
+                    ));
                 }
-                let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let sub = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 collect_problems(v, &sub, out);
             }
         }
@@ -353,7 +373,8 @@ mod tests {
     #[test]
     fn in_order_rejects_a_list_in_the_wrong_order() {
         let steps = json!({"steps": [{"setWeight": 10}, {"setWeight": 100}, {"pause": {}}]});
-        let want = json!({"steps": {"$inOrder": [{"setWeight": 10}, {"pause": {}}, {"setWeight": 100}]}});
+        let want =
+            json!({"steps": {"$inOrder": [{"setWeight": 10}, {"pause": {}}, {"setWeight": 100}]}});
         let e = partial_match(&want, &steps).unwrap_err();
         assert!(e.contains("must be in that order"), "{e}");
         // Any order is still what a plain list means.
@@ -372,8 +393,10 @@ mod tests {
             {"validationFailureAction": "Enforce"}
         ]}});
         let new = json!({"spec": {"rules": [{"validate": {"failureAction": "Enforce"}}]}});
-        let old = json!({"spec": {"validationFailureAction": "Enforce", "rules": [{"validate": {}}]}});
-        let audit = json!({"spec": {"validationFailureAction": "Audit", "rules": [{"validate": {}}]}});
+        let old =
+            json!({"spec": {"validationFailureAction": "Enforce", "rules": [{"validate": {}}]}});
+        let audit =
+            json!({"spec": {"validationFailureAction": "Audit", "rules": [{"validate": {}}]}});
         assert_eq!(partial_match(&want, &new), Ok(()));
         assert_eq!(partial_match(&want, &old), Ok(()));
         let e = partial_match(&want, &audit).unwrap_err();
@@ -382,10 +405,18 @@ mod tests {
 
     #[test]
     fn broken_operators_are_reported_for_the_lint() {
-        let p = tree_problems(&json!({"a": {"$matches": "("}, "b": [{"$inOrder": []}], "c": {"$regex": "x"}}));
+        let p = tree_problems(
+            &json!({"a": {"$matches": "("}, "b": [{"$inOrder": []}], "c": {"$regex": "x"}}),
+        );
         assert_eq!(p.len(), 3, "{p:?}");
-        assert!(p[0].starts_with("a: `$matches`: invalid regular expression"), "{p:?}");
-        assert!(p[1].starts_with("b[0]: `$inOrder` takes a non-empty list"), "{p:?}");
+        assert!(
+            p[0].starts_with("a: `$matches`: invalid regular expression"),
+            "{p:?}"
+        );
+        assert!(
+            p[1].starts_with("b[0]: `$inOrder` takes a non-empty list"),
+            "{p:?}"
+        );
         assert!(p[2].contains("c.$regex: unknown operator"), "{p:?}");
     }
 
