@@ -10,6 +10,7 @@ pub mod offline;
 pub mod progress;
 pub mod report;
 pub mod scaffold;
+pub mod setup;
 pub mod tree;
 pub mod verify;
 pub mod workspace;

@@ -1,6 +1,6 @@
 //! Tasks and their checks: one decode function per check kind.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -11,24 +11,46 @@ use crate::yaml::{Node, Yaml};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub(super) fn decode_task(
-    d: &mut Decoder<'_>,
-    node: &Node,
-    dir: &Path,
-    tctx: &tera::Context,
-) -> Option<Task> {
+/// What decoding a task needs from the rest of the lab.
+pub(super) struct TaskCtx<'a> {
+    pub dir: &'a Path,
+    pub tctx: &'a tera::Context,
+    /// Objects a setup may touch (grows with each setup `apply`).
+    pub owned: Vec<Value>,
+    /// Workspace paths the starter or the solution lays out (a `file` check must name one).
+    pub paths: BTreeSet<String>,
+    /// Whether this is the first task (a setup there belongs in the fixtures).
+    pub first: bool,
+}
+
+pub(super) fn decode_task(d: &mut Decoder<'_>, node: &Node, cx: &mut TaskCtx<'_>) -> Option<Task> {
     let f = d.fields(node)?;
     let id = f.req(d, "id").and_then(|n| d.ident(n));
     let title = f.req(d, "title").and_then(|n| d.text(n));
     let instructions = f.req(d, "instructions").and_then(|n| d.text(n));
     let hints = f.opt("hints").map(|n| d.texts(n)).unwrap_or_default();
+    let lesson = f
+        .opt("lesson")
+        .and_then(|n| super::setup::decode_lesson(d, n, cx.dir));
+    let setup = match f.opt("setup") {
+        Some(n) if cx.first => {
+            d.error_hint(
+                n.pos,
+                "the first task cannot have a setup",
+                "what the lab needs from the start belongs in `fixtures:`",
+            );
+            Vec::new()
+        }
+        Some(n) => super::setup::decode_setup(d, n, cx.dir, &mut cx.owned),
+        None => Vec::new(),
+    };
     let mut checks = Vec::new();
     if let Some(list) = f.req(d, "checks").and_then(|n| d.list(n)) {
         if list.is_empty() {
             d.error(f.pos(), "a task needs at least one check");
         }
         for n in list {
-            checks.extend(decode_check(d, n, dir, tctx));
+            checks.extend(decode_check(d, n, cx));
         }
     }
     f.finish(d, "a task");
@@ -38,15 +60,13 @@ pub(super) fn decode_task(
         instructions: instructions?,
         hints,
         checks,
+        lesson,
+        setup,
     })
 }
 
-fn decode_check(
-    d: &mut Decoder<'_>,
-    node: &Node,
-    dir: &Path,
-    tctx: &tera::Context,
-) -> Option<Check> {
+fn decode_check(d: &mut Decoder<'_>, node: &Node, cx: &TaskCtx<'_>) -> Option<Check> {
+    let (dir, tctx) = (cx.dir, cx.tctx);
     let f = d.fields(node)?;
     let id = f.req(d, "id").and_then(|n| d.ident(n));
     let kind_node = f.req(d, "kind");
@@ -63,7 +83,8 @@ fn decode_check(
         fb.finish(d, "check feedback");
     }
     let spec = match kind.as_deref() {
-        Some("file") => decode_file(d, &f),
+        Some("file") => decode_file(d, &f, &cx.paths),
+        Some("accepted") => decode_accepted(d, &f, &cx.paths),
         Some("resource") => decode_resource(d, &f),
         Some("can-i") => decode_can_i(d, &f),
         Some("admission") => decode_admission(d, &f, dir),
@@ -105,11 +126,11 @@ fn tree(n: &Node) -> Value {
     n.to_json()
 }
 
-fn decode_file(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
-    let path = f.req(d, "path").and_then(|n| rel_path(d, n));
+fn decode_file(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>) -> Option<Spec> {
+    let path = workspace_path(d, f, paths);
     let parses = f.opt("parses").and_then(|n| d.bool(n)).unwrap_or(true);
     let kinds = f.opt("kinds").map(|n| d.strings(n)).unwrap_or_default();
-    let matches = f.opt("matches").map(tree);
+    let matches = f.opt("matches").and_then(|n| tree_checked(d, n));
     Some(Spec::File {
         path: path?,
         parses,
@@ -118,7 +139,73 @@ fn decode_file(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
     })
 }
 
-fn obj_sel(d: &mut Decoder<'_>, n: &Node, need_name: bool) -> Option<ObjSel> {
+/// `path:` of a workspace file a check reads: the starter or the solution must lay it
+/// out, or no learner (and no `verify`) could ever have it.
+fn workspace_path(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>) -> Option<String> {
+    let node = f.req(d, "path")?;
+    let path = rel_path(d, node)?;
+    if !paths.contains(&path) {
+        d.error_hint(
+            node.pos,
+            format!("`{path}` is in neither the starter nor the solution"),
+            "list it under `starter:` or `solution:` (or fix the path)",
+        );
+    }
+    Some(path)
+}
+
+/// A partial tree whose operators (`$matches`, `$inOrder`, `$anyOf`) are well formed.
+fn tree_checked(d: &mut Decoder<'_>, n: &Node) -> Option<Value> {
+    let t = tree(n);
+    let problems = crate::lab::tree::tree_problems(&t);
+    for p in &problems {
+        d.error(n.pos, format!("in this tree, {p}"));
+    }
+    problems.is_empty().then_some(t)
+}
+
+/// `accepted`: `path`, `document: {kind, name}`, `expect: accepted|rejected`, `message`.
+fn decode_accepted(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>) -> Option<Spec> {
+    let path = workspace_path(d, f, paths);
+    let document = match f.opt("document").and_then(|n| d.fields(n)) {
+        Some(doc) => {
+            let kind = doc.req(d, "kind").and_then(|n| d.ident(n));
+            let name = doc.req(d, "name").and_then(|n| d.ident(n));
+            doc.finish(d, "a `document`");
+            Some((kind?, name?))
+        }
+        None => None,
+    };
+    let expect_node = f.req(d, "expect");
+    let accepted = match expect_node.and_then(|n| d.string(n)).as_deref() {
+        Some("accepted") => Some(true),
+        Some("rejected") => Some(false),
+        Some(o) => {
+            d.error_hint(
+                expect_node.map_or(f.pos(), |n| n.pos),
+                format!("unknown expectation `{o}`"),
+                "use `accepted` or `rejected`",
+            );
+            None
+        }
+        None => None,
+    };
+    let message = regexes(d, f.opt("message")).into_iter().next();
+    if message.is_some() && accepted == Some(true) {
+        d.error(
+            f.pos(),
+            "`message` matches a rejection: it needs `expect: rejected`",
+        );
+    }
+    Some(Spec::Accepted {
+        path: path?,
+        document,
+        accepted: accepted?,
+        message,
+    })
+}
+
+pub(super) fn obj_sel(d: &mut Decoder<'_>, n: &Node, need_name: bool) -> Option<ObjSel> {
     let f = d.fields(n)?;
     let api = f.req(d, "apiVersion").and_then(|n| d.ident(n));
     let kind = f.req(d, "kind").and_then(|n| d.ident(n));
@@ -157,7 +244,7 @@ fn decode_resource(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
             None => None,
         },
     };
-    let matches = f.opt("matches").map(tree);
+    let matches = f.opt("matches").and_then(|n| tree_checked(d, n));
     if present == Some(false) && matches.is_some() {
         d.error(f.pos(), "`matches` makes no sense with `state: absent`");
     }
@@ -348,7 +435,7 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
         }
         None => return None,
     };
-    let assert = f.opt("assert").map(tree);
+    let assert = f.opt("assert").and_then(|n| tree_checked(d, n));
     if assert.is_some() && expect != Expect::Allowed {
         d.error(
             f.pos(),
@@ -374,13 +461,33 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
 fn decode_generated(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<Spec> {
     let trigger = f.req(d, "trigger").and_then(|n| decode_probe(d, n, dir));
     let expect = f.req(d, "expect").and_then(|n| obj_sel(d, n, true));
-    let matches = f.opt("matches").map(tree);
+    let matches = f.opt("matches").and_then(|n| tree_checked(d, n));
     let policy = f.opt("policy").and_then(|n| d.ident(n));
+    let sync = match f.opt("sync").and_then(|n| d.fields(n)) {
+        Some(s) => {
+            let source = s.req(d, "source").and_then(|n| obj_sel(d, n, true));
+            let patch = s.req(d, "patch").map(tree);
+            let matches = s.req(d, "matches").and_then(|n| tree_checked(d, n));
+            let at = s.pos();
+            s.finish(d, "a `sync` step");
+            if patch.as_ref().is_some_and(|p| !p.is_object()) {
+                d.error(at, "`patch` must be a mapping (a JSON merge patch)");
+                return None;
+            }
+            Some(SyncStep {
+                source: source?,
+                patch: patch?,
+                matches: matches?,
+            })
+        }
+        None => None,
+    };
     Some(Spec::Generated {
         trigger: trigger?,
         expect: expect?,
         matches,
         policy,
+        sync,
     })
 }
 

@@ -123,35 +123,52 @@ pub(super) fn fixture_files(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Vec
     };
     for n in list {
         let Some(path) = rel_path(d, n) else { continue };
-        let src = dir.join(&path);
-        match std::fs::read_to_string(&src) {
-            Err(_) => d.error_hint(
-                n.pos,
-                format!("missing fixture file `{path}`"),
-                format!("create {} or remove this entry", src.display()),
-            ),
-            Ok(text) => match crate::yaml::parse_json_stream(&text) {
-                Err(e) => d.error(
-                    n.pos,
-                    format!("fixture `{path}` is not valid YAML: {}:{e}", src.display()),
-                ),
-                Ok(docs) => {
-                    for doc in &docs {
-                        if crate::target::ObjRef::of(doc).is_none() {
-                            d.error_hint(
-                                n.pos,
-                                format!("fixture `{path}` holds a document that is not a Kubernetes object"),
-                                "every document needs apiVersion, kind and metadata.name",
-                            );
-                            break;
-                        }
-                    }
-                    out.push(path);
-                }
-            },
+        if object_file(d, n, dir, &path, "fixture").is_some() {
+            out.push(path);
         }
     }
     out
+}
+
+/// The Kubernetes objects of a YAML file beside lab.yaml (a fixture or a setup file).
+pub(super) fn object_file(
+    d: &mut Decoder<'_>,
+    n: &Node,
+    dir: &Path,
+    path: &str,
+    what: &str,
+) -> Option<Vec<serde_json::Value>> {
+    let src = dir.join(path);
+    let Ok(text) = std::fs::read_to_string(&src) else {
+        d.error_hint(
+            n.pos,
+            format!("missing {what} file `{path}`"),
+            format!("create {} or remove this entry", src.display()),
+        );
+        return None;
+    };
+    match crate::yaml::parse_json_stream(&text) {
+        Err(e) => {
+            d.error(
+                n.pos,
+                format!("{what} `{path}` is not valid YAML: {}:{e}", src.display()),
+            );
+            None
+        }
+        Ok(docs) => {
+            if docs
+                .iter()
+                .any(|doc| crate::target::ObjRef::of(doc).is_none())
+            {
+                d.error_hint(
+                    n.pos,
+                    format!("{what} `{path}` holds a document that is not a Kubernetes object"),
+                    "every document needs apiVersion, kind and metadata.name",
+                );
+            }
+            Some(docs)
+        }
+    }
 }
 
 pub(super) fn unique_ids<'a>(

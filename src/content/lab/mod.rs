@@ -14,6 +14,7 @@ use super::decode::Text;
 mod checks;
 mod files;
 mod mutant;
+mod setup;
 mod top;
 
 pub use files::error_chain;
@@ -65,6 +66,24 @@ pub struct Task {
     pub instructions: Text,
     pub hints: Vec<Text>,
     pub checks: Vec<Check>,
+    /// The lesson section the task relies on: `module-N#anchor` (`kca lesson N`).
+    pub lesson: Option<String>,
+    /// Changes kca makes to the lab's own objects when the learner reaches this task
+    /// (every earlier task passes): an incident to diagnose, applied once, undone by reset.
+    pub setup: Vec<SetupAction>,
+}
+
+/// One declarative setup step. Only objects the lab owns are touched: an applied object is
+/// labelled as the lab's, and a deleted or patched one must be declared by the lab
+/// (fixtures, starter, solution or an earlier setup) with the lab's labels.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetupAction {
+    /// Apply the objects of a file beside lab.yaml (labelled as owned).
+    Apply { file: String, objects: Vec<Value> },
+    /// Delete an owned object (absent is fine).
+    Delete(ObjSel),
+    /// JSON merge patch (RFC 7386) on an owned object (`null` removes a key).
+    Patch { target: ObjSel, merge: Value },
 }
 
 impl Task {
@@ -124,6 +143,21 @@ pub enum Spec {
         matches: Option<Value>,
         /// The generating policy, to narrow the UpdateRequest search when explaining.
         policy: Option<String>,
+        /// `synchronize: true` exercised: after generation the source changes and the
+        /// generated copy must follow.
+        sync: Option<SyncStep>,
+    },
+    /// Kyverno's answer when the learner's own policy is created (a server-side dry run of
+    /// a workspace file: the policy validation webhook decides, e.g. the generate
+    /// permission check of pkg/policy/generate/validate.go).
+    Accepted {
+        path: String,
+        /// Which document of the file: by kind and name (default: the first policy).
+        document: Option<(String, String)>,
+        /// Accepted (true) or rejected (false).
+        accepted: bool,
+        /// With `rejected`: the rejection message must match this.
+        message: Option<Regex>,
     },
     Command {
         run: Vec<String>,
@@ -144,11 +178,12 @@ impl Spec {
             Spec::Admission { .. } => "admission",
             Spec::Generated { .. } => "generated",
             Spec::Command { .. } => "command",
+            Spec::Accepted { .. } => "accepted",
         }
     }
 }
 
-pub(crate) const KINDS: &str = "file, resource, can-i, admission, generated, command";
+pub(crate) const KINDS: &str = "file, resource, can-i, admission, generated, command, accepted";
 
 /// An object by apiVersion, kind, namespace and name. For generated objects an empty
 /// namespace means "the trigger's namespace" (a Namespace trigger's own name).
@@ -158,6 +193,16 @@ pub struct ObjSel {
     pub kind: String,
     pub namespace: Option<String>,
     pub name: String,
+}
+
+/// After a `generated` check finds its object: merge-patch `source` (an owned object) with
+/// `patch`, then the generated object must come to match `matches`; the source is
+/// restored afterwards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncStep {
+    pub source: ObjSel,
+    pub patch: Value,
+    pub matches: Value,
 }
 
 /// A probe or trigger object: a file beside lab.yaml (read at load time) or inline.

@@ -32,6 +32,7 @@ pub(super) fn decode_mutant(
             let path = path_node.and_then(|p| rel_path(d, p));
             let find = e.req(d, "find").and_then(|n| d.string(n));
             let replace = e.req(d, "replace").and_then(|n| d.string(n));
+            let find_at = e.key_pos("find");
             e.finish(d, "an edit");
             let (Some(path), Some(find), Some(replace)) = (path, find, replace) else {
                 continue;
@@ -54,7 +55,7 @@ pub(super) fn decode_mutant(
             match std::fs::read_to_string(&src) {
                 Ok(text) if text.contains(&find) => {}
                 Ok(_) => d.error_hint(
-                    at,
+                    find_at.unwrap_or(at),
                     format!("`find` text does not occur in {section}/{path}"),
                     "copy the exact text (spaces and line breaks included) from the file",
                 ),

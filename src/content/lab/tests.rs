@@ -1,4 +1,3 @@
-
 use crate::content::{Document, load_file};
 use std::path::Path;
 

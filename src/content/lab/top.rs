@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::super::decode::{Decoder, Fields};
-use super::checks::decode_task;
+use super::checks::{TaskCtx, decode_task};
 use super::files::{file_refs, fixture_files, lab_id, rel_path, unique_ids};
 use super::mutant::decode_mutant;
 use super::*;
@@ -43,13 +43,31 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
         .req(d, "solution")
         .map(|n| file_refs(d, n, &dir, "solution", &tctx))
         .unwrap_or_default();
+    let mut cx = TaskCtx {
+        dir: &dir,
+        tctx: &tctx,
+        owned: super::setup::owned_objects(
+            id.as_deref().unwrap_or(""),
+            &dir,
+            &fixtures,
+            &starter,
+            &solution,
+        ),
+        paths: starter
+            .iter()
+            .chain(&solution)
+            .map(|f| f.path.clone())
+            .collect(),
+        first: true,
+    };
     let mut tasks = Vec::new();
     if let Some(list) = top.req(d, "tasks").and_then(|n| d.list(n)) {
         if list.is_empty() {
             d.error(top.pos(), "a lab needs at least one task");
         }
         for n in list {
-            tasks.extend(decode_task(d, n, &dir, &tctx));
+            tasks.extend(decode_task(d, n, &mut cx));
+            cx.first = false;
         }
     }
     unique_ids(
