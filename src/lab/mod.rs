@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod command;
+pub mod creation;
 pub mod grade;
 pub mod lifecycle;
 pub mod live;
