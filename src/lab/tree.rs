@@ -3,8 +3,9 @@
 //! order), `null` means "absent". Three operators, each a one-key mapping, say more where
 //! a plain tree cannot: `{$matches: REGEX}` (a string matching the regular expression),
 //! `{$inOrder: [..]}` (a list holding these items in this order, others may sit between)
-//! and `{$anyOf: [TREE, ..]}` (at least one of the trees). Pure; the first mismatch comes
-//! back with its path.
+//! and `{$anyOf: [TREE, ..]}` (at least one of the trees); an operator key beside other
+//! keys applies to the mapping it sits in. Pure; the first mismatch comes back with its
+//! path.
 
 use serde_json::Value;
 
@@ -42,6 +43,11 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
                 ));
             };
             for (k, w) in map {
+                // An operator key among others applies to the mapping it sits in.
+                if OPERATORS.contains(&k.as_str()) {
+                    apply_operator(k, w, got, path)?;
+                    continue;
+                }
                 let sub = if path.is_empty() {
                     k.clone()
                 } else {
@@ -401,6 +407,13 @@ mod tests {
         assert_eq!(partial_match(&want, &old), Ok(()));
         let e = partial_match(&want, &audit).unwrap_err();
         assert!(e.contains("matches none of 2 alternatives"), "{e}");
+        // Beside other keys, the operator applies to the mapping it sits in.
+        let mixed = json!({"spec": {"rules": [{}], "$anyOf": [
+            {"rules": [{"validate": {"failureAction": "Enforce"}}]},
+            {"validationFailureAction": "Enforce"}
+        ]}});
+        assert_eq!(partial_match(&mixed, &old), Ok(()));
+        assert!(partial_match(&mixed, &audit).is_err());
     }
 
     #[test]
