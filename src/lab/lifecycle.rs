@@ -318,8 +318,26 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
     let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
     let task = args.task.as_deref();
+    let mut setups = entry.setups.clone();
     let (results, target) = if offline {
-        (grade::offline(&lab, &ws, task)?, "offline".to_string())
+        let staged = super::setup::recorded(&lab, &setups);
+        let mut results = grade::offline_staged(&lab, &ws, task, &staged)?;
+        // Reaching a task with a setup stages it, then grades again on the new state.
+        let applied: Vec<String> = setups.keys().cloned().collect();
+        let due = if task.is_none() {
+            super::setup::due(&lab, &results, &applied)
+        } else {
+            Vec::new()
+        };
+        if !due.is_empty() {
+            for t in &due {
+                setups.insert(t.id.clone(), super::setup::stamp());
+                announce_setup(ctx, &lab, t, &[]);
+            }
+            let staged = super::setup::recorded(&lab, &setups);
+            results = grade::offline_staged(&lab, &ws, task, &staged)?;
+        }
+        (results, "offline".to_string())
     } else {
         let sel = if explicit {
             selection(&args.target)
@@ -341,7 +359,21 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
                 ctx.printer
                     .verbose(&format!("could not sweep leftover triggers: {e}"));
             }
-            let r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
+            let mut r = grade::live(live.clone(), &lab, &ws, task, &ctx.printer).await;
+            let applied: Vec<String> = setups.keys().cloned().collect();
+            let due = if task.is_none() {
+                super::setup::due(&lab, &r, &applied)
+            } else {
+                Vec::new()
+            };
+            if !due.is_empty() {
+                for t in &due {
+                    let done = super::setup::apply_live(&live, &lab, t).await?;
+                    setups.insert(t.id.clone(), super::setup::stamp());
+                    announce_setup(ctx, &lab, t, &done);
+                }
+                r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
+            }
             Ok::<_, Error>((r, name))
         });
         match graded {
@@ -366,6 +398,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     });
     progress::update(store, |p| {
         if let Some(e) = p.labs.get_mut(&lab.id) {
+            e.setups = setups.clone();
             e.last_check = Some(LastCheck {
                 at: progress::now(),
                 target,
@@ -383,6 +416,27 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     })?;
     print_report(ctx, &lab, &rep);
     Ok(rep.exit())
+}
+
+/// Tells the learner that a task's situation was staged (what changed is theirs to find;
+/// `-v` lists it).
+fn announce_setup(ctx: &Ctx, lab: &Lab, task: &crate::content::lab::Task, done: &[String]) {
+    let lang = ctx.settings.lang;
+    let n = lab
+        .tasks
+        .iter()
+        .position(|t| t.id == task.id)
+        .map_or(0, |i| i + 1);
+    ctx.printer.status(&format!(
+        "task {n} ({}) begins: kca changed the lab's objects; read its instructions \
+         (`kca lab start {}` shows them) — {}",
+        task.id,
+        lab.id,
+        task.title.get(lang)
+    ));
+    for d in done {
+        ctx.printer.verbose(&format!("  setup: {d}"));
+    }
 }
 
 pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report) {
@@ -557,6 +611,8 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         });
         e.workspace = ws.clone();
         e.last_check = None;
+        // Reset deleted every owned object (live) and restored the starter: no setup holds.
+        e.setups.clear();
         if let Some(a) = &archived {
             e.resets.push(a.display().to_string());
         }

@@ -289,6 +289,8 @@ mod tests {
                     instructions: Text::plain("i"),
                     hints: vec![Text::plain("h1"), Text::plain("h2")],
                     checks: vec![check("a1", 2), check("a2", 3)],
+                    lesson: None,
+                    setup: vec![],
                 },
                 Task {
                     id: "b".into(),
@@ -296,6 +298,8 @@ mod tests {
                     instructions: Text::plain("i"),
                     hints: vec![],
                     checks: vec![check("b1", 1)],
+                    lesson: None,
+                    setup: vec![],
                 },
             ],
             solution: vec![],
