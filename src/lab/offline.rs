@@ -600,7 +600,20 @@ mod engine {
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> vap::VapOutcome {
-        vap::evaluate(objects, &vap_request(objects, object, update, user))
+        let req = vap_request(objects, object, update, user);
+        let mut out = vap::evaluate(objects, &req);
+        // Kyverno's ValidatingPolicies (policies.kyverno.io) hold their own
+        // validationActions; Kyverno's webhook evaluates them like a Deny-bound VAP.
+        for p in objects.iter().filter(|o| {
+            matches!(
+                o.get("kind").and_then(Value::as_str),
+                Some("ValidatingPolicy" | "NamespacedValidatingPolicy")
+            )
+        }) {
+            vap::evaluate_validating_policy(objects, p, &req, &mut out);
+        }
+        out.allowed = out.denials.is_empty();
+        out
     }
 
     /// The admission request the CEL evaluators see for `object`.
