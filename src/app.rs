@@ -24,8 +24,19 @@ pub fn settings_from(cli: &Cli, env: &Env) -> Settings {
 
 /// Runs `cli` and renders any error; the returned code is the process's exit code.
 pub fn run(cli: Cli) -> Exit {
-    let settings = settings_from(&cli, &Env::from_process());
-    let ctx = Ctx::new(settings);
+    let env = Env::from_process();
+    let settings = settings_from(&cli, &env);
+    let terminal = terminal_size::terminal_size_of(std::io::stdout())
+        .or_else(|| terminal_size::terminal_size_of(std::io::stderr()))
+        .map(|(w, _)| usize::from(w.0));
+    let err_color =
+        settings::resolve_color(cli.global.color, &env, std::io::stderr().is_terminal());
+    let mut ctx = Ctx::new(settings);
+    ctx.printer = ctx
+        .printer
+        .clone()
+        .with_stderr_color(err_color)
+        .with_width(settings::resolve_width(terminal, &env));
     match dispatch(&ctx, cli.command) {
         Ok(exit) => exit,
         Err(err) => {

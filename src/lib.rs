@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod content;
 pub mod ctx;
 pub mod diag;
+pub mod envelope;
 pub mod error;
 pub mod exit;
 pub mod junit;

@@ -419,7 +419,9 @@ fn status_lists_started_labs() {
     env.start_offline();
     env.kca().args(["lab", "check"]).assert().code(1);
     env.kca().args(["lab", "status"]).assert().success().stdout(
-        predicate::str::contains("* testlab").and(predicate::str::contains("1/9 (offline")),
+        predicate::str::contains("* testlab")
+            .and(predicate::str::contains("1/9"))
+            .and(predicate::str::contains("offline)")),
     );
 }
 
@@ -610,4 +612,76 @@ fn check_without_a_reachable_cluster_grades_offline_and_says_so() {
     assert!(text.contains("offline: no cluster reachable"), "{text}");
     // The starter does not pass: a result (exit 1), not an environment error (exit 3).
     assert_eq!(out.status.code(), Some(1), "{text}{err}");
+}
+
+#[test]
+fn checking_one_task_never_replaces_the_labs_score() {
+    let env = Env::new();
+    env.start_offline();
+    let full = env.kca().args(["-o", "json", "lab", "check"]).output().unwrap();
+    let full = json_of(&full.stdout);
+    let max = full["maxScore"].as_u64().unwrap();
+    let config_before = full["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "config")
+        .unwrap()["score"]
+        .as_u64()
+        .unwrap();
+    env.solve("app.yaml");
+    let one = env
+        .kca()
+        .args(["-o", "json", "lab", "check", "--task", "config"])
+        .output()
+        .unwrap();
+    let one = json_of(&one.stdout);
+    let want = full["score"].as_u64().unwrap() - config_before + one["score"].as_u64().unwrap();
+    let list = env.kca().args(["-o", "json", "lab", "list"]).output().unwrap();
+    let lab = &json_of(&list.stdout)["labs"][0];
+    assert_eq!(lab["score"].as_u64(), Some(want), "{lab}");
+    assert_eq!(lab["maxScore"].as_u64(), Some(max), "{lab}");
+    let status = env.kca().args(["-o", "json", "lab", "status"]).output().unwrap();
+    let status = json_of(&status.stdout);
+    let checks = &status["labs"][0]["checks"];
+    assert_eq!(checks["config-file"]["verdict"], "pass", "{status}");
+    assert_eq!(checks["config-file"]["target"], "offline", "{status}");
+    assert!(checks["config-file"]["at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(checks["reader-can-get"]["verdict"], "fail", "{status}");
+    let text = env.kca().args(["lab", "status"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("{want}/{max}")), "{text}");
+    let check = env
+        .kca()
+        .args(["lab", "check", "--task", "config"])
+        .output()
+        .unwrap();
+    let check = String::from_utf8_lossy(&check.stdout);
+    assert!(check.contains(&format!("lab total: {want}/{max}")), "{check}");
+}
+
+#[test]
+fn a_finished_lab_says_so_and_has_nothing_left_to_hint() {
+    let env = Env::new();
+    env.start_offline();
+    for f in ["app.yaml", "check.sh", "policy.yaml", "rbac.yaml"] {
+        env.solve(f);
+    }
+    env.kca()
+        .args(["lab", "check"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("✓ Lab finished: testlab 9/9"))
+        .stdout(predicate::str::contains("next:"));
+    env.kca()
+        .args(["lab", "hint"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing left to hint"));
+    env.kca()
+        .args(["lab", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("MODULE"))
+        .stdout(predicate::str::contains("9/9 done"));
 }

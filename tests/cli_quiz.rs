@@ -36,7 +36,8 @@ fn every_course_quiz_has_enough_questions_and_its_key_scores_full_marks() {
         .output()
         .unwrap();
     let list = json(&out);
-    let quizzes = list.as_array().unwrap();
+    assert_eq!(list["schemaVersion"], 1, "{list}");
+    let quizzes = list["quizzes"].as_array().unwrap();
     assert_eq!(quizzes.len(), 4, "one quiz per course module: {list}");
     for q in quizzes {
         let id = q["id"].as_str().unwrap();
@@ -203,7 +204,7 @@ fn piped_run_grades_and_remembers_progress() {
         .args(["quiz", "list", "--output", "json"])
         .output()
         .unwrap();
-    let l = json(&list);
+    let l = &json(&list)["quizzes"];
     assert_eq!(l[0]["best"]["percent"], 100.0);
     assert_eq!(l[0]["lastAttempt"]["passed"], true);
 }
@@ -315,4 +316,103 @@ fn shuffle_with_a_seed_is_repeatable() {
         )
     };
     assert_eq!(run(), run());
+}
+
+/// A state folder that cannot be written (read-only HOME, a CI container).
+fn read_only_state(env: &Env) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let ro = env.home.path().join("ro");
+    std::fs::create_dir_all(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    ro
+}
+
+fn running_as_root() -> bool {
+    // Root writes through 0o555: the read-only case cannot be staged.
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false)
+}
+
+#[test]
+fn grade_with_an_unwritable_state_folder_prints_the_result_and_keeps_the_exit_code() {
+    let env = Env::new();
+    if running_as_root() {
+        eprintln!("skipped: running as root, a 0o555 folder is writable");
+        return;
+    }
+    let ro = read_only_state(&env);
+    let answers = env.home.path().join("a.yaml");
+    std::fs::write(&answers, "d-single: a\n").unwrap();
+    let out = demo(&env)
+        .env("XDG_STATE_HOME", ro.join("state"))
+        .args(["--lang", "en", "quiz", "grade", "demo", "--answers"])
+        .arg(&answers)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("NOT PASSED demo"), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("progress was not saved"), "{err}");
+    assert!(err.contains("XDG_STATE_HOME="), "{err}");
+}
+
+#[test]
+fn run_with_an_unwritable_state_folder_still_scores() {
+    let env = Env::new();
+    if running_as_root() {
+        eprintln!("skipped: running as root, a 0o555 folder is writable");
+        return;
+    }
+    let ro = read_only_state(&env);
+    let out = demo(&env)
+        .env("XDG_STATE_HOME", ro.join("state"))
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin("b\na,c\ntrue\nUpdateRequest\n10\nauthn,authz,mutate\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("✓ PASSED demo: 7/7"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("progress was not saved"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_skipped_question_is_due_in_review_even_after_quitting() {
+    let env = Env::new();
+    let run = demo(&env)
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin("s\nq\n")
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
+    let review = demo(&env)
+        .args(["--lang", "en", "quiz", "review"])
+        .write_stdin("b\n")
+        .output()
+        .unwrap();
+    let text = stdout(&review);
+    assert!(text.contains("Default failurePolicy?"), "{text}");
+}
+
+#[test]
+fn a_partial_attempt_is_recorded_and_shown_as_partial() {
+    let env = Env::new();
+    demo(&env)
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin("b\nq\n")
+        .output()
+        .unwrap();
+    let list = demo(&env)
+        .args(["quiz", "list", "--output", "json"])
+        .output()
+        .unwrap();
+    let l = &json(&list)["quizzes"][0];
+    assert_eq!(l["lastAttempt"]["complete"], false, "{l}");
+    assert_eq!(l["lastAttempt"]["answered"], 1, "{l}");
+    assert!(l["best"].is_null(), "a partial attempt is not a best: {l}");
+    let text = demo(&env)
+        .args(["--lang", "en", "quiz", "list"])
+        .output()
+        .unwrap();
+    assert!(stdout(&text).contains("partial"), "{}", stdout(&text));
 }

@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 
 use super::grade::{self, Answer};
 use super::progress::{self, Attempt, Progress};
-use super::session::{Asked, Asker, tr};
+use super::attempt::Saver;
+use super::session::{Asked, Asker};
 use super::{Rng, seed_of};
 use crate::cli::quiz::{GradeArgs, KeyArgs, QuizCommand, ReviewArgs, RunArgs};
 use crate::content::decode::closest;
@@ -19,7 +20,7 @@ use crate::exit::Exit;
 use crate::junit;
 use crate::settings::OutputFormat;
 use crate::state::Store;
-use crate::ui::Style;
+use crate::ui::{Style, tr};
 use crate::yaml::{self, Yaml};
 
 /// Version of the JSON documents these commands print.
@@ -132,7 +133,7 @@ fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
         .map(|q| {
             let rec = progress.quizzes.get(&q.id);
             let best = rec.and_then(|r| r.best()).map(|a| json!({"score": a.score, "max": a.max, "percent": percent(a.score, a.max)}));
-            let last = rec.and_then(|r| r.last()).map(|a| json!({"at": rfc3339(a.at), "score": a.score, "max": a.max, "passed": a.passed}));
+            let last = rec.and_then(|r| r.last()).map(|a| json!({"at": rfc3339(a.at), "score": a.score, "max": a.max, "passed": a.passed, "complete": a.complete, "answered": a.answered}));
             ListEntry {
                 id: q.id.clone(),
                 title: q.title.get(lang).to_string(),
@@ -146,7 +147,8 @@ fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
         })
         .collect();
     if ctx.settings.output == OutputFormat::Json {
-        ctx.printer.json(&entries);
+        ctx.printer
+            .json(&crate::envelope::Envelope::new(json!({"quizzes": entries})));
         return Ok(Exit::Success);
     }
     if entries.is_empty() {
@@ -155,36 +157,34 @@ fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
         return Ok(Exit::Success);
     }
     let p = &ctx.printer;
-    p.out(&p.paint(
-        Style::Heading,
-        &format!(
-            "{:<10} {:>4}  {:<10} {:<26} {}",
-            "ID",
-            tr(lang, "問", "Qs"),
-            tr(lang, "最高", "BEST"),
-            tr(lang, "前回", "LAST"),
-            tr(lang, "タイトル", "TITLE")
-        ),
-    ));
+    let now = chrono::Utc::now();
+    let mut rows = vec![vec![
+        "ID".to_string(),
+        tr(lang, "問", "QS").to_string(),
+        tr(lang, "最高", "BEST").to_string(),
+        tr(lang, "前回", "LAST").to_string(),
+        tr(lang, "タイトル", "TITLE").to_string(),
+    ]];
     for e in &entries {
         let best = e
             .best
             .as_ref()
             .map_or("-".to_string(), |b| format!("{}%", b["percent"]));
         let last = e.last_attempt.as_ref().map_or("-".to_string(), |a| {
-            let when = a["at"]
-                .as_str()
-                .unwrap_or("")
-                .get(..10)
-                .unwrap_or("")
-                .to_string();
-            let word = if a["passed"] == true { "PASS" } else { "FAIL" };
-            format!("{when} {word} {}/{}", a["score"], a["max"])
+            let when = crate::ui::relative_rfc3339(lang, a["at"].as_str().unwrap_or(""), now);
+            let word = if a["complete"] == false {
+                tr(lang, "途中", "partial")
+            } else if a["passed"] == true {
+                tr(lang, "合格", "PASS")
+            } else {
+                tr(lang, "不合格", "FAIL")
+            };
+            format!("{when} {word} {}/{}", trim_num(a["score"].as_f64().unwrap_or(0.0)), a["max"])
         });
-        p.out(&format!(
-            "{:<10} {:>4}  {:<10} {:<26} {}",
-            e.id, e.questions, best, last, e.title
-        ));
+        rows.push(vec![e.id.clone(), e.questions.to_string(), best, last, e.title.clone()]);
+    }
+    for (i, line) in crate::ui::table(&rows, p.width()).iter().enumerate() {
+        p.out(&if i == 0 { p.paint(Style::Heading, line) } else { line.clone() });
     }
     Ok(Exit::Success)
 }
@@ -332,9 +332,10 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
     let quiz = find(ctx, &args.quiz)?;
     let lang = ctx.settings.lang;
     let mut order: Vec<usize> = (0..quiz.questions.len()).collect();
+    let started = now();
     let mut rng = args
         .shuffle
-        .then(|| Rng::new(args.seed.unwrap_or_else(|| seed_of(&now().to_string()))));
+        .then(|| Rng::new(args.seed.unwrap_or_else(|| seed_of(&started.to_string()))));
     if let Some(rng) = rng.as_mut() {
         rng.shuffle(&mut order);
     }
@@ -343,18 +344,20 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
     let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr);
     let title = quiz.title.get(lang);
     if to_stderr {
-        eprintln!("{title}");
+        ctx.printer.say_err(title);
     } else {
         ctx.printer.out(&ctx.printer.paint(Style::Heading, title));
     }
-    let mut results = Vec::new();
+    let mut saver = Saver::new(store, &quiz.id, quiz.max_points(), started);
+    saver.on_interrupt(&ctx.printer, lang);
+    let mut results: Vec<QuestionResult> = Vec::new();
     let mut completed = true;
     let total = quiz.questions.len();
     for (n, &i) in order.iter().enumerate() {
         let q = &quiz.questions[i];
         let heading = format!("[{}/{total}]", n + 1);
-        match asker.ask(q, &heading, rng.as_mut()) {
-            Asked::Answered { answer, graded, .. } => results.push(QuestionResult {
+        let r = match asker.ask(q, &heading, rng.as_mut()) {
+            Asked::Answered { answer, graded, .. } => QuestionResult {
                 id: q.id.clone(),
                 correct: graded.correct,
                 points: graded.points,
@@ -362,22 +365,34 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
                 answered: true,
                 answer: Some(answer.to_json()),
                 concepts: q.concepts.clone(),
-            }),
-            Asked::Skipped => results.push(unanswered(q)),
+            },
+            Asked::Skipped => unanswered(q),
             Asked::Quit => {
                 completed = false;
                 break;
             }
-        }
+        };
+        results.push(r);
+        let r = &results[results.len() - 1];
+        let so_far: f64 = results.iter().map(|r| r.points).sum();
+        saver.question(&r.id, r.correct, so_far, answered(&results));
     }
+    let asked = answered(&results);
     // Questions never reached count as unanswered so the score is out of the whole quiz.
     for &i in order.iter().skip(results.len()) {
         results.push(unanswered(&quiz.questions[i]));
     }
     let report = QuizReport::new(&quiz, results, completed);
-    record(store, &quiz, &report, completed)?;
+    saver.finish(report.score, report.passed, completed, asked);
     print_report(ctx, &quiz, &report);
+    if let Some(e) = saver.failure() {
+        ctx.printer.warn(&ctx.not_saved(e));
+    }
     Ok(report.exit())
+}
+
+fn answered(results: &[QuestionResult]) -> u32 {
+    results.iter().filter(|r| r.answered).count() as u32
 }
 
 fn unanswered(q: &crate::content::quiz::Question) -> QuestionResult {
@@ -392,25 +407,27 @@ fn unanswered(q: &crate::content::quiz::Question) -> QuestionResult {
     }
 }
 
-/// Saves an attempt (when complete) and moves each answered question between boxes.
-fn record(store: &Store, quiz: &Quiz, report: &QuizReport, completed: bool) -> Result<()> {
+/// Saves a graded answers file as one complete attempt; a store that cannot be written
+/// is a warning, never a change of the grade.
+fn record(ctx: &Ctx, store: &Store, quiz: &Quiz, report: &QuizReport) {
     let t = now();
-    store.update(progress::FILE, |p: &mut Progress| {
+    let saved = store.update(progress::FILE, |p: &mut Progress| {
         let rec = p.quizzes.entry(quiz.id.clone()).or_default();
         for r in &report.questions {
-            if r.answered || completed {
-                rec.record(&r.id, r.correct, t);
-            }
+            rec.record(&r.id, r.correct, t);
         }
-        if completed {
-            rec.add_attempt(Attempt {
-                at: t,
-                score: report.score,
-                max: f64::from(report.max),
-                passed: report.passed,
-            });
-        }
-    })
+        rec.add_attempt(Attempt {
+            at: t,
+            score: report.score,
+            max: f64::from(report.max),
+            passed: report.passed,
+            complete: true,
+            answered: answered(&report.questions),
+        });
+    });
+    if let Err(e) = saved {
+        ctx.printer.warn(&ctx.not_saved(&e));
+    }
 }
 
 fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
@@ -487,14 +504,17 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
             Asked::Quit => break,
         }
     }
-    store.update(progress::FILE, |p: &mut Progress| {
+    let saved = store.update(progress::FILE, |p: &mut Progress| {
         for (quiz, question, correct) in &asked {
             p.quizzes
                 .entry(quiz.clone())
                 .or_default()
                 .record(question, *correct, t);
         }
-    })?;
+    });
+    if let Err(e) = &saved {
+        ctx.printer.warn(&ctx.not_saved(e));
+    }
     let correct = asked.iter().filter(|a| a.2).count();
     if ctx.settings.output == OutputFormat::Json {
         let questions: Vec<_> = asked
@@ -609,7 +629,6 @@ fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
         })
         .collect();
     let report = QuizReport::new(&quiz, results, true);
-    record(store, &quiz, &report, true)?;
     print_report(ctx, &quiz, &report);
     if ctx.settings.output == OutputFormat::Text {
         for r in report.questions.iter().filter(|r| !r.correct) {
@@ -625,6 +644,7 @@ fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
             ));
         }
     }
+    record(ctx, store, &quiz, &report);
     Ok(report.exit())
 }
 

@@ -23,13 +23,7 @@ pub enum Asked {
     Quit,
 }
 
-/// Picks the Japanese or English form of a fixed UI text.
-pub fn tr(lang: Lang, ja: &'static str, en: &'static str) -> &'static str {
-    match lang {
-        Lang::Ja => ja,
-        Lang::En => en,
-    }
-}
+pub use crate::ui::tr;
 
 pub struct Asker<'p, R> {
     input: R,
@@ -56,7 +50,7 @@ impl<'p, R: BufRead> Asker<'p, R> {
 
     fn say(&self, line: &str) {
         if self.to_stderr {
-            eprintln!("{line}");
+            self.printer.say_err(line);
         } else {
             self.printer.out(line);
         }
