@@ -36,6 +36,7 @@ pub fn run(cli: Cli) -> Exit {
         .printer
         .clone()
         .with_stderr_color(err_color)
+        .with_tty(std::io::stdout().is_terminal())
         .with_width(settings::resolve_width(terminal, &env));
     match dispatch(&ctx, cli.command) {
         Ok(exit) => exit,
@@ -46,8 +47,13 @@ pub fn run(cli: Cli) -> Exit {
     }
 }
 
-fn dispatch(ctx: &Ctx, command: Command) -> Result<Exit> {
+fn dispatch(ctx: &Ctx, command: Option<Command>) -> Result<Exit> {
+    let Some(command) = command else {
+        return status(ctx);
+    };
     match command {
+        Command::Status => status(ctx),
+        Command::Lesson(args) => crate::lesson::command::run(ctx, &args),
         Command::Validate(args) => crate::validate::run(ctx, &args),
         Command::Quiz(cmd) => crate::quiz::command::run(ctx, cmd),
         Command::Lab(cmd) => crate::lab::command::run(ctx, cmd),
@@ -55,4 +61,13 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Exit> {
         Command::Auth(cmd) => crate::offline::rbac::command::run(ctx, cmd),
         Command::Policy(cmd) => crate::offline::kyverno::command::run(ctx, cmd),
     }
+}
+
+fn status(ctx: &Ctx) -> Result<Exit> {
+    let store = crate::state::Store::new(&ctx.settings.state_dir);
+    let r = crate::course::status(ctx, &store);
+    for w in store.take_warnings() {
+        ctx.printer.warn(&w);
+    }
+    r
 }

@@ -205,6 +205,8 @@ pub struct Printer {
     width: usize,
     out: Sink,
     err: Sink,
+    /// Whether stdout is a terminal (long text then goes through a pager).
+    tty: bool,
 }
 
 impl Printer {
@@ -218,6 +220,49 @@ impl Printer {
             width: 80,
             out: Sink::Stdout,
             err: Sink::Stderr,
+            tty: false,
+        }
+    }
+
+    /// Marks stdout as a terminal: long text is paged.
+    pub fn with_tty(mut self, tty: bool) -> Self {
+        self.tty = tty;
+        self
+    }
+
+    /// Whether stdout gets colour.
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// Long text: through `$PAGER` (else `less -R`) when stdout is a terminal and the text
+    /// is taller than it, else straight to stdout.
+    pub fn page(&self, lines: &[String]) {
+        let rows = terminal_size::terminal_size_of(std::io::stdout()).map_or(24, |(_, h)| usize::from(h.0));
+        if self.tty && lines.len() + 1 > rows && matches!(self.out, Sink::Stdout) {
+            let pager = std::env::var("PAGER").ok().filter(|p| !p.trim().is_empty());
+            let (prog, args): (String, Vec<String>) = match &pager {
+                Some(p) => {
+                    let mut parts = p.split_whitespace().map(str::to_string);
+                    (parts.next().unwrap_or_default(), parts.collect())
+                }
+                None => ("less".into(), vec!["-R".into()]),
+            };
+            let child = std::process::Command::new(&prog)
+                .args(&args)
+                .env("LESSCHARSET", "utf-8")
+                .stdin(std::process::Stdio::piped())
+                .spawn();
+            if let Ok(mut child) = child {
+                if let Some(mut stdin) = child.stdin.take() {
+                    let _ = stdin.write_all(format!("{}\n", lines.join("\n")).as_bytes());
+                }
+                let _ = child.wait();
+                return;
+            }
+        }
+        for l in lines {
+            self.out(l);
         }
     }
 

@@ -30,7 +30,7 @@ pub enum LabCommand {
 #[derive(Debug, clap::Args)]
 pub struct WorkspaceArgs {
     /// Folder under which lab workspaces are created (default: /root as root, else ~)
-    #[arg(long, value_name = "DIR", env = "KCA_WORKSPACE_ROOT")]
+    #[arg(long, value_name = "DIR", env = "KCA_WORKSPACE_ROOT", hide_env_values = true)]
     pub workspace_root: Option<PathBuf>,
 }
 
