@@ -120,6 +120,17 @@ fn style(v: Verdict) -> Style {
     }
 }
 
+/// The verdict as a word in the learner's language, beside its symbol.
+fn word(lang: Lang, v: Verdict) -> &'static str {
+    match (lang, v) {
+        (Lang::Ja, Verdict::Pass) => "合格",
+        (Lang::Ja, Verdict::Fail) => "不合格",
+        (Lang::Ja, Verdict::Error) => "エラー",
+        (Lang::Ja, Verdict::Skipped) => "対象外",
+        (Lang::En, v) => v.word(),
+    }
+}
+
 fn symbol(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "✓",
@@ -154,14 +165,17 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
             ),
         ));
         for c in &t.checks {
-            let word = format!("{} {}", symbol(c.verdict), c.verdict.word());
+            let word = crate::ui::pad(
+                &format!("{} {}", symbol(c.verdict), word(lang, c.verdict)),
+                if lang == Lang::Ja { 8 } else { 7 },
+            );
             let title = lab
                 .check(&c.id)
                 .and_then(|k| k.title.as_ref())
                 .map(|t| format!(" — {}", t.get(lang)))
                 .unwrap_or_default();
             out.push(format!(
-                "  {:<7} {} ({}){}  {}/{}",
+                "  {} {} ({}){}  {}/{}",
                 p.paint(style(c.verdict), &word),
                 c.id,
                 c.kind,
@@ -202,14 +216,24 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
     }
     out.push(String::new());
     let c = &report.counts;
-    out.push(format!(
-        "score {}/{} — {} passed, {} failed, {} errors, {} skipped",
-        report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
-    ));
+    out.push(match lang {
+        Lang::Ja => format!(
+            "得点 {}/{} — 合格 {}、不合格 {}、エラー {}、対象外 {}",
+            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
+        ),
+        Lang::En => format!(
+            "score {}/{} — {} passed, {} failed, {} errors, {} skipped",
+            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
+        ),
+    });
     if c.error > 0 {
         out.push(p.paint(
             Style::Hint,
-            "hint: errors are the environment's (cluster, timeout), not your work; fix it and check again",
+            crate::ui::tr(
+                lang,
+                "ヒント: エラーは環境 (クラスター、タイムアウト) の問題で、あなたの作業のせいではありません。直してからもう一度チェックしてください",
+                "hint: errors are the environment's (cluster, timeout), not your work; fix it and check again",
+            ),
         ));
     }
     out

@@ -85,7 +85,16 @@ fn blocks(p: &Printer, color: bool, blocks: &[Block], out: &mut Vec<String>) {
 }
 
 fn section(p: &Printer, color: bool, s: &Section, out: &mut Vec<String>) {
-    out.push(p.paint(Style::Heading, &format!("§ {}  ", s.heading)) + &p.paint(Style::Dim, &format!("#{}", s.anchor)));
+    let head = format!("§ {}", s.heading);
+    let anchor = format!("#{}", s.anchor);
+    if ui::width(&head) + 2 + ui::width(&anchor) <= p.width() {
+        out.push(format!("{}  {}", p.paint(Style::Heading, &head), p.paint(Style::Dim, &anchor)));
+    } else {
+        for l in ui::wrap(&head, p.width(), "") {
+            out.push(p.paint(Style::Heading, &l));
+        }
+        out.push(p.paint(Style::Dim, &format!("  {anchor}")));
+    }
     out.push(String::new());
     blocks(p, color, &s.blocks, out);
 }
