@@ -7,7 +7,6 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use owo_colors::OwoColorize;
-use unicode_width::UnicodeWidthStr;
 
 use crate::error::Error;
 use crate::settings::{Lang, OutputFormat, Settings};
@@ -20,9 +19,10 @@ pub fn tr(lang: Lang, ja: &'static str, en: &'static str) -> &'static str {
     }
 }
 
-/// Display width in terminal columns (a CJK character counts 2, a combining mark 0).
+/// Display width in terminal columns (a CJK character counts 2, a combining mark 0, a
+/// colour escape sequence nothing).
 pub fn width(text: &str) -> usize {
-    UnicodeWidthStr::width(text)
+    textwrap::core::display_width(text)
 }
 
 /// `text` padded with spaces to `cols` display columns (left-aligned).
@@ -330,6 +330,13 @@ impl Printer {
     pub fn out_wrapped(&self, text: &str, indent: &str) {
         for line in wrap(text, self.width, indent) {
             self.out(&line);
+        }
+    }
+
+    /// Text on stdout in one style, wrapped to the terminal (wrapped first, then painted).
+    pub fn out_painted(&self, style: Style, text: &str) {
+        for line in wrap(text, self.width, "") {
+            self.out(&self.paint(style, &line));
         }
     }
 

@@ -416,3 +416,34 @@ fn a_partial_attempt_is_recorded_and_shown_as_partial() {
         .unwrap();
     assert!(stdout(&text).contains("partial"), "{}", stdout(&text));
 }
+
+#[test]
+fn japanese_feedback_is_wrapped_to_the_terminal_and_says_hai_iie() {
+    let env = Env::new();
+    let out = demo(&env)
+        .env("COLUMNS", "40")
+        .args(["--lang", "ja", "quiz", "run", "demo"])
+        .write_stdin("b\na,c\nいいえ\nq\n")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("正解: はい"), "{text}");
+    assert!(!text.contains("正解: true"), "{text}");
+    assert!(!text.contains("NOT PASSED"), "no English verdict in Japanese: {text}");
+    for line in text.lines() {
+        assert!(
+            textwrap::core::display_width(line) <= 40,
+            "wider than 40 columns: {line:?}"
+        );
+    }
+}
+
+#[test]
+fn quiz_list_aligns_japanese_columns_by_display_width() {
+    let env = Env::new();
+    let out = demo(&env).args(["--lang", "ja", "quiz", "list"]).output().unwrap();
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let col = |l: &str, what: &str| textwrap::core::display_width(&l[..l.find(what).unwrap()]);
+    assert_eq!(col(lines[0], "タイトル"), col(lines[1], "デモ"), "{text}");
+}

@@ -300,16 +300,23 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
         Style::Heading,
         &format!("{} — {}", lab.id, lab.title.get(lang)),
     ));
-    ctx.printer.out(&format!("workspace: {}", ws.display()));
+    ctx.printer.out(&format!(
+        "{} {}",
+        tr(lang, "作業フォルダー:", "workspace:"),
+        ws.display()
+    ));
     for f in &sc.written {
         ctx.printer.out(&format!("  + {f}"));
     }
     for f in &sc.kept {
-        ctx.printer.out(&format!("  = {f} (yours, kept)"));
+        ctx.printer.out(&format!(
+            "  = {f} {}",
+            tr(lang, "(あなたのファイル、そのまま)", "(yours, kept)")
+        ));
     }
     if let Some(d) = &lab.description {
         ctx.printer.out("");
-        ctx.printer.out(d.get(lang).trim_end());
+        ctx.printer.out_wrapped(d.get(lang).trim_end(), "");
     }
     ctx.printer.out("");
     for (i, t) in lab.tasks.iter().enumerate() {
@@ -317,14 +324,17 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
             Style::Heading,
             &format!("{}. {} ({})", i + 1, t.title.get(lang), t.id),
         ));
-        for line in t.instructions.get(lang).trim_end().lines() {
-            ctx.printer.out(&format!("   {line}"));
-        }
+        ctx.printer
+            .out_wrapped(t.instructions.get(lang).trim_end(), "   ");
     }
     ctx.printer.out("");
     ctx.printer.out(&ctx.printer.paint(
         Style::Hint,
-        "next: edit the files, then `kca lab check`; stuck? `kca lab hint`",
+        tr(
+            lang,
+            "次: ファイルを編集して `kca lab check`。行き詰まったら `kca lab hint`",
+            "next: edit the files, then `kca lab check`; stuck? `kca lab hint`",
+        ),
     ));
     Ok(Exit::Success)
 }
@@ -542,7 +552,10 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
         }
     };
     if task.hints.is_empty() {
-        ctx.printer.out(&format!("task `{}` has no hints", task.id));
+        ctx.printer.out(&match ctx.settings.lang {
+            crate::settings::Lang::Ja => format!("タスク `{}` にヒントはありません", task.id),
+            crate::settings::Lang::En => format!("task `{}` has no hints", task.id),
+        });
         return Ok(Exit::Success);
     }
     let total = task.hints.len();
@@ -566,16 +579,19 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
     ctx.printer.out(&ctx.printer.paint(
         Style::Hint,
         &format!(
-            "hint {shown}/{total} — {} ({})",
+            "{} {shown}/{total} — {} ({})",
+            tr(ctx.settings.lang, "ヒント", "hint"),
             task.title.get(ctx.settings.lang),
             task.id
         ),
     ));
-    for line in text.trim_end().lines() {
-        ctx.printer.out(&format!("  {line}"));
-    }
+    ctx.printer.out_wrapped(text.trim_end(), "  ");
     if shown == total {
-        ctx.printer.status("that was the last hint of this task");
+        ctx.printer.status(tr(
+            ctx.settings.lang,
+            "このタスクのヒントはこれが最後です",
+            "that was the last hint of this task",
+        ));
     }
     Ok(Exit::Success)
 }

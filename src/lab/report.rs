@@ -184,9 +184,7 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
                 c.points
             ));
             if let Some(f) = &c.feedback {
-                for line in f.get(lang).trim_end().lines() {
-                    out.push(format!("          {line}"));
-                }
+                out.extend(crate::ui::wrap(f.get(lang).trim_end(), p.width(), "          "));
             }
             if c.verdict != Verdict::Pass {
                 for line in c.detail.lines() {

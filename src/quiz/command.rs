@@ -281,12 +281,12 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
         OutputFormat::Text => {
             let right = report.questions.iter().filter(|q| q.correct).count();
             let verdict = if report.passed {
-                p.paint(Style::Pass, tr(lang, "✓ 合格 PASSED", "✓ PASSED"))
+                p.paint(Style::Pass, tr(lang, "✓ 合格", "✓ PASSED"))
             } else {
-                p.paint(Style::Fail, tr(lang, "✗ 不合格 NOT PASSED", "✗ NOT PASSED"))
+                p.paint(Style::Fail, tr(lang, "✗ 不合格", "✗ NOT PASSED"))
             };
             p.out("");
-            p.out(&format!(
+            p.out_wrapped(&format!(
                 "{} {}: {}/{} ({}%) — {right}/{} {} — {} {}%",
                 verdict,
                 quiz.id,
@@ -297,24 +297,24 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
                 tr(lang, "問正解", "correct"),
                 tr(lang, "合格点", "pass mark"),
                 report.pass_mark
-            ));
+            ), "");
             if !report.completed {
-                p.out(tr(
+                p.out_wrapped(tr(
                     lang,
                     "途中で終了したため、記録は部分的です。",
                     "Stopped early: the attempt is not complete.",
-                ));
+                ), "");
             }
             let missed = report.questions.iter().filter(|q| !q.correct).count();
             if missed > 0 {
-                p.out(&p.paint(
+                p.out_painted(
                     Style::Hint,
                     &format!(
                         "{} `kca quiz review {}`",
                         tr(lang, "間違えた問題の復習:", "Review what you missed:"),
                         quiz.id
                     ),
-                ));
+                );
             }
         }
     }
