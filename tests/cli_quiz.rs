@@ -447,3 +447,51 @@ fn quiz_list_aligns_japanese_columns_by_display_width() {
     let col = |l: &str, what: &str| textwrap::core::display_width(&l[..l.find(what).unwrap()]);
     assert_eq!(col(lines[0], "タイトル"), col(lines[1], "デモ"), "{text}");
 }
+
+#[test]
+fn ctrl_c_in_a_run_keeps_what_was_answered_and_says_so() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let env = Env::new();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kca"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.home.path())
+        .env("XDG_STATE_HOME", env.home.path().join("state"))
+        .env("KCA_CONTENT_DIR", data(""))
+        .args(["--color", "never", "--lang", "en", "quiz", "run", "demo"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"b\n").unwrap();
+    stdin.flush().unwrap();
+    // Wait until the first answer is graded and the second question is asked.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("[2/6]") {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            panic!("kca ended early: {seen}");
+        }
+        seen.push_str(&line);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let done = child.wait_with_output().unwrap();
+    let err = stderr(&done);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(err.contains("Interrupted. The 1 answer(s) you gave are saved"), "{err}");
+    drop(stdin);
+    let saved = std::fs::read_to_string(env.state_dir().join("quizzes.json")).unwrap();
+    let v: Value = serde_json::from_str(&saved).unwrap();
+    let rec = &v["data"]["quizzes"]["demo"];
+    assert_eq!(rec["questions"]["d-single"]["last_correct"], true, "{v}");
+    assert_eq!(rec["attempts"][0]["complete"], false, "{v}");
+}
