@@ -495,3 +495,38 @@ fn ctrl_c_in_a_run_keeps_what_was_answered_and_says_so() {
     assert_eq!(rec["questions"]["d-single"]["last_correct"], true, "{v}");
     assert_eq!(rec["attempts"][0]["complete"], false, "{v}");
 }
+
+#[test]
+fn grade_junit_has_a_case_per_question_with_the_feedback_as_message() {
+    let env = Env::new();
+    let answers = env.home.path().join("a.yaml");
+    std::fs::write(&answers, "d-single: a\nd-tf: true\n").unwrap();
+    let out = demo(&env)
+        .args(["--lang", "en", "-o", "junit", "quiz", "grade", "demo", "--answers"])
+        .arg(&answers)
+        .output()
+        .unwrap();
+    let xml = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{xml}");
+    assert_eq!(xml.matches("<testcase").count(), 6, "{xml}");
+    assert!(
+        xml.contains("<failure message=\"No, that is the opposite\"/>"),
+        "{xml}"
+    );
+    assert!(xml.contains("<system-out>It is Fail.</system-out>"), "{xml}");
+    assert!(xml.contains("<failure message=\"not answered\"/>"), "{xml}");
+}
+
+#[test]
+fn under_json_an_error_is_a_json_object_on_stdout_with_the_same_exit_code() {
+    let env = Env::new();
+    let out = demo(&env)
+        .args(["-o", "json", "quiz", "run", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v = json(&out);
+    assert_eq!(v["schemaVersion"], 1, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("nope"), "{v}");
+    assert_eq!(v["error"]["exitCode"], 2);
+}

@@ -251,13 +251,19 @@ pub fn junit(reports: &[Report], lang: Lang) -> String {
                         name: c.id.clone(),
                         classname: format!("{}.{}", r.lab, t.id),
                         seconds: c.seconds,
+                        // The learner's feedback is the message a CI view shows; the
+                        // technical detail goes to the case's output.
                         outcome: match c.verdict {
                             Verdict::Pass => Outcome::Passed,
-                            Verdict::Fail => Outcome::Failed(c.detail.clone()),
+                            Verdict::Fail => Outcome::Failed(
+                                c.feedback
+                                    .as_ref()
+                                    .map_or_else(|| c.detail.clone(), |f| f.get(lang).trim_end().to_string()),
+                            ),
                             Verdict::Error => Outcome::Error(c.detail.clone()),
                             Verdict::Skipped => Outcome::Skipped(c.detail.clone()),
                         },
-                        output: c.feedback.as_ref().map(|f| f.get(lang).to_string()),
+                        output: (!c.detail.is_empty()).then(|| c.detail.clone()),
                     })
                 })
                 .collect(),

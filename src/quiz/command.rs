@@ -200,6 +200,9 @@ struct QuestionResult {
     answered: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     answer: Option<Value>,
+    /// The feedback the learner was shown for this answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    feedback: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     concepts: Vec<String>,
 }
@@ -259,15 +262,26 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
                     name: r.id.clone(),
                     classname: format!("kca.quiz.{}", quiz.id),
                     seconds: 0.0,
+                    // The feedback the learner saw is the failure message; the
+                    // explanation follows in the case's output.
                     outcome: match (r.answered, r.correct) {
                         (_, true) => junit::Outcome::Passed,
-                        (false, _) => junit::Outcome::Failed("not answered".into()),
+                        (false, _) => junit::Outcome::Failed(
+                            tr(lang, "未回答", "not answered").to_string(),
+                        ),
+                        (true, false) if !r.feedback.is_empty() => {
+                            junit::Outcome::Failed(r.feedback.join(" "))
+                        }
                         (true, false) => junit::Outcome::Failed(format!(
-                            "incorrect ({}/{} points)",
-                            r.points, r.max
+                            "{} ({}/{})",
+                            tr(lang, "不正解", "incorrect"),
+                            trim_num(r.points),
+                            r.max
                         )),
                     },
-                    output: None,
+                    output: (!r.correct)
+                        .then(|| quiz.question(&r.id).map(|q| q.explanation.get(lang).trim_end().to_string()))
+                        .flatten(),
                 })
                 .collect();
             p.out(
@@ -364,6 +378,7 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
                 max: q.points,
                 answered: true,
                 answer: Some(answer.to_json()),
+                feedback: graded.feedback.iter().map(|f| f.get(lang).to_string()).collect(),
                 concepts: q.concepts.clone(),
             },
             Asked::Skipped => unanswered(q),
@@ -403,6 +418,7 @@ fn unanswered(q: &crate::content::quiz::Question) -> QuestionResult {
         max: q.points,
         answered: false,
         answer: None,
+        feedback: Vec::new(),
         concepts: q.concepts.clone(),
     }
 }
@@ -622,6 +638,11 @@ fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
                     max: q.points,
                     answered: true,
                     answer: Some(a.to_json()),
+                    feedback: g
+                        .feedback
+                        .iter()
+                        .map(|f| f.get(ctx.settings.lang).to_string())
+                        .collect(),
                     concepts: q.concepts.clone(),
                 }
             }
