@@ -54,6 +54,7 @@ fn dispatch(ctx: &Ctx, command: Option<Command>) -> Result<Exit> {
     match command {
         Command::Status => status(ctx),
         Command::Lesson(args) => crate::lesson::command::run(ctx, &args),
+        Command::Report(args) => crate::report::run(ctx, &args.results),
         Command::Validate(args) => crate::validate::run(ctx, &args),
         Command::Quiz(cmd) => crate::quiz::command::run(ctx, cmd),
         Command::Lab(cmd) => crate::lab::command::run(ctx, cmd),

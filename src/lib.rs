@@ -18,6 +18,7 @@ pub mod lab;
 pub mod lesson;
 pub mod offline;
 pub mod quiz;
+pub mod report;
 pub mod settings;
 pub mod state;
 pub mod target;

@@ -530,3 +530,34 @@ fn under_json_an_error_is_a_json_object_on_stdout_with_the_same_exit_code() {
     assert!(v["error"]["message"].as_str().unwrap().contains("nope"), "{v}");
     assert_eq!(v["error"]["exitCode"], 2);
 }
+
+#[test]
+fn report_reads_many_learners_results_and_prints_failure_rates() {
+    let env = Env::new();
+    let results = env.home.path().join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    for (who, answers) in [("alice", "d-single: a\n"), ("bob", "d-single: b\n"), ("carol", "d-single: a\n")] {
+        let file = env.home.path().join(format!("{who}.yaml"));
+        std::fs::write(&file, answers).unwrap();
+        let out = demo(&env)
+            .args(["-o", "json", "quiz", "grade", "demo", "--answers"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        std::fs::write(results.join(format!("{who}.json")), &out.stdout).unwrap();
+    }
+    let out = demo(&env)
+        .args(["--lang", "en", "report"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(text.contains("3 result file(s)"), "{text}");
+    let line = text.lines().find(|l| l.contains("demo/d-single")).expect(&text);
+    assert!(line.starts_with("66.7%") && line.contains("2/3"), "{line}");
+    let json_out = demo(&env).args(["-o", "json", "report"]).arg(&results).output().unwrap();
+    let v = json(&json_out);
+    assert_eq!(v["schemaVersion"], 1);
+    assert_eq!(v["questions"][0]["id"], "demo/d-single", "{v}");
+}

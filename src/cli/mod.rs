@@ -70,6 +70,9 @@ pub enum Command {
     /// Read a module's lesson (paged, wrapped to the terminal): `kca lesson 0`, `kca lesson 1#flow`
     #[command(after_help = "Examples:\n  kca lesson 0\n  kca lesson 1#admission-chain\n  kca lesson 2 --section generate\n  kca lesson 0 --output json")]
     Lesson(LessonArgs),
+    /// Instructor: failure rates per check and per question over many learners' JSON results
+    #[command(after_help = "Examples:\n  kca lab check -o json > results/alice-lab.json      (each learner)\n  kca quiz grade module-1 --answers a.yaml -o json > results/alice-q1.json\n  kca report results/\n  kca report results/*.json -o json")]
+    Report(ReportArgs),
     /// Check lab and quiz files: every problem at once, with file:line:col
     Validate(ValidateArgs),
     /// Self-paced concept quizzes
@@ -102,4 +105,11 @@ pub struct LessonArgs {
     /// Only this section (its anchor, as listed in the lesson)
     #[arg(long, value_name = "ANCHOR")]
     pub section: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// JSON result files, or folders of them
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
 }
