@@ -2,73 +2,31 @@
 //! deletes its trigger, and explains a missing object the way the course teaches (no
 //! UpdateRequest → the rule did not match; a failed one → the controller's permissions).
 
+mod common;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http::{Request, Response};
+use common::kube_mock::{self, Seen, not_found_page, resources};
 use kca::content::{Document, load_file};
 use kca::lab::check::{Env, Verdict};
 use kca::settings::{Lang, OutputFormat, Settings};
 use kca::target::live::Live;
 use kca::ui::Printer;
-use kube::client::Body;
 use serde_json::{Value, json};
-
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    body: Value,
-}
 
 type Router = Arc<dyn Fn(&Seen) -> (u16, Value) + Send + Sync>;
 
+/// A `Live` on the shared mock server (`tests/common/kube_mock.rs`), and its request log.
 fn mock(route: Router) -> (Live, Arc<Mutex<Vec<Seen>>>) {
-    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let task_log = log.clone();
-    tokio::spawn(async move {
-        while let Some((request, send)) = handle.next_request().await {
-            let (parts, body) = request.into_parts();
-            let bytes = body.collect_bytes().await.expect("body");
-            let seen = Seen {
-                method: parts.method.to_string(),
-                path: parts.uri.path().to_string(),
-                body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            };
-            let (status, body) = route(&seen);
-            task_log.lock().unwrap().push(seen);
-            let resp = Response::builder()
-                .status(status)
-                .header("content-type", "application/json")
-                .body(Body::from(serde_json::to_vec(&body).unwrap()))
-                .unwrap();
-            send.send_response(resp);
-        }
-    });
-    (
-        Live::from_client(kube::Client::new(service, "default")),
-        log,
-    )
-}
-
-fn resources(gv: &str, list: &[(&str, &str, bool)]) -> Value {
-    json!({
-        "kind": "APIResourceList", "groupVersion": gv,
-        "resources": list.iter().map(|(name, kind, ns)| json!({
-            "name": name, "singularName": "", "namespaced": ns, "kind": kind,
-            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-        })).collect::<Vec<_>>(),
-    })
+    let (client, server) = kube_mock::serve(Box::new(move |s| route(s).into()));
+    (Live::from_client(client), server.log.clone())
 }
 
 fn not_found() -> (u16, Value) {
-    (
-        404,
-        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-               "reason": "NotFound", "code": 404, "message": "not found"}),
-    )
+    let r = not_found_page();
+    (r.status, r.body)
 }
 
 /// Discovery answers for the kinds these checks touch.
@@ -167,7 +125,7 @@ fn deleted(log: &Mutex<Vec<Seen>>, name: &str) -> bool {
         .any(|s| s.method == "DELETE" && s.path == format!("/api/v1/namespaces/{name}"))
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn generated_object_found_and_trigger_deleted() {
     let created: Arc<Mutex<Option<Value>>> = Arc::default();
     let polls = Arc::new(Mutex::new(0));
@@ -223,7 +181,7 @@ async fn generated_object_found_and_trigger_deleted() {
     assert_eq!(gets, 2);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn no_update_request_means_the_rule_did_not_match() {
     let (live, log) = mock(Arc::new(|s: &Seen| {
         if let Some(r) = discovery(s) {
@@ -247,7 +205,7 @@ async fn no_update_request_means_the_rule_did_not_match() {
     assert!(deleted(&log, &name), "trigger not deleted after a failure");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_failed_update_request_points_at_the_controller_permissions() {
     let name: Arc<Mutex<String>> = Arc::default();
     let n = name.clone();
@@ -347,7 +305,7 @@ fn ready_policy(s: &Seen) -> Option<(u16, Value)> {
         })
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn admission_is_judged_by_the_parsed_denier_not_the_text() {
     let (live, log) = mock(Arc::new(|s: &Seen| {
         discovery(s).or_else(|| ready_policy(s)).unwrap_or_else(|| {
@@ -378,7 +336,7 @@ async fn admission_is_judged_by_the_parsed_denier_not_the_text() {
     assert_eq!(posted.body["metadata"]["generateName"], "testlab-probe-");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_denial_by_another_policy_fails_even_when_its_text_mentions_ours() {
     let (live, _log) = mock(Arc::new(|s: &Seen| {
         discovery(s)
@@ -400,7 +358,7 @@ async fn a_denial_by_another_policy_fails_even_when_its_text_mentions_ours() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_policy_that_never_gets_ready_fails_before_probing() {
     let (live, log) = mock(Arc::new(|s: &Seen| {
         discovery(s).unwrap_or_else(|| match (s.method.as_str(), s.path.as_str()) {

@@ -2,7 +2,9 @@
 //! kube-rs directly): objects, access reviews, server-side dry runs, and real triggers for
 //! `generated` checks, which are always deleted again, on Ctrl-C too.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use serde_json::Value;
 
