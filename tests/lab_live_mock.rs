@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::kube_mock::{self, Seen, not_found_page, resources};
+use kca::content::lab::{Check, Spec};
 use kca::content::{Document, load_file};
 use kca::lab::check::{Env, Verdict};
 use kca::settings::{Lang, OutputFormat, Settings};
@@ -378,5 +379,162 @@ async fn a_policy_that_never_gets_ready_fails_before_probing() {
     assert!(
         !log.lock().unwrap().iter().any(|s| s.method == "POST"),
         "probed an unready policy"
+    );
+}
+
+// ---- a server without ValidatingAdmissionPolicy (Kubernetes 1.24) ----
+
+/// `admissionregistration.k8s.io/v1` as a 1.24 API server serves it: webhooks only.
+fn admission_v1_without_vap(s: &Seen) -> Option<(u16, Value)> {
+    (s.method == "GET" && s.path == "/apis/admissionregistration.k8s.io/v1").then(|| {
+        (
+            200,
+            resources(
+                "admissionregistration.k8s.io/v1",
+                &[
+                    (
+                        "validatingwebhookconfigurations",
+                        "ValidatingWebhookConfiguration",
+                        false,
+                    ),
+                    (
+                        "mutatingwebhookconfigurations",
+                        "MutatingWebhookConfiguration",
+                        false,
+                    ),
+                ],
+            ),
+        )
+    })
+}
+
+fn vap_checks() -> (Check, Check) {
+    use kca::content::lab::{Denier, Expect, ObjSel, Probe};
+    let base = testlab(Duration::from_secs(30))
+        .check("no-team-denied")
+        .unwrap()
+        .clone();
+    let binding = Check {
+        id: "vap-binding".into(),
+        spec: Spec::Resource {
+            target: ObjSel {
+                api_version: "admissionregistration.k8s.io/v1".into(),
+                kind: "ValidatingAdmissionPolicyBinding".into(),
+                namespace: None,
+                name: "require-limits-vap".into(),
+            },
+            present: true,
+            matches: None,
+        },
+        ..base.clone()
+    };
+    let denies = Check {
+        id: "vap-denies".into(),
+        spec: Spec::Admission {
+            probe: Probe {
+                source: None,
+                object: json!({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"generateName": "p-", "namespace": "kca-testlab"},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
+            },
+            update: false,
+            user: None,
+            expect: Expect::Denied(Some(Denier::Vap {
+                policy: "require-limits-vap".into(),
+            })),
+            assert: None,
+            policies: vec![],
+        },
+        ..base
+    };
+    (binding, denies)
+}
+
+#[tokio::test(start_paused = true)]
+async fn checks_needing_validating_admission_policy_are_skipped_at_once_on_a_server_without_it() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        admission_v1_without_vap(s)
+            .or_else(|| discovery(s))
+            // Without a VAP the probe is admitted: a check that got this far would FAIL.
+            .unwrap_or_else(|| (201, s.body.clone()))
+    }));
+    let lab = testlab(Duration::from_secs(30));
+    let ws = tempfile::tempdir().unwrap();
+    let (binding, denies) = vap_checks();
+    for check in [&binding, &denies] {
+        let started = tokio::time::Instant::now();
+        let env = Env {
+            lab: &lab,
+            workspace: ws.path(),
+        };
+        let o = kca::lab::live::evaluate(&live, env, check, &printer()).await;
+        assert_eq!(o.verdict, Verdict::Skipped, "{}: {o:?}", check.id);
+        assert!(
+            o.detail
+                .contains("does not serve ValidatingAdmissionPolicy"),
+            "{}",
+            o.detail
+        );
+        assert!(o.detail.contains("1.30"), "{}", o.detail);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{} waited {:?}",
+            check.id,
+            started.elapsed()
+        );
+    }
+    assert!(
+        !log.lock().unwrap().iter().any(|s| s.method == "POST"),
+        "probed a server that cannot judge the check"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn apply_advice_names_the_files_a_server_without_vap_cannot_take() {
+    let (live, _log) = mock(Arc::new(|s: &Seen| {
+        admission_v1_without_vap(s)
+            .or_else(|| discovery(s))
+            .unwrap_or_else(not_found)
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let ws = tempfile::tempdir().unwrap();
+    let policies = ws.path().join("policies");
+    std::fs::create_dir(&policies).unwrap();
+    std::fs::write(
+        policies.join("require-team.yaml"),
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: a}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        policies.join("require-limits-vap.yaml"),
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: v}\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: v}\n",
+    )
+    .unwrap();
+    let advice = kca::lab::live::apply_advice(&live, &lab, ws.path())
+        .await
+        .expect("advice for a server without VAP");
+    assert!(
+        advice.en.contains("policies/require-limits-vap.yaml"),
+        "{}",
+        advice.en
+    );
+    assert!(
+        advice
+            .en
+            .contains("kubectl apply -f policies/require-team.yaml"),
+        "{}",
+        advice.en
+    );
+    assert!(
+        advice
+            .ja
+            .contains("kubectl apply -f policies/require-team.yaml")
+    );
+    // A workspace the server can take entirely needs no advice.
+    std::fs::remove_file(policies.join("require-limits-vap.yaml")).unwrap();
+    assert!(
+        kca::lab::live::apply_advice(&live, &lab, ws.path())
+            .await
+            .is_none()
     );
 }

@@ -83,6 +83,10 @@ pub async fn live(
     } else {
         None
     };
+    if let Some(advice) = super::live::apply_advice(&live, &lab, &ws).await {
+        printer.warn(&advice.ja);
+        printer.warn(&advice.en);
+    }
     let mut set = tokio::task::JoinSet::new();
     for (i, (t, c)) in selected.iter().cloned().enumerate() {
         if let (Some(why), Spec::Admission { .. } | Spec::Generated { .. }) =

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::check::{self, Env, Outcome};
 use super::offline::expected_generated;
 use super::tree::partial_match;
-use crate::content::lab::{Check, Lab, ObjSel, Spec};
+use crate::content::lab::{Check, Denier, Expect, Lab, ObjSel, Spec};
 use crate::target::live::{Live, LiveError};
 use crate::target::{AccessQuery, Identity, ObjRef, Operation};
 use crate::ui::Printer;
@@ -42,6 +42,11 @@ pub async fn evaluate(live: &Live, env: Env<'_>, check: &Check, printer: &Printe
             Err(e) => Outcome::error(format!("the check crashed: {e}")),
         };
     }
+    match unserved(live, check).await {
+        Ok(Some(skip)) => return skip,
+        Ok(None) => {}
+        Err(e) => return Outcome::error(e.to_string()),
+    }
     let r = match &check.spec {
         Spec::Resource {
             target,
@@ -57,6 +62,172 @@ pub async fn evaluate(live: &Live, env: Env<'_>, check: &Check, printer: &Printe
         Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::error("evaluated locally")),
     };
     r.unwrap_or_else(|e| Outcome::error(e.to_string()))
+}
+
+/// The (apiVersion, kind)s a check needs the server to serve: what it reads, probes or
+/// creates, and ValidatingAdmissionPolicy for a check that expects one to deny.
+fn needed_apis(check: &Check) -> Vec<(String, String)> {
+    let of = |v: &Value| {
+        let s = |p: &str| {
+            v.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        (s("/apiVersion"), s("/kind"))
+    };
+    let sel = |o: &ObjSel| (o.api_version.clone(), o.kind.clone());
+    let mut out = match &check.spec {
+        Spec::Resource { target, .. } => vec![sel(target)],
+        Spec::Admission { probe, expect, .. } => {
+            let mut v = vec![of(&probe.object)];
+            if let Expect::Denied(Some(Denier::Vap { .. })) = expect {
+                v.push((VAP_API.into(), "ValidatingAdmissionPolicy".into()));
+                v.push((VAP_API.into(), "ValidatingAdmissionPolicyBinding".into()));
+            }
+            v
+        }
+        Spec::Generated {
+            trigger, expect, ..
+        } => vec![of(&trigger.object), sel(expect)],
+        _ => Vec::new(),
+    };
+    out.retain(|(a, k)| !a.is_empty() && !k.is_empty());
+    out
+}
+
+const VAP_API: &str = "admissionregistration.k8s.io/v1";
+
+/// Why a kind may be missing, when kca knows (ValidatingAdmissionPolicy is GA from 1.30).
+fn why_unserved(api_version: &str, kind: &str) -> &'static str {
+    match (api_version, kind) {
+        (VAP_API, "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding") => {
+            " (Kubernetes serves it from 1.30, or when the API is turned on)"
+        }
+        (a, _) if a.starts_with("kyverno.io/") || a.starts_with("policies.kyverno.io/") => {
+            " (is Kyverno installed? see `kca cluster status`)"
+        }
+        _ => "",
+    }
+}
+
+/// `Skipped` with the reason when the server does not serve an API the check needs: the
+/// check cannot be judged here, which is neither the learner's fault nor worth a retry.
+async fn unserved(live: &Live, check: &Check) -> Result<Option<Outcome>, LiveError> {
+    let mut missing = Vec::new();
+    for (api_version, kind) in needed_apis(check) {
+        if !live.serves(&api_version, &kind).await? {
+            missing.push(format!(
+                "{kind} ({api_version}){}",
+                why_unserved(&api_version, &kind)
+            ));
+        }
+    }
+    Ok((!missing.is_empty()).then(|| {
+        Outcome::skipped(format!(
+            "the cluster does not serve {}; this check cannot be judged on it",
+            missing.join(", ")
+        ))
+    }))
+}
+
+/// What to apply instead of the whole folder, in both languages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyAdvice {
+    pub ja: String,
+    pub en: String,
+}
+
+/// When workspace files hold kinds the server does not serve (a ValidatingAdmissionPolicy
+/// on a server before 1.30), `kubectl apply -f DIR/` fails on them: name those files and
+/// the command that applies the others. None when the server takes every file.
+pub async fn apply_advice(live: &Live, lab: &Lab, ws: &std::path::Path) -> Option<ApplyAdvice> {
+    let mut served: std::collections::HashMap<(String, String), bool> = Default::default();
+    let (mut refused, mut fine, mut kinds) = (Vec::new(), Vec::new(), Vec::new());
+    for rel in super::workspace::list_files(ws) {
+        let yaml = matches!(
+            rel.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        );
+        let applied = lab.apply.is_empty() || lab.apply.iter().any(|a| rel.starts_with(a));
+        if !yaml || !applied {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(ws.join(&rel)) else {
+            continue;
+        };
+        let docs = crate::yaml::parse_json_stream(&text).unwrap_or_default();
+        let mut ok = true;
+        for d in &docs {
+            let Some(r) = ObjRef::of(d) else { continue };
+            let key = (r.api_version.clone(), r.kind.clone());
+            let yes = match served.get(&key) {
+                Some(v) => *v,
+                None => {
+                    let v = live.serves(&key.0, &key.1).await.unwrap_or(true);
+                    served.insert(key.clone(), v);
+                    v
+                }
+            };
+            if !yes {
+                ok = false;
+                if !kinds.contains(&key.1) {
+                    kinds.push(key.1.clone());
+                }
+            }
+        }
+        let shown = rel.to_string_lossy().into_owned();
+        if ok {
+            fine.push(shown)
+        } else {
+            refused.push(shown)
+        }
+    }
+    if refused.is_empty() {
+        return None;
+    }
+    let dirs: Vec<String> = {
+        let mut d: Vec<String> = refused
+            .iter()
+            .map(|f| match f.rsplit_once('/') {
+                Some((dir, _)) => format!("{dir}/"),
+                None => ".".to_string(),
+            })
+            .collect();
+        d.dedup();
+        d
+    };
+    let others = if fine.is_empty() {
+        None
+    } else {
+        Some(format!(
+            "kubectl apply {}",
+            fine.iter()
+                .map(|f| format!("-f {f}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ))
+    };
+    let (kinds, refused) = (kinds.join(", "), refused.join(", "));
+    let dirs = dirs
+        .iter()
+        .map(|d| format!("`kubectl apply -f {d}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(ApplyAdvice {
+        ja: format!(
+            "このクラスターは {kinds} を提供していません(ValidatingAdmissionPolicy は Kubernetes 1.30 から)。{dirs} は {refused} で失敗します。{}これらが必要なチェックは skipped になります。",
+            others.as_ref().map_or(String::new(), |c| format!(
+                "代わりに残りのファイルを適用してください: `{c}`。"
+            ))
+        ),
+        en: format!(
+            "this cluster does not serve {kinds} (ValidatingAdmissionPolicy needs Kubernetes 1.30+): {dirs} fails on {refused}. {}The checks that need them are skipped.",
+            others.as_ref().map_or(String::new(), |c| format!(
+                "Apply the other files instead: `{c}`. "
+            ))
+        ),
+    })
 }
 
 fn obj_ref(sel: &ObjSel) -> ObjRef {
