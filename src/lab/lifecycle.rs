@@ -344,21 +344,19 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             let r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
             Ok::<_, Error>((r, name))
         });
-        match graded {
-            Ok(done) => done,
-            // No cluster to ask: grade what can be judged from the manifests, and say so,
-            // rather than leave the learner with nothing.
-            Err(Error::Environment { message, .. }) => {
-                ctx.printer.warn(&format!(
-                    "no cluster reachable ({message}); grading offline instead (`--offline` does this on purpose)"
-                ));
-                (
-                    grade::offline(&lab, &ws, task)?,
-                    "offline: no cluster reachable".to_string(),
-                )
-            }
-            Err(e) => return Err(e),
-        }
+        // Live grading never silently becomes offline grading: an LMS reading the exit
+        // code would take offline marks for live ones (issue 8).
+        graded.map_err(|e| match e {
+            Error::Environment { message, hint } => Error::Environment {
+                message: format!("cannot grade `{}` live: {message}", lab.id),
+                hint: Some(format!(
+                    "{}; or grade the files without a cluster: `kca lab check {} --offline`",
+                    hint.unwrap_or_else(|| "check the cluster".into()),
+                    lab.id
+                )),
+            },
+            other => other,
+        })?
     };
     let hints = entry.hints.clone();
     let rep = Report::new(&lab, target.clone(), results, |t| {
