@@ -43,6 +43,9 @@ pub const KYVERNO_DEPLOYMENTS: [&str; 4] = [
 pub const BACKGROUND_WRITES: [(&str, &str); 2] =
     [("", "configmaps"), ("networking.k8s.io", "networkpolicies")];
 const BACKGROUND_SA: &str = "kyverno-background-controller";
+/// The controllers admission and generate checks depend on.
+pub const ADMISSION_CONTROLLER: &str = "kyverno-admission-controller";
+pub const BACKGROUND_CONTROLLER: &str = "kyverno-background-controller";
 /// The label Kyverno puts on the webhook configurations it registers at runtime.
 const KYVERNO_WEBHOOK_SELECTOR: &str = "webhook.kyverno.io/managed-by=kyverno";
 
@@ -707,7 +710,9 @@ pub fn rollout_done(dep: &Value) -> bool {
     let desired = n("/spec/replicas").unwrap_or(1);
     let generation = n("/metadata/generation").unwrap_or(0);
     let observed = n("/status/observedGeneration").unwrap_or(-1);
-    observed >= generation
+    // Scaled to 0 is not ready: nothing would answer the webhook or process requests.
+    desired >= 1
+        && observed >= generation
         && n("/status/updatedReplicas").unwrap_or(0) >= desired
         && n("/status/availableReplicas").unwrap_or(0) >= desired
         && n("/status/replicas").unwrap_or(0) <= desired
@@ -767,7 +772,7 @@ async fn wait_for_kyverno(ctx: &Ctx, live: &Live) -> Result<()> {
 }
 
 /// Kyverno as the cluster shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct KyvernoState {
     pub deployments: Vec<DeploymentState>,
     pub validating_webhooks: usize,

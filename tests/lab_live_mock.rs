@@ -132,7 +132,7 @@ async fn generated_object_found_and_trigger_deleted() {
     let polls = Arc::new(Mutex::new(0));
     let (c, p) = (created.clone(), polls.clone());
     let (live, log) = mock(Arc::new(move |s: &Seen| {
-        if let Some(r) = discovery(s) {
+        if let Some(r) = discovery(s).or_else(|| ready_policy(s)) {
             return r;
         }
         match s.method.as_str() {
@@ -185,7 +185,7 @@ async fn generated_object_found_and_trigger_deleted() {
 #[tokio::test(start_paused = true)]
 async fn no_update_request_means_the_rule_did_not_match() {
     let (live, log) = mock(Arc::new(|s: &Seen| {
-        if let Some(r) = discovery(s) {
+        if let Some(r) = discovery(s).or_else(|| ready_policy(s)) {
             return r;
         }
         match (s.method.as_str(), s.path.as_str()) {
@@ -211,7 +211,7 @@ async fn a_failed_update_request_points_at_the_controller_permissions() {
     let name: Arc<Mutex<String>> = Arc::default();
     let n = name.clone();
     let (live, log) = mock(Arc::new(move |s: &Seen| {
-        if let Some(r) = discovery(s) {
+        if let Some(r) = discovery(s).or_else(|| ready_policy(s)) {
             return r;
         }
         match (s.method.as_str(), s.path.as_str()) {
@@ -536,5 +536,126 @@ async fn apply_advice_names_the_files_a_server_without_vap_cannot_take() {
         kca::lab::live::apply_advice(&live, &lab, ws.path())
             .await
             .is_none()
+    );
+}
+
+// ---- generated: the UpdateRequest of this trigger, and a controller that does nothing ----
+
+/// A Kyverno 1.19 UpdateRequest naming `trigger` in `spec.ruleContext[].trigger`.
+fn update_request(name: &str, trigger: &str, state: &str, message: &str) -> Value {
+    json!({
+        "apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
+        "metadata": {"name": name, "namespace": "kyverno"},
+        "spec": {"requestType": "generate", "policy": "testlab-require-team",
+                 "ruleContext": [{"rule": "make-marker", "deleteDownstream": false,
+                    "trigger": {"apiVersion": "v1", "kind": "Namespace", "name": trigger}}],
+                 "resource": {}, "context": {}},
+        "status": {"state": state, "message": message}
+    })
+}
+
+/// A server where the trigger is created and nothing is generated; UpdateRequests are made
+/// by `urs` from the trigger's name.
+fn generating_nothing(
+    urs: impl Fn(&str) -> Vec<Value> + Send + Sync + 'static,
+) -> (Live, Arc<Mutex<Vec<Seen>>>) {
+    let trigger: Arc<Mutex<String>> = Arc::default();
+    mock(Arc::new(move |s: &Seen| {
+        if let Some(r) = discovery(s).or_else(|| ready_policy(s)) {
+            return r;
+        }
+        match (s.method.as_str(), s.path.as_str()) {
+            ("POST", "/api/v1/namespaces") => {
+                *trigger.lock().unwrap() = s.body["metadata"]["name"].as_str().unwrap().into();
+                (201, s.body.clone())
+            }
+            ("GET", "/apis/kyverno.io/v2/namespaces/kyverno/updaterequests") => (
+                200,
+                json!({"kind": "UpdateRequestList", "items": urs(&trigger.lock().unwrap())}),
+            ),
+            ("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews") => (
+                201,
+                json!({"kind": "SubjectAccessReview", "spec": s.body["spec"].clone(),
+                       "status": {"allowed": false}}),
+            ),
+            ("DELETE", _) => (200, json!({"kind": "Status", "status": "Success"})),
+            _ => not_found(),
+        }
+    }))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stale_update_request_of_the_same_policy_is_not_blamed_for_a_new_trigger() {
+    let (live, _log) = generating_nothing(|_| {
+        vec![update_request(
+            "ur-old",
+            "testlab-trigger-earlier",
+            "Failed",
+            "old failure from an earlier run",
+        )]
+    });
+    let lab = testlab(Duration::from_secs(1));
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(o.detail.contains("no UpdateRequest"), "{}", o.detail);
+    assert!(!o.detail.contains("old failure"), "{}", o.detail);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_failed_update_request_of_this_trigger_shows_its_own_message() {
+    let (live, _log) = generating_nothing(|trigger| {
+        vec![
+            update_request("ur-old", "testlab-trigger-earlier", "Failed", "old failure"),
+            update_request("ur-new", trigger, "Failed", "configmaps is forbidden"),
+        ]
+    });
+    let lab = testlab(Duration::from_secs(1));
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(
+        o.detail
+            .contains("the UpdateRequest failed: configmaps is forbidden"),
+        "{}",
+        o.detail
+    );
+    assert!(!o.detail.contains("old failure"), "{}", o.detail);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pending_update_request_is_an_error_not_a_fail() {
+    let (live, log) =
+        generating_nothing(|trigger| vec![update_request("ur-1", trigger, "Pending", "")]);
+    let lab = testlab(Duration::from_secs(5));
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+    assert!(o.detail.contains("still Pending"), "{}", o.detail);
+    assert!(
+        o.detail.contains("kyverno-background-controller"),
+        "{}",
+        o.detail
+    );
+    let name = trigger_name(&log).unwrap();
+    assert!(deleted(&log, &name), "trigger not deleted");
+}
+
+#[tokio::test(start_paused = true)]
+async fn generated_fails_at_once_when_its_policy_is_not_in_the_cluster() {
+    let (live, log) = mock(Arc::new(|s: &Seen| discovery(s).unwrap_or_else(not_found)));
+    let lab = testlab(Duration::from_secs(60));
+    let started = tokio::time::Instant::now();
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert_eq!(
+        o.detail,
+        "policy `testlab-require-team` is not in the cluster; apply it with `kubectl apply -f`"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        trigger_name(&log).is_none(),
+        "created a trigger for a missing policy"
     );
 }

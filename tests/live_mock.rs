@@ -923,3 +923,40 @@ async fn repeated_warnings_are_kept_once() {
     );
     finish(live, task).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_kyverno_deployment_scaled_to_zero_is_not_ready() {
+    let (live, _log, server) = mock(Box::new(|s| {
+        apps_and_admission_discovery(s).unwrap_or_else(|| match s.path.as_str() {
+            "/apis/apps/v1/namespaces/kyverno/deployments" => {
+                let mut background = deployment("kyverno-background-controller", false);
+                background["spec"]["replicas"] = json!(0);
+                background["status"] = json!({"observedGeneration": 1});
+                reply(
+                    200,
+                    json!({"kind": "DeploymentList", "items": [
+                        deployment("kyverno-admission-controller", true),
+                        background,
+                        deployment("kyverno-cleanup-controller", true),
+                        deployment("kyverno-reports-controller", true),
+                    ]}),
+                )
+            }
+            p if p.ends_with("webhookconfigurations") => reply(
+                200,
+                json!({"items": [{"metadata": {"name": "kyverno-resource-webhook-cfg"}}]}),
+            ),
+            other => panic!("unexpected request {other}"),
+        })
+    }));
+    let k = kca::cluster::kyverno_state(&live).await.unwrap();
+    let bg = k
+        .deployments
+        .iter()
+        .find(|d| d.name == "kyverno-background-controller")
+        .unwrap();
+    assert_eq!(bg.ready, "0/0");
+    assert!(!bg.rolled_out, "a Deployment scaled to 0 counts as ready");
+    assert!(!k.ready());
+    finish(live, server).await;
+}

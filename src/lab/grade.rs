@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::check::{CheckResult, Env, Outcome};
 use super::offline::Offline;
-use crate::content::lab::{Check, Lab, Spec, Task};
+use crate::content::lab::{Check, Lab, Task};
 use crate::error::Result;
 use crate::target::live::Live;
 use crate::ui::Printer;
@@ -63,36 +63,15 @@ pub async fn live(
         .into_iter()
         .map(|(t, c)| (t.clone(), c.clone()))
         .collect();
-    // Admission and generate checks need Kyverno's webhooks and controllers: when they are
-    // not ready the cluster, not the learner, is at fault.
-    let needs_kyverno = selected
-        .iter()
-        .any(|(_, c)| matches!(c.spec, Spec::Admission { .. } | Spec::Generated { .. }));
-    let kyverno_down = if needs_kyverno {
-        match crate::cluster::kyverno_state(&live).await {
-            Ok(s) if s.ready() => None,
-            Ok(s) => Some(format!(
-                "Kyverno is not ready in this cluster (deployments rolled out: {}; webhooks: \
-                 {} validating, {} mutating); see `kca cluster status`",
-                s.deployments.iter().filter(|d| d.rolled_out).count(),
-                s.validating_webhooks,
-                s.mutating_webhooks
-            )),
-            Err(e) => Some(format!("cannot tell whether Kyverno is ready: {e}")),
-        }
-    } else {
-        None
-    };
+    let gate = super::live::KyvernoGate::read(&live, selected.iter().map(|(_, c)| c)).await;
     if let Some(advice) = super::live::apply_advice(&live, &lab, &ws).await {
         printer.warn(&advice.ja);
         printer.warn(&advice.en);
     }
     let mut set = tokio::task::JoinSet::new();
     for (i, (t, c)) in selected.iter().cloned().enumerate() {
-        if let (Some(why), Spec::Admission { .. } | Spec::Generated { .. }) =
-            (&kyverno_down, &c.spec)
-        {
-            let res = CheckResult::new(&t, &c, Outcome::error(why.clone()), 0.0);
+        if let Some(why) = gate.blocks(&c) {
+            let res = CheckResult::new(&t, &c, Outcome::error(why), 0.0);
             set.spawn(async move { (i, res) });
             continue;
         }

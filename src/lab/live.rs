@@ -271,6 +271,30 @@ async fn find_policy(
     Ok(live.get(&ns).await?.map(|_| ns))
 }
 
+/// Each named policy must be in the cluster and Ready before a check relies on it (shared
+/// by admission and generated checks): `Some(fail)` naming the first that is not.
+async fn require_policies(
+    live: &Live,
+    policies: &[String],
+    namespace: &str,
+    timeout: Duration,
+) -> Result<Option<Outcome>, LiveError> {
+    for p in policies {
+        let Some(r) = find_policy(live, p, namespace).await? else {
+            return Ok(Some(Outcome::fail(format!(
+                "policy `{p}` is not in the cluster; apply it with `kubectl apply -f`"
+            ))));
+        };
+        if !live.wait_ready(&r, timeout).await? {
+            return Ok(Some(Outcome::fail(format!(
+                "{r} did not become Ready within {}s; see `kubectl describe` for its status",
+                timeout.as_secs()
+            ))));
+        }
+    }
+    Ok(None)
+}
+
 async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
     let Spec::Admission {
         probe,
@@ -288,18 +312,8 @@ async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
         .and_then(Value::as_str)
         .unwrap_or("default");
     // A policy that is not Ready yet would let the probe through and blame the learner.
-    for p in policies {
-        let Some(r) = find_policy(live, p, ns).await? else {
-            return Ok(Outcome::fail(format!(
-                "policy `{p}` is not in the cluster; apply it with `kubectl apply -f`"
-            )));
-        };
-        if !live.wait_ready(&r, check.timeout).await? {
-            return Ok(Outcome::fail(format!(
-                "{r} did not become Ready within {}s; see `kubectl describe` for its status",
-                check.timeout.as_secs()
-            )));
-        }
+    if let Some(not_ready) = require_policies(live, policies, ns, check.timeout).await? {
+        return Ok(not_ready);
     }
     let op = if *update {
         Operation::Update
@@ -414,8 +428,18 @@ async fn generated(
             "the trigger has no apiVersion, kind or name",
         ));
     };
+    // A policy that is missing or not Ready generates nothing: say so now, not after the
+    // whole wait (issue 8, live 4).
+    let ns = trig_ref.namespace.as_deref().unwrap_or("default");
+    if let Some(not_ready) = require_policies(live, policy.as_slice(), ns, check.timeout).await? {
+        return Ok(not_ready);
+    }
     let want = expected_generated(expect, &trig);
-    live.create(&trig).await?;
+    let created = live.create(&trig).await?;
+    let uid = created
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     printer.status(&format!(
         "  {}: created {trig_ref}, waiting for {want}…",
         check.id
@@ -439,11 +463,11 @@ async fn generated(
     let found = found?;
     let mut outcome = check::judge_generated(check, &want.to_string(), found.as_ref());
     if found.is_none() {
-        outcome.detail.push_str(&format!(
-            " within {}s; {}",
-            check.timeout.as_secs(),
-            explain(live, &trig_ref, &want, policy.as_deref()).await
-        ));
+        let (verdict, why) = explain(live, &trig_ref, uid.as_deref(), &want).await;
+        outcome.verdict = verdict;
+        outcome
+            .detail
+            .push_str(&format!(" within {}s; {why}", check.timeout.as_secs()));
     }
     if let Err(e) = deleted {
         outcome
@@ -481,44 +505,115 @@ async fn await_object(
     }
 }
 
-/// The course's diagnosis order: UpdateRequest first; none means the rule did not match,
-/// a failed one means the background controller could not do it (often permissions).
-async fn explain(live: &Live, trig: &ObjRef, want: &ObjRef, policy: Option<&str>) -> String {
+/// Whether an UpdateRequest was made for this trigger: Kyverno 1.19 names the trigger in
+/// `spec.ruleContext[].trigger` (and older releases in `spec.resource`; the admission
+/// request in `spec.context` names it too) — see `api/kyverno/v2/updaterequest_types.go`
+/// and `pkg/webhooks/resource/generation/handler.go`. A UID, where both sides have one,
+/// decides; else kind, namespace and name (trigger names carry a random suffix).
+fn names_trigger(ur: &Value, trig: &ObjRef, uid: Option<&str>) -> bool {
+    let same = |spec: &Value| {
+        let s = |k: &str| spec.get(k).and_then(Value::as_str).unwrap_or("");
+        if let Some(u) = uid
+            && !s("uid").is_empty()
+        {
+            return s("uid") == u;
+        }
+        s("name") == trig.name
+            && s("namespace") == trig.namespace.as_deref().unwrap_or("")
+            && (s("kind").is_empty() || s("kind") == trig.kind)
+    };
+    let spec = &ur["spec"];
+    let in_rules = spec["ruleContext"]
+        .as_array()
+        .is_some_and(|rs| rs.iter().any(|r| same(&r["trigger"])));
+    let request = &spec["context"]["admissionRequestInfo"]["admissionRequest"];
+    let in_request = request["name"].as_str() == Some(trig.name.as_str())
+        && request["namespace"].as_str().unwrap_or("") == trig.namespace.as_deref().unwrap_or("")
+        && request["kind"]["kind"]
+            .as_str()
+            .is_none_or(|k| k == trig.kind);
+    in_rules || same(&spec["resource"]) || in_request
+}
+
+/// The course's diagnosis order, on the UpdateRequest of this trigger: none means the rule
+/// did not match (the learner's to fix); a failed one means the background controller could
+/// not do it (often permissions); one still pending means the controller is not working,
+/// which is the environment's fault (ERROR, not FAIL).
+async fn explain(
+    live: &Live,
+    trig: &ObjRef,
+    uid: Option<&str>,
+    want: &ObjRef,
+) -> (check::Verdict, String) {
+    use check::Verdict::{Error, Fail};
     let urs = match live
         .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
         .await
     {
         Ok(l) => l,
-        Err(e) => return format!("could not list UpdateRequests: {e}"),
+        Err(e) => return (Error, format!("could not list UpdateRequests: {e}")),
     };
-    let ours: Vec<&Value> = urs
-        .iter()
-        .filter(|u| {
-            let s = |p: &str| u.pointer(p).and_then(Value::as_str);
-            s("/spec/resource/name") == Some(&trig.name)
-                || s("/spec/context/admissionRequestInfo/admissionRequest/name") == Some(&trig.name)
-                || policy.is_some_and(|p| s("/spec/policy") == Some(p))
-        })
-        .collect();
+    let ours: Vec<&Value> = urs.iter().filter(|u| names_trigger(u, trig, uid)).collect();
+    let state = |u: &Value| {
+        u.pointer("/status/state")
+            .and_then(Value::as_str)
+            .unwrap_or("Pending")
+            .to_string()
+    };
+    let message = |u: &Value| {
+        u.pointer("/status/message")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .unwrap_or("(no message)")
+            .to_string()
+    };
+    let pick = |want: &str| ours.iter().find(|u| state(u) == want).copied();
     if ours.is_empty() {
-        return "no UpdateRequest was created for the trigger: the generate rule did not match \
-                it (check its match/exclude and preconditions)"
-            .into();
-    }
-    let failed = ours
-        .iter()
-        .find(|u| u.pointer("/status/state").and_then(Value::as_str) == Some("Failed"));
-    let Some(u) = failed else {
-        return format!(
-            "{} UpdateRequest(s) exist but none finished: the background controller may be \
-             slow or down",
-            ours.len()
+        return (
+            Fail,
+            "no UpdateRequest was created for the trigger: the generate rule did not match \
+             it (check its match/exclude and preconditions)"
+                .into(),
         );
-    };
-    let msg = u
-        .pointer("/status/message")
+    }
+    if let Some(u) = pick("Failed") {
+        return (Fail, failed_ur(live, &message(u), want).await);
+    }
+    if let Some(u) = pick("Skip") {
+        return (
+            Fail,
+            format!(
+                "the background controller skipped the UpdateRequest: {}",
+                message(u)
+            ),
+        );
+    }
+    if let Some(u) = pick("Completed") {
+        return (
+            Fail,
+            format!(
+                "the UpdateRequest completed without generating it: {}",
+                message(u)
+            ),
+        );
+    }
+    let name = ours[0]
+        .pointer("/metadata/name")
         .and_then(Value::as_str)
-        .unwrap_or("(no message)");
+        .unwrap_or("(unnamed)");
+    (
+        Error,
+        format!(
+            "UpdateRequest {name} for the trigger is still {}: Kyverno's background controller \
+             is not processing it (is `{}` running? see `kca cluster status`)",
+            state(ours[0]),
+            BACKGROUND_SA.1
+        ),
+    )
+}
+
+/// A failed UpdateRequest: its own message, and whether the controller may create the kind.
+async fn failed_ur(live: &Live, msg: &str, want: &ObjRef) -> String {
     let (sa_ns, sa) = BACKGROUND_SA;
     let id = Identity::service_account(sa_ns, sa);
     let (group, resource) = resource_of(want);
@@ -545,6 +640,73 @@ async fn explain(live: &Live, trig: &ObjRef, want: &ObjRef, policy: Option<&str>
             format!(".{group}")
         }
     )
+}
+
+/// Whether Kyverno can judge the checks of a run, read once per run: admission checks need
+/// the admission controller and its webhooks; generated checks need the background
+/// controller too. When they are not ready the cluster, not the learner, is at fault.
+pub struct KyvernoGate {
+    state: Result<crate::cluster::KyvernoState, String>,
+}
+
+impl KyvernoGate {
+    /// Reads Kyverno's state when a check needs it (one request set per run).
+    pub async fn read<'a>(live: &Live, checks: impl IntoIterator<Item = &'a Check>) -> Self {
+        let needed = checks
+            .into_iter()
+            .any(|c| matches!(c.spec, Spec::Admission { .. } | Spec::Generated { .. }));
+        let state = if needed {
+            crate::cluster::kyverno_state(live)
+                .await
+                .map_err(|e| format!("cannot tell whether Kyverno is ready: {e}"))
+        } else {
+            Ok(crate::cluster::KyvernoState::default())
+        };
+        KyvernoGate { state }
+    }
+
+    /// Why `check` cannot be judged here (an ERROR), or None.
+    pub fn blocks(&self, check: &Check) -> Option<String> {
+        use crate::cluster::{ADMISSION_CONTROLLER, BACKGROUND_CONTROLLER};
+        let needs: &[&str] = match check.spec {
+            Spec::Admission { .. } => &[ADMISSION_CONTROLLER],
+            Spec::Generated { .. } => &[ADMISSION_CONTROLLER, BACKGROUND_CONTROLLER],
+            _ => return None,
+        };
+        let s = match &self.state {
+            Ok(s) => s,
+            Err(e) => return Some(e.clone()),
+        };
+        let down: Vec<String> = needs
+            .iter()
+            .filter_map(|n| {
+                let d = s.deployments.iter().find(|d| d.name == *n);
+                match d {
+                    Some(d) if d.rolled_out => None,
+                    Some(d) => Some(format!("{n} {}", d.ready)),
+                    None => Some(format!("{n} absent")),
+                }
+            })
+            .collect();
+        let webhooks = s.validating_webhooks > 0 && s.mutating_webhooks > 0;
+        if down.is_empty() && webhooks {
+            return None;
+        }
+        let mut why = Vec::new();
+        if !down.is_empty() {
+            why.push(format!("not ready: {}", down.join(", ")));
+        }
+        if !webhooks {
+            why.push(format!(
+                "webhooks: {} validating, {} mutating",
+                s.validating_webhooks, s.mutating_webhooks
+            ));
+        }
+        Some(format!(
+            "Kyverno cannot judge this check in this cluster ({}); see `kca cluster status`",
+            why.join("; ")
+        ))
+    }
 }
 
 /// The API group and (plural, lowercase) resource of a kind, for access reviews.
@@ -578,6 +740,75 @@ mod tests {
         );
         assert_eq!(r("v1", "ConfigMap"), (String::new(), "configmaps".into()));
         assert_eq!(r("v1", "Ingress"), (String::new(), "ingresses".into()));
+    }
+
+    fn state(background: bool) -> crate::cluster::KyvernoState {
+        let dep = |name: &str, rolled_out: bool| crate::cluster::DeploymentState {
+            name: name.into(),
+            present: true,
+            ready: if rolled_out { "1/1" } else { "0/0" }.into(),
+            rolled_out,
+            image: None,
+        };
+        crate::cluster::KyvernoState {
+            deployments: vec![
+                dep(crate::cluster::ADMISSION_CONTROLLER, true),
+                dep(crate::cluster::BACKGROUND_CONTROLLER, background),
+            ],
+            validating_webhooks: 1,
+            mutating_webhooks: 1,
+        }
+    }
+
+    fn check_of(spec: Spec) -> Check {
+        Check {
+            id: "c".into(),
+            title: None,
+            points: 1,
+            timeout: Duration::from_secs(1),
+            on_fail: None,
+            on_pass: None,
+            spec,
+        }
+    }
+
+    #[test]
+    fn without_a_background_controller_generated_checks_error_and_admission_checks_run() {
+        use crate::content::lab::Probe;
+        let obj = serde_json::json!({"apiVersion": "v1", "kind": "Pod"});
+        let probe = Probe {
+            source: None,
+            object: obj,
+        };
+        let admission = check_of(Spec::Admission {
+            probe: probe.clone(),
+            update: false,
+            user: None,
+            expect: Expect::Allowed,
+            assert: None,
+            policies: vec![],
+        });
+        let generated = check_of(Spec::Generated {
+            trigger: probe,
+            expect: ObjSel {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: None,
+                name: "x".into(),
+            },
+            matches: None,
+            policy: None,
+        });
+        let down = KyvernoGate {
+            state: Ok(state(false)),
+        };
+        assert_eq!(down.blocks(&admission), None);
+        let why = down.blocks(&generated).expect("generated is blocked");
+        assert!(why.contains("kyverno-background-controller 0/0"), "{why}");
+        let up = KyvernoGate {
+            state: Ok(state(true)),
+        };
+        assert_eq!(up.blocks(&generated), None);
     }
 
     #[test]
