@@ -960,3 +960,57 @@ async fn a_kyverno_deployment_scaled_to_zero_is_not_ready() {
     assert!(!k.ready());
     finish(live, server).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn every_request_says_it_is_kca() {
+    let (live, log, server) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| match s.method.as_str() {
+            "GET" if s.path == "/version" => reply(
+                200,
+                json!({"major": "1", "minor": "24", "gitVersion": "v1.24.17"}),
+            ),
+            _ => reply(201, s.body.clone()),
+        })
+    }));
+    live.server_version().await.unwrap();
+    live.admit(&pod("lab", "p"), Operation::Create, None)
+        .await
+        .unwrap();
+    let reqs = log.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 3, "{reqs:?}");
+    for s in &reqs {
+        assert_eq!(
+            s.header("user-agent"),
+            Some(concat!("kca/", env!("CARGO_PKG_VERSION"))),
+            "{} {}",
+            s.method,
+            s.path
+        );
+    }
+    finish(live, server).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_checks_share_one_discovery_fetch_per_group_version() {
+    let (live, _log, server) = mock(Box::new(|s| discovery(s).unwrap_or_else(not_found_page)));
+    let (a, b, c) = tokio::join!(
+        live.serves("kyverno.io/v1", "ClusterPolicy"),
+        live.serves("kyverno.io/v1", "Policy"),
+        live.serves("kyverno.io/v1", "ClusterPolicy"),
+    );
+    assert!(a.unwrap() && b.unwrap() && c.unwrap());
+    assert_eq!(server.count("GET", "/apis/kyverno.io/v1"), 1);
+    // A kind the server does not serve: the waiters take the answer fetched meanwhile.
+    let vap = "admissionregistration.k8s.io/v1";
+    let (a, b, c) = tokio::join!(
+        live.serves(vap, "ValidatingAdmissionPolicy"),
+        live.serves(vap, "ValidatingAdmissionPolicy"),
+        live.serves(vap, "ValidatingAdmissionPolicyBinding"),
+    );
+    assert!(!a.unwrap() && !b.unwrap() && !c.unwrap());
+    assert_eq!(
+        server.count("GET", "/apis/admissionregistration.k8s.io/v1"),
+        1
+    );
+    finish(live, server).await;
+}

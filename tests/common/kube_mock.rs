@@ -191,6 +191,14 @@ fn serve_with(
         while let Some((request, send)) = handle.next_request().await {
             let seen = seen(request).await;
             n += 1;
+            // kca names itself on every request (issue 8): checked for every mock test.
+            assert_eq!(
+                seen.header("user-agent"),
+                Some(concat!("kca/", env!("CARGO_PKG_VERSION"))),
+                "request {n} ({} {}) without kca's User-Agent",
+                seen.method,
+                seen.path
+            );
             let r = route(&seen, n);
             task_log.lock().unwrap().push(seen);
             let mut builder = Response::builder()
