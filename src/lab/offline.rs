@@ -297,16 +297,13 @@ mod engine {
             None => {
                 // A validate rule the engine could not evaluate (a CEL `authorizer`
                 // check, say) leaves the webhook's answer unknown: never an allow.
-                if let Some(r) = resp.results.iter().find(|r| {
-                    r.kind == kyverno::RuleKind::Validate
-                        && r.status == kyverno::RuleStatus::Skip
-                        && r.message.starts_with(kyverno::runner::UNSUPPORTED)
+                if let Some((r, why)) = resp.results.iter().find_map(|r| {
+                    let why = r.unsupported.as_ref()?;
+                    (r.kind == kyverno::RuleKind::Validate).then_some((r, why))
                 }) {
                     return Err(format!(
-                        "Kyverno rule `{}/{}` cannot be evaluated offline: {}",
-                        r.policy,
-                        r.rule,
-                        r.message.trim_start_matches(kyverno::runner::UNSUPPORTED)
+                        "Kyverno rule `{}/{}` cannot be evaluated offline: {why}",
+                        r.policy, r.rule,
                     ));
                 }
                 Ok(Admission::Allowed {

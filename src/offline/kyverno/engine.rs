@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use super::conditions;
 use super::context::Context;
 use super::matching::{rule_matches, wildcard_match};
+use super::outcome::{ContextSource, Outcome, Unsupported};
 use super::pattern::{PatternError, validate_pattern};
-use super::runner::UNSUPPORTED;
 use super::vars::{self, VarError};
 use super::{Policy, Request, Response, RuleKind, RuleResult, RuleStatus, generate, mutate};
 
@@ -76,8 +76,7 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
                     policy,
                     rule,
                     RuleKind::VerifyImages,
-                    RuleStatus::Skip,
-                    format!("{UNSUPPORTED}verifyImages needs registry access"),
+                    Outcome::unsupported(Unsupported::VerifyImages),
                 ));
             }
         }
@@ -92,36 +91,31 @@ fn rule_name(rule: &Value) -> String {
         .to_string()
 }
 
-fn result(
-    policy: &Policy,
-    rule: &Value,
-    kind: RuleKind,
-    status: RuleStatus,
-    message: String,
-) -> RuleResult {
+fn result(policy: &Policy, rule: &Value, kind: RuleKind, outcome: Outcome) -> RuleResult {
     RuleResult {
         policy: policy.name.clone(),
         rule: rule_name(rule),
         kind,
-        status,
-        message,
+        status: outcome.status,
+        message: outcome.message,
+        unsupported: outcome.unsupported,
     }
 }
 
 /// Outcome of the steps every rule shares before its body runs.
 enum Gate {
     Run(Context),
-    Done(Option<(RuleStatus, String)>),
+    Done(Option<Outcome>),
 }
 
 fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Gate {
     match rule_matches(rule, policy, req) {
         Ok(true) => {}
         Ok(false) => return Gate::Done(None),
-        Err(e) => return Gate::Done(Some((RuleStatus::Error, e))),
+        Err(e) => return Gate::Done(Some(Outcome::error(e))),
     }
     if let Some(why) = excepted(policy, rule, req, opts) {
-        return Gate::Done(Some((RuleStatus::Skip, why)));
+        return Gate::Done(Some(Outcome::skip(why)));
     }
     let mut ctx = Context::from_request(req);
     // Values given for a rule also hold for its autogen copies.
@@ -158,13 +152,12 @@ fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Gate {
         match conditions::evaluate_preconditions(pre, &ctx) {
             Ok(true) => {}
             Ok(false) => {
-                return Gate::Done(Some((RuleStatus::Skip, "preconditions not met".into())));
+                return Gate::Done(Some(Outcome::skip("preconditions not met")));
             }
             Err(e) => {
-                return Gate::Done(Some((
-                    RuleStatus::Error,
-                    format!("failed to evaluate preconditions: {e}"),
-                )));
+                return Gate::Done(Some(Outcome::error(format!(
+                    "failed to evaluate preconditions: {e}"
+                ))));
             }
         }
     }
@@ -177,7 +170,7 @@ pub fn load_context(
     ctx: &mut Context,
     opts: &Options,
     supplied: Option<&serde_json::Map<String, Value>>,
-) -> Result<(), (RuleStatus, String)> {
+) -> Result<(), Outcome> {
     let Some(entries) = holder.get("context").and_then(Value::as_array) else {
         return Ok(());
     };
@@ -189,11 +182,11 @@ pub fn load_context(
         }
         if let Some(var) = entry.get("variable") {
             let value = variable_entry(var, ctx)
-                .map_err(|e| (RuleStatus::Error, format!("context entry {name}: {e}")))?;
+                .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
             ctx.add_variable(name, value);
         } else if let Some(cm) = entry.get("configMap") {
             let cm = vars::substitute(cm, ctx)
-                .map_err(|e| (RuleStatus::Error, format!("context entry {name}: {e}")))?;
+                .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
             let want_name = cm.get("name").and_then(Value::as_str).unwrap_or("");
             let want_ns = cm.get("namespace").and_then(Value::as_str).unwrap_or("");
             let found = opts.cluster.iter().find(|o| {
@@ -208,38 +201,31 @@ pub fn load_context(
             match found {
                 Some(obj) => ctx.add_variable(name, obj.clone()),
                 None => {
-                    return Err((
-                        RuleStatus::Error,
-                        format!(
-                            "context entry {name}: configMap {want_ns}/{want_name} not found (supply it as a cluster resource or in the values file)"
-                        ),
-                    ));
+                    return Err(Outcome::error(format!(
+                        "context entry {name}: configMap {want_ns}/{want_name} not found (supply it as a cluster resource or in the values file)"
+                    )));
                 }
             }
         } else if let Some(call) = entry.get("apiCall")
             && let Some(found) = api_mock(call, ctx, &opts.api_responses)
                 .or_else(|| api_get(call, ctx, &opts.cluster))
         {
-            let value =
-                found.map_err(|e| (RuleStatus::Error, format!("context entry {name}: {e}")))?;
+            let value = found.map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
             ctx.add_variable(name, value);
-        } else if entry.get("apiCall").is_some() {
-            return Err((
-                RuleStatus::Skip,
-                format!(
-                    "{UNSUPPORTED}context entry {name}: apiCall needs a cluster and no value was supplied"
-                ),
-            ));
-        } else if entry.get("imageRegistry").is_some() {
-            return Err((
-                RuleStatus::Skip,
-                format!("{UNSUPPORTED}context entry {name}: imageRegistry needs registry access"),
-            ));
-        } else if entry.get("globalReference").is_some() {
-            return Err((
-                RuleStatus::Skip,
-                format!("{UNSUPPORTED}context entry {name}: globalReference needs a cluster"),
-            ));
+        } else {
+            let source = if entry.get("apiCall").is_some() {
+                ContextSource::ApiCall
+            } else if entry.get("imageRegistry").is_some() {
+                ContextSource::ImageRegistry
+            } else if entry.get("globalReference").is_some() {
+                ContextSource::GlobalReference
+            } else {
+                continue;
+            };
+            return Err(Outcome::unsupported(Unsupported::ContextEntry {
+                name: name.to_string(),
+                source,
+            }));
         }
     }
     Ok(())
@@ -437,10 +423,7 @@ fn run_mutate(
     let ctx = match gate(policy, rule, req, opts) {
         Gate::Run(ctx) => ctx,
         Gate::Done(d) => {
-            return (
-                d.map(|(s, m)| result(policy, rule, RuleKind::Mutate, s, m)),
-                None,
-            );
+            return (d.map(|o| result(policy, rule, RuleKind::Mutate, o)), None);
         }
     };
     match mutate::apply_rule_with(rule, &req.object, &ctx, opts) {
@@ -449,42 +432,11 @@ fn run_mutate(
                 policy,
                 rule,
                 RuleKind::Mutate,
-                RuleStatus::Pass,
-                "mutated resource".into(),
+                Outcome::pass("mutated resource"),
             )),
             Some(patched),
         ),
-        Err(e) => (
-            Some(result(
-                policy,
-                rule,
-                RuleKind::Mutate,
-                status_of_reason(&e),
-                reason_message(e),
-            )),
-            None,
-        ),
-    }
-}
-
-/// Mutate/generate errors: a reason starting with `skip:` (or saying the piece is not
-/// built) is a skip, anything else an error.
-fn reason_message(reason: String) -> String {
-    if reason.contains("not built yet") && !reason.starts_with(UNSUPPORTED) {
-        format!("{UNSUPPORTED}{reason}")
-    } else {
-        reason
-    }
-}
-
-fn status_of_reason(reason: &str) -> RuleStatus {
-    if reason.starts_with("skip:")
-        || reason.starts_with(UNSUPPORTED)
-        || reason.contains("not built yet")
-    {
-        RuleStatus::Skip
-    } else {
-        RuleStatus::Error
+        Err(o) => (Some(result(policy, rule, RuleKind::Mutate, o)), None),
     }
 }
 
@@ -498,7 +450,7 @@ fn run_generate(
         Gate::Run(ctx) => ctx,
         Gate::Done(d) => {
             return (
-                d.map(|(s, m)| result(policy, rule, RuleKind::Generate, s, m)),
+                d.map(|o| result(policy, rule, RuleKind::Generate, o)),
                 Vec::new(),
             );
         }
@@ -514,24 +466,12 @@ fn run_generate(
             }
             let msg = format!("generated {} object(s)", objs.len());
             (
-                Some(result(
-                    policy,
-                    rule,
-                    RuleKind::Generate,
-                    RuleStatus::Pass,
-                    msg,
-                )),
+                Some(result(policy, rule, RuleKind::Generate, Outcome::pass(msg))),
                 objs,
             )
         }
-        Err(e) => (
-            Some(result(
-                policy,
-                rule,
-                RuleKind::Generate,
-                status_of_reason(&e),
-                reason_message(e),
-            )),
+        Err(o) => (
+            Some(result(policy, rule, RuleKind::Generate, o)),
             Vec::new(),
         ),
     }
@@ -546,7 +486,7 @@ fn run_validate(
     let ctx = match gate(policy, rule, req, opts) {
         Gate::Run(ctx) => ctx,
         Gate::Done(d) => {
-            return d.map(|(s, m)| result(policy, rule, RuleKind::Validate, s, m));
+            return d.map(|o| result(policy, rule, RuleKind::Validate, o));
         }
     };
     let validate = &rule["validate"];
@@ -556,10 +496,15 @@ fn run_validate(
         return None;
     }
     let resource = super::matching::subject(req).clone();
-    let (status, detail) = match cel {
+    let outcome = match cel {
         Some(cel) => validate_cel(cel, rule, req, opts),
         None => validate_body(validate, &resource, &ctx, opts),
     };
+    let Outcome {
+        status,
+        message: detail,
+        unsupported,
+    } = outcome;
     let message = match status {
         // Kyverno reports a CEL rule's failure with the expression's message alone.
         RuleStatus::Fail if cel.is_none() => {
@@ -589,12 +534,21 @@ fn run_validate(
     } else {
         status
     };
-    Some(result(policy, rule, RuleKind::Validate, status, message))
+    Some(result(
+        policy,
+        rule,
+        RuleKind::Validate,
+        Outcome {
+            status,
+            message,
+            unsupported,
+        },
+    ))
 }
 
 /// A `validate.cel` rule through the ValidatingAdmissionPolicy evaluator, with the
 /// admission request Kyverno hands it (object, oldObject, request, namespaceObject).
-fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> (RuleStatus, String) {
+fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> Outcome {
     use crate::offline::vap;
     let subject = super::matching::subject(req);
     let namespace_object = match subject
@@ -629,97 +583,75 @@ fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> (Ru
     let rule_message = rule.pointer("/validate/message").and_then(Value::as_str);
     let preconditions = rule.get("celPreconditions");
     match vap::evaluate_kyverno_cel(&opts.cluster, cel, rule_message, preconditions, &vreq) {
-        vap::CelVerdict::Pass => (RuleStatus::Pass, "validation rule passed".into()),
-        vap::CelVerdict::Skip(why) => (RuleStatus::Skip, why),
-        vap::CelVerdict::Fail(message) => (RuleStatus::Fail, message),
-        vap::CelVerdict::Error(message) => (RuleStatus::Error, message),
-        vap::CelVerdict::Unsupported(why) => (RuleStatus::Skip, format!("{UNSUPPORTED}CEL: {why}")),
+        vap::CelVerdict::Pass => Outcome::pass("validation rule passed"),
+        vap::CelVerdict::Skip(why) => Outcome::skip(why),
+        vap::CelVerdict::Fail(message) => Outcome::fail(message),
+        vap::CelVerdict::Error(message) => Outcome::error(message),
+        vap::CelVerdict::Unsupported(why) => Outcome::unsupported(Unsupported::Cel(why)),
     }
 }
 
 /// Evaluates one `validate` block (or a foreach entry) against `resource`.
-fn validate_body(
-    validate: &Value,
-    resource: &Value,
-    ctx: &Context,
-    opts: &Options,
-) -> (RuleStatus, String) {
+fn validate_body(validate: &Value, resource: &Value, ctx: &Context, opts: &Options) -> Outcome {
     if validate.get("manifests").is_some() {
-        return (
-            RuleStatus::Skip,
-            format!("{UNSUPPORTED}manifest signature verification is not evaluated offline"),
-        );
+        return Outcome::unsupported(Unsupported::ManifestSignature);
     }
     if let Some(pss) = validate.get("podSecurity") {
         return super::pss::validate(pss, resource);
     }
     if let Some(pattern) = validate.get("pattern") {
         return match validate_pattern(resource, pattern, ctx) {
-            Ok(()) => (RuleStatus::Pass, "validation rule passed".into()),
+            Ok(()) => Outcome::pass("validation rule passed"),
             Err(e) => pattern_outcome(&e),
         };
     }
     if let Some(any) = validate.get("anyPattern") {
         let patterns = match vars::substitute(any, ctx) {
             Ok(Value::Array(p)) => p,
-            Ok(_) => return (RuleStatus::Error, "anyPattern must be a list".into()),
-            Err(e) => {
-                return (
-                    RuleStatus::Error,
-                    format!("variable substitution failed: {e}"),
-                );
-            }
+            Ok(_) => return Outcome::error("anyPattern must be a list"),
+            Err(e) => return Outcome::error(format!("variable substitution failed: {e}")),
         };
         let mut failures = Vec::new();
         let mut skips = 0;
         for (i, p) in patterns.iter().enumerate() {
             match validate_pattern(resource, p, ctx) {
-                Ok(()) => return (RuleStatus::Pass, "validation rule passed".into()),
+                Ok(()) => return Outcome::pass("validation rule passed"),
                 Err(e) if e.skip => skips += 1,
-                Err(e) if e.path.is_empty() => {
-                    return (RuleStatus::Error, e.message);
-                }
+                Err(e) if e.path.is_empty() => return Outcome::error(e.message),
                 Err(e) => failures.push(format!("anyPattern[{i}] failed at path {}", e.path)),
             }
         }
         if skips == patterns.len() {
-            return (
-                RuleStatus::Skip,
-                "no pattern applies (conditional anchors)".into(),
-            );
+            return Outcome::skip("no pattern applies (conditional anchors)");
         }
-        return (RuleStatus::Fail, failures.join("; "));
+        return Outcome::fail(failures.join("; "));
     }
     if let Some(deny) = validate.get("deny") {
         let conds = deny.get("conditions").cloned().unwrap_or(Value::Null);
         return match conditions::evaluate(&conds, ctx) {
-            Ok(true) => (RuleStatus::Fail, "denied by conditions".into()),
-            Ok(false) => (RuleStatus::Pass, "deny conditions not met".into()),
-            Err(e) => (
-                RuleStatus::Error,
-                format!("failed to substitute variables in deny conditions: {e}"),
-            ),
+            Ok(true) => Outcome::fail("denied by conditions"),
+            Ok(false) => Outcome::pass("deny conditions not met"),
+            Err(e) => Outcome::error(format!(
+                "failed to substitute variables in deny conditions: {e}"
+            )),
         };
     }
     if let Some(foreach) = validate.get("foreach").and_then(Value::as_array) {
         return validate_foreach(foreach, resource, ctx, 0, opts);
     }
-    (
-        RuleStatus::Error,
-        "validate rule has no pattern, anyPattern, deny, foreach or podSecurity".into(),
-    )
+    Outcome::error("validate rule has no pattern, anyPattern, deny, foreach or podSecurity")
 }
 
-fn pattern_outcome(e: &PatternError) -> (RuleStatus, String) {
+fn pattern_outcome(e: &PatternError) -> Outcome {
     if e.skip {
-        (RuleStatus::Skip, e.message.clone())
+        Outcome::skip(e.message.clone())
     } else if e.path.is_empty() {
-        (RuleStatus::Error, e.message.clone())
+        Outcome::error(e.message.clone())
     } else {
-        (
-            RuleStatus::Fail,
-            format!("validation failed at path {}: {}", e.path, e.message),
-        )
+        Outcome::fail(format!(
+            "validation failed at path {}: {}",
+            e.path, e.message
+        ))
     }
 }
 
@@ -729,7 +661,7 @@ fn validate_foreach(
     ctx: &Context,
     nesting: usize,
     opts: &Options,
-) -> (RuleStatus, String) {
+) -> Outcome {
     let mut applied = 0;
     for decl in decls {
         let list_expr = decl.get("list").and_then(Value::as_str).unwrap_or("");
@@ -743,10 +675,7 @@ fn validate_foreach(
             Ok(Value::Null) | Err(VarError::NotResolved(_)) => Vec::new(),
             Ok(other) => vec![other],
             Err(e) => {
-                return (
-                    RuleStatus::Error,
-                    format!("failed to evaluate foreach list {list_expr}: {e}"),
-                );
+                return Outcome::error(format!("failed to evaluate foreach list {list_expr}: {e}"));
             }
         };
         let element_scope = decl.get("elementScope").and_then(Value::as_bool);
@@ -756,26 +685,23 @@ fn validate_foreach(
             ectx.add_variable(&format!("element{nesting}"), item.clone());
             ectx.add_variable(&format!("elementIndex{nesting}"), json!(i));
             // Context entries are per element: they may read `element`.
-            if let Err((s, m)) = load_context(decl, &mut ectx, opts, None) {
-                return (s, m);
+            if let Err(o) = load_context(decl, &mut ectx, opts, None) {
+                return o;
             }
             if let Some(pre) = decl.get("preconditions") {
                 match conditions::evaluate_preconditions(pre, &ectx) {
                     Ok(true) => {}
                     Ok(false) => continue,
-                    Err(e) => return (RuleStatus::Error, e.to_string()),
+                    Err(e) => return Outcome::error(e.to_string()),
                 }
             }
             // Patterns look at a map element by default, at the resource otherwise;
             // elementScope: true on a non-map element is an error, as in Kyverno.
             let target = match (element_scope, item.is_object()) {
                 (Some(true), false) => {
-                    return (
-                        RuleStatus::Error,
-                        format!(
-                            "cannot use elementScope=true for foreach element {i}, which is not a map"
-                        ),
-                    );
+                    return Outcome::error(format!(
+                        "cannot use elementScope=true for foreach element {i}, which is not a map"
+                    ));
                 }
                 (Some(false), _) | (None, false) => resource,
                 _ => item,
@@ -785,20 +711,20 @@ fn validate_foreach(
             } else {
                 validate_body(decl, target, &ectx, opts)
             };
-            match body.0 {
+            match body.status {
                 RuleStatus::Pass => applied += 1,
                 RuleStatus::Skip => {}
                 RuleStatus::Fail => {
-                    return (RuleStatus::Fail, format!("foreach element {i}: {}", body.1));
+                    return Outcome::fail(format!("foreach element {i}: {}", body.message));
                 }
                 _ => return body,
             }
         }
     }
     if applied == 0 {
-        (RuleStatus::Skip, "no foreach element applies".into())
+        Outcome::skip("no foreach element applies")
     } else {
-        (RuleStatus::Pass, "validation rule passed".into())
+        Outcome::pass("validation rule passed")
     }
 }
 
@@ -878,7 +804,11 @@ mod tests {
         ));
         let resp = admit_with(std::slice::from_ref(&p), &req, &Options::default());
         assert_eq!(resp.results[0].status, RuleStatus::Skip);
-        assert!(resp.results[0].message.starts_with(UNSUPPORTED), "{resp:?}");
+        assert!(
+            resp.results[0].message.starts_with("unsupported: "),
+            "{resp:?}"
+        );
+        assert!(resp.results[0].unsupported.is_some(), "{resp:?}");
     }
 
     #[test]

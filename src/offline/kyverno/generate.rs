@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use super::engine::{self, Options};
 use super::matching::selector_matches;
 use super::mutate::{context_failure, foreach_elements};
+use super::outcome::Outcome;
 use super::{Context, conditions, vars};
 use crate::offline::labels::labels_of;
 
@@ -16,14 +17,14 @@ pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const CLONE_SOURCE: &str = "generate.kyverno.io/clone-source";
 
 /// The objects the rule generates for `trigger`. `cluster` is what already exists: clone
-/// sources, and targets that a non-synchronized rule leaves alone. An `Err` starting with
-/// `unsupported:` names a feature the offline engine does not evaluate.
+/// sources, and targets that a non-synchronized rule leaves alone. An `Err` is the rule's
+/// outcome: a skip (a context entry the offline engine cannot load) or a rule error.
 pub fn apply_rule(
     rule: &Value,
     trigger: &Value,
     ctx: &Context,
     cluster: &[Value],
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, Outcome> {
     let generate = rule
         .get("generate")
         .filter(|g| g.is_object())
@@ -44,7 +45,7 @@ pub fn apply_rule(
         .and_then(Value::as_array)
         .filter(|f| !f.is_empty());
     let Some(foreach) = foreach else {
-        return run.pattern(generate, ctx, "generate");
+        return Ok(run.pattern(generate, ctx, "generate")?);
     };
     let mut out = Vec::new();
     let mut errors = Vec::new();
@@ -55,11 +56,20 @@ pub fn apply_rule(
             Err(e) => errors.push(e),
         }
     }
+    joined(out, errors)
+}
+
+/// The objects, or the failures of a foreach: the first skip stands for the rule (the
+/// engine could not evaluate it), else every error in one message.
+fn joined(out: Vec<Value>, errors: Vec<Outcome>) -> Result<Vec<Value>, Outcome> {
     if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors.join("; "))
+        return Ok(out);
     }
+    if let Some(skip) = errors.iter().find(|e| e.is_skip()) {
+        return Err(skip.clone());
+    }
+    let messages: Vec<String> = errors.into_iter().map(|e| e.message).collect();
+    Err(Outcome::error(messages.join("; ")))
 }
 
 /// Adds the policy labels Kyverno puts on every generated object; `apply_rule` cannot,
@@ -81,7 +91,7 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn foreach_entry(&self, entry: &Value, ctx: &Context, at: &str) -> Result<Vec<Value>, String> {
+    fn foreach_entry(&self, entry: &Value, ctx: &Context, at: &str) -> Result<Vec<Value>, Outcome> {
         let expr = entry
             .get("list")
             .and_then(Value::as_str)
@@ -101,8 +111,8 @@ impl Run<'_> {
             let mut el_ctx = ctx.with_element(element, index);
             el_ctx.add_variable("element0", element.clone());
             el_ctx.add_variable("elementIndex0", json!(index));
-            if let Err((status, why)) = engine::load_context(entry, &mut el_ctx, &opts, None) {
-                errors.push(context_failure(status, why, index));
+            if let Err(o) = engine::load_context(entry, &mut el_ctx, &opts, None) {
+                errors.push(context_failure(o, index));
                 continue;
             }
             if let Some(pre) = entry.get("preconditions").filter(|p| !p.is_null()) {
@@ -110,23 +120,19 @@ impl Run<'_> {
                     Ok(true) => {}
                     Ok(false) => continue,
                     Err(e) => {
-                        errors.push(format!(
+                        errors.push(Outcome::error(format!(
                             "failed to evaluate {at}.preconditions for element {index}: {e}"
-                        ));
+                        )));
                         continue;
                     }
                 }
             }
             match self.pattern(entry, &el_ctx, at) {
                 Ok(objects) => out.extend(objects),
-                Err(e) => errors.push(format!("element {index}: {e}")),
+                Err(e) => errors.push(Outcome::error(format!("element {index}: {e}"))),
             }
         }
-        if errors.is_empty() {
-            Ok(out)
-        } else {
-            Err(errors.join("; "))
-        }
+        joined(out, errors)
     }
 
     /// One generate pattern: target identity plus `data`, `clone` or `cloneList`.
@@ -513,7 +519,7 @@ mod tests {
         for (name, generate, want) in cases {
             let rule = json!({"name": "r", "generate": generate});
             let got = apply_rule(&rule, &trigger, &ctx_for(&trigger), &cluster)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+                .unwrap_or_else(|e| panic!("{name}: {}", e.message));
             let got: Vec<Value> = got.into_iter().map(without_generate_labels).collect();
             assert_eq!(got, want, "{name}");
         }
@@ -563,7 +569,9 @@ mod tests {
         let rule = json!({"name": "r", "generate": {"apiVersion": "v1", "kind": "Secret", "name": "s",
                                                     "namespace": "team-a", "data": {"data": {}},
                                                     "clone": {"namespace": "default", "name": "regcred"}}});
-        let err = apply_rule(&rule, &trigger, &ctx_for(&trigger), &[]).unwrap_err();
+        let err = apply_rule(&rule, &trigger, &ctx_for(&trigger), &[])
+            .unwrap_err()
+            .message;
         assert!(
             err.contains("only one of data, clone and cloneList"),
             "{err}"
@@ -575,7 +583,9 @@ mod tests {
         let trigger = ns("team-a");
         let rule = json!({"name": "r", "generate": {"apiVersion": "v1", "kind": "Secret", "name": "s",
                                                     "namespace": "team-a", "clone": {"namespace": "default", "name": "nope"}}});
-        let err = apply_rule(&rule, &trigger, &ctx_for(&trigger), &[]).unwrap_err();
+        let err = apply_rule(&rule, &trigger, &ctx_for(&trigger), &[])
+            .unwrap_err()
+            .message;
         assert!(err.contains("default/nope"), "{err}");
     }
 

@@ -10,6 +10,7 @@ pub mod generate;
 pub mod jsonpatch;
 pub mod matching;
 pub mod mutate;
+pub mod outcome;
 pub mod pattern;
 pub mod pss;
 pub mod quantity;
@@ -24,6 +25,7 @@ use serde_json::Value;
 
 pub use context::Context;
 pub use engine::{Options, admit_with};
+pub use outcome::{ContextSource, Outcome, Unsupported};
 pub use vars::VarError;
 
 /// A parsed `ClusterPolicy` or `Policy` (after autogen expansion).
@@ -122,6 +124,8 @@ pub struct RuleResult {
     pub kind: RuleKind,
     pub status: RuleStatus,
     pub message: String,
+    /// Set when the rule was skipped because the offline engine cannot evaluate it.
+    pub unsupported: Option<Unsupported>,
 }
 
 #[derive(Debug, Clone, Default)]

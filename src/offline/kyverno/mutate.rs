@@ -5,20 +5,17 @@
 use serde_json::{Value, json};
 
 use super::engine::{self, Options};
-use super::runner::UNSUPPORTED;
-use super::{Context, RuleStatus, conditions, jsonpatch, smp, vars};
-
-/// What a caller reports when a rule mutates existing resources in the background.
-pub const UNSUPPORTED_TARGETS: &str = "unsupported: mutate existing resources (targets)";
+use super::outcome::{Outcome, Unsupported};
+use super::{Context, conditions, jsonpatch, smp, vars};
 
 /// What Kyverno reports when a mutate rule leaves the resource as it was.
 pub const NO_CHANGE: &str = "skip: no patches applied";
 
 /// Applies the rule's `mutate` block to `resource`. `Ok` is the changed object (the rule
-/// passes); `Err` is [`NO_CHANGE`] or another `skip:` reason (the rule is skipped), an
-/// unsupported feature (`unsupported:`), or else a rule error (bad patch, unresolvable
-/// variable).
-pub fn apply_rule(rule: &Value, resource: &Value, ctx: &Context) -> Result<Value, String> {
+/// passes); `Err` is the rule's outcome otherwise: a skip ([`NO_CHANGE`]), a feature the
+/// offline engine does not evaluate ([`Unsupported`]), or a rule error (bad patch,
+/// unresolvable variable).
+pub fn apply_rule(rule: &Value, resource: &Value, ctx: &Context) -> Result<Value, Outcome> {
     apply_rule_with(rule, resource, ctx, &Options::default())
 }
 
@@ -29,10 +26,10 @@ pub fn apply_rule_with(
     resource: &Value,
     ctx: &Context,
     opts: &Options,
-) -> Result<Value, String> {
+) -> Result<Value, Outcome> {
     let patched = patch_rule(rule, resource, ctx, opts)?;
     if patched == *resource {
-        return Err(NO_CHANGE.into());
+        return Err(Outcome::skip(NO_CHANGE));
     }
     Ok(patched)
 }
@@ -42,7 +39,7 @@ fn patch_rule(
     resource: &Value,
     ctx: &Context,
     opts: &Options,
-) -> Result<Value, String> {
+) -> Result<Value, Outcome> {
     let mutate = rule
         .get("mutate")
         .filter(|m| m.is_object())
@@ -52,13 +49,13 @@ fn patch_rule(
         .and_then(Value::as_array)
         .is_some_and(|t| !t.is_empty())
     {
-        return Err(UNSUPPORTED_TARGETS.into());
+        return Err(Outcome::unsupported(Unsupported::MutateTargets));
     }
     if let Some(foreach) = mutate.get("foreach").filter(|f| !f.is_null()) {
         let entries = foreach.as_array().ok_or("mutate.foreach must be a list")?;
         return apply_foreach(entries, resource, ctx, 0, opts);
     }
-    apply_patches(mutate, resource, ctx, "mutate")
+    Ok(apply_patches(mutate, resource, ctx, "mutate")?)
 }
 
 /// The patch of a rule or of one foreach element; the strategic merge wins when both
@@ -122,7 +119,7 @@ fn apply_foreach(
     ctx: &Context,
     nesting: usize,
     opts: &Options,
-) -> Result<Value, String> {
+) -> Result<Value, Outcome> {
     let mut current = resource.clone();
     let mut ctx = ctx.clone();
     for (i, entry) in entries.iter().enumerate() {
@@ -148,7 +145,7 @@ fn mutate_elements(
     ctx: &Context,
     nesting: usize,
     opts: &Options,
-) -> Result<Value, String> {
+) -> Result<Value, Outcome> {
     // Kustomize places new list items from a strategic merge first, so Kyverno walks the
     // elements backwards by default to keep their order in the result.
     let mut reverse = entry
@@ -171,7 +168,7 @@ fn mutate_elements(
         el_ctx.add_variable(&format!("element{nesting}"), element.clone());
         el_ctx.add_variable(&format!("elementIndex{nesting}"), json!(index));
         engine::load_context(entry, &mut el_ctx, opts, None)
-            .map_err(|(status, why)| context_failure(status, why, index))?;
+            .map_err(|o| context_failure(o, index))?;
         if let Some(pre) = entry.get("preconditions").filter(|p| !p.is_null()) {
             let pass = conditions::evaluate_preconditions(pre, &el_ctx).map_err(|e| {
                 format!("failed to evaluate mutate.foreach[{index}].preconditions: {e}")
@@ -205,15 +202,14 @@ pub(crate) fn foreach_elements(expr: &str, ctx: &Context) -> Result<Vec<Value>, 
 
 /// A context entry the offline engine cannot load skips the rule (with the engine's
 /// reason); a broken one is a rule error, as in Kyverno.
-pub(crate) fn context_failure(status: RuleStatus, why: String, index: usize) -> String {
-    if status == RuleStatus::Skip {
-        if why.starts_with(UNSUPPORTED) || why.starts_with("skip:") {
-            why
-        } else {
-            format!("skip: {why}")
-        }
+pub(crate) fn context_failure(outcome: Outcome, index: usize) -> Outcome {
+    if outcome.is_skip() {
+        outcome
     } else {
-        format!("failed to load the context of foreach element {index}: {why}")
+        Outcome::error(format!(
+            "failed to load the context of foreach element {index}: {}",
+            outcome.message
+        ))
     }
 }
 
@@ -243,8 +239,8 @@ mod tests {
     fn run(mutate: Value, resource: &Value) -> Result<Value, String> {
         let rule = json!({"name": "r", "mutate": mutate});
         match apply_rule(&rule, resource, &ctx_for(resource)) {
-            Err(e) if e == NO_CHANGE => Ok(resource.clone()),
-            other => other,
+            Err(e) if e.message == NO_CHANGE => Ok(resource.clone()),
+            other => other.map_err(|e| e.message),
         }
     }
 
@@ -390,7 +386,7 @@ mod tests {
             "patchStrategicMerge": {"spec": {"initContainers": [{"name": "{{element.name}}", "tty": true}]}}
         }]}});
         let got = apply_rule(&rule, &resource, &ctx_for(&resource));
-        assert_eq!(got, Err(NO_CHANGE.to_string()));
+        assert_eq!(got, Err(Outcome::skip(NO_CHANGE)));
     }
 
     #[test]
@@ -398,7 +394,7 @@ mod tests {
         let resource = pod();
         let rule = json!({"name": "r", "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"+(app)": "other"}}}}});
         let got = apply_rule(&rule, &resource, &ctx_for(&resource));
-        assert_eq!(got, Err(NO_CHANGE.to_string()));
+        assert_eq!(got, Err(Outcome::skip(NO_CHANGE)));
     }
 
     #[test]

@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use super::Outcome;
+#[cfg(test)]
 use super::RuleStatus;
 use super::matching::wildcard_match;
 
@@ -66,19 +68,16 @@ const SELINUX_TYPES: &[&str] = &[
 ];
 
 /// Evaluates a `podSecurity` block against a Pod or a pod controller.
-pub fn validate(pss: &Value, resource: &Value) -> (RuleStatus, String) {
+pub fn validate(pss: &Value, resource: &Value) -> Outcome {
     let level = pss
         .get("level")
         .and_then(Value::as_str)
         .unwrap_or("baseline");
     if level == "privileged" {
-        return (
-            RuleStatus::Pass,
-            "privileged level allows everything".into(),
-        );
+        return Outcome::pass("privileged level allows everything");
     }
     let Some((meta, spec)) = pod_parts(resource) else {
-        return (RuleStatus::Pass, "not a pod".into());
+        return Outcome::pass("not a pod");
     };
     let excludes = pss
         .get("exclude")
@@ -90,17 +89,17 @@ pub fn validate(pss: &Value, resource: &Value) -> (RuleStatus, String) {
         .filter(|v| !excluded(v, &excludes))
         .collect();
     if left.is_empty() {
-        return (RuleStatus::Pass, format!("pod meets the {level} standard"));
+        return Outcome::pass(format!("pod meets the {level} standard"));
     }
     let mut controls: Vec<String> = left
         .iter()
         .map(|v| format!("{} ({})", v.control, v.field))
         .collect();
     controls.dedup();
-    (
-        RuleStatus::Fail,
-        format!("{level} pod security violated: {}", controls.join(", ")),
-    )
+    Outcome::fail(format!(
+        "{level} pod security violated: {}",
+        controls.join(", ")
+    ))
 }
 
 /// Whether a `PolicyException`-style or rule `exclude` entry covers the violation.
@@ -465,13 +464,13 @@ mod tests {
     fn baseline_controls() {
         let pss = json!({"level": "baseline", "version": "latest"});
         let good = pod(json!({"containers": [{"name": "c", "image": "nginx"}]}));
-        assert_eq!(validate(&pss, &good).0, RuleStatus::Pass);
+        assert_eq!(validate(&pss, &good).status, RuleStatus::Pass);
         let bad =
             pod(json!({"hostNetwork": true, "containers": [{"name": "c", "image": "nginx"}]}));
-        assert_eq!(validate(&pss, &bad).0, RuleStatus::Fail);
+        assert_eq!(validate(&pss, &bad).status, RuleStatus::Fail);
         let caps = pod(json!({"containers": [{"name": "c", "image": "nginx",
             "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}]}));
-        assert_eq!(validate(&pss, &caps).0, RuleStatus::Fail);
+        assert_eq!(validate(&pss, &caps).status, RuleStatus::Fail);
     }
 
     #[test]
@@ -480,9 +479,9 @@ mod tests {
             "containers": [{"name": "c", "image": "redis:7",
             "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"], "add": ["SYS_TIME"]}}}]});
         let pss = json!({"level": "restricted", "version": "latest"});
-        assert_eq!(validate(&pss, &pod(spec.clone())).0, RuleStatus::Fail);
+        assert_eq!(validate(&pss, &pod(spec.clone())).status, RuleStatus::Fail);
         let pss = json!({"level": "restricted", "version": "latest",
             "exclude": [{"controlName": "Capabilities", "images": ["redis*"]}]});
-        assert_eq!(validate(&pss, &pod(spec)).0, RuleStatus::Pass);
+        assert_eq!(validate(&pss, &pod(spec)).status, RuleStatus::Pass);
     }
 }

@@ -11,8 +11,6 @@ use super::engine::{Options, admit_with};
 use super::{Policy, Request, RuleResult, RuleStatus, UserInfo, load_policies};
 
 pub const TEST_FILE_NAMES: &[&str] = &["kyverno-test.yaml", "kyverno-test.yml"];
-/// Skip messages that mean "we cannot evaluate this", not "Kyverno would skip".
-pub const UNSUPPORTED: &str = "unsupported: ";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -972,9 +970,12 @@ fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
         ),
     };
     out.actual = actual.as_str().to_string();
-    if actual == RuleStatus::Skip && message.starts_with(UNSUPPORTED) && out.expected != "skip" {
+    let unsupported = found.and_then(|r| r.unsupported.as_ref());
+    if let Some(why) = unsupported
+        && out.expected != "skip"
+    {
         out.verdict = Verdict::Skipped;
-        out.reason = message.trim_start_matches(UNSUPPORTED).to_string();
+        out.reason = why.to_string();
         if out.scope == "classic" {
             out.scope = scope_of(&out.reason);
         }

@@ -1,0 +1,139 @@
+//! What one rule came to ([`Outcome`]) and why a rule was not evaluated offline
+//! ([`Unsupported`]). The engine owns these types; the runner and the lab target read
+//! them, never a message prefix.
+
+use std::fmt;
+
+use super::RuleStatus;
+
+/// A rule Kyverno would evaluate but the offline engine cannot: the reason travels as a
+/// value, and its `Display` is the reason alone (the rule message adds `unsupported: `).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unsupported {
+    /// `verifyImages` rules need a registry.
+    VerifyImages,
+    /// A context entry that needs a cluster or a registry and was given no value.
+    ContextEntry { name: String, source: ContextSource },
+    /// `validate.manifests` (signed manifests).
+    ManifestSignature,
+    /// A `validate.cel` expression the CEL evaluator does not support.
+    Cel(String),
+    /// `mutate.targets`: mutating existing resources in the background.
+    MutateTargets,
+}
+
+/// Where a context entry that cannot be loaded offline would read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextSource {
+    ApiCall,
+    ImageRegistry,
+    GlobalReference,
+}
+
+/// The prefix of a rule message whose rule was not evaluated offline.
+const UNSUPPORTED_PREFIX: &str = "unsupported: ";
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unsupported::VerifyImages => f.write_str("verifyImages needs registry access"),
+            Unsupported::ContextEntry { name, source } => {
+                let why = match source {
+                    ContextSource::ApiCall => "apiCall needs a cluster and no value was supplied",
+                    ContextSource::ImageRegistry => "imageRegistry needs registry access",
+                    ContextSource::GlobalReference => "globalReference needs a cluster",
+                };
+                write!(f, "context entry {name}: {why}")
+            }
+            Unsupported::ManifestSignature => {
+                f.write_str("manifest signature verification is not evaluated offline")
+            }
+            Unsupported::Cel(why) => write!(f, "CEL: {why}"),
+            Unsupported::MutateTargets => f.write_str("mutate existing resources (targets)"),
+        }
+    }
+}
+
+/// A rule's status and message before it is named by policy and rule. `unsupported` is
+/// set exactly when the rule was skipped because the offline engine cannot evaluate it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub status: RuleStatus,
+    pub message: String,
+    pub unsupported: Option<Unsupported>,
+}
+
+impl Outcome {
+    pub fn new(status: RuleStatus, message: impl Into<String>) -> Outcome {
+        Outcome {
+            status,
+            message: message.into(),
+            unsupported: None,
+        }
+    }
+
+    pub fn pass(message: impl Into<String>) -> Outcome {
+        Outcome::new(RuleStatus::Pass, message)
+    }
+
+    pub fn fail(message: impl Into<String>) -> Outcome {
+        Outcome::new(RuleStatus::Fail, message)
+    }
+
+    pub fn error(message: impl Into<String>) -> Outcome {
+        Outcome::new(RuleStatus::Error, message)
+    }
+
+    /// Kyverno itself skips the rule (preconditions, an exception, nothing to patch).
+    pub fn skip(message: impl Into<String>) -> Outcome {
+        Outcome::new(RuleStatus::Skip, message)
+    }
+
+    /// The offline engine cannot evaluate the rule: a skip that names why.
+    pub fn unsupported(why: Unsupported) -> Outcome {
+        Outcome {
+            status: RuleStatus::Skip,
+            message: format!("{UNSUPPORTED_PREFIX}{why}"),
+            unsupported: Some(why),
+        }
+    }
+
+    pub fn is_skip(&self) -> bool {
+        self.status == RuleStatus::Skip
+    }
+}
+
+/// A plain message from a step that can only fail is a rule error.
+impl From<String> for Outcome {
+    fn from(message: String) -> Outcome {
+        Outcome::error(message)
+    }
+}
+
+impl From<&str> for Outcome {
+    fn from(message: &str) -> Outcome {
+        Outcome::error(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsupported_message_keeps_the_old_wording() {
+        let o = Outcome::unsupported(Unsupported::ContextEntry {
+            name: "img".into(),
+            source: ContextSource::ImageRegistry,
+        });
+        assert_eq!(o.status, RuleStatus::Skip);
+        assert_eq!(
+            o.message,
+            "unsupported: context entry img: imageRegistry needs registry access"
+        );
+        assert_eq!(
+            o.unsupported.unwrap().to_string(),
+            "context entry img: imageRegistry needs registry access"
+        );
+    }
+}

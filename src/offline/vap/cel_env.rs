@@ -1,0 +1,261 @@
+//! The CEL environment: JSON to CEL values, the admission variables (`object`, `request`,
+//! `params`, …), Kubernetes' library extensions the interpreter lacks, Kyverno's
+//! `resource.get`, and compiling and running one expression.
+
+use super::*;
+
+pub(super) fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    v.get(key).and_then(Value::as_array).into_iter().flatten()
+}
+
+/// JSON as the API server hands it to CEL: whole numbers are `int` (serde would make
+/// positive ones `uint`, and `uint + int` has no overload).
+pub(super) fn to_cel(v: &Value) -> cel::Value {
+    match v {
+        Value::Null => cel::Value::Null,
+        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => cel::Value::Int(i),
+            (None, Some(u)) => cel::Value::UInt(u),
+            _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+        Value::Array(a) => cel::Value::List(Arc::new(a.iter().map(to_cel).collect())),
+        Value::Object(m) => {
+            let map: std::collections::HashMap<String, cel::Value> =
+                m.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
+            cel::Value::from(map)
+        }
+    }
+}
+
+pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Context<'a, 'a> {
+    let mut ctx = Context::with_env(env().clone());
+    register_functions(&mut ctx);
+    let obj = if req.object.is_null() {
+        &req.old_object
+    } else {
+        &req.object
+    };
+    let (group, version, resource) = resource_of(obj);
+    let request = json!({
+        "kind": {"group": group, "version": version, "kind": kind_of(obj)},
+        "resource": {"group": group, "version": version, "resource": resource},
+        "subResource": req.sub_resource,
+        "requestKind": {"group": group, "version": version, "kind": kind_of(obj)},
+        "requestResource": {"group": group, "version": version, "resource": resource},
+        "name": name_of(obj),
+        "namespace": request_namespace(req).unwrap_or_default(),
+        "operation": req.operation,
+        "userInfo": {
+            "username": req.user.username,
+            "uid": req.user.uid,
+            "groups": req.user.groups,
+            "extra": req.user.extra,
+        },
+        "dryRun": req.dry_run,
+    });
+    ctx.add_variable_from_value("object", to_cel(&req.object));
+    ctx.add_variable_from_value("oldObject", to_cel(&req.old_object));
+    ctx.add_variable_from_value("request", to_cel(&request));
+    ctx.add_variable_from_value("params", to_cel(params));
+    ctx.add_variable_from_value("namespaceObject", to_cel(&req.namespace_object));
+    if let Some(cluster) = &req.cluster {
+        add_resource_library(&mut ctx, cluster.clone());
+    }
+    ctx
+}
+
+/// Kyverno's `resource.get(apiVersion, resource, namespace, name)` (also spelt
+/// `resource.Get`) over a fixed set of objects; one that is not there is an evaluation
+/// error, as a failed GET would be.
+pub(super) fn add_resource_library(ctx: &mut Context<'_, '_>, cluster: Arc<Vec<Value>>) {
+    // The receiver marks the library, so `Get` on anything else is not a lookup.
+    ctx.add_variable_from_value("resource", to_cel(&json!({RESOURCE_LIBRARY: true})));
+    let get = move |This(target): This<cel::Value>,
+                    api_version: Arc<String>,
+                    resource: Arc<String>,
+                    namespace: Arc<String>,
+                    name: Arc<String>|
+          -> cel::ResolveResult {
+        if target != to_cel(&json!({RESOURCE_LIBRARY: true})) {
+            return Err(ExecutionError::function_error(
+                "get",
+                "only the `resource` library has `get` offline",
+            ));
+        }
+        cluster
+            .iter()
+            .find(|o| {
+                o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
+                    && plural(kind_of(o)) == *resource
+                    && name_of(o) == *name
+                    && o.pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        == *namespace
+            })
+            .map(to_cel)
+            .ok_or_else(|| {
+                ExecutionError::function_error(
+                    "resource.get",
+                    format!("{resource} \"{name}\" not found in namespace \"{namespace}\""),
+                )
+            })
+    };
+    // Fixed names that are no standard overload.
+    let added = [
+        ctx.add_function("get", get.clone()),
+        ctx.add_function("Get", get),
+    ];
+    debug_assert!(added.iter().all(Result::is_ok), "{added:?}");
+}
+
+pub(super) const RESOURCE_LIBRARY: &str = "kca.dev/resource-library";
+
+/// The CEL environment: the standard library, its macros and optional values, and the
+/// strings extension Kubernetes enables.
+pub(super) fn env() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        // Declaring a well-known extension on a fresh stdlib cannot conflict.
+        env.add_extension(cel::extensions::strings)
+            .expect("strings extension on a fresh environment");
+        Arc::new(env)
+    })
+}
+
+/// Kubernetes' library members the interpreter lacks: `isSorted`, regex `find` and
+/// `findAll`, quantities. Quantities are their numeric value, which is enough for
+/// comparisons.
+pub(super) fn register_functions(ctx: &mut Context<'_, '_>) {
+    fn quantity(s: Arc<String>) -> Result<f64, ExecutionError> {
+        crate::offline::kyverno::quantity::parse_quantity(&s).ok_or_else(|| {
+            ExecutionError::function_error("quantity", format!("invalid quantity {s:?}"))
+        })
+    }
+    fn is_sorted(This(list): This<Arc<Vec<cel::Value>>>) -> bool {
+        list.windows(2)
+            .all(|w| w[0].partial_cmp(&w[1]).is_some_and(|o| o.is_le()))
+    }
+    fn compare_to(This(a): This<f64>, b: f64) -> i64 {
+        match a.partial_cmp(&b) {
+            Some(std::cmp::Ordering::Less) => -1,
+            Some(std::cmp::Ordering::Greater) => 1,
+            _ => 0,
+        }
+    }
+    fn regex_of(pattern: &str, function: &str) -> Result<regex::Regex, ExecutionError> {
+        regex::Regex::new(pattern).map_err(|e| ExecutionError::function_error(function, e))
+    }
+    fn find(This(s): This<Arc<String>>, pattern: Arc<String>) -> cel::ResolveResult {
+        let re = regex_of(&pattern, "find")?;
+        let hit = re
+            .find(&s)
+            .map(|m| m.as_str().to_string())
+            .unwrap_or_default();
+        Ok(cel::Value::String(Arc::new(hit)))
+    }
+    fn find_all(This(s): This<Arc<String>>, pattern: Arc<String>) -> cel::ResolveResult {
+        let re = regex_of(&pattern, "findAll")?;
+        let hits = re
+            .find_iter(&s)
+            .map(|m| cel::Value::String(Arc::new(m.as_str().to_string())))
+            .collect();
+        Ok(cel::Value::List(Arc::new(hits)))
+    }
+    let results = [
+        ctx.add_function("find", find),
+        ctx.add_function("findAll", find_all),
+        ctx.add_function("quantity", quantity),
+        ctx.add_function("isQuantity", |s: Arc<String>| {
+            crate::offline::kyverno::quantity::parse_quantity(&s).is_some()
+        }),
+        ctx.add_function("isSorted", is_sorted),
+        ctx.add_function("compareTo", compare_to),
+        ctx.add_function("isLessThan", |This(a): This<f64>, b: f64| a < b),
+        ctx.add_function("isGreaterThan", |This(a): This<f64>, b: f64| a > b),
+        ctx.add_function("asApproximateFloat", |This(a): This<f64>| a),
+        ctx.add_function("isInteger", |This(a): This<f64>| a.fract() == 0.0),
+        ctx.add_function("asInteger", |This(a): This<f64>| a as i64),
+    ];
+    // The names are fixed and none is a standard overload.
+    debug_assert!(results.iter().all(Result::is_ok), "{results:?}");
+}
+
+#[derive(Clone)]
+pub(super) struct EvalError {
+    pub(super) message: String,
+    pub(super) unsupported: bool,
+}
+
+impl EvalError {
+    pub(super) fn unsupported(&self) -> Option<String> {
+        self.unsupported.then(|| self.message.clone())
+    }
+}
+
+/// Compiles and runs one expression. Compile failures, the `authorizer` and calls the
+/// interpreter does not know are `unsupported`.
+pub(super) fn eval(ctx: &Context<'_, '_>, expr: &str) -> Result<cel::Value, EvalError> {
+    if mentions(expr, "authorizer") {
+        return Err(EvalError {
+            message: "`authorizer` (authorization checks from CEL) is not evaluated offline".into(),
+            unsupported: true,
+        });
+    }
+    let program = compiled(expr).map_err(|message| EvalError {
+        message,
+        unsupported: true,
+    })?;
+    program.execute(ctx).map_err(|e| {
+        let unsupported = matches!(
+            e,
+            ExecutionError::UndeclaredReference(_)
+                | ExecutionError::NoSuchOverload(_)
+                | ExecutionError::NotSupportedAsMethod { .. }
+        );
+        let message = if unsupported {
+            format!(
+                "the offline CEL interpreter cannot evaluate this (a function it lacks, or a \
+                 type error the API server would reject when the policy is created): {e}"
+            )
+        } else {
+            e.to_string()
+        };
+        EvalError {
+            message,
+            unsupported,
+        }
+    })
+}
+
+/// Compiles `expr` once per thread: a corpus run evaluates the same few hundred
+/// expressions on thousands of objects, and parsing them again took a third of it.
+pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Program>, String> {
+    thread_local! {
+        static PROGRAMS: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Program>>> =
+            Default::default();
+    }
+    if let Some(p) = PROGRAMS.with_borrow(|m| m.get(expr).cloned()) {
+        return Ok(p);
+    }
+    let program = std::rc::Rc::new(
+        env()
+            .compile(expr)
+            .map_err(|e| format!("the offline CEL interpreter cannot compile it: {e}"))?,
+    );
+    PROGRAMS.with_borrow_mut(|m| m.insert(expr.to_string(), program.clone()));
+    Ok(program)
+}
+
+/// `word` as an identifier in `expr` (not inside a longer name).
+pub(super) fn mentions(expr: &str, word: &str) -> bool {
+    expr.match_indices(word).any(|(i, _)| {
+        let before = expr[..i].chars().next_back();
+        let after = expr[i + word.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !ident(before) && !ident(after) && before != Some('.') && before != Some('\'')
+    })
+}

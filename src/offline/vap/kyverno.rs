@@ -1,0 +1,266 @@
+//! Kyverno's CEL policies on the VAP evaluator: `validate.cel` rules, CEL `PolicyException`
+//! match conditions, and `ValidatingPolicy` with its autogen copies for Pod controllers.
+
+use super::*;
+
+/// How a Kyverno `validate.cel` block came out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CelVerdict {
+    Pass,
+    /// A `celPreconditions` entry was false.
+    Skip(String),
+    /// The first failing expression's message (an evaluation error fails too, as
+    /// Kyverno's validator runs with failure policy `Fail`).
+    Fail(String),
+    /// The rule could not run: its params are missing.
+    Error(String),
+    /// What the offline interpreter cannot evaluate (never a pass).
+    Unsupported(String),
+}
+
+/// A Kyverno rule's `validate.cel` block (`expressions`, `variables`, `paramKind`,
+/// `paramRef`) with its `celPreconditions`, on a request the rule's `match`/`exclude`
+/// already selected. It runs on the same evaluator as a ValidatingAdmissionPolicy
+/// bound with `Deny`; `auditAnnotations` only annotate audit events and are not
+/// evaluated. Params are looked up in `objects`: a named one that is missing, or none
+/// selected under `parameterNotFoundAction: Deny`, is an error; none selected otherwise
+/// leaves nothing to validate, as in Kyverno.
+pub fn evaluate_kyverno_cel(
+    objects: &[Value],
+    cel: &Value,
+    rule_message: Option<&str>,
+    preconditions: Option<&Value>,
+    req: &VapRequest,
+) -> CelVerdict {
+    let mut spec = serde_json::Map::new();
+    for (from, to) in [
+        ("paramKind", "paramKind"),
+        ("variables", "variables"),
+        ("expressions", "validations"),
+    ] {
+        if let Some(v) = cel.get(from).filter(|v| !v.is_null()) {
+            spec.insert(to.into(), v.clone());
+        }
+    }
+    // An expression without a message takes the rule's.
+    if let (Some(Value::Array(exprs)), Some(m)) = (spec.get_mut("validations"), rule_message)
+        && !m.is_empty()
+    {
+        for e in exprs.iter_mut() {
+            if e.get("message")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                e["message"] = Value::String(m.to_string());
+            }
+        }
+    }
+    if let Some(p) = preconditions.filter(|p| !p.is_null()) {
+        spec.insert("matchConditions".into(), p.clone());
+    }
+    let spec = Value::Object(spec);
+    let params_list = match (cel.get("paramKind"), cel.get("paramRef")) {
+        (Some(kind), Some(pref)) if !kind.is_null() && !pref.is_null() => {
+            let found = find_params(objects, kind, pref, req);
+            let deny = pref.get("parameterNotFoundAction").and_then(Value::as_str) == Some("Deny");
+            if let Some(name) = pref.get("name").and_then(Value::as_str)
+                && found.is_empty()
+            {
+                return CelVerdict::Error(format!(
+                    "error in parameterized resource: {} {name} not found",
+                    kind.get("kind").and_then(Value::as_str).unwrap_or("")
+                ));
+            }
+            if found.is_empty() && deny {
+                return CelVerdict::Error(
+                    "error in parameterized resource: no params found".into(),
+                );
+            }
+            found
+        }
+        _ => vec![Value::Null],
+    };
+    let mut out = VapOutcome::default();
+    let mut report = Report {
+        policy: String::new(),
+        binding: String::new(),
+        actions: vec!["Deny".into()],
+        fail_closed: true,
+        out: &mut out,
+        applied: Applied::Passed,
+    };
+    for params in &params_list {
+        run_validations(&spec, req, params, &mut report);
+    }
+    let applied = report.applied;
+    if let Some(e) = out.unsupported() {
+        return CelVerdict::Unsupported(e.unsupported.clone().unwrap_or_else(|| e.message.clone()));
+    }
+    if let Some(d) = out.denials.first() {
+        return CelVerdict::Fail(d.message.clone());
+    }
+    match applied {
+        Applied::NotMatched => CelVerdict::Skip("celPreconditions not met".into()),
+        _ => CelVerdict::Pass,
+    }
+}
+
+/// Whether every `matchConditions` entry of a Kyverno CEL `PolicyException` holds for
+/// `req`; an error (or what the interpreter cannot evaluate) is `Err` with the reason.
+pub fn exception_applies(exception: &Value, req: &VapRequest) -> Result<bool, String> {
+    let ctx = base_context(req, &Value::Null);
+    let conditions = exception
+        .pointer("/spec/matchConditions")
+        .unwrap_or(&Value::Null);
+    conditions_hold(&ctx, conditions).map_err(|(m, u)| u.unwrap_or(m))
+}
+
+/// Pod controllers and where their Pod template sits, as Kyverno's autogen for CEL
+/// policies knows them.
+pub(super) const POD_CONTROLLERS: &[(&str, &str, &str)] = &[
+    ("Deployment", "apps", "spec.template"),
+    ("DaemonSet", "apps", "spec.template"),
+    ("StatefulSet", "apps", "spec.template"),
+    ("ReplicaSet", "apps", "spec.template"),
+    ("ReplicationController", "", "spec.template"),
+    ("Job", "batch", "spec.template"),
+    ("CronJob", "batch", "spec.jobTemplate.spec.template"),
+];
+
+/// A Kyverno `ValidatingPolicy`/`NamespacedValidatingPolicy` (policies.kyverno.io) on
+/// one request: VAP-shaped (`matchConstraints`, `matchConditions`, `variables`,
+/// `validations`, `failurePolicy`) with its `validationActions` in the policy itself.
+/// On a Pod controller a policy written for Pods runs as its autogen copy (the
+/// controllers in `spec.autogen.podControllers.controllers`, all of them by default),
+/// with `object.spec`/`object.metadata` moved to the Pod template.
+pub fn evaluate_validating_policy(
+    objects: &[Value],
+    policy: &Value,
+    req: &VapRequest,
+    out: &mut VapOutcome,
+) -> Applied {
+    let obj = if req.object.is_null() {
+        &req.old_object
+    } else {
+        &req.object
+    };
+    // A namespaced policy sees only its own namespace's requests.
+    if kind_of(policy) == "NamespacedValidatingPolicy"
+        && let Some(ns) = policy
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+        && request_namespace(req).as_deref() != Some(ns)
+    {
+        return Applied::NotMatched;
+    }
+    match autogen_policy(policy, kind_of(obj)) {
+        Some(copy) => evaluate_binding(objects, &copy, None, req, out),
+        None => evaluate_binding(objects, policy, None, req, out),
+    }
+}
+
+/// The autogen copy of a Pod policy for a controller `kind`, or `None` when the policy
+/// is not written for Pods alone or the controller is not one it covers.
+pub(super) fn autogen_policy(policy: &Value, kind: &str) -> Option<Value> {
+    let &(kind, group, template) = POD_CONTROLLERS.iter().find(|(k, _, _)| *k == kind)?;
+    let spec = policy.get("spec")?;
+    let rules: Vec<&Value> = spec
+        .pointer("/matchConstraints/resourceRules")
+        .and_then(Value::as_array)?
+        .iter()
+        .collect();
+    let pods_only = !rules.is_empty()
+        && rules.iter().all(|r| {
+            let resources: Vec<&str> = list(r, "resources").filter_map(Value::as_str).collect();
+            resources == ["pods"]
+        });
+    if !pods_only {
+        return None;
+    }
+    if let Some(wanted) = spec
+        .pointer("/autogen/podControllers/controllers")
+        .and_then(Value::as_array)
+        && !wanted
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|c| c.eq_ignore_ascii_case(kind) || c == plural(kind))
+    {
+        return None;
+    }
+    let operations = rules[0].get("operations").cloned().unwrap_or(json!([]));
+    let mut copy = policy.clone();
+    let cspec = &mut copy["spec"];
+    cspec["matchConstraints"] = json!({"resourceRules": [{
+        "apiGroups": [group], "apiVersions": ["v1"],
+        "resources": [plural(kind)], "operations": operations}]});
+    for key in ["matchConditions", "variables", "validations"] {
+        if let Some(v) = cspec.get_mut(key) {
+            retarget_expressions(v, template);
+        }
+    }
+    Some(copy)
+}
+
+/// Moves `object.spec`/`object.metadata` (and `oldObject.…`) to the Pod template in
+/// every string of `v`; the controller's own `metadata.name`/`metadata.namespace` stay.
+pub(super) fn retarget_expressions(v: &mut Value, template: &str) {
+    match v {
+        Value::String(s) => *s = retarget(s, template),
+        Value::Array(a) => a.iter_mut().for_each(|x| retarget_expressions(x, template)),
+        Value::Object(m) => m
+            .values_mut()
+            .for_each(|x| retarget_expressions(x, template)),
+        _ => {}
+    }
+}
+
+pub(super) fn retarget(expr: &str, template: &str) -> String {
+    let mut out = String::with_capacity(expr.len() + 32);
+    let mut rest = expr;
+    while let Some(i) = rest.find("bject.") {
+        // `object.` or `oldObject.`, not a longer identifier.
+        let start = if rest[..i].ends_with('o') {
+            i - 1
+        } else if rest[..i].ends_with("oldO") {
+            i - 4
+        } else {
+            out.push_str(&rest[..i + 6]);
+            rest = &rest[i + 6..];
+            continue;
+        };
+        let ident_before = rest[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let after = &rest[i + 6..];
+        let field = ["spec", "metadata"].into_iter().find(|f| {
+            after.starts_with(f)
+                && !after[f.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        });
+        out.push_str(&rest[..i + 6]);
+        rest = after;
+        let Some(field) = field.filter(|_| !ident_before) else {
+            continue;
+        };
+        let tail = &after[field.len()..];
+        let protected = field == "metadata"
+            && [".name", ".namespace"].iter().any(|p| {
+                tail.starts_with(p)
+                    && !tail[p.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            });
+        if !protected {
+            out.push_str(template);
+            out.push('.');
+        }
+        out.push_str(field);
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
