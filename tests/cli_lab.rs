@@ -639,3 +639,33 @@ fn check_without_a_reachable_cluster_exits_3_and_never_grades_offline() {
         .success()
         .stdout(predicate::str::contains("offline"));
 }
+
+#[test]
+fn task_accepts_several_values() {
+    let t = Env::new();
+    t.start_offline();
+    for args in [
+        vec!["--task", "config", "--task", "script"],
+        vec!["--task", "config,script"],
+    ] {
+        let out = t
+            .kca()
+            .args(["--output", "json", "lab", "check", "testlab"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let rep: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+        let ids: Vec<&str> = rep["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, vec!["config", "script"], "{args:?}");
+    }
+    t.kca()
+        .args(["lab", "check", "testlab", "--task", "config,nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no task `nope`"));
+}

@@ -54,9 +54,9 @@ pub struct StartArgs {
 pub struct CheckArgs {
     /// Lab id (default: the lab you started last)
     pub lab: Option<String>,
-    /// Only this task's checks
-    #[arg(long, value_name = "TASK")]
-    pub task: Option<String>,
+    /// Only these tasks' checks (repeat, or separate with commas)
+    #[arg(long, value_name = "TASK", value_delimiter = ',')]
+    pub task: Vec<String>,
     /// Grade in-process against your workspace manifests, without a cluster
     #[arg(long, conflicts_with_all = ["context", "kubeconfig"])]
     pub offline: bool,

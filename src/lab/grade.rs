@@ -12,18 +12,18 @@ use crate::error::Result;
 use crate::target::live::Live;
 use crate::ui::Printer;
 
-/// The checks of one task, or of every task.
-pub fn select<'a>(lab: &'a Lab, task: Option<&str>) -> Vec<(&'a Task, &'a Check)> {
+/// The checks of the named tasks, or (none named) of every task.
+pub fn select<'a>(lab: &'a Lab, tasks: &[String]) -> Vec<(&'a Task, &'a Check)> {
     lab.checks()
-        .filter(|(t, _)| task.is_none_or(|id| t.id == id))
+        .filter(|(t, _)| tasks.is_empty() || tasks.contains(&t.id))
         .collect()
 }
 
 /// Grades offline; each check runs on its own thread (commands may take seconds).
-pub fn offline(lab: &Lab, ws: &Path, task: Option<&str>) -> Result<Vec<CheckResult>> {
+pub fn offline(lab: &Lab, ws: &Path, tasks: &[String]) -> Result<Vec<CheckResult>> {
     let target = Offline::load(lab, ws)?;
     let env = Env { lab, workspace: ws };
-    let selected = select(lab, task);
+    let selected = select(lab, tasks);
     let results = std::thread::scope(|s| {
         let handles: Vec<_> = selected
             .iter()
@@ -54,12 +54,12 @@ pub async fn live(
     live: Arc<Live>,
     lab: &Lab,
     ws: &Path,
-    task: Option<&str>,
+    tasks: &[String],
     printer: &Printer,
 ) -> Vec<CheckResult> {
     let lab = Arc::new(lab.clone());
     let ws: Arc<PathBuf> = Arc::new(ws.to_path_buf());
-    let selected: Vec<(Task, Check)> = select(&lab, task)
+    let selected: Vec<(Task, Check)> = select(&lab, tasks)
         .into_iter()
         .map(|(t, c)| (t.clone(), c.clone()))
         .collect();

@@ -299,9 +299,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             format!("run `kca lab start {}` first", lab.id),
         ));
     };
-    if let Some(t) = &args.task
-        && lab.task(t).is_none()
-    {
+    if let Some(t) = args.task.iter().find(|t| lab.task(t).is_none()) {
         let ids: Vec<&str> = lab.tasks.iter().map(|t| t.id.as_str()).collect();
         return Err(Error::usage(
             format!("lab `{}` has no task `{t}`", lab.id),
@@ -317,7 +315,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     }
     let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
     let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
-    let task = args.task.as_deref();
+    let task = args.task.as_slice();
     let (results, target) = if offline {
         (grade::offline(&lab, &ws, task)?, "offline".to_string())
     } else {

@@ -66,7 +66,7 @@ fn run_stage(lab: &Lab, stage: Stage<'_>) -> Result<Vec<CheckResult>> {
     let tmp = Scratch::new()?;
     let ws = tmp.0.join(&lab.workspace_name);
     workspace::materialize(lab, stage, &ws)?;
-    grade::offline(lab, &ws, None)
+    grade::offline(lab, &ws, &[])
 }
 
 fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
