@@ -91,9 +91,15 @@ pub struct ResetArgs {
 pub struct VerifyArgs {
     /// Lab ids (default: every lab)
     pub labs: Vec<String>,
-    /// Evaluate in-process (the only mode so far; required so the intent is explicit)
-    #[arg(long)]
+    /// Evaluate in-process, without a cluster
+    #[arg(long, conflicts_with = "live")]
     pub offline: bool,
+    /// Apply each variant to the current lab cluster (reset in between), grade it live, and
+    /// report every check whose live verdict differs from the offline one
+    #[arg(long)]
+    pub live: bool,
+    #[command(flatten)]
+    pub target: crate::cli::cluster::TargetArgs,
 }
 
 #[derive(Debug, clap::Args)]

@@ -579,6 +579,14 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// Deletes the lab's objects and applies its fixtures again (`lab reset` on the cluster side;
+/// `lab verify --live` between variants).
+pub(crate) async fn reset_cluster(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<()> {
+    delete_owned(ctx, live, lab).await?;
+    apply_fixtures(ctx, live, lab).await?;
+    Ok(())
+}
+
 async fn delete_owned(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {
     let mut n = 0;
     for (api, kind) in owned_kinds(lab) {
