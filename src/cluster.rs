@@ -5,7 +5,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -375,54 +374,33 @@ struct Output {
 /// Runs a command, capturing its output; a non-zero exit is an environment error showing
 /// the end of what it printed.
 async fn exec(cmd: &Cmd, timeout: Duration) -> Result<Output> {
-    let mut command = tokio::process::Command::new(&cmd.program);
+    let mut command = std::process::Command::new(&cmd.program);
     command
         .args(&cmd.args)
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut attempts = 0;
-    let child = loop {
-        match command.spawn() {
-            // ETXTBSY: the program file is still open for writing in another process (a
-            // tool being installed or updated right now); it clears within moments.
-            Err(e) if e.raw_os_error() == Some(26) && attempts < 5 => {
-                attempts += 1;
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            other => {
-                break other.map_err(|e| {
-                    Error::environment(
-                        format!("cannot run `{cmd}`: {e}"),
-                        "check that the program is installed and executable",
-                    )
-                })?;
-            }
-        }
-    };
-    let out = tokio::time::timeout(timeout, child.wait_with_output())
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)));
+    let out = crate::exec::run_async(crate::exec::Job::new(command, timeout))
         .await
-        .map_err(|_| {
+        .map_err(|e| {
             Error::environment(
-                format!("`{cmd}` did not finish within {}s", timeout.as_secs()),
-                "check the container engine and network, then run the command again",
+                format!("cannot run `{cmd}`: {e}"),
+                "check that the program is installed and executable",
             )
-        })??;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        return Err(Error::environment(
+        })?;
+    let stdout = out.stdout.text();
+    match &out.end {
+        crate::exec::End::TimedOut => Err(Error::environment(
+            format!("`{cmd}` did not finish within {}s", timeout.as_secs()),
+            "check the container engine and network, then run the command again",
+        )),
+        crate::exec::End::Exited(status) if !status.success() => Err(Error::environment(
             format!(
-                "`{cmd}` failed ({}):\n{}",
-                out.status,
-                tail(&format!("{stdout}{stderr}"), 15)
+                "`{cmd}` failed ({status}):\n{}",
+                tail(&format!("{stdout}{}", out.stderr.text()), 15)
             ),
             "read the tool's message above; `kca cluster down` then `kca cluster up` starts over",
-        ));
+        )),
+        crate::exec::End::Exited(_) => Ok(Output { stdout }),
     }
-    Ok(Output { stdout })
 }
 
 fn tail(text: &str, lines: usize) -> String {

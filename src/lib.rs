@@ -10,6 +10,7 @@ pub mod content;
 pub mod ctx;
 pub mod diag;
 pub mod error;
+pub mod exec;
 pub mod exit;
 pub mod junit;
 pub mod lab;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::kube_mock::{self, Seen, not_found_page, resources};
 use kca::content::lab::{Check, Spec};
 use kca::content::{Document, load_file};
-use kca::lab::check::{Env, Verdict};
+use kca::lab::check::{Submission, Verdict};
 use kca::settings::{Lang, OutputFormat, Settings};
 use kca::target::live::Live;
 use kca::ui::Printer;
@@ -112,7 +112,7 @@ fn trigger_name(log: &Mutex<Vec<Seen>>) -> Option<String> {
 async fn run_generated(lab: &kca::content::lab::Lab, live: &Live) -> kca::lab::check::Outcome {
     let check = lab.check("marker-generated").unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let env = Env {
+    let env = Submission {
         lab,
         workspace: ws.path(),
     };
@@ -287,7 +287,7 @@ async fn run_admission(
 ) -> kca::lab::check::Outcome {
     let check = lab.check(id).unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let env = Env {
+    let env = Submission {
         lab,
         workspace: ws.path(),
     };
@@ -463,7 +463,7 @@ async fn checks_needing_validating_admission_policy_are_skipped_at_once_on_a_ser
     let (binding, denies) = vap_checks();
     for check in [&binding, &denies] {
         let started = tokio::time::Instant::now();
-        let env = Env {
+        let env = Submission {
             lab: &lab,
             workspace: ws.path(),
         };

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::check::{CheckResult, Env, Outcome};
+use super::check::{CheckResult, Outcome, Submission};
 use super::offline::Offline;
 use crate::content::lab::{Check, Lab, Task};
 use crate::error::Result;
@@ -22,7 +22,7 @@ pub fn select<'a>(lab: &'a Lab, tasks: &[String]) -> Vec<(&'a Task, &'a Check)> 
 /// Grades offline; each check runs on its own thread (commands may take seconds).
 pub fn offline(lab: &Lab, ws: &Path, tasks: &[String]) -> Result<Vec<CheckResult>> {
     let target = Offline::load(lab, ws)?;
-    let env = Env { lab, workspace: ws };
+    let env = Submission { lab, workspace: ws };
     let selected = select(lab, tasks);
     let results = std::thread::scope(|s| {
         let handles: Vec<_> = selected
@@ -78,7 +78,7 @@ pub async fn live(
         let (live, lab, ws, printer) = (live.clone(), lab.clone(), ws.clone(), printer.clone());
         set.spawn(async move {
             let start = Instant::now();
-            let env = Env {
+            let env = Submission {
                 lab: &lab,
                 workspace: &ws,
             };

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use serde_json::Value;
 
-use super::check::{self, Env, Outcome};
+use super::check::{self, Outcome, Submission};
 use super::offline::expected_generated;
 use super::tree::partial_match;
 use crate::content::lab::{Check, Denier, Expect, Lab, ObjSel, Spec};
@@ -22,13 +22,18 @@ pub const PROBE_LABEL: &str = "kca.dev/probe";
 /// The background controller's service account (the course's Kyverno install).
 const BACKGROUND_SA: (&str, &str) = ("kyverno", "kyverno-background-controller");
 
-pub async fn evaluate(live: &Live, env: Env<'_>, check: &Check, printer: &Printer) -> Outcome {
+pub async fn evaluate(
+    live: &Live,
+    env: Submission<'_>,
+    check: &Check,
+    printer: &Printer,
+) -> Outcome {
     if matches!(check.spec, Spec::File { .. } | Spec::Command { .. }) {
         // Local work (a learner's script may run for a while) must not stall the runtime.
         let (lab, ws, c) = (env.lab.clone(), env.workspace.to_path_buf(), check.clone());
         let local = tokio::task::spawn_blocking(move || {
             check::local(
-                Env {
+                Submission {
                     lab: &lab,
                     workspace: &ws,
                 },

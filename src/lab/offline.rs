@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::check::{self, Env, Outcome};
+use super::check::{self, Outcome, Submission};
 use super::tree::{partial_match, without_status};
 use super::workspace;
 use crate::content::lab::{Check, Lab, ObjSel, Spec};
@@ -35,7 +35,7 @@ impl Offline {
         })
     }
 
-    pub fn evaluate(&self, env: Env<'_>, check: &Check) -> Outcome {
+    pub fn evaluate(&self, env: Submission<'_>, check: &Check) -> Outcome {
         if let Some(o) = check::local(env, check) {
             return o;
         }
