@@ -659,3 +659,38 @@ async fn generated_fails_at_once_when_its_policy_is_not_in_the_cluster() {
         "created a trigger for a missing policy"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn access_reviews_name_resources_from_discovery_tables_not_a_plural_guess() {
+    use kca::target::ObjRef;
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        (s.path == "/apis/example.com/v1")
+            .then(|| {
+                (
+                    200,
+                    resources("example.com/v1", &[("gooses", "Goose", true)]),
+                )
+            })
+            .unwrap_or_else(not_found)
+    }));
+    let of = |a: &str, k: &str| ObjRef::new(a, k, None, "x");
+    let r = |o: ObjRef| {
+        let live = &live;
+        async move { kca::lab::live::resource_of(live, &o).await }
+    };
+    assert_eq!(
+        r(of("networking.k8s.io/v1", "NetworkPolicy")).await,
+        Some(("networking.k8s.io".into(), "networkpolicies".into()))
+    );
+    assert_eq!(
+        r(of("v1", "Endpoints")).await,
+        Some((String::new(), "endpoints".into()))
+    );
+    // The built-in table answered without a request; a CRD asks the server.
+    assert!(log.lock().unwrap().is_empty());
+    assert_eq!(
+        r(of("example.com/v1", "Goose")).await,
+        Some(("example.com".into(), "gooses".into()))
+    );
+    assert_eq!(r(of("example.com/v1", "Moose")).await, None);
+}

@@ -621,7 +621,12 @@ async fn explain(
 async fn failed_ur(live: &Live, msg: &str, want: &ObjRef) -> String {
     let (sa_ns, sa) = BACKGROUND_SA;
     let id = Identity::service_account(sa_ns, sa);
-    let (group, resource) = resource_of(want);
+    let Some((group, resource)) = resource_of(live, want).await else {
+        return format!(
+            "the UpdateRequest failed: {msg}; the cluster does not serve {} ({})",
+            want.kind, want.api_version
+        );
+    };
     let q = AccessQuery {
         user: id.user.clone(),
         groups: id.groups,
@@ -714,38 +719,25 @@ impl KyvernoGate {
     }
 }
 
-/// The API group and (plural, lowercase) resource of a kind, for access reviews.
-pub fn resource_of(r: &ObjRef) -> (String, String) {
-    let group = r
-        .api_version
-        .rsplit_once('/')
-        .map_or(String::new(), |(g, _)| g.to_string());
-    let k = r.kind.to_lowercase();
-    let before_y = k.chars().rev().nth(1);
-    let plural = if k.ends_with('y') && !matches!(before_y, Some('a' | 'e' | 'o' | 'u')) {
-        format!("{}ies", &k[..k.len() - 1])
-    } else if k.ends_with('s') {
-        format!("{k}es")
-    } else {
-        format!("{k}s")
-    };
-    (group, plural)
+/// The API group and resource of a kind, for access reviews: the built-in discovery table
+/// (`offline::rbac::resource`, the one kind → resource resolver), else the server's own
+/// discovery for kinds it does not hold (CRDs); None when neither knows the kind.
+pub async fn resource_of(live: &Live, r: &ObjRef) -> Option<(String, String)> {
+    let group = crate::offline::rbac::resource::group_of(&r.api_version).to_string();
+    if let Some(res) =
+        crate::offline::rbac::resource::Mapper::built_in().for_kind(&r.api_version, &r.kind)
+    {
+        return Some((res.group.clone(), res.plural.clone()));
+    }
+    match live.plural(&r.api_version, &r.kind).await {
+        Ok(Some(plural)) => Some((group, plural)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plural_resources_for_access_reviews() {
-        let r = |a: &str, k: &str| resource_of(&ObjRef::new(a, k, None, "x"));
-        assert_eq!(
-            r("networking.k8s.io/v1", "NetworkPolicy"),
-            ("networking.k8s.io".into(), "networkpolicies".into())
-        );
-        assert_eq!(r("v1", "ConfigMap"), (String::new(), "configmaps".into()));
-        assert_eq!(r("v1", "Ingress"), (String::new(), "ingresses".into()));
-    }
 
     fn state(background: bool) -> crate::cluster::KyvernoState {
         let dep = |name: &str, rolled_out: bool| crate::cluster::DeploymentState {

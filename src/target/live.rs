@@ -218,6 +218,12 @@ impl Live {
         Ok(self.resource(api_version, kind).await?.is_some())
     }
 
+    /// The resource (plural) that serves `kind` in `api_version`, from discovery; None when
+    /// the server does not serve it.
+    pub async fn plural(&self, api_version: &str, kind: &str) -> Result<Option<String>, LiveError> {
+        Ok(self.resource(api_version, kind).await?.map(|r| r.plural))
+    }
+
     /// Asks the authorizer a SubjectAccessReview: may `q.user` (with `q.groups`) do `q.verb`…
     pub async fn can_i(&self, q: &AccessQuery) -> Result<AccessAnswer, LiveError> {
         let mut attrs = serde_json::Map::new();
