@@ -705,3 +705,35 @@ fn a_policy_over_the_cel_cost_limit_is_an_error_and_finishes_quickly() {
         "{reason}"
     );
 }
+
+#[test]
+fn apply_json_is_one_document_streamed_per_resource() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    let out = kca(home.path())
+        .args(["policy", "apply", "--output", "json", "--print-mutated"])
+        .arg(dir.path().join("policy.yaml"))
+        .arg("-r")
+        .arg(dir.path().join("resources.yaml"))
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is one JSON document");
+    assert_eq!(v["schemaVersion"], 1);
+    let resources = v["resources"].as_array().unwrap();
+    assert_eq!(resources.len(), 2, "{v}");
+    assert_eq!(resources[0]["resource"], "Pod default/good");
+    assert_eq!(resources[1]["resource"], "Pod default/bad");
+    assert_eq!(resources[0]["mutated"]["metadata"]["labels"]["team"], "platform");
+    assert_eq!(v["summary"]["fail"], 1, "{v}");
+    assert_eq!(
+        v["summary"]["pass"].as_u64().unwrap() + 1,
+        resources
+            .iter()
+            .map(|r| r["results"].as_array().unwrap().len() as u64)
+            .sum::<u64>(),
+        "{v}"
+    );
+}
