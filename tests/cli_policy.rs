@@ -726,7 +726,10 @@ fn apply_json_is_one_document_streamed_per_resource() {
     assert_eq!(resources.len(), 2, "{v}");
     assert_eq!(resources[0]["resource"], "Pod default/good");
     assert_eq!(resources[1]["resource"], "Pod default/bad");
-    assert_eq!(resources[0]["mutated"]["metadata"]["labels"]["team"], "platform");
+    assert_eq!(
+        resources[0]["mutated"]["metadata"]["labels"]["team"],
+        "platform"
+    );
     assert_eq!(v["summary"]["fail"], 1, "{v}");
     assert_eq!(
         v["summary"]["pass"].as_u64().unwrap() + 1,
@@ -736,4 +739,55 @@ fn apply_json_is_one_document_streamed_per_resource() {
             .sum::<u64>(),
         "{v}"
     );
+}
+
+const INVALID: &str = r#"
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: namespaced-cluster-policy
+  namespace: default
+spec:
+  rules:
+  - name: no-latest
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      pattern:
+        spec:
+          containers:
+          - image: "!*:latest"
+"#;
+
+#[test]
+fn a_policy_kyverno_rejects_is_reported_invalid() {
+    let dir = TempDir::new().expect("temp dir");
+    std::fs::write(dir.path().join("policy.yaml"), INVALID).unwrap();
+    std::fs::write(dir.path().join("resources.yaml"), RESOURCES).unwrap();
+    std::fs::write(
+        dir.path().join("kyverno-test.yaml"),
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\n\
+         policies: [policy.yaml]\nresources: [resources.yaml]\nresults:\n\
+         - {policy: namespaced-cluster-policy, rule: no-latest, kind: Pod, resources: [bad], result: fail}\n",
+    )
+    .unwrap();
+    policy_test(&dir, &[])
+        .code(1)
+        .stdout(predicate::str::contains(
+            "invalid policy: A clusterpolicy should not have the namespace defined",
+        ));
+    let home = TempDir::new().unwrap();
+    kca(home.path())
+        .args(["policy", "apply"])
+        .arg(dir.path().join("policy.yaml"))
+        .arg("-r")
+        .arg(dir.path().join("resources.yaml"))
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(
+            "policy namespaced-cluster-policy is invalid: A clusterpolicy should not have the namespace defined",
+        ))
+        .stdout(predicate::str::contains("error: 1,"));
 }

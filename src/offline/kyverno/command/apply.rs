@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::offline::kyverno::engine::{Options, admit_with};
 use crate::offline::kyverno::runner::{self, Values};
-use crate::offline::kyverno::{Policy, Request, RuleStatus, UserInfo, load_policies};
+use crate::offline::kyverno::{Policy, Request, RuleStatus, UserInfo, load_policies, validation};
 use crate::settings::OutputFormat;
 use crate::ui::{Printer, Style};
 
@@ -58,6 +58,8 @@ impl ApplySummary {
 
 /// What every resource is evaluated with, read once.
 struct Apply {
+    /// Policies left out as invalid (each counts as an error).
+    invalid: usize,
     policies: Vec<Policy>,
     resources: Vec<Value>,
     values: Values,
@@ -73,11 +75,29 @@ impl Apply {
         for p in &args.policies {
             objs.extend(read_path(p)?);
         }
+        // A policy Kyverno would reject is left out and counted as an error, as
+        // `kyverno apply` does.
+        let mut invalid = Vec::new();
+        objs.retain(|o| {
+            let problems = validation::validate_policy(o, validation::Mode::Cli);
+            let Some(message) = validation::message(&problems) else {
+                return true;
+            };
+            let name = o
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            invalid.push(format!("policy {name} is invalid: {message}"));
+            false
+        });
+        for line in &invalid {
+            ctx.printer.warn(line);
+        }
         let (policies, skipped) = load_policies(&objs);
         for s in &skipped {
             ctx.printer.status(&format!("warning: skipped {s}"));
         }
-        if policies.is_empty() {
+        if policies.is_empty() && invalid.is_empty() {
             return Err(Error::usage(
                 "no ClusterPolicy or Policy found in the policy files",
                 "pass files holding kyverno.io/v1 ClusterPolicy or Policy objects",
@@ -110,6 +130,7 @@ impl Apply {
             opts.exceptions.extend(read_path(e)?);
         }
         Ok(Apply {
+            invalid: invalid.len(),
             policies,
             resources,
             values,
@@ -173,7 +194,10 @@ pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
     let apply = Apply::load(ctx, &args)?;
     let p = &ctx.printer;
     let json = ctx.settings.output == OutputFormat::Json;
-    let mut summary = ApplySummary::default();
+    let mut summary = ApplySummary {
+        error: apply.invalid,
+        ..ApplySummary::default()
+    };
     let mut json_out = JsonStream::default();
     let mut mutated = Vec::new();
     if json {

@@ -13,7 +13,7 @@ mod compare;
 pub mod testfile;
 
 use super::engine::Options;
-use super::{Policy, UserInfo, load_policies};
+use super::{Policy, UserInfo, load_policies, validation};
 use cel::{CelActionRow, VapRow, gpol_row, mpol_row, vap_row, vpol_row};
 use testfile::{Flagged, ResultRow, TestFile};
 
@@ -310,6 +310,9 @@ pub(crate) struct Suite {
     pub(super) policy_objs: Vec<Value>,
     /// Policies of kinds kca does not evaluate, by name, with the reason.
     other_kinds: BTreeMap<String, &'static str>,
+    /// ClusterPolicies/Policies Kyverno's CLI rejects as invalid, by name, with its
+    /// message: their rows are `skip` ("Invalid Policy"), as `kyverno test` reports them.
+    pub(super) invalid: BTreeMap<String, String>,
     /// The ClusterPolicies and Policies.
     pub(super) policies: Vec<Policy>,
     pub(super) resources: Vec<Value>,
@@ -410,8 +413,19 @@ impl Suite {
                 Some((text(&o["metadata"], "name"), why))
             })
             .collect();
+        let invalid = policy_objs
+            .iter()
+            .filter_map(|o| {
+                let problems = validation::validate_policy(o, validation::Mode::Cli);
+                Some((
+                    text(&o["metadata"], "name"),
+                    validation::message(&problems)?,
+                ))
+            })
+            .collect();
         let (policies, _) = load_policies(&policy_objs);
         Suite {
+            invalid,
             file: path.display().to_string(),
             dir,
             policy_objs,
