@@ -7,6 +7,7 @@ pub mod command;
 pub mod conditions;
 pub mod context;
 pub mod engine;
+pub mod existing;
 pub mod generate;
 pub mod jsonpatch;
 pub mod matching;
@@ -136,6 +137,8 @@ pub struct Response {
     /// The object after all mutate rules.
     pub patched: Value,
     pub generated: Vec<Value>,
+    /// Existing resources patched by mutate rules with `targets`.
+    pub patched_targets: Vec<Value>,
     /// Generate rules the background controller could not carry out (permissions).
     pub failed_requests: Vec<background::FailedRequest>,
 }
