@@ -3,6 +3,7 @@
 
 pub mod autogen;
 pub mod background;
+pub mod budget;
 pub mod command;
 pub mod conditions;
 pub mod context;
