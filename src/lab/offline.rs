@@ -56,9 +56,19 @@ pub struct Offline {
 
 impl Offline {
     pub fn load(lab: &Lab, ws: &std::path::Path) -> Result<Offline> {
+        Offline::load_staged(lab, ws, &[])
+    }
+
+    /// The object set after the task setups the learner has reached (`lab::setup`).
+    pub fn load_staged(
+        lab: &Lab,
+        ws: &std::path::Path,
+        staged: &[super::setup::Staged<'_>],
+    ) -> Result<Offline> {
         let mut objects = workspace::fixtures(lab)?;
         let m = workspace::manifests(lab, ws);
         objects.extend(m.objects);
+        let objects = super::setup::offline_objects(lab, ws, objects, staged);
         Ok(Offline::new(objects, m.problems))
     }
 
@@ -132,8 +142,18 @@ impl Offline {
                 trigger,
                 expect,
                 policy,
+                sync,
                 ..
-            } => self.generated(check, trigger, expect, policy.as_deref()),
+            } => self.generated(check, trigger, expect, policy.as_deref(), sync.as_ref()),
+            Spec::Accepted { .. } => match check::accepted_document(env, check) {
+                Err(o) => o,
+                Ok(doc) => match super::creation::admit_policy(&self.access, &doc) {
+                    Ok(adm) => {
+                        check::judge_accepted(check, &check::document_name(check, &doc), &adm)
+                    }
+                    Err(reason) => Outcome::skipped(reason),
+                },
+            },
             Spec::File { .. } | Spec::Command { .. } => Outcome::error("evaluated locally"),
         };
         self.with_problems(outcome)
@@ -160,6 +180,7 @@ impl Offline {
         trigger: &crate::content::lab::Probe,
         expect: &ObjSel,
         policy: Option<&str>,
+        sync: Option<&crate::content::lab::SyncStep>,
     ) -> Outcome {
         let mut trig = trigger.object.clone();
         name_offline_trigger(&mut trig);
@@ -179,7 +200,58 @@ impl Offline {
                 .detail
                 .push_str(&self.why_not_generated(&run, &want, policy));
         }
-        outcome
+        match (sync, found, outcome.verdict) {
+            (Some(step), Some(found), check::Verdict::Pass) => {
+                self.synced(check, step, &trig, &want, found)
+            }
+            _ => outcome,
+        }
+    }
+
+    /// The `sync` step of a `generated` check: the source is changed and generation runs
+    /// again — the copy follows only where the rule that made it has `synchronize: true`
+    /// (a clone reads its source when it runs: pkg/background/generate/generate.go; with
+    /// synchronize the source's changes are watched and re-applied,
+    /// pkg/background/generate/controller.go).
+    fn synced(
+        &self,
+        check: &Check,
+        step: &crate::content::lab::SyncStep,
+        trig: &Value,
+        want: &ObjRef,
+        found: &Value,
+    ) -> Outcome {
+        let what = want.to_string();
+        let mut changed = self.objects.clone();
+        let source = changed.iter_mut().find(|o| {
+            let s = |p: &str| o.pointer(p).and_then(Value::as_str);
+            s("/apiVersion") == Some(&step.source.api_version)
+                && s("/kind") == Some(&step.source.kind)
+                && s("/metadata/name") == Some(&step.source.name)
+                && s("/metadata/namespace") == step.source.namespace.as_deref()
+        });
+        let Some(source) = source else {
+            return Outcome::fail(format!(
+                "{what} was generated, but the sync source {} {}/{} is not among the objects",
+                step.source.kind,
+                step.source.namespace.as_deref().unwrap_or(""),
+                step.source.name
+            ));
+        };
+        check::merge_patch(source, &step.patch);
+        if !super::creation::synchronized(&self.objects, found) {
+            return check::judge_synced(check, &what, Some(found));
+        }
+        match engine::generate(&changed, trig, &self.access) {
+            Ok(again) => {
+                let copy = again
+                    .generated
+                    .iter()
+                    .find(|g| ObjRef::of(g).as_ref() == Some(want));
+                check::judge_synced(check, &what, copy)
+            }
+            Err(reason) => Outcome::skipped(reason),
+        }
     }
 
     fn why_not_generated(
@@ -455,7 +527,14 @@ mod engine {
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> Result<Admission, String> {
-        let (policies, resp) = run(objects, object, update, user);
+        // The API server names a `generateName` object before admission.
+        let mut object = object.clone();
+        super::name_offline_trigger(&mut object);
+        // Kyverno's MutatingPolicies (CEL) first, then its classic mutate rules.
+        let mut request = vap_request(objects, &object, update, user);
+        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        let object = vap::mutate_with_policies(objects, &request)?;
+        let (policies, resp) = run(objects, &object, update, user);
         if let Some(d) = rule_error(&resp) {
             return Ok(Admission::Denied(d));
         }
@@ -521,6 +600,29 @@ mod engine {
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> vap::VapOutcome {
+        let req = vap_request(objects, object, update, user);
+        let mut out = vap::evaluate(objects, &req);
+        // Kyverno's ValidatingPolicies (policies.kyverno.io) hold their own
+        // validationActions; Kyverno's webhook evaluates them like a Deny-bound VAP.
+        for p in objects.iter().filter(|o| {
+            matches!(
+                o.get("kind").and_then(Value::as_str),
+                Some("ValidatingPolicy" | "NamespacedValidatingPolicy")
+            )
+        }) {
+            vap::evaluate_validating_policy(objects, p, &req, &mut out);
+        }
+        out.allowed = out.denials.is_empty();
+        out
+    }
+
+    /// The admission request the CEL evaluators see for `object`.
+    fn vap_request(
+        objects: &[Value],
+        object: &Value,
+        update: bool,
+        user: Option<&(String, Vec<String>)>,
+    ) -> vap::VapRequest {
         let (username, groups) = identity(user);
         // A namespaced probe without a namespace lands in `default`, as it does live.
         let mut object = object.clone();
@@ -532,7 +634,7 @@ mod engine {
             Some(ns) => vap::namespace_object(objects, ns, super::namespace_labels(objects, ns)),
             None => Value::Null,
         };
-        let req = vap::VapRequest {
+        vap::VapRequest {
             operation: if update { "UPDATE" } else { "CREATE" }.into(),
             old_object: if update { object.clone() } else { Value::Null },
             object,
@@ -544,8 +646,7 @@ mod engine {
             },
             dry_run: true,
             ..Default::default()
-        };
-        vap::evaluate(objects, &req)
+        }
     }
 
     /// The user a probe runs as: `--as` with the groups the API server adds, else the
@@ -585,8 +686,12 @@ mod engine {
             .filter(|r| r.kind == kyverno::RuleKind::Generate)
             .map(|r| r.policy.clone())
             .collect();
+        let mut generated = resp.generated;
+        let mut request = vap_request(objects, trigger, false, None);
+        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        generated.extend(vap::generate_with_policies(objects, &request)?);
         Ok(GenerateRun {
-            generated: resp.generated,
+            generated,
             failed_requests: resp.failed_requests,
             matched,
         })
@@ -887,6 +992,68 @@ mod tests {
         };
         let r = expected_generated(&sel, &trig);
         assert_eq!(r.namespace.as_deref(), Some("t-offline"));
+    }
+
+    #[test]
+    fn a_probe_with_generate_name_has_a_name_when_a_vap_reads_it() {
+        let objects = vap(
+            "object.metadata.name.startsWith('web-')",
+            json!({"matchLabels": {"kubernetes.io/metadata.name": "v"}}),
+        );
+        let probe = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": "web-", "namespace": "v"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        let adm = engine::admit(&objects, &probe, false, None).unwrap();
+        assert!(
+            matches!(adm, crate::target::Admission::Allowed { .. }),
+            "{adm:?}"
+        );
+    }
+
+    #[test]
+    fn mutating_policies_mutate_the_probe_before_validation() {
+        let mut objects = vap(
+            "has(object.metadata.labels) && 'team' in object.metadata.labels",
+            json!({"matchLabels": {"kubernetes.io/metadata.name": "v"}}),
+        );
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "x", "namespace": "v"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        assert!(matches!(
+            engine::admit(&objects, &pod, false, None).unwrap(),
+            crate::target::Admission::Denied(_)
+        ));
+        objects.push(json!({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy",
+            "metadata": {"name": "add-team"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                        "operations": ["CREATE"], "resources": ["pods"]}]},
+                     "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+                        "expression": "Object{metadata: Object.metadata{labels: {'team': 'a'}}}"}}]}}));
+        match engine::admit(&objects, &pod, false, None).unwrap() {
+            crate::target::Admission::Allowed { object, .. } => {
+                assert_eq!(object["metadata"]["labels"]["team"], "a");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn generating_policies_generate_for_a_trigger() {
+        let objects = vec![
+            json!({"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy",
+            "metadata": {"name": "default-deny"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                        "operations": ["CREATE"], "resources": ["namespaces"]}]},
+                     "generate": [{"expression": "generator.Apply(object.metadata.name, [{'apiVersion': 'networking.k8s.io/v1', 'kind': 'NetworkPolicy', 'metadata': {'name': 'default-deny'}, 'spec': {'podSelector': {}}}])"}]}}),
+        ];
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t-1"}});
+        let access = Arc::new(Access::new(&objects));
+        let out = engine::generate(&objects, &ns, &access).unwrap().generated;
+        assert!(
+            out.iter().any(|o| o["kind"] == "NetworkPolicy"
+                && o.pointer("/metadata/namespace") == Some(&json!("t-1"))),
+            "{out:?}"
+        );
     }
 }
 
