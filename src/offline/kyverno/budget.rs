@@ -60,10 +60,8 @@ fn nesting(expr: &str) -> usize {
                 }
             }
             b'(' | b'[' | b'{' => levels.push(0),
-            b')' | b']' | b'}' => {
-                if levels.len() > 1 {
-                    levels.pop();
-                }
+            b')' | b']' | b'}' if levels.len() > 1 => {
+                levels.pop();
             }
             b',' => *levels.last_mut().expect("never empty") = 0,
             b'.' | b'|' | b'&' | b'!' | b'<' | b'>' | b'=' => {
@@ -115,7 +113,7 @@ pub fn size(value: &Variable, limit: usize) -> usize {
             }
             Variable::Object(m) => {
                 stack.extend(m.values().map(|i| &**i));
-                m.iter().map(|(k, _)| k.len() + 1).sum()
+                m.keys().map(|k| k.len() + 1).sum()
             }
             _ => 1,
         });
