@@ -196,6 +196,22 @@ pub fn load_policies(objects: &[Value]) -> (Vec<Policy>, Vec<String>) {
     (policies, skipped)
 }
 
+/// Leaves out the policies Kyverno's CLI refuses before evaluating (`kyverno apply/test`
+/// validate in mock mode: field checks, no permission checks), with Kyverno's message
+/// per refused policy name.
+pub fn split_invalid(policies: Vec<Policy>) -> (Vec<Policy>, Vec<(String, String)>) {
+    let mut valid = Vec::new();
+    let mut invalid = Vec::new();
+    for p in policies {
+        let problems = validation::validate_policy(&p.raw, validation::Mode::Cli);
+        match validation::message(&problems) {
+            Some(message) => invalid.push((p.name, message)),
+            None => valid.push(p),
+        }
+    }
+    (valid, invalid)
+}
+
 /// Full admission as the API server sees it: all mutate rules of all policies first (in
 /// order), then validate against the mutated object.
 pub fn admit(policies: &[Policy], req: &Request) -> Response {

@@ -369,7 +369,8 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
             other_kinds.insert(name.to_string(), why);
         }
     }
-    let (policies, _) = load_policies(&policy_objs);
+    // As `kyverno test`, a policy Kyverno refuses is skipped with its validation error.
+    let (policies, invalid) = super::split_invalid(load_policies(&policy_objs).0);
 
     let mut resources = Vec::new();
     for r in str_list(test.get("resources")) {
@@ -600,7 +601,9 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
             }
             let Some(pi) = policies.iter().position(|p| p.name == policy_name) else {
                 out.verdict = Verdict::Fail;
-                out.reason = if load_problems.is_empty() {
+                out.reason = if let Some((_, why)) = invalid.iter().find(|i| i.0 == policy_name) {
+                    format!("policy {policy_name} is invalid: {why}")
+                } else if load_problems.is_empty() {
                     format!("policy {policy_name} not found in the test's policies")
                 } else {
                     load_problems.join("; ")
