@@ -407,7 +407,19 @@ mod engine {
             dry_run: true,
             ..Default::default()
         };
-        vap::evaluate(objects, &req)
+        let mut out = vap::evaluate(objects, &req);
+        // Kyverno's ValidatingPolicies (policies.kyverno.io) hold their own
+        // validationActions; Kyverno's webhook evaluates them like a Deny-bound VAP.
+        for p in objects.iter().filter(|o| {
+            matches!(
+                o.get("kind").and_then(Value::as_str),
+                Some("ValidatingPolicy" | "NamespacedValidatingPolicy")
+            )
+        }) {
+            vap::evaluate_validating_policy(objects, p, &req, &mut out);
+        }
+        out.allowed = out.denials.is_empty();
+        out
     }
 
     /// The user a probe runs as: `--as` with the groups the API server adds, else the
