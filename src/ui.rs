@@ -93,6 +93,14 @@ impl Printer {
         let _ = writeln!(std::io::stderr().lock(), "{word} {line}");
     }
 
+    /// Diagnostics (warnings for authors) on stderr, each with its position and source line.
+    pub fn diagnostics(&self, diags: &[crate::diag::Diagnostic]) {
+        let mut stderr = std::io::stderr().lock();
+        for d in diags {
+            let _ = write!(stderr, "{d}");
+        }
+    }
+
     /// Renders an error in the one format: diagnostics, `error: …`, `caused by: …`, `hint: …`.
     pub fn error(&self, err: &Error) {
         let mut stderr = std::io::stderr().lock();
@@ -102,10 +110,14 @@ impl Printer {
             }
         }
         let word = self.paint(Style::Fail, "error:");
-        let _ = writeln!(stderr, "{word} {err}");
+        let _ = writeln!(stderr, "{word} {}", crate::escape::lines(&err.to_string()));
         if let Error::Other(e) = err {
             for cause in e.chain().skip(1) {
-                let _ = writeln!(stderr, "  caused by: {cause}");
+                let _ = writeln!(
+                    stderr,
+                    "  caused by: {}",
+                    crate::escape::escape(&cause.to_string())
+                );
             }
         }
         if let Some(hint) = err.hint() {

@@ -77,3 +77,27 @@ fn a_validating_policy_denies_offline_by_its_own_actions() {
         assert_eq!(*v, Verdict::Pass, "{id}: {detail}");
     }
 }
+
+#[test]
+fn a_refused_policy_stays_refused_when_its_file_is_applied_again_after_a_setup() {
+    // verify grades mutants after every setup, with the files applied again afterwards.
+    let v = kca::lab::verify::verify(&lab("kca-mutate")).unwrap();
+    let m = v
+        .mutants
+        .iter()
+        .find(|m| m.name == "mutant sync-without-update-delete")
+        .unwrap();
+    assert!(
+        m.failed.contains(&"netpol-generated".to_string()),
+        "a policy Kyverno refuses generates nothing: {m:?}"
+    );
+}
+
+#[test]
+fn every_course_lab_verifies_offline() {
+    for id in ["kca-mutate", "kca-admission"] {
+        let v = kca::lab::verify::verify(&lab(id)).unwrap();
+        let bad: Vec<_> = v.stages().filter(|s| !s.ok).collect();
+        assert!(bad.is_empty(), "{id}: {bad:?}");
+    }
+}

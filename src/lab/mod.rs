@@ -12,6 +12,8 @@ pub mod progress;
 pub mod report;
 pub mod scaffold;
 pub mod setup;
+pub mod show;
+pub mod template;
 pub mod tree;
 pub mod verify;
 pub mod workspace;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::super::decode::{Decoder, Fields, closest};
-use super::files::{error_chain, rel_path};
+use super::files::rel_path;
 use super::*;
 use crate::yaml::{Node, Yaml};
 
@@ -329,7 +329,7 @@ fn decode_probe(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option<Probe> {
         Yaml::Str(_) => {
             let path = rel_path(d, n)?;
             let src = dir.join(&path);
-            let Ok(text) = std::fs::read_to_string(&src) else {
+            let Ok(text) = crate::input::read_text(&src) else {
                 d.error_hint(
                     n.pos,
                     format!("missing probe file `{path}`"),
@@ -519,10 +519,10 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
     let run = run_node.map(|n| d.strings(n)).unwrap_or_default();
     if let Some(n) = run_node {
         for arg in run.iter().filter(|a| a.contains("{{")) {
-            if let Err(e) = tera::Tera::one_off(arg, tctx, false) {
+            if let Err(e) = crate::lab::template::render(arg, tctx) {
                 d.error_hint(
                     n.pos,
-                    format!("argument `{arg}` does not render: {}", error_chain(&e)),
+                    format!("argument `{arg}` does not render: {e}"),
                     "arguments know `lab`, `workspace`, `lab_dir` and the lab's `vars`",
                 );
             }

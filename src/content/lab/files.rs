@@ -1,7 +1,6 @@
 //! File references of a lab: ids and relative paths, starter/solution/mutant files (which
 //! must exist; templates must render), fixtures (which must be Kubernetes objects).
 
-use std::collections::BTreeSet;
 use std::path::{Component, Path};
 
 use super::super::decode::Decoder;
@@ -88,18 +87,14 @@ pub(super) fn file_refs(
 }
 
 pub(super) fn check_template(d: &mut Decoder<'_>, at: Pos, src: &Path, tctx: &tera::Context) {
-    let Ok(text) = std::fs::read_to_string(src) else {
-        d.error(at, format!("cannot read {}", src.display()));
-        return;
+    let text = match crate::input::read_text(src) {
+        Ok(t) => t,
+        Err(e) => return d.error_hint(at, e.to_string(), e.hint()),
     };
-    if let Err(e) = tera::Tera::one_off(&text, tctx, false) {
+    if let Err(e) = crate::lab::template::render(&text, tctx) {
         d.error_hint(
             at,
-            format!(
-                "template {} does not render: {}",
-                src.display(),
-                error_chain(&e)
-            ),
+            format!("template {} does not render: {e}", src.display()),
             "templates know `lab`, `workspace`, `lab_dir` and the lab's `vars`; drop \
              `template: true` if the file is not a template",
         );
@@ -139,7 +134,7 @@ pub(super) fn object_file(
     what: &str,
 ) -> Option<Vec<serde_json::Value>> {
     let src = dir.join(path);
-    let Ok(text) = std::fs::read_to_string(&src) else {
+    let Ok(text) = crate::input::read_text(&src) else {
         d.error_hint(
             n.pos,
             format!("missing {what} file `{path}`"),
@@ -171,20 +166,37 @@ pub(super) fn object_file(
     }
 }
 
-pub(super) fn unique_ids<'a>(
-    d: &mut Decoder<'_>,
-    at: Option<&Node>,
-    what: &str,
-    ids: impl Iterator<Item = &'a str>,
-) {
-    let mut seen = BTreeSet::new();
-    for id in ids {
-        if !seen.insert(id) {
+/// The `id` nodes of the items of `list` (or, with `nested`, of the items of each item's
+/// `nested` list), so a duplicate is reported where it is written.
+pub(super) fn item_ids<'n>(list: Option<&'n Node>, nested: Option<&str>) -> Vec<&'n Node> {
+    let items = |n: &'n Node| match &n.value {
+        Yaml::Seq(items) => items.as_slice(),
+        _ => &[],
+    };
+    let outer = list.map(items).unwrap_or_default();
+    match nested {
+        None => outer.iter().filter_map(|n| n.get("id")).collect(),
+        Some(key) => outer
+            .iter()
+            .filter_map(|n| n.get(key))
+            .flat_map(items)
+            .filter_map(|n| n.get("id"))
+            .collect(),
+    }
+}
+
+pub(super) fn unique_ids(d: &mut Decoder<'_>, what: &str, ids: &[&Node]) {
+    let mut seen: std::collections::HashMap<&str, Pos> = Default::default();
+    for n in ids {
+        let Some(id) = n.as_str() else { continue };
+        if let Some(first) = seen.get(id) {
             d.error_hint(
-                at.map_or(Pos { line: 1, col: 1 }, |n| n.pos),
-                format!("duplicate {what} id `{id}`"),
+                n.pos,
+                format!("duplicate {what} id `{id}` (first at line {})", first.line),
                 format!("give every {what} its own id"),
             );
+        } else {
+            seen.insert(id, n.pos);
         }
     }
 }

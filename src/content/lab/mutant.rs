@@ -52,7 +52,7 @@ pub(super) fn decode_mutant(
                 continue;
             };
             let src = dir.join(section).join(&path);
-            match std::fs::read_to_string(&src) {
+            match crate::input::read_text(&src) {
                 Ok(text) if text.contains(&find) => {}
                 Ok(_) => d.error_hint(
                     find_at.unwrap_or(at),

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::super::decode::{Decoder, Fields};
 use super::checks::{TaskCtx, decode_task};
-use super::files::{file_refs, fixture_files, lab_id, rel_path, unique_ids};
+use super::files::{file_refs, fixture_files, item_ids, lab_id, rel_path, unique_ids};
 use super::mutant::decode_mutant;
 use super::*;
 use crate::yaml::Yaml;
@@ -70,17 +70,12 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
             cx.first = false;
         }
     }
-    unique_ids(
-        d,
-        top.opt("tasks"),
-        "task",
-        tasks.iter().map(|t| t.id.as_str()),
-    );
+    unique_ids(d, "task", &item_ids(top.opt("tasks"), None));
+    unique_ids(d, "check", &item_ids(top.opt("tasks"), Some("checks")));
     let check_ids: Vec<&str> = tasks
         .iter()
         .flat_map(|t| t.checks.iter().map(|c| c.id.as_str()))
         .collect();
-    unique_ids(d, top.opt("tasks"), "check", check_ids.iter().copied());
     let sol_paths: BTreeSet<&str> = solution.iter().map(|f| f.path.as_str()).collect();
     let start_paths: BTreeSet<&str> = starter.iter().map(|f| f.path.as_str()).collect();
     let mut mutants = Vec::new();
@@ -96,12 +91,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
                 &start_paths,
             ));
         }
-        unique_ids(
-            d,
-            top.opt("mutants"),
-            "mutant",
-            mutants.iter().map(|m| m.id.as_str()),
-        );
+        unique_ids(d, "mutant", &item_ids(top.opt("mutants"), None));
     }
     let reset = decode_reset(d, top);
     Some(Lab {
