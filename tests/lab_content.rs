@@ -101,3 +101,23 @@ fn every_course_lab_verifies_offline() {
         assert!(bad.is_empty(), "{id}: {bad:?}");
     }
 }
+
+#[test]
+fn after_the_incident_setup_the_policy_stays_and_its_update_request_fails() {
+    // Live, a policy admitted before its grant went away stays in the cluster; generation
+    // then fails in the background controller. Offline must say the same.
+    let lab = lab("kca-mutate");
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join(&lab.workspace_name);
+    materialize(&lab, Stage::Solution, &ws).unwrap();
+    let task = lab.task("lost-grant").unwrap();
+    let staged = [kca::lab::setup::Staged { task, at: None }];
+    let results = kca::lab::grade::offline_staged(&lab, &ws, Some("lost-grant"), &staged).unwrap();
+    let r = results
+        .iter()
+        .find(|r| r.id == "netpol-generated-again")
+        .unwrap();
+    assert_eq!(r.verdict, Verdict::Fail, "{}", r.detail);
+    assert!(r.detail.contains("UpdateRequest failed"), "{}", r.detail);
+    assert!(!r.detail.contains("not in the cluster"), "{}", r.detail);
+}

@@ -20,7 +20,7 @@ use crate::content::lab::{Check, Lab, ObjSel, Spec};
 use crate::error::Result;
 use crate::offline::kyverno::background::Access;
 use crate::offline::kyverno::validation::{self, Mode};
-use crate::target::{Admission, ObjRef};
+use crate::target::ObjRef;
 
 /// The RBAC of a fresh course cluster (Kyverno's chart roles, Kubernetes' built-in
 /// roles), as recorded with its provenance in `kind-config/baseline-rbac.yaml`.
@@ -71,7 +71,8 @@ impl Offline {
         let mut off = Offline::new(objects, m.problems);
         if !staged.is_empty() {
             // The policies were admitted before the setup; the setup (and what the learner
-            // re-applied since) changes the cluster under them, as it would live.
+            // re-applied since) changes the cluster under them, as it would live: a policy
+            // that exists is not taken away because its permissions were.
             let staged_objects = super::setup::offline_objects(lab, ws, off.objects, staged);
             let mut everything = baseline_rbac().to_vec();
             everything.extend(staged_objects.iter().cloned());
@@ -163,22 +164,17 @@ impl Offline {
                 trigger,
                 expect,
                 policy,
+                sync,
                 ..
-            } => self.generated(check, trigger, expect, policy.as_deref()),
+            } => self.generated(check, trigger, expect, policy.as_deref(), sync.as_ref()),
             Spec::Accepted { .. } => match check::accepted_document(env, check) {
                 Err(o) => o,
-                Ok(doc) => {
-                    let got = match refusal(&self.access, &doc) {
-                        Some(denial) => engine::refused_policy(denial),
-                        None => Admission::Allowed {
-                            warnings: super::creation::deprecation_warning(&doc)
-                                .into_iter()
-                                .collect(),
-                            object: doc.clone(),
-                        },
-                    };
-                    check::judge_accepted(check, &check::document_name(check, &doc), &got)
-                }
+                Ok(doc) => match super::creation::admit_policy(&self.access, &doc) {
+                    Ok(adm) => {
+                        check::judge_accepted(check, &check::document_name(check, &doc), &adm)
+                    }
+                    Err(reason) => Outcome::skipped(reason),
+                },
             },
             Spec::File { .. } | Spec::Command { .. } => Outcome::error("evaluated locally"),
         };
@@ -206,6 +202,7 @@ impl Offline {
         trigger: &crate::content::lab::Probe,
         expect: &ObjSel,
         policy: Option<&str>,
+        sync: Option<&crate::content::lab::SyncStep>,
     ) -> Outcome {
         let mut trig = trigger.object.clone();
         name_offline_trigger(&mut trig);
@@ -219,60 +216,64 @@ impl Offline {
             .iter()
             .find(|g| ObjRef::of(g).as_ref() == Some(&want));
         let mut outcome = check::judge_generated(check, &want.to_string(), found);
-        if let (Some(found), check::Verdict::Pass) = (found, outcome.verdict) {
-            return self.synced(check, &trig, &want, found).unwrap_or(outcome);
-        }
         if found.is_none() {
             outcome.detail.push_str("; ");
             outcome
                 .detail
                 .push_str(&self.why_not_generated(&run, &want, policy));
         }
-        outcome
+        match (sync, found, outcome.verdict) {
+            (Some(step), Some(found), check::Verdict::Pass) => {
+                self.synced(check, step, &trig, &want, found)
+            }
+            _ => outcome,
+        }
     }
 
-    /// A `generated` check's `sync` step (`None` without one): the source is changed and
-    /// generation runs again; the copy follows only where the rule that made it has
-    /// `synchronize: true` (a clone reads its source when it runs,
-    /// pkg/background/generate/clone.go; with synchronize Kyverno re-syncs the copy when
-    /// the source changes).
-    fn synced(&self, check: &Check, trig: &Value, want: &ObjRef, found: &Value) -> Option<Outcome> {
-        let Spec::Generated {
-            sync: Some(step), ..
-        } = &check.spec
-        else {
-            return None;
-        };
+    /// The `sync` step of a `generated` check: the source is changed and generation runs
+    /// again — the copy follows only where the rule that made it has `synchronize: true`
+    /// (a clone reads its source when it runs: pkg/background/generate/generate.go; with
+    /// synchronize the source's changes are watched and re-applied,
+    /// pkg/background/generate/controller.go).
+    fn synced(
+        &self,
+        check: &Check,
+        step: &crate::content::lab::SyncStep,
+        trig: &Value,
+        want: &ObjRef,
+        found: &Value,
+    ) -> Outcome {
         let what = want.to_string();
         let mut changed = self.objects.clone();
-        let Some(source) = changed.iter_mut().find(|o| {
+        let source = changed.iter_mut().find(|o| {
             let s = |p: &str| o.pointer(p).and_then(Value::as_str);
             s("/apiVersion") == Some(&step.source.api_version)
                 && s("/kind") == Some(&step.source.kind)
                 && s("/metadata/name") == Some(&step.source.name)
                 && s("/metadata/namespace") == step.source.namespace.as_deref()
-        }) else {
-            return Some(Outcome::fail(format!(
+        });
+        let Some(source) = source else {
+            return Outcome::fail(format!(
                 "{what} was generated, but the sync source {} {}/{} is not among the objects",
                 step.source.kind,
                 step.source.namespace.as_deref().unwrap_or(""),
                 step.source.name
-            )));
+            ));
         };
         check::merge_patch(source, &step.patch);
         if !super::creation::synchronized(&self.objects, found) {
-            return Some(check::judge_synced(check, &what, Some(found)));
+            return check::judge_synced(check, &what, Some(found));
         }
-        Some(match engine::generate(&changed, trig, &self.access) {
-            Ok(run) => {
-                let copy = run
+        match engine::generate(&changed, trig, &self.access) {
+            Ok(again) => {
+                let copy = again
                     .generated
                     .iter()
                     .find(|g| ObjRef::of(g).as_ref() == Some(want));
                 check::judge_synced(check, &what, copy)
             }
             Err(reason) => Outcome::skipped(reason),
-        })
+        }
     }
 
     fn why_not_generated(
