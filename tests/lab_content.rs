@@ -25,7 +25,7 @@ fn grade_variant(id: &str, task: &str, edit: impl Fn(&Path)) -> Vec<(String, Ver
     let ws = tmp.path().join(&lab.workspace_name);
     materialize(&lab, Stage::Solution, &ws).unwrap();
     edit(&ws);
-    kca::lab::grade::offline(&lab, &ws, Some(task))
+    kca::lab::grade::offline(&lab, &ws, &[task.to_string()])
         .unwrap()
         .into_iter()
         .map(|r| (r.id, r.verdict, r.detail))
@@ -112,7 +112,8 @@ fn after_the_incident_setup_the_policy_stays_and_its_update_request_fails() {
     materialize(&lab, Stage::Solution, &ws).unwrap();
     let task = lab.task("lost-grant").unwrap();
     let staged = [kca::lab::setup::Staged { task, at: None }];
-    let results = kca::lab::grade::offline_staged(&lab, &ws, Some("lost-grant"), &staged).unwrap();
+    let results =
+        kca::lab::grade::offline_staged(&lab, &ws, &["lost-grant".to_string()], &staged).unwrap();
     let r = results
         .iter()
         .find(|r| r.id == "netpol-generated-again")

@@ -474,11 +474,11 @@ fn decode_generated(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
                 d.error(at, "`patch` must be a mapping (a JSON merge patch)");
                 return None;
             }
-            Some(Box::new(SyncStep {
+            Some(SyncStep {
                 source: source?,
                 patch: patch?,
                 matches: matches?,
-            }))
+            })
         }
         None => None,
     };
