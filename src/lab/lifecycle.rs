@@ -496,7 +496,8 @@ fn announce_setup(ctx: &Ctx, lab: &Lab, task: &crate::content::lab::Task, done: 
         .position(|t| t.id == task.id)
         .map_or(0, |i| i + 1);
     ctx.printer.status(&format!(
-        "task {n} ({}) begins: kca changed the lab's objects; read its instructions \
+        "task {n} ({}) begins: kca changed the lab's objects, as an incident would; checks \
+         that passed may fail until you find and fix it. Read its instructions \
          (`kca lab start {}` shows them) — {}",
         task.id,
         lab.id,
