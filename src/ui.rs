@@ -90,6 +90,7 @@ impl Printer {
     /// A warning on stderr, always shown.
     pub fn warn(&self, line: &str) {
         let word = self.paint(Style::Skip, "warning:");
+        let line = crate::escape::lines(line);
         let _ = writeln!(std::io::stderr().lock(), "{word} {line}");
     }
 
