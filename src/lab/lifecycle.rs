@@ -198,7 +198,7 @@ fn delete_rank(api_version: &str, kind: &str) -> u8 {
 fn owned_kinds(lab: &Lab) -> Vec<(String, String)> {
     let mut docs: Vec<Value> = workspace::fixtures(lab).unwrap_or_default();
     for f in &lab.solution {
-        if let Ok(text) = std::fs::read_to_string(lab.source("solution", &f.path))
+        if let Ok(text) = crate::input::read_text(&lab.source("solution", &f.path))
             && let Ok(d) = crate::yaml::parse_json_stream(&text)
         {
             docs.extend(d);

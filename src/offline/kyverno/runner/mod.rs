@@ -117,7 +117,10 @@ fn walk(dir: &Path, names: &[&str], out: &mut Vec<PathBuf>) {
 }
 
 pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)
+        .map_err(|e| e.to_string())?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
     let docs =
         crate::yaml::parse_json_stream(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
