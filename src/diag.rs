@@ -4,7 +4,30 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use unicode_width::UnicodeWidthStr;
+
+use crate::escape::{self, escape};
 use crate::yaml::Pos;
+
+/// How bad a problem is: an error makes a file unusable; a warning is advice for the
+/// author (e.g. a quiz a test-wise learner can pass without knowing the material) and
+/// never changes an exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    #[default]
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn word(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
 
 /// One problem found in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +39,7 @@ pub struct Diagnostic {
     pub hint: Option<String>,
     /// The offending source line, shown with a caret under `pos.col`.
     pub source_line: Option<String>,
+    pub severity: Severity,
 }
 
 impl Diagnostic {
@@ -25,39 +49,32 @@ impl Diagnostic {
     }
 }
 
+/// Everything in a diagnostic quotes a file (its name, its keys, its lines): control
+/// characters are shown as escapes so a file cannot forge output or drive the terminal.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}: error: {}", self.location(), self.message)?;
+        writeln!(
+            f,
+            "{}: {}: {}",
+            escape(&self.location()),
+            self.severity.word(),
+            escape::lines(&self.message)
+        )?;
         if let Some(line) = &self.source_line {
             let gutter = self.pos.line.to_string();
             let pad = " ".repeat(gutter.len());
             writeln!(f, "{pad} |")?;
-            writeln!(f, "{gutter} | {line}")?;
-            let caret_at: usize = line
-                .chars()
-                .take(self.pos.col.saturating_sub(1))
-                .map(display_width)
-                .sum();
+            writeln!(f, "{gutter} | {}", escape(line))?;
+            // Display columns (CJK is two wide) of the escaped text before the column.
+            let before: String = line.chars().take(self.pos.col.saturating_sub(1)).collect();
+            let caret_at = escape(&before).width();
             writeln!(f, "{pad} | {}^", " ".repeat(caret_at))?;
         }
         if let Some(hint) = &self.hint {
-            writeln!(f, "  hint: {hint}")?;
+            writeln!(f, "  hint: {}", escape::lines(hint))?;
         }
         Ok(())
     }
-}
-
-/// Terminal cells a character takes: CJK text (the course's language) is two wide.
-fn display_width(c: char) -> usize {
-    let c = c as u32;
-    let wide = (0x1100..=0x115F).contains(&c)
-        || (0x2E80..=0xA4CF).contains(&c)
-        || (0xAC00..=0xD7A3).contains(&c)
-        || (0xF900..=0xFAFF).contains(&c)
-        || (0xFE30..=0xFE4F).contains(&c)
-        || (0xFF00..=0xFF60).contains(&c)
-        || (0xFFE0..=0xFFE6).contains(&c);
-    if wide { 2 } else { 1 }
 }
 
 /// Collects the problems of one source text.
@@ -92,14 +109,19 @@ impl<'a> Collector<'a> {
     }
 
     pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
-        self.push(pos, message.into(), None);
+        self.push(pos, message.into(), None, Severity::Error);
     }
 
     pub fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
-        self.push(pos, message.into(), Some(hint.into()));
+        self.push(pos, message.into(), Some(hint.into()), Severity::Error);
     }
 
-    fn push(&mut self, pos: Pos, message: String, hint: Option<String>) {
+    /// Advice for the author, not a problem that stops the file from loading.
+    pub fn warning(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
+        self.push(pos, message.into(), Some(hint.into()), Severity::Warning);
+    }
+
+    fn push(&mut self, pos: Pos, message: String, hint: Option<String>, severity: Severity) {
         if self.diags.len() >= MAX_PER_FILE {
             self.dropped += 1;
             return;
@@ -124,6 +146,7 @@ impl<'a> Collector<'a> {
             message,
             hint,
             source_line,
+            severity,
         });
     }
 
@@ -142,6 +165,7 @@ impl<'a> Collector<'a> {
                 message: format!("… and {} more problem(s) not shown", self.dropped),
                 hint: Some("fix the problems above first, then validate again".into()),
                 source_line: None,
+                severity: Severity::Error,
             });
         }
         self.diags
@@ -175,5 +199,16 @@ mod tests {
         c.error(Pos { line: 1, col: 4 }, "bad");
         let out = c.finish()[0].to_string();
         assert!(out.contains("1 | 題: x\n  |     ^\n"), "{out}");
+    }
+
+    #[test]
+    fn a_file_cannot_forge_lines_or_drive_the_terminal() {
+        let src = "a: 1\n\u{1b}[2Jkey\r: x\n";
+        let mut c = Collector::new(Path::new("evil\n✓ PASS.yaml"), src);
+        c.error(Pos { line: 2, col: 5 }, "unknown field `\u{1b}[2Jkey\r`");
+        let out = c.finish()[0].to_string();
+        assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out}");
+        assert!(out.starts_with("evil\\n✓ PASS.yaml:2:5: error:"), "{out}");
+        assert_eq!(out.lines().count(), 4, "{out}");
     }
 }

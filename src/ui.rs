@@ -378,10 +378,17 @@ impl Printer {
         self.say_err(&format!("{word} {line}"));
     }
 
+    /// Diagnostics (warnings for authors) on stderr, each with its position and source line.
+    pub fn diagnostics(&self, diags: &[crate::diag::Diagnostic]) {
+        let text: String = diags.iter().map(|d| d.to_string()).collect();
+        self.err.write_str(&text);
+    }
+
     /// Renders an error in the one format: diagnostics, `error: …`, one `caused by: …`
     /// per cause, `hint: …`. In json mode the error is a JSON object on stdout instead.
     /// The level words stay as they are in every language (as a compiler's do), so logs
-    /// read the same; the messages after them are the localised part.
+    /// read the same; the messages after them are the localised part. Messages quote
+    /// files and clusters: control characters are escaped.
     pub fn error(&self, err: &Error) {
         if self.output == OutputFormat::Json {
             self.json(&error_json(err));
@@ -394,9 +401,9 @@ impl Printer {
             }
         }
         let word = self.paint_err(Style::Fail, "error:");
-        text.push_str(&format!("{word} {err}\n"));
+        text.push_str(&format!("{word} {}\n", crate::escape::lines(&err.to_string())));
         for cause in causes(err) {
-            text.push_str(&format!("  caused by: {cause}\n"));
+            text.push_str(&format!("  caused by: {}\n", crate::escape::escape(&cause)));
         }
         if let Some(hint) = err.hint() {
             let word = self.paint_err(Style::Hint, "hint:");

@@ -455,7 +455,14 @@ mod engine {
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> Result<Admission, String> {
-        let (policies, resp) = run(objects, object, update, user);
+        // The API server names a `generateName` object before admission.
+        let mut object = object.clone();
+        super::name_offline_trigger(&mut object);
+        // Kyverno's MutatingPolicies (CEL) first, then its classic mutate rules.
+        let mut request = vap_request(objects, &object, update, user);
+        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        let object = vap::mutate_with_policies(objects, &request)?;
+        let (policies, resp) = run(objects, &object, update, user);
         if let Some(d) = rule_error(&resp) {
             return Ok(Admission::Denied(d));
         }
@@ -521,6 +528,16 @@ mod engine {
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> vap::VapOutcome {
+        vap::evaluate(objects, &vap_request(objects, object, update, user))
+    }
+
+    /// The admission request the CEL evaluators see for `object`.
+    fn vap_request(
+        objects: &[Value],
+        object: &Value,
+        update: bool,
+        user: Option<&(String, Vec<String>)>,
+    ) -> vap::VapRequest {
         let (username, groups) = identity(user);
         // A namespaced probe without a namespace lands in `default`, as it does live.
         let mut object = object.clone();
@@ -532,7 +549,7 @@ mod engine {
             Some(ns) => vap::namespace_object(objects, ns, super::namespace_labels(objects, ns)),
             None => Value::Null,
         };
-        let req = vap::VapRequest {
+        vap::VapRequest {
             operation: if update { "UPDATE" } else { "CREATE" }.into(),
             old_object: if update { object.clone() } else { Value::Null },
             object,
@@ -544,8 +561,7 @@ mod engine {
             },
             dry_run: true,
             ..Default::default()
-        };
-        vap::evaluate(objects, &req)
+        }
     }
 
     /// The user a probe runs as: `--as` with the groups the API server adds, else the
@@ -585,8 +601,12 @@ mod engine {
             .filter(|r| r.kind == kyverno::RuleKind::Generate)
             .map(|r| r.policy.clone())
             .collect();
+        let mut generated = resp.generated;
+        let mut request = vap_request(objects, trigger, false, None);
+        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        generated.extend(vap::generate_with_policies(objects, &request)?);
         Ok(GenerateRun {
-            generated: resp.generated,
+            generated,
             failed_requests: resp.failed_requests,
             matched,
         })
@@ -887,6 +907,68 @@ mod tests {
         };
         let r = expected_generated(&sel, &trig);
         assert_eq!(r.namespace.as_deref(), Some("t-offline"));
+    }
+
+    #[test]
+    fn a_probe_with_generate_name_has_a_name_when_a_vap_reads_it() {
+        let objects = vap(
+            "object.metadata.name.startsWith('web-')",
+            json!({"matchLabels": {"kubernetes.io/metadata.name": "v"}}),
+        );
+        let probe = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": "web-", "namespace": "v"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        let adm = engine::admit(&objects, &probe, false, None).unwrap();
+        assert!(
+            matches!(adm, crate::target::Admission::Allowed { .. }),
+            "{adm:?}"
+        );
+    }
+
+    #[test]
+    fn mutating_policies_mutate_the_probe_before_validation() {
+        let mut objects = vap(
+            "has(object.metadata.labels) && 'team' in object.metadata.labels",
+            json!({"matchLabels": {"kubernetes.io/metadata.name": "v"}}),
+        );
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "x", "namespace": "v"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        assert!(matches!(
+            engine::admit(&objects, &pod, false, None).unwrap(),
+            crate::target::Admission::Denied(_)
+        ));
+        objects.push(json!({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy",
+            "metadata": {"name": "add-team"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                        "operations": ["CREATE"], "resources": ["pods"]}]},
+                     "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+                        "expression": "Object{metadata: Object.metadata{labels: {'team': 'a'}}}"}}]}}));
+        match engine::admit(&objects, &pod, false, None).unwrap() {
+            crate::target::Admission::Allowed { object, .. } => {
+                assert_eq!(object["metadata"]["labels"]["team"], "a");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn generating_policies_generate_for_a_trigger() {
+        let objects = vec![
+            json!({"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy",
+            "metadata": {"name": "default-deny"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                        "operations": ["CREATE"], "resources": ["namespaces"]}]},
+                     "generate": [{"expression": "generator.Apply(object.metadata.name, [{'apiVersion': 'networking.k8s.io/v1', 'kind': 'NetworkPolicy', 'metadata': {'name': 'default-deny'}, 'spec': {'podSelector': {}}}])"}]}}),
+        ];
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t-1"}});
+        let access = Arc::new(Access::new(&objects));
+        let out = engine::generate(&objects, &ns, &access).unwrap().generated;
+        assert!(
+            out.iter().any(|o| o["kind"] == "NetworkPolicy"
+                && o.pointer("/metadata/namespace") == Some(&json!("t-1"))),
+            "{out:?}"
+        );
     }
 }
 

@@ -184,10 +184,16 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
                 c.points
             ));
             if let Some(f) = &c.feedback {
-                out.extend(crate::ui::wrap(f.get(lang).trim_end(), p.width(), "          "));
+                out.extend(crate::ui::wrap(
+                    &crate::escape::escape(f.get(lang).trim_end()),
+                    p.width(),
+                    "          ",
+                ));
             }
             if c.verdict != Verdict::Pass {
+                // Details quote files and the cluster: no control character reaches the terminal.
                 for line in c.detail.lines() {
+                    let line = crate::escape::escape(line);
                     out.push(p.paint(Style::Dim, &format!("          {line}")));
                 }
             }
