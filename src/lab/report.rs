@@ -192,9 +192,9 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
             }
             if c.verdict != Verdict::Pass {
                 // Details quote files and the cluster: no control character reaches the terminal.
-                for line in c.detail.lines() {
-                    let line = crate::escape::escape(line);
-                    out.push(p.paint(Style::Dim, &format!("          {line}")));
+                let detail = crate::escape::lines(&c.detail);
+                for line in crate::ui::wrap(&detail, p.width(), "          ") {
+                    out.push(p.paint(Style::Dim, &line));
                 }
             }
         }
