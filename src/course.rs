@@ -106,7 +106,11 @@ pub fn map(ctx: &Ctx, store: &Store) -> Result<(Vec<ModuleRow>, Next)> {
         let lesson = crate::lesson::load(dir, m, lang).ok().map(|l| Item {
             id: m.to_string(),
             title: l.title,
-            state: if read.read.contains_key(&m) { "done" } else { "todo" },
+            state: if read.read.contains_key(&m) {
+                "done"
+            } else {
+                "todo"
+            },
             progress: None,
         });
         rows.push(ModuleRow {
@@ -134,7 +138,12 @@ fn next_step(lang: Lang, rows: &[ModuleRow], current: Option<&str>, due: usize) 
         if let Some(l) = row.lesson.as_ref().filter(|l| l.state != "done") {
             return Next {
                 command: format!("kca lesson {}", l.id),
-                why: format!("{} {}: {}", tr(lang, "モジュール", "module"), row.module, tr(lang, "まずレッスンを読む", "read the lesson first")),
+                why: format!(
+                    "{} {}: {}",
+                    tr(lang, "モジュール", "module"),
+                    row.module,
+                    tr(lang, "まずレッスンを読む", "read the lesson first")
+                ),
             };
         }
         // The lab started last comes before the other unfinished ones.
@@ -144,12 +153,22 @@ fn next_step(lang: Lang, rows: &[ModuleRow], current: Option<&str>, due: usize) 
             return if l.state == "started" {
                 Next {
                     command: format!("kca lab check {}", l.id),
-                    why: tr(lang, "ラボの続き: 編集して採点 (行き詰まったら `kca lab hint`)", "continue the lab: edit, then grade (stuck? `kca lab hint`)").to_string(),
+                    why: tr(
+                        lang,
+                        "ラボの続き: 編集して採点 (行き詰まったら `kca lab hint`)",
+                        "continue the lab: edit, then grade (stuck? `kca lab hint`)",
+                    )
+                    .to_string(),
                 }
             } else {
                 Next {
                     command: format!("kca lab start {} --offline", l.id),
-                    why: tr(lang, "ラボを始める (クラスターがあれば --offline なしで)", "start the lab (without --offline on a cluster)").to_string(),
+                    why: tr(
+                        lang,
+                        "ラボを始める (クラスターがあれば --offline なしで)",
+                        "start the lab (without --offline on a cluster)",
+                    )
+                    .to_string(),
                 }
             };
         }
@@ -163,12 +182,20 @@ fn next_step(lang: Lang, rows: &[ModuleRow], current: Option<&str>, due: usize) 
     if due > 0 {
         return Next {
             command: "kca quiz review".into(),
-            why: format!("{due} {}", tr(lang, "問が復習の時期です", "question(s) due for review")),
+            why: format!(
+                "{due} {}",
+                tr(lang, "問が復習の時期です", "question(s) due for review")
+            ),
         };
     }
     Next {
         command: "kca quiz review".into(),
-        why: tr(lang, "コース修了。復習は間隔をあけて続けましょう", "course complete; keep reviewing, spaced").to_string(),
+        why: tr(
+            lang,
+            "コース修了。復習は間隔をあけて続けましょう",
+            "course complete; keep reviewing, spaced",
+        )
+        .to_string(),
     }
 }
 
@@ -186,10 +213,15 @@ pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
     let (rows, next) = map(ctx, store)?;
     let p = &ctx.printer;
     if ctx.settings.output == OutputFormat::Json {
-        p.json(&crate::envelope::Envelope::new(serde_json::json!({"modules": rows, "next": next})));
+        p.json(&crate::envelope::Envelope::new(
+            serde_json::json!({"modules": rows, "next": next}),
+        ));
         return Ok(Exit::Success);
     }
-    p.out(&p.paint(Style::Heading, tr(lang, "Kyverno ハンズオンコース", "Kyverno hands-on course")));
+    p.out(&p.paint(
+        Style::Heading,
+        tr(lang, "Kyverno ハンズオンコース", "Kyverno hands-on course"),
+    ));
     let word = |k: &str| match k {
         "lesson" => tr(lang, "レッスン", "lesson"),
         "lab" => tr(lang, "ラボ", "lab"),
@@ -220,7 +252,10 @@ pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
         p.out(&line);
     }
     p.out("");
-    p.out(&p.paint(Style::Hint, &format!("{} {}", tr(lang, "次:", "next:"), next.command)));
+    p.out(&p.paint(
+        Style::Hint,
+        &format!("{} {}", tr(lang, "次:", "next:"), next.command),
+    ));
     p.out_wrapped(&next.why, "  ");
     Ok(Exit::Success)
 }

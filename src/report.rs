@@ -68,8 +68,17 @@ fn files(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-fn add(map: &mut BTreeMap<String, Rate>, id: String, failed: bool, other: bool, concepts: &[String]) {
-    let r = map.entry(id.clone()).or_insert_with(|| Rate { id, ..Rate::default() });
+fn add(
+    map: &mut BTreeMap<String, Rate>,
+    id: String,
+    failed: bool,
+    other: bool,
+    concepts: &[String],
+) {
+    let r = map.entry(id.clone()).or_insert_with(|| Rate {
+        id,
+        ..Rate::default()
+    });
     r.seen += 1;
     r.failed += u32::from(failed);
     r.other += u32::from(other);
@@ -81,15 +90,32 @@ fn add(map: &mut BTreeMap<String, Rate>, id: String, failed: bool, other: bool, 
 }
 
 /// Adds one result document; `Err` says why it is not one kca wrote.
-fn read_one(v: &Value, checks: &mut BTreeMap<String, Rate>, questions: &mut BTreeMap<String, Rate>) -> std::result::Result<(), String> {
+fn read_one(
+    v: &Value,
+    checks: &mut BTreeMap<String, Rate>,
+    questions: &mut BTreeMap<String, Rate>,
+) -> std::result::Result<(), String> {
     let strings = |v: &Value| -> Vec<String> {
-        v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_string)).collect()
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
     };
     if let (Some(lab), Some(tasks)) = (v["lab"].as_str(), v["tasks"].as_array()) {
-        for c in tasks.iter().flat_map(|t| t["checks"].as_array().into_iter().flatten()) {
+        for c in tasks
+            .iter()
+            .flat_map(|t| t["checks"].as_array().into_iter().flatten())
+        {
             let verdict = c["verdict"].as_str().unwrap_or("");
             let id = format!("{lab}/{}", c["id"].as_str().unwrap_or("?"));
-            add(checks, id, verdict == "fail", matches!(verdict, "error" | "skipped"), &[]);
+            add(
+                checks,
+                id,
+                verdict == "fail",
+                matches!(verdict, "error" | "skipped"),
+                &[],
+            );
         }
         return Ok(());
     }
@@ -98,11 +124,20 @@ fn read_one(v: &Value, checks: &mut BTreeMap<String, Rate>, questions: &mut BTre
             let answered = q["answered"].as_bool().unwrap_or(true);
             let correct = q["correct"].as_bool().unwrap_or(false);
             let id = format!("{quiz}/{}", q["id"].as_str().unwrap_or("?"));
-            add(questions, id, answered && !correct, !answered, &strings(&q["concepts"]));
+            add(
+                questions,
+                id,
+                answered && !correct,
+                !answered,
+                &strings(&q["concepts"]),
+            );
         }
         return Ok(());
     }
-    Err("neither a lab check nor a quiz result (`-o json` of `kca lab check` or `kca quiz grade`)".into())
+    Err(
+        "neither a lab check nor a quiz result (`-o json` of `kca lab check` or `kca quiz grade`)"
+            .into(),
+    )
 }
 
 pub fn build(paths: &[PathBuf]) -> ClassReport {
@@ -121,7 +156,12 @@ pub fn build(paths: &[PathBuf]) -> ClassReport {
     }
     let sorted = |m: BTreeMap<String, Rate>| {
         let mut v: Vec<Rate> = m.into_values().collect();
-        v.sort_by(|a, b| b.percent().total_cmp(&a.percent()).then(b.failed.cmp(&a.failed)).then(a.id.cmp(&b.id)));
+        v.sort_by(|a, b| {
+            b.percent()
+                .total_cmp(&a.percent())
+                .then(b.failed.cmp(&a.failed))
+                .then(a.id.cmp(&b.id))
+        });
         v
     };
     rep.checks = sorted(checks);
@@ -133,11 +173,16 @@ pub fn run(ctx: &Ctx, paths: &[PathBuf]) -> Result<Exit> {
     let rep = build(paths);
     let lang = ctx.settings.lang;
     for s in &rep.skipped {
-        ctx.printer.warn(&format!("{} {s}", tr(lang, "読み飛ばしました:", "skipped")));
+        ctx.printer
+            .warn(&format!("{} {s}", tr(lang, "読み飛ばしました:", "skipped")));
     }
     if rep.files == 0 {
         return Err(Error::usage(
-            tr(lang, "読める結果ファイルがありません", "no result files could be read"),
+            tr(
+                lang,
+                "読める結果ファイルがありません",
+                "no result files could be read",
+            ),
             "collect learners' `kca lab check -o json` and `kca quiz grade -o json` outputs, then `kca report results/`",
         ));
     }
@@ -146,7 +191,11 @@ pub fn run(ctx: &Ctx, paths: &[PathBuf]) -> Result<Exit> {
         return Ok(Exit::Success);
     }
     let p = &ctx.printer;
-    p.out(&format!("{} {}", rep.files, tr(lang, "件の結果", "result file(s)")));
+    p.out(&format!(
+        "{} {}",
+        rep.files,
+        tr(lang, "件の結果", "result file(s)")
+    ));
     let table = |title: &str, rows: &[Rate], other: &str| {
         if rows.is_empty() {
             return;
@@ -160,15 +209,32 @@ pub fn run(ctx: &Ctx, paths: &[PathBuf]) -> Result<Exit> {
             "ID".to_string(),
         ]];
         for r in rows {
-            let id = if r.concepts.is_empty() { r.id.clone() } else { format!("{} [{}]", r.id, r.concepts.join(", ")) };
-            t.push(vec![format!("{:.1}%", r.percent()), format!("{}/{}", r.failed, r.seen), r.other.to_string(), id]);
+            let id = if r.concepts.is_empty() {
+                r.id.clone()
+            } else {
+                format!("{} [{}]", r.id, r.concepts.join(", "))
+            };
+            t.push(vec![
+                format!("{:.1}%", r.percent()),
+                format!("{}/{}", r.failed, r.seen),
+                r.other.to_string(),
+                id,
+            ]);
         }
         for line in crate::ui::table(&t, p.width()) {
             p.out(&line);
         }
     };
-    table(tr(lang, "ラボのチェック", "Lab checks"), &rep.checks, tr(lang, "エラー等", "ERR/SKIP"));
-    table(tr(lang, "クイズの問題", "Quiz questions"), &rep.questions, tr(lang, "未回答", "UNANSWERED"));
+    table(
+        tr(lang, "ラボのチェック", "Lab checks"),
+        &rep.checks,
+        tr(lang, "エラー等", "ERR/SKIP"),
+    );
+    table(
+        tr(lang, "クイズの問題", "Quiz questions"),
+        &rep.questions,
+        tr(lang, "未回答", "UNANSWERED"),
+    );
     Ok(Exit::Success)
 }
 
@@ -187,7 +253,16 @@ mod tests {
         let r = build(&[dir.path().to_path_buf()]);
         assert_eq!(r.files, 3);
         assert_eq!(r.skipped.len(), 1, "{:?}", r.skipped);
-        assert_eq!(r.checks[0], Rate { id: "l/c1".into(), seen: 2, failed: 1, other: 0, concepts: vec![] });
+        assert_eq!(
+            r.checks[0],
+            Rate {
+                id: "l/c1".into(),
+                seen: 2,
+                failed: 1,
+                other: 0,
+                concepts: vec![]
+            }
+        );
         assert_eq!(r.checks[0].percent(), 50.0);
         assert_eq!(r.questions[0].concepts, ["mutate"]);
         assert_eq!(r.questions[0].percent(), 100.0);

@@ -55,7 +55,13 @@ pub fn truncate(text: &str, cols: usize) -> String {
 pub fn table(rows: &[Vec<String>], cols: usize) -> Vec<String> {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..n.saturating_sub(1))
-        .map(|i| rows.iter().filter_map(|r| r.get(i)).map(|c| width(c)).max().unwrap_or(0))
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| width(c))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     rows.iter()
         .map(|r| {
@@ -91,10 +97,7 @@ pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
         // Keep a line's own leading spaces (lists, code) as part of its indent.
         let lead = &line[..line.len() - line.trim_start().len()];
         let ind = format!("{indent}{lead}");
-        let o = opts
-            .clone()
-            .initial_indent(&ind)
-            .subsequent_indent(&ind);
+        let o = opts.clone().initial_indent(&ind).subsequent_indent(&ind);
         out.extend(
             textwrap::wrap(line.trim_start(), o)
                 .into_iter()
@@ -106,7 +109,11 @@ pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
 
 /// A time as the learner reads it: relative to `now` ("3 分前", "明日", "in 3 days"), or
 /// the local date when it is more than a week away.
-pub fn relative(lang: Lang, t: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> String {
+pub fn relative(
+    lang: Lang,
+    t: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> String {
     let secs = (t - now).num_seconds();
     let ago = secs < 0;
     let a = secs.unsigned_abs();
@@ -117,11 +124,18 @@ pub fn relative(lang: Lang, t: chrono::DateTime<chrono::Utc>, now: chrono::DateT
         _ => (a / 86_400, "日", "day"),
     };
     if en == "day" && n == 1 {
-        return if ago { tr(lang, "昨日", "yesterday") } else { tr(lang, "明日", "tomorrow") }
-            .to_string();
+        return if ago {
+            tr(lang, "昨日", "yesterday")
+        } else {
+            tr(lang, "明日", "tomorrow")
+        }
+        .to_string();
     }
     if en == "day" && n > 7 {
-        return t.with_timezone(&chrono::Local).format("%Y-%m-%d").to_string();
+        return t
+            .with_timezone(&chrono::Local)
+            .format("%Y-%m-%d")
+            .to_string();
     }
     let plural = if n == 1 { "" } else { "s" };
     match (lang, ago) {
@@ -238,7 +252,8 @@ impl Printer {
     /// Long text: through `$PAGER` (else `less -R`) when stdout is a terminal and the text
     /// is taller than it, else straight to stdout.
     pub fn page(&self, lines: &[String]) {
-        let rows = terminal_size::terminal_size_of(std::io::stdout()).map_or(24, |(_, h)| usize::from(h.0));
+        let rows = terminal_size::terminal_size_of(std::io::stdout())
+            .map_or(24, |(_, h)| usize::from(h.0));
         if self.tty && lines.len() + 1 > rows && matches!(self.out, Sink::Stdout) {
             let pager = std::env::var("PAGER").ok().filter(|p| !p.trim().is_empty());
             let (prog, args): (String, Vec<String>) = match &pager {
@@ -490,12 +505,19 @@ mod tests {
     fn table_aligns_by_display_width_and_cuts_the_last_column() {
         let rows = vec![
             vec!["ID".into(), "問".into(), "タイトル".into()],
-            vec!["module-0".into(), "12".into(), "Kyverno の全体像とアドミッションの流れ".into()],
+            vec![
+                "module-0".into(),
+                "12".into(),
+                "Kyverno の全体像とアドミッションの流れ".into(),
+            ],
         ];
         let lines = table(&rows, 30);
         assert_eq!(lines[0], "ID        問  タイトル");
         assert_eq!(lines[1].find("12"), Some(10), "{lines:?}");
-        assert!(width(&lines[1]) <= 30 && lines[1].ends_with('…'), "{lines:?}");
+        assert!(
+            width(&lines[1]) <= 30 && lines[1].ends_with('…'),
+            "{lines:?}"
+        );
     }
 
     #[test]
@@ -520,7 +542,10 @@ mod tests {
         let day = chrono::Duration::days(1);
         assert_eq!(relative(Lang::Ja, now + day, now), "明日");
         assert_eq!(relative(Lang::En, now + day * 3, now), "in 3 days");
-        assert_eq!(relative(Lang::Ja, now - chrono::Duration::minutes(5), now), "5分前");
+        assert_eq!(
+            relative(Lang::Ja, now - chrono::Duration::minutes(5), now),
+            "5分前"
+        );
         assert_eq!(relative(Lang::En, now - day, now), "yesterday");
     }
 

@@ -20,7 +20,10 @@ fn own_options_come_before_the_global_ones_with_examples_and_exit_codes() {
     assert!(own < global, "{text}");
     assert!(text[global..].contains("--color"), "{text}");
     assert!(!text[..global].contains("--color"), "{text}");
-    assert!(text.contains("Examples:") && text.contains("Exit codes:"), "{text}");
+    assert!(
+        text.contains("Examples:") && text.contains("Exit codes:"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -53,7 +56,10 @@ fn can_i_without_manifests_or_with_list_gives_a_kca_message() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("answers from manifests") && err.contains("-f"), "{err}");
+    assert!(
+        err.contains("answers from manifests") && err.contains("-f"),
+        "{err}"
+    );
     assert!(!err.contains("the following required arguments"), "{err}");
     let out = env
         .kca()
@@ -61,7 +67,11 @@ fn can_i_without_manifests_or_with_list_gives_a_kca_message() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--list` is not offered"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--list` is not offered"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -83,7 +93,9 @@ fn can_i_quiet_prints_nothing_and_answers_by_exit_code() {
     assert_eq!(stdout(&yes), "");
     let no = env
         .kca()
-        .args(["-q", "auth", "can-i", "delete", "pods", "--as", "alice", "-f"])
+        .args([
+            "-q", "auth", "can-i", "delete", "pods", "--as", "alice", "-f",
+        ])
         .arg(&rbac)
         .output()
         .unwrap();

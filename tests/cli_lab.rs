@@ -667,7 +667,11 @@ fn check_without_a_reachable_cluster_grades_offline_and_says_so() {
 fn checking_one_task_never_replaces_the_labs_score() {
     let env = Env::new();
     env.start_offline();
-    let full = env.kca().args(["-o", "json", "lab", "check"]).output().unwrap();
+    let full = env
+        .kca()
+        .args(["-o", "json", "lab", "check"])
+        .output()
+        .unwrap();
     let full = json_of(&full.stdout);
     let max = full["maxScore"].as_u64().unwrap();
     let config_before = full["tasks"]
@@ -686,11 +690,19 @@ fn checking_one_task_never_replaces_the_labs_score() {
         .unwrap();
     let one = json_of(&one.stdout);
     let want = full["score"].as_u64().unwrap() - config_before + one["score"].as_u64().unwrap();
-    let list = env.kca().args(["-o", "json", "lab", "list"]).output().unwrap();
+    let list = env
+        .kca()
+        .args(["-o", "json", "lab", "list"])
+        .output()
+        .unwrap();
     let lab = &json_of(&list.stdout)["labs"][0];
     assert_eq!(lab["score"].as_u64(), Some(want), "{lab}");
     assert_eq!(lab["maxScore"].as_u64(), Some(max), "{lab}");
-    let status = env.kca().args(["-o", "json", "lab", "status"]).output().unwrap();
+    let status = env
+        .kca()
+        .args(["-o", "json", "lab", "status"])
+        .output()
+        .unwrap();
     let status = json_of(&status.stdout);
     let checks = &status["labs"][0]["checks"];
     assert_eq!(checks["config-file"]["verdict"], "pass", "{status}");
@@ -706,7 +718,10 @@ fn checking_one_task_never_replaces_the_labs_score() {
         .output()
         .unwrap();
     let check = String::from_utf8_lossy(&check.stdout);
-    assert!(check.contains(&format!("lab total: {want}/{max}")), "{check}");
+    assert!(
+        check.contains(&format!("lab total: {want}/{max}")),
+        "{check}"
+    );
 }
 
 #[test]
@@ -737,7 +752,10 @@ fn a_finished_lab_says_so_and_has_nothing_left_to_hint() {
 
 /// The test lab as module 1 beside the demo quiz and a lesson: a small whole course.
 fn course(env: &Env) {
-    copy_dir(&repo().join("tests/data/lessons"), &env.content().join("lessons"));
+    copy_dir(
+        &repo().join("tests/data/lessons"),
+        &env.content().join("lessons"),
+    );
     std::fs::copy(
         repo().join("tests/data/quizzes/demo.yaml"),
         env.content().join("quizzes/demo.yaml"),
@@ -753,11 +771,20 @@ fn the_course_map_shows_each_module_and_the_one_next_step() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("Module 1"), "{text}");
-    assert!(text.contains("lesson") && text.contains("The admission chain"), "{text}");
+    assert!(
+        text.contains("lesson") && text.contains("The admission chain"),
+        "{text}"
+    );
     assert!(text.contains("quiz") && text.contains("demo"), "{text}");
     // The test lab is module 0: it comes before module 1's lesson.
-    assert!(text.contains("Module 0") && text.contains("testlab"), "{text}");
-    assert!(text.contains("next: kca lab start testlab --offline"), "{text}");
+    assert!(
+        text.contains("Module 0") && text.contains("testlab"),
+        "{text}"
+    );
+    assert!(
+        text.contains("next: kca lab start testlab --offline"),
+        "{text}"
+    );
     assert!(text.find("Module 0") < text.find("Module 1"), "{text}");
     env.kca().args(["lesson", "1"]).assert().success();
     let map = env.kca().args(["-o", "json", "status"]).output().unwrap();
@@ -778,7 +805,10 @@ fn lesson_shows_a_section_wrapped_and_as_json() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("§ Mutation comes before validation"), "{text}");
+    assert!(
+        text.contains("§ Mutation comes before validation"),
+        "{text}"
+    );
     assert!(!text.contains("When the webhook fails"), "{text}");
     for line in text.lines() {
         assert!(line.chars().count() <= 40, "wider than 40: {line:?}");
@@ -789,10 +819,17 @@ fn lesson_shows_a_section_wrapped_and_as_json() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&ja.stdout).contains("§ 失敗時の動作"));
-    let json = env.kca().args(["-o", "json", "lesson", "1"]).output().unwrap();
+    let json = env
+        .kca()
+        .args(["-o", "json", "lesson", "1"])
+        .output()
+        .unwrap();
     let v = json_of(&json.stdout);
     assert_eq!(v["lesson"]["sections"][0]["anchor"], "mutate-first", "{v}");
-    assert_eq!(v["lesson"]["sections"][0]["blocks"][1]["type"], "list", "{v}");
+    assert_eq!(
+        v["lesson"]["sections"][0]["blocks"][1]["type"], "list",
+        "{v}"
+    );
     let bad = env.kca().args(["lesson", "1#nope"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("#mutate-first"));
@@ -820,7 +857,12 @@ fn a_failed_check_queues_the_quiz_questions_of_its_concepts() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let review = env.kca().args(["quiz", "review"]).write_stdin("true\n").output().unwrap();
+    let review = env
+        .kca()
+        .args(["quiz", "review"])
+        .write_stdin("true\n")
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&review.stdout);
     assert!(text.contains("Shared concept?"), "{text}");
     assert!(!text.contains("Other concept?"), "{text}");

@@ -350,7 +350,13 @@ fn grade_with_an_unwritable_state_folder_prints_the_result_and_keeps_the_exit_co
         .arg(&answers)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
     assert!(stdout(&out).contains("NOT PASSED demo"), "{}", stdout(&out));
     let err = stderr(&out);
     assert!(err.contains("progress was not saved"), "{err}");
@@ -371,9 +377,23 @@ fn run_with_an_unwritable_state_folder_still_scores() {
         .write_stdin("b\na,c\ntrue\nUpdateRequest\n10\nauthn,authz,mutate\n")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
-    assert!(stdout(&out).contains("✓ PASSED demo: 7/7"), "{}", stdout(&out));
-    assert!(stderr(&out).contains("progress was not saved"), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("✓ PASSED demo: 7/7"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("progress was not saved"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -429,7 +449,10 @@ fn japanese_feedback_is_wrapped_to_the_terminal_and_says_hai_iie() {
     let text = stdout(&out);
     assert!(text.contains("正解: はい"), "{text}");
     assert!(!text.contains("正解: true"), "{text}");
-    assert!(!text.contains("NOT PASSED"), "no English verdict in Japanese: {text}");
+    assert!(
+        !text.contains("NOT PASSED"),
+        "no English verdict in Japanese: {text}"
+    );
     for line in text.lines() {
         assert!(
             textwrap::core::display_width(line) <= 40,
@@ -441,7 +464,10 @@ fn japanese_feedback_is_wrapped_to_the_terminal_and_says_hai_iie() {
 #[test]
 fn quiz_list_aligns_japanese_columns_by_display_width() {
     let env = Env::new();
-    let out = demo(&env).args(["--lang", "ja", "quiz", "list"]).output().unwrap();
+    let out = demo(&env)
+        .args(["--lang", "ja", "quiz", "list"])
+        .output()
+        .unwrap();
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     let col = |l: &str, what: &str| textwrap::core::display_width(&l[..l.find(what).unwrap()]);
@@ -487,7 +513,10 @@ fn ctrl_c_in_a_run_keeps_what_was_answered_and_says_so() {
     let done = child.wait_with_output().unwrap();
     let err = stderr(&done);
     assert_eq!(done.status.code(), Some(130), "{err}");
-    assert!(err.contains("Interrupted. The 1 answer(s) you gave are saved"), "{err}");
+    assert!(
+        err.contains("Interrupted. The 1 answer(s) you gave are saved"),
+        "{err}"
+    );
     drop(stdin);
     let saved = std::fs::read_to_string(env.state_dir().join("quizzes.json")).unwrap();
     let v: Value = serde_json::from_str(&saved).unwrap();
@@ -502,7 +531,16 @@ fn grade_junit_has_a_case_per_question_with_the_feedback_as_message() {
     let answers = env.home.path().join("a.yaml");
     std::fs::write(&answers, "d-single: a\nd-tf: true\n").unwrap();
     let out = demo(&env)
-        .args(["--lang", "en", "-o", "junit", "quiz", "grade", "demo", "--answers"])
+        .args([
+            "--lang",
+            "en",
+            "-o",
+            "junit",
+            "quiz",
+            "grade",
+            "demo",
+            "--answers",
+        ])
         .arg(&answers)
         .output()
         .unwrap();
@@ -513,7 +551,10 @@ fn grade_junit_has_a_case_per_question_with_the_feedback_as_message() {
         xml.contains("<failure message=\"No, that is the opposite\"/>"),
         "{xml}"
     );
-    assert!(xml.contains("<system-out>It is Fail.</system-out>"), "{xml}");
+    assert!(
+        xml.contains("<system-out>It is Fail.</system-out>"),
+        "{xml}"
+    );
     assert!(xml.contains("<failure message=\"not answered\"/>"), "{xml}");
 }
 
@@ -527,7 +568,10 @@ fn under_json_an_error_is_a_json_object_on_stdout_with_the_same_exit_code() {
     assert_eq!(out.status.code(), Some(2));
     let v = json(&out);
     assert_eq!(v["schemaVersion"], 1, "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().contains("nope"), "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("nope"),
+        "{v}"
+    );
     assert_eq!(v["error"]["exitCode"], 2);
 }
 
@@ -536,7 +580,11 @@ fn report_reads_many_learners_results_and_prints_failure_rates() {
     let env = Env::new();
     let results = env.home.path().join("results");
     std::fs::create_dir_all(&results).unwrap();
-    for (who, answers) in [("alice", "d-single: a\n"), ("bob", "d-single: b\n"), ("carol", "d-single: a\n")] {
+    for (who, answers) in [
+        ("alice", "d-single: a\n"),
+        ("bob", "d-single: b\n"),
+        ("carol", "d-single: a\n"),
+    ] {
         let file = env.home.path().join(format!("{who}.yaml"));
         std::fs::write(&file, answers).unwrap();
         let out = demo(&env)
@@ -554,9 +602,16 @@ fn report_reads_many_learners_results_and_prints_failure_rates() {
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     assert!(text.contains("3 result file(s)"), "{text}");
-    let line = text.lines().find(|l| l.contains("demo/d-single")).expect(&text);
+    let line = text
+        .lines()
+        .find(|l| l.contains("demo/d-single"))
+        .expect(&text);
     assert!(line.starts_with("66.7%") && line.contains("2/3"), "{line}");
-    let json_out = demo(&env).args(["-o", "json", "report"]).arg(&results).output().unwrap();
+    let json_out = demo(&env)
+        .args(["-o", "json", "report"])
+        .arg(&results)
+        .output()
+        .unwrap();
     let v = json(&json_out);
     assert_eq!(v["schemaVersion"], 1);
     assert_eq!(v["questions"][0]["id"], "demo/d-single", "{v}");

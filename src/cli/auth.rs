@@ -25,7 +25,12 @@ pub struct CanIArgs {
     pub target: String,
     /// Manifests to load (required): files or folders (searched recursively for *.yaml,
     /// *.yml, *.json); repeatable, or comma-separated
-    #[arg(short = 'f', long = "filename", value_name = "PATH", value_delimiter = ',')]
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "PATH",
+        value_delimiter = ','
+    )]
     pub paths: Vec<PathBuf>,
     /// kubectl's `--list` (every action allowed): not offered offline; kca says so
     #[arg(long, hide = true)]

@@ -68,10 +68,14 @@ pub enum Command {
     /// The course map: modules with lesson, lab and quiz, your progress, the next step
     Status,
     /// Read a module's lesson (paged, wrapped to the terminal): `kca lesson 0`, `kca lesson 1#flow`
-    #[command(after_help = "Examples:\n  kca lesson 0\n  kca lesson 1#admission-chain\n  kca lesson 2 --section generate\n  kca lesson 0 --output json")]
+    #[command(
+        after_help = "Examples:\n  kca lesson 0\n  kca lesson 1#admission-chain\n  kca lesson 2 --section generate\n  kca lesson 0 --output json"
+    )]
     Lesson(LessonArgs),
     /// Instructor: failure rates per check and per question over many learners' JSON results
-    #[command(after_help = "Examples:\n  kca lab check -o json > results/alice-lab.json      (each learner)\n  kca quiz grade module-1 --answers a.yaml -o json > results/alice-q1.json\n  kca report results/\n  kca report results/*.json -o json")]
+    #[command(
+        after_help = "Examples:\n  kca lab check -o json > results/alice-lab.json      (each learner)\n  kca quiz grade module-1 --answers a.yaml -o json > results/alice-q1.json\n  kca report results/\n  kca report results/*.json -o json"
+    )]
     Report(ReportArgs),
     /// Check lab and quiz files: every problem at once, with file:line:col
     Validate(ValidateArgs),

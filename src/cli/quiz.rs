@@ -21,7 +21,9 @@ Exit codes: 0 all correct, 1 some missed, 2 usage or content error, 3 environmen
     #[command(after_help = GRADE_HELP)]
     Grade(GradeArgs),
     /// Instructor: print the answer key in the answers-file format
-    #[command(after_help = "Examples:\n  kca quiz key module-1 > key.yaml\n  kca quiz grade module-1 --answers key.yaml   (full marks)")]
+    #[command(
+        after_help = "Examples:\n  kca quiz key module-1 > key.yaml\n  kca quiz grade module-1 --answers key.yaml   (full marks)"
+    )]
     Key(KeyArgs),
 }
 

@@ -94,7 +94,9 @@ pub fn all_labs(ctx: &Ctx) -> Result<(Vec<Lab>, Vec<crate::diag::Diagnostic>)> {
             Err(e) => return Err(e),
         }
     }
-    rows.sort_by(|a, b| (a.module.unwrap_or(i64::MAX), &a.id).cmp(&(b.module.unwrap_or(i64::MAX), &b.id)));
+    rows.sort_by(|a, b| {
+        (a.module.unwrap_or(i64::MAX), &a.id).cmp(&(b.module.unwrap_or(i64::MAX), &b.id))
+    });
     Ok((rows, problems))
 }
 
@@ -113,7 +115,11 @@ pub fn state_word(lang: crate::settings::Lang, lab: &Lab, e: Option<&LabProgress
     match e {
         Some(e) if e.checked() => {
             let s = e.standing(lab);
-            let mark = if s.finished { tr(lang, " 完了", " done") } else { "" };
+            let mark = if s.finished {
+                tr(lang, " 完了", " done")
+            } else {
+                ""
+            };
             format!("{}/{}{mark}", s.score, s.max_score)
         }
         Some(_) => tr(lang, "開始済み", "started").to_string(),
@@ -143,7 +149,8 @@ pub fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
         ctx.printer
             .json(&crate::envelope::Envelope::new(json!({"labs": labs})));
     } else if rows.is_empty() {
-        ctx.printer.out(tr(lang, "ラボがありません", "no labs found"));
+        ctx.printer
+            .out(tr(lang, "ラボがありません", "no labs found"));
     } else {
         let pr = &ctx.printer;
         let mut table = vec![vec![
@@ -163,7 +170,11 @@ pub fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
             ]);
         }
         for (i, line) in ui::table(&table, pr.width()).iter().enumerate() {
-            pr.out(&if i == 0 { pr.paint(Style::Heading, line) } else { line.clone() });
+            pr.out(&if i == 0 {
+                pr.paint(Style::Heading, line)
+            } else {
+                line.clone()
+            });
         }
     }
     if !problems.is_empty() {
@@ -366,8 +377,26 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
     let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
     let task = args.task.as_deref();
+    let mut setups = entry.setups.clone();
     let (results, target) = if offline {
-        (grade::offline(&lab, &ws, task)?, "offline".to_string())
+        let staged = super::setup::recorded(&lab, &setups);
+        let mut results = grade::offline_staged(&lab, &ws, task, &staged)?;
+        // Reaching a task with a setup stages it, then grades again on the new state.
+        let applied: Vec<String> = setups.keys().cloned().collect();
+        let due = if task.is_none() {
+            super::setup::due(&lab, &results, &applied)
+        } else {
+            Vec::new()
+        };
+        if !due.is_empty() {
+            for t in &due {
+                setups.insert(t.id.clone(), super::setup::stamp());
+                announce_setup(ctx, &lab, t, &[]);
+            }
+            let staged = super::setup::recorded(&lab, &setups);
+            results = grade::offline_staged(&lab, &ws, task, &staged)?;
+        }
+        (results, "offline".to_string())
     } else {
         let sel = if explicit {
             selection(&args.target)
@@ -389,7 +418,21 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
                 ctx.printer
                     .verbose(&format!("could not sweep leftover triggers: {e}"));
             }
-            let r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
+            let mut r = grade::live(live.clone(), &lab, &ws, task, &ctx.printer).await;
+            let applied: Vec<String> = setups.keys().cloned().collect();
+            let due = if task.is_none() {
+                super::setup::due(&lab, &r, &applied)
+            } else {
+                Vec::new()
+            };
+            if !due.is_empty() {
+                for t in &due {
+                    let done = super::setup::apply_live(&live, &lab, t).await?;
+                    setups.insert(t.id.clone(), super::setup::stamp());
+                    announce_setup(ctx, &lab, t, &done);
+                }
+                r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
+            }
             Ok::<_, Error>((r, name))
         });
         match graded {
@@ -414,6 +457,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     });
     let saved = progress::update(store, |p| {
         let e = p.labs.get_mut(&lab.id)?;
+        e.setups = setups.clone();
         e.record(rep.tasks.iter().flat_map(|t| &t.checks), &target, task);
         Some(e.standing(&lab))
     });
@@ -436,15 +480,30 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     Ok(rep.exit())
 }
 
+/// Tells the learner that a task's situation was staged (what changed is theirs to find;
+/// `-v` lists it).
+fn announce_setup(ctx: &Ctx, lab: &Lab, task: &crate::content::lab::Task, done: &[String]) {
+    let lang = ctx.settings.lang;
+    let n = lab
+        .tasks
+        .iter()
+        .position(|t| t.id == task.id)
+        .map_or(0, |i| i + 1);
+    ctx.printer.status(&format!(
+        "task {n} ({}) begins: kca changed the lab's objects; read its instructions \
+         (`kca lab start {}` shows them) — {}",
+        task.id,
+        lab.id,
+        task.title.get(lang)
+    ));
+    for d in done {
+        ctx.printer.verbose(&format!("  setup: {d}"));
+    }
+}
+
 /// After a check: the lab's score over all tasks, and, when every task passed, that the
 /// lab is finished and which lab comes next.
-fn print_standing(
-    ctx: &Ctx,
-    store: &Store,
-    lab: &Lab,
-    s: &progress::Standing,
-    one_task: bool,
-) {
+fn print_standing(ctx: &Ctx, store: &Store, lab: &Lab, s: &progress::Standing, one_task: bool) {
     let lang = ctx.settings.lang;
     let p = &ctx.printer;
     if one_task || s.unchecked > 0 {
@@ -475,7 +534,12 @@ fn print_standing(
     let prog = progress::read(store).unwrap_or_default();
     let next = match next_lab(&all, &prog, &lab.id) {
         Some(n) => format!("`kca lab start {}` — {}", n.id, n.title.get(lang)),
-        None => tr(lang, "`kca` でコースの進み具合を確認", "`kca` shows the course map").to_string(),
+        None => tr(
+            lang,
+            "`kca` でコースの進み具合を確認",
+            "`kca` shows the course map",
+        )
+        .to_string(),
     };
     p.out(&p.paint(Style::Hint, &format!("{} {next}", tr(lang, "次:", "next:"))));
 }
@@ -490,11 +554,17 @@ fn queue_related_questions(ctx: &Ctx, store: &Store, lab: &Lab) {
             Style::Hint,
             &format!(
                 "{} {n} {} `kca quiz review`",
-                tr(ctx.settings.lang, "関連するクイズ", "related quiz questions:"),
+                tr(
+                    ctx.settings.lang,
+                    "関連するクイズ",
+                    "related quiz questions:"
+                ),
                 tr(ctx.settings.lang, "問を復習に追加しました:", "queued for"),
             ),
         )),
-        Err(e) => ctx.printer.verbose(&format!("could not queue quiz questions: {e}")),
+        Err(e) => ctx
+            .printer
+            .verbose(&format!("could not queue quiz questions: {e}")),
     }
 }
 
@@ -631,7 +701,11 @@ pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
     }
     let now = chrono::Utc::now();
     for (id, lab, e) in &labs {
-        let mark = if p.current.as_deref() == Some(id) { "*" } else { " " };
+        let mark = if p.current.as_deref() == Some(id) {
+            "*"
+        } else {
+            " "
+        };
         let score = match (lab, &e.last_check) {
             (Some(l), Some(c)) => {
                 let s = e.standing(l);
@@ -720,6 +794,8 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         });
         e.workspace = ws.clone();
         e.last_check = None;
+        // Reset deleted every owned object (live) and restored the starter: no setup holds.
+        e.setups.clear();
         e.checks.clear();
         if let Some(a) = &archived {
             e.resets.push(a.display().to_string());

@@ -39,6 +39,9 @@ pub struct LabProgress {
     pub checks: BTreeMap<String, CheckRecord>,
     #[serde(default)]
     pub resets: Vec<String>,
+    /// Task setups applied (task id → RFC 3339 time), once each; a reset forgets them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub setups: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -185,7 +185,7 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
             ));
             if let Some(f) = &c.feedback {
                 out.extend(crate::ui::wrap(
-                    &crate::escape::escape(f.get(lang).trim_end()),
+                    &crate::escape::lines(f.get(lang).trim_end()),
                     p.width(),
                     "          ",
                 ));
@@ -261,11 +261,10 @@ pub fn junit(reports: &[Report], lang: Lang) -> String {
                         // technical detail goes to the case's output.
                         outcome: match c.verdict {
                             Verdict::Pass => Outcome::Passed,
-                            Verdict::Fail => Outcome::Failed(
-                                c.feedback
-                                    .as_ref()
-                                    .map_or_else(|| c.detail.clone(), |f| f.get(lang).trim_end().to_string()),
-                            ),
+                            Verdict::Fail => Outcome::Failed(c.feedback.as_ref().map_or_else(
+                                || c.detail.clone(),
+                                |f| f.get(lang).trim_end().to_string(),
+                            )),
                             Verdict::Error => Outcome::Error(c.detail.clone()),
                             Verdict::Skipped => Outcome::Skipped(c.detail.clone()),
                         },
@@ -320,6 +319,8 @@ mod tests {
                     instructions: Text::plain("i"),
                     hints: vec![Text::plain("h1"), Text::plain("h2")],
                     checks: vec![check("a1", 2), check("a2", 3)],
+                    lesson: None,
+                    setup: vec![],
                 },
                 Task {
                     id: "b".into(),
@@ -327,6 +328,8 @@ mod tests {
                     instructions: Text::plain("i"),
                     hints: vec![],
                     checks: vec![check("b1", 1)],
+                    lesson: None,
+                    setup: vec![],
                 },
             ],
             solution: vec![],

@@ -11,7 +11,10 @@ use crate::state::Store;
 
 pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
     let (module, anchor) = super::parse_ref(&args.lesson).map_err(|e| {
-        Error::usage(e, "name a module number, e.g. `kca lesson 0` or `kca lesson 1#flow`")
+        Error::usage(
+            e,
+            "name a module number, e.g. `kca lesson 0` or `kca lesson 1#flow`",
+        )
     })?;
     let anchor = args.section.clone().or(anchor);
     let lesson = super::load(&ctx.settings.content_dir, module, ctx.settings.lang)?;
@@ -36,8 +39,10 @@ pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
     match ctx.settings.output {
         OutputFormat::Json => {
             let body = match section {
-                Some(s) => serde_json::json!({"lesson": {"module": lesson.module, "lang": lesson.lang,
-                    "title": lesson.title, "intro": [], "sections": [s]}}),
+                Some(s) => {
+                    serde_json::json!({"lesson": {"module": lesson.module, "lang": lesson.lang,
+                    "title": lesson.title, "intro": [], "sections": [s]}})
+                }
                 None => serde_json::json!({"lesson": lesson}),
             };
             p.json(&crate::envelope::Envelope::new(body));

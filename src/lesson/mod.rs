@@ -100,10 +100,7 @@ pub fn load(content_dir: &Path, module: i64, lang: Lang) -> Result<Lesson> {
                 .join(", ")
         )
     };
-    Err(Error::usage(
-        format!("no lesson for module {module}"),
-        hint,
-    ))
+    Err(Error::usage(format!("no lesson for module {module}"), hint))
 }
 
 /// Splits `## Heading {#anchor}` into the heading and its anchor (a slug of the
@@ -310,7 +307,10 @@ mod tests {
         std::fs::write(m.join("ja.md"), SAMPLE).unwrap();
         assert_eq!(check_ref(dir.path(), "module-0#flow"), Ok(()));
         let e = check_ref(dir.path(), "module-0#nope").unwrap_err();
-        assert!(e.contains("no section `#nope`") && e.contains("flow"), "{e}");
+        assert!(
+            e.contains("no section `#nope`") && e.contains("flow"),
+            "{e}"
+        );
         assert!(check_ref(dir.path(), "module-3#flow").is_err());
         assert!(check_ref(dir.path(), "lesson three").is_err());
     }

@@ -88,7 +88,11 @@ fn section(p: &Printer, color: bool, s: &Section, out: &mut Vec<String>) {
     let head = format!("§ {}", s.heading);
     let anchor = format!("#{}", s.anchor);
     if ui::width(&head) + 2 + ui::width(&anchor) <= p.width() {
-        out.push(format!("{}  {}", p.paint(Style::Heading, &head), p.paint(Style::Dim, &anchor)));
+        out.push(format!(
+            "{}  {}",
+            p.paint(Style::Heading, &head),
+            p.paint(Style::Dim, &anchor)
+        ));
     } else {
         for l in ui::wrap(&head, p.width(), "") {
             out.push(p.paint(Style::Heading, &l));
@@ -102,7 +106,12 @@ fn section(p: &Printer, color: bool, s: &Section, out: &mut Vec<String>) {
 /// The whole lesson, or only the section `anchor`.
 pub fn lines(p: &Printer, color: bool, lesson: &Lesson, only: Option<&Section>) -> Vec<String> {
     let mut out = Vec::new();
-    let title = format!("{} {} — {}", crate::ui::tr(p.lang(), "レッスン", "Lesson"), lesson.module, lesson.title);
+    let title = format!(
+        "{} {} — {}",
+        crate::ui::tr(p.lang(), "レッスン", "Lesson"),
+        lesson.module,
+        lesson.title
+    );
     out.push(p.paint(Style::Heading, &title));
     out.push(p.paint(Style::Dim, &"─".repeat(ui::width(&title).min(p.width()))));
     out.push(String::new());

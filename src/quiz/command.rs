@@ -4,9 +4,9 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::attempt::Saver;
 use super::grade::{self, Answer};
 use super::progress::{self, Attempt, Progress};
-use super::attempt::Saver;
 use super::session::{Asked, Asker};
 use super::{Rng, seed_of};
 use crate::cli::quiz::{GradeArgs, KeyArgs, QuizCommand, ReviewArgs, RunArgs};
@@ -179,12 +179,26 @@ fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
             } else {
                 tr(lang, "不合格", "FAIL")
             };
-            format!("{when} {word} {}/{}", trim_num(a["score"].as_f64().unwrap_or(0.0)), a["max"])
+            format!(
+                "{when} {word} {}/{}",
+                trim_num(a["score"].as_f64().unwrap_or(0.0)),
+                a["max"]
+            )
         });
-        rows.push(vec![e.id.clone(), e.questions.to_string(), best, last, e.title.clone()]);
+        rows.push(vec![
+            e.id.clone(),
+            e.questions.to_string(),
+            best,
+            last,
+            e.title.clone(),
+        ]);
     }
     for (i, line) in crate::ui::table(&rows, p.width()).iter().enumerate() {
-        p.out(&if i == 0 { p.paint(Style::Heading, line) } else { line.clone() });
+        p.out(&if i == 0 {
+            p.paint(Style::Heading, line)
+        } else {
+            line.clone()
+        });
     }
     Ok(Exit::Success)
 }
@@ -266,9 +280,9 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
                     // explanation follows in the case's output.
                     outcome: match (r.answered, r.correct) {
                         (_, true) => junit::Outcome::Passed,
-                        (false, _) => junit::Outcome::Failed(
-                            tr(lang, "未回答", "not answered").to_string(),
-                        ),
+                        (false, _) => {
+                            junit::Outcome::Failed(tr(lang, "未回答", "not answered").to_string())
+                        }
                         (true, false) if !r.feedback.is_empty() => {
                             junit::Outcome::Failed(r.feedback.join(" "))
                         }
@@ -280,7 +294,10 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
                         )),
                     },
                     output: (!r.correct)
-                        .then(|| quiz.question(&r.id).map(|q| q.explanation.get(lang).trim_end().to_string()))
+                        .then(|| {
+                            quiz.question(&r.id)
+                                .map(|q| q.explanation.get(lang).trim_end().to_string())
+                        })
                         .flatten(),
                 })
                 .collect();
@@ -300,24 +317,30 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
                 p.paint(Style::Fail, tr(lang, "✗ 不合格", "✗ NOT PASSED"))
             };
             p.out("");
-            p.out_wrapped(&format!(
-                "{} {}: {}/{} ({}%) — {right}/{} {} — {} {}%",
-                verdict,
-                quiz.id,
-                trim_num(report.score),
-                report.max,
-                report.percent,
-                report.questions.len(),
-                tr(lang, "問正解", "correct"),
-                tr(lang, "合格点", "pass mark"),
-                report.pass_mark
-            ), "");
+            p.out_wrapped(
+                &format!(
+                    "{} {}: {}/{} ({}%) — {right}/{} {} — {} {}%",
+                    verdict,
+                    quiz.id,
+                    trim_num(report.score),
+                    report.max,
+                    report.percent,
+                    report.questions.len(),
+                    tr(lang, "問正解", "correct"),
+                    tr(lang, "合格点", "pass mark"),
+                    report.pass_mark
+                ),
+                "",
+            );
             if !report.completed {
-                p.out_wrapped(tr(
-                    lang,
-                    "途中で終了したため、記録は部分的です。",
-                    "Stopped early: the attempt is not complete.",
-                ), "");
+                p.out_wrapped(
+                    tr(
+                        lang,
+                        "途中で終了したため、記録は部分的です。",
+                        "Stopped early: the attempt is not complete.",
+                    ),
+                    "",
+                );
             }
             let missed = report.questions.iter().filter(|q| !q.correct).count();
             if missed > 0 {
@@ -378,7 +401,11 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
                 max: q.points,
                 answered: true,
                 answer: Some(answer.to_json()),
-                feedback: graded.feedback.iter().map(|f| f.get(lang).to_string()).collect(),
+                feedback: graded
+                    .feedback
+                    .iter()
+                    .map(|f| f.get(lang).to_string())
+                    .collect(),
                 concepts: q.concepts.clone(),
             },
             Asked::Skipped => unanswered(q),

@@ -260,7 +260,11 @@ mod tests {
             complete: false,
             answered: 10,
         });
-        assert_eq!(rec.best().unwrap().at, 2, "a partial attempt is never the best");
+        assert_eq!(
+            rec.best().unwrap().at,
+            2,
+            "a partial attempt is never the best"
+        );
         assert_eq!(rec.last().unwrap().at, 4);
     }
 }
