@@ -46,6 +46,7 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
                 if let Document::Quiz(q) = &doc {
                     // The file loaded a moment ago; the lint needs its text for the source lines.
                     let src = std::fs::read_to_string(file).unwrap_or_default();
+                    problems.extend(crate::lesson::check_quiz_links(file, &src, q));
                     let (bias, found) = quiz_lint::lint(file, &src, q);
                     entry["bias"] = json!(bias);
                     entry["warnings"] = json!(found.len());

@@ -616,3 +616,43 @@ fn report_reads_many_learners_results_and_prints_failure_rates() {
     assert_eq!(v["schemaVersion"], 1);
     assert_eq!(v["questions"][0]["id"], "demo/d-single", "{v}");
 }
+
+#[test]
+fn an_explanation_points_at_its_lesson_section() {
+    let env = Env::new();
+    let out = demo(&env)
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin("b\na,c\nfalse\nq\n")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("→ kca lesson 1#mutate-first  §Mutation comes before validation"),
+        "{text}"
+    );
+}
+
+#[test]
+fn validate_finds_a_lesson_link_to_a_missing_section() {
+    let env = Env::new();
+    let content = env.home.path().join("content");
+    std::fs::create_dir_all(content.join("quizzes")).unwrap();
+    std::fs::create_dir_all(content.join("labs")).unwrap();
+    let demo_text = std::fs::read_to_string(data("quizzes/demo.yaml")).unwrap();
+    std::fs::write(
+        content.join("quizzes/demo.yaml"),
+        demo_text.replace("module-1#mutate-first", "module-1#no-such-section"),
+    )
+    .unwrap();
+    let lessons = content.join("lessons/module-1");
+    std::fs::create_dir_all(&lessons).unwrap();
+    for f in ["ja.md", "en.md"] {
+        std::fs::copy(data("lessons/module-1").join(f), lessons.join(f)).unwrap();
+    }
+    let out = env.kca_in(&content).arg("validate").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("demo.yaml:"), "{err}");
+    assert!(err.contains("has no section `#no-such-section`"), "{err}");
+    assert!(err.contains("mutate-first"), "the sections that exist are named: {err}");
+}

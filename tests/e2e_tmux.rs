@@ -152,6 +152,7 @@ tasks:
   - id: config
     title: {ja: 設定, en: Configuration}
     instructions: {ja: "app.yaml の data.mode を strict にします。", en: "Set data.mode to strict in app.yaml."}
+    lesson: "module-0#failure-policy"
     hints:
       - {ja: data.mode を見ます。, en: Look at data.mode.}
       - {ja: "mode: strict と書きます。", en: "Write mode: strict."}
@@ -250,6 +251,7 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
     assert!(check.contains("✗ 不合格 config-file (file)  0/1"), "{check}");
     assert!(check.contains("mode が strict ではありません。"), "{check}");
     assert!(check.contains("ヒント: `kca lab hint --task config` (1/2)"), "{check}");
+    assert!(check.contains("→ kca lesson 0#failure-policy  §失敗時の動作"), "{check}");
     assert!(check.contains("得点 0/2"), "{check}");
     assert!(
         check.contains("expected exit code 0; last\n          output:")

@@ -199,6 +199,13 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
             }
         }
         let failing = t.checks.iter().any(|c| c.verdict == Verdict::Fail);
+        let content_dir = lab.dir.join("..").join("..");
+        if failing
+            && let Some(link) = lab.task(&t.id).and_then(|t| t.lesson.as_ref())
+            && let Some(line) = crate::lesson::link_line(&content_dir, link, lang)
+        {
+            out.push(format!("  {}", p.paint(Style::Hint, &line)));
+        }
         if failing && t.hints_seen < t.hints_total {
             let (ja, en) = (
                 format!(

@@ -378,7 +378,8 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
     }
     let to_stderr = ctx.settings.output != OutputFormat::Text;
     let stdin = std::io::stdin();
-    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr);
+    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr)
+        .with_lessons(&ctx.settings.content_dir);
     let title = quiz.title.get(lang);
     if to_stderr {
         ctx.printer.say_err(title);
@@ -527,7 +528,8 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
     }
     let to_stderr = ctx.settings.output != OutputFormat::Text;
     let stdin = std::io::stdin();
-    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr);
+    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr)
+        .with_lessons(&ctx.settings.content_dir);
     let mut asked: Vec<(String, String, bool)> = Vec::new();
     let total = due.len();
     for (n, d) in due.iter().enumerate() {

@@ -33,6 +33,8 @@ pub struct Asker<'p, R> {
     to_stderr: bool,
     /// Piped answers are echoed after the prompt so a transcript reads like a session.
     echo: bool,
+    /// Where lessons are, to point from an explanation to its lesson section.
+    content_dir: Option<std::path::PathBuf>,
 }
 
 impl<'p, R: BufRead> Asker<'p, R> {
@@ -45,7 +47,14 @@ impl<'p, R: BufRead> Asker<'p, R> {
             lang,
             to_stderr,
             echo,
+            content_dir: None,
         }
+    }
+
+    /// Points explanations at their lesson section (`lesson:` of a question).
+    pub fn with_lessons(mut self, content_dir: &std::path::Path) -> Self {
+        self.content_dir = Some(content_dir.to_path_buf());
+        self
     }
 
     fn say(&self, line: &str) {
@@ -272,6 +281,11 @@ impl<'p, R: BufRead> Asker<'p, R> {
         }
         let word = self.printer.paint(Style::Hint, tr(lang, "解説:", "Why:"));
         self.say_hanging(&format!("{word} "), &self.t(&q.explanation));
+        if let (Some(dir), Some(link)) = (&self.content_dir, &q.lesson)
+            && let Some(line) = crate::lesson::link_line(dir, link, lang)
+        {
+            self.say_hanging("", &self.printer.paint(Style::Hint, &line));
+        }
     }
 }
 
