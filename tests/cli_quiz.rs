@@ -649,10 +649,9 @@ fn validate_finds_a_lesson_link_to_a_missing_section() {
     for f in ["ja.md", "en.md"] {
         std::fs::copy(data("lessons/module-1").join(f), lessons.join(f)).unwrap();
     }
+    // The quiz lint reports it (as a warning for authors, as it does all link problems).
     let out = env.kca_in(&content).arg("validate").output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     let err = stderr(&out);
     assert!(err.contains("demo.yaml:"), "{err}");
-    assert!(err.contains("has no section `#no-such-section`"), "{err}");
-    assert!(err.contains("mutate-first"), "the sections that exist are named: {err}");
+    assert!(err.contains("{#no-such-section}"), "{err}");
 }

@@ -279,42 +279,6 @@ pub fn link_line(content_dir: &Path, reference: &str, lang: Lang) -> Option<Stri
     })
 }
 
-/// `lesson:` links of a quiz's questions whose section does not exist, as diagnostics on
-/// the line that names them (labs check theirs while decoding).
-pub fn check_quiz_links(
-    file: &Path,
-    source: &str,
-    quiz: &crate::content::quiz::Quiz,
-) -> Vec<crate::diag::Diagnostic> {
-    let Some(content_dir) = file.parent().and_then(Path::parent) else {
-        return Vec::new();
-    };
-    if !lessons_dir(content_dir).is_dir() {
-        return Vec::new();
-    }
-    let mut diags = crate::diag::Collector::new(file, source);
-    for q in &quiz.questions {
-        let Some(link) = &q.lesson else { continue };
-        if let Err(problem) = check_ref(content_dir, link) {
-            let line = source
-                .lines()
-                .position(|l| l.contains("lesson:") && l.contains(link.as_str()))
-                .map_or(1, |i| i + 1);
-            let col = source
-                .lines()
-                .nth(line - 1)
-                .and_then(|l| l.find("lesson:"))
-                .map_or(1, |c| c + 1);
-            diags.error_hint(
-                crate::yaml::Pos { line, col },
-                format!("question `{}`: {problem}", q.id),
-                "use the anchor of a `## Heading {#anchor}` in lessons/module-N/{ja,en}.md",
-            );
-        }
-    }
-    diags.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
