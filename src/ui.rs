@@ -416,7 +416,10 @@ impl Printer {
             }
         }
         let word = self.paint_err(Style::Fail, "error:");
-        text.push_str(&format!("{word} {}\n", crate::escape::lines(&err.to_string())));
+        text.push_str(&format!(
+            "{word} {}\n",
+            crate::escape::lines(&err.to_string())
+        ));
         for cause in causes(err) {
             text.push_str(&format!("  caused by: {}\n", crate::escape::escape(&cause)));
         }

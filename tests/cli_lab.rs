@@ -513,15 +513,26 @@ fn a_lab_that_does_not_validate_is_named_with_its_problems() {
         "problems": [{"file": "labs/kca-wip/lab.yaml", "line": 3, "column": 1, "message": "missing field `tasks`"}]}});
     let caught = std::panic::catch_unwind(|| assert_course_labs_load(&v)).unwrap_err();
     let text = caught.downcast_ref::<String>().unwrap();
-    assert!(text.contains("labs/kca-wip/lab.yaml:3:1: missing field `tasks`"), "{text}");
+    assert!(
+        text.contains("labs/kca-wip/lab.yaml:3:1: missing field `tasks`"),
+        "{text}"
+    );
 }
 
 #[test]
 fn a_broken_lab_under_json_output_is_a_json_error_naming_the_file() {
     let env = Env::new();
     std::fs::create_dir_all(env.content().join("labs/kca-wip")).unwrap();
-    std::fs::write(env.content().join("labs/kca-wip/lab.yaml"), "apiVersion: kca.dev/v1alpha1\nkind: Lab\n").unwrap();
-    let out = env.kca().args(["-o", "json", "lab", "verify", "--offline"]).output().unwrap();
+    std::fs::write(
+        env.content().join("labs/kca-wip/lab.yaml"),
+        "apiVersion: kca.dev/v1alpha1\nkind: Lab\n",
+    )
+    .unwrap();
+    let out = env
+        .kca()
+        .args(["-o", "json", "lab", "verify", "--offline"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let v = json_of(&out.stdout);
     let file = v["error"]["problems"][0]["file"].as_str().unwrap();

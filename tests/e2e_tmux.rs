@@ -209,9 +209,15 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
     let env = [
         ("PATH", format!("{bin}:/usr/bin:/bin")),
         ("HOME", tmp.path().join("home").display().to_string()),
-        ("XDG_STATE_HOME", tmp.path().join("state").display().to_string()),
+        (
+            "XDG_STATE_HOME",
+            tmp.path().join("state").display().to_string(),
+        ),
         ("KCA_CONTENT_DIR", content.display().to_string()),
-        ("KCA_WORKSPACE_ROOT", tmp.path().join("work").display().to_string()),
+        (
+            "KCA_WORKSPACE_ROOT",
+            tmp.path().join("work").display().to_string(),
+        ),
         ("KUBECONFIG", tmp.path().join("none").display().to_string()),
         ("LANG", "C.UTF-8".to_string()),
         ("TERM", "xterm-256color".to_string()),
@@ -234,9 +240,18 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
 
     let lesson = t.run("kca lesson 0");
     keep("02-kca-lesson-0", &lesson);
-    assert!(lesson.contains("レッスン 0 — アドミッションの流れ"), "{lesson}");
-    assert!(lesson.contains("§ 変更は検証より先  #mutate-first"), "{lesson}");
-    assert!(lesson.contains("  • 変更 Webhook は順に呼ばれます"), "{lesson}");
+    assert!(
+        lesson.contains("レッスン 0 — アドミッションの流れ"),
+        "{lesson}"
+    );
+    assert!(
+        lesson.contains("§ 変更は検証より先  #mutate-first"),
+        "{lesson}"
+    );
+    assert!(
+        lesson.contains("  • 変更 Webhook は順に呼ばれます"),
+        "{lesson}"
+    );
     assert!(lesson.contains("    spec:"), "code is indented: {lesson}");
 
     let map = t.run("kca");
@@ -244,14 +259,26 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
 
     let start = t.run("kca lab start e2elab --offline");
     assert!(start.contains("e2elab — はじめてのラボ"), "{start}");
-    assert!(start.contains("次: ファイルを編集して `kca lab check`"), "{start}");
+    assert!(
+        start.contains("次: ファイルを編集して `kca lab check`"),
+        "{start}"
+    );
 
     let check = t.run("kca lab check");
     keep("03-lab-check-failing", &check);
-    assert!(check.contains("✗ 不合格 config-file (file)  0/1"), "{check}");
+    assert!(
+        check.contains("✗ 不合格 config-file (file)  0/1"),
+        "{check}"
+    );
     assert!(check.contains("mode が strict ではありません。"), "{check}");
-    assert!(check.contains("ヒント: `kca lab hint --task config` (1/2)"), "{check}");
-    assert!(check.contains("→ kca lesson 0#failure-policy  §失敗時の動作"), "{check}");
+    assert!(
+        check.contains("ヒント: `kca lab hint --task config` (1/2)"),
+        "{check}"
+    );
+    assert!(
+        check.contains("→ kca lesson 0#failure-policy  §失敗時の動作"),
+        "{check}"
+    );
     assert!(check.contains("得点 0/2"), "{check}");
     assert!(
         check.contains("expected exit code 0; last\n          output:")
@@ -296,7 +323,10 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
     t.run("clear");
     t.keys("kca quiz review; echo __review_done__");
     let s = t.wait_for("h: ヒント, s: スキップ, q: 終了");
-    assert!(s.contains("validateは変更後のオブジェクトを見る"), "the missed question is due: {s}");
+    assert!(
+        s.contains("validateは変更後のオブジェクトを見る"),
+        "the missed question is due: {s}"
+    );
     t.keys("はい");
     let s = t.wait_line("__review_done__");
     keep("06-review", &s);
