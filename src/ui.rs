@@ -117,11 +117,12 @@ pub fn relative(
     let secs = (t - now).num_seconds();
     let ago = secs < 0;
     let a = secs.unsigned_abs();
+    // Rounded to the nearest unit, as people say it: 23h59m from now is "tomorrow".
     let (n, ja, en) = match a {
-        0..60 => return tr(lang, "たった今", "just now").to_string(),
-        60..3600 => (a / 60, "分", "minute"),
-        3600..86_400 => (a / 3600, "時間", "hour"),
-        _ => (a / 86_400, "日", "day"),
+        0..45 => return tr(lang, "たった今", "just now").to_string(),
+        45..2700 => (a.div_ceil(60).max(1), "分", "minute"),
+        2700..79_200 => ((a + 1800) / 3600, "時間", "hour"),
+        _ => ((a + 43_200) / 86_400, "日", "day"),
     };
     if en == "day" && n == 1 {
         return if ago {
@@ -550,6 +551,12 @@ mod tests {
             "5分前"
         );
         assert_eq!(relative(Lang::En, now - day, now), "yesterday");
+        let almost = now + day - chrono::Duration::seconds(3);
+        assert_eq!(
+            relative(Lang::Ja, almost, now),
+            "明日",
+            "a due time set a moment ago"
+        );
     }
 
     #[test]

@@ -257,7 +257,7 @@ fn review_asks_missed_questions_first_and_nothing_when_all_known() {
         .output()
         .unwrap();
     assert!(
-        stdout(&again).contains("Nothing is due for review"),
+        stdout(&again).contains("Nothing is due for review. Next one due: tomorrow"),
         "{}",
         stdout(&again)
     );

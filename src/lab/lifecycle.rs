@@ -545,9 +545,10 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         let archived = if ws.exists() {
             let a = workspace::archive(&ws, &ctx.settings.state_dir, &lab.id)?;
             std::fs::remove_dir_all(&ws).map_err(|e| {
-                Error::environment(
-                    format!("cannot clear {}: {e}", ws.display()),
+                Error::environment_with(
+                    format!("cannot clear {}", ws.display()),
                     format!("your files are safe in {}", a.display()),
+                    e,
                 )
             })?;
             Some(a)

@@ -510,7 +510,11 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
                     "今は復習する問題がありません。次の復習:",
                     "Nothing is due for review. Next one due:"
                 ),
-                rfc3339(at)
+                crate::ui::relative(
+                    lang,
+                    chrono::DateTime::from_timestamp(at, 0).unwrap_or_default(),
+                    chrono::Utc::now()
+                )
             ),
             None => tr(
                 lang,

@@ -120,59 +120,11 @@ impl<'p, R: BufRead> Asker<'p, R> {
             )
         ));
         self.say_hanging("", &self.t(&q.prompt));
-        // The displayed options: (label, id, text).
-        let mut shown: Vec<(String, String, String)> = Vec::new();
-        match &q.kind {
-            Kind::Single { choices } | Kind::Multi { choices, .. } => {
-                let mut order: Vec<usize> = (0..choices.len()).collect();
-                if let Some(rng) = rng {
-                    rng.shuffle(&mut order);
-                }
-                for (i, idx) in order.into_iter().enumerate() {
-                    let c = &choices[idx];
-                    shown.push((letter(i), c.id.clone(), self.t(&c.text)));
-                }
-            }
-            Kind::Order { items } => {
-                let mut order: Vec<usize> = (0..items.len()).collect();
-                let mut fallback = Rng::new(seed_of(&q.id));
-                match rng {
-                    Some(rng) => rng.shuffle(&mut order),
-                    None => fallback.shuffle(&mut order),
-                }
-                // A scramble that happens to be the answer teaches nothing: rotate it.
-                if order.iter().enumerate().all(|(i, v)| i == *v) {
-                    order.rotate_left(1);
-                }
-                for (i, idx) in order.into_iter().enumerate() {
-                    shown.push((
-                        (i + 1).to_string(),
-                        items[idx].id.clone(),
-                        self.t(&items[idx].text),
-                    ));
-                }
-            }
-            _ => {}
-        }
+        let shown = self.options(q, rng);
         for (label, _, text) in &shown {
             self.say_hanging(&format!("  {label}) "), text);
         }
-        let how = match &q.kind {
-            Kind::Single { .. } => tr(lang, "記号を1つ入力", "type one letter"),
-            Kind::Multi { .. } => tr(
-                lang,
-                "当てはまる記号をすべて入力 (例: a,c)",
-                "type every letter that applies (e.g. a,c)",
-            ),
-            Kind::TrueFalse { .. } => tr(lang, "true / false (はい / いいえ)", "true / false"),
-            Kind::Short { .. } => tr(lang, "語句を入力", "type a term"),
-            Kind::Numeric { .. } => tr(lang, "数値を入力", "type a number"),
-            Kind::Order { .. } => tr(
-                lang,
-                "正しい順に番号を並べて入力 (例: 3,1,2)",
-                "type the numbers in the right order (e.g. 3,1,2)",
-            ),
-        };
+        let how = how_to_answer(lang, &q.kind);
         let unit = match &q.kind {
             Kind::Numeric { unit: Some(u), .. } => format!(" [{}]", self.t(u)),
             _ => String::new(),
@@ -243,6 +195,45 @@ impl<'p, R: BufRead> Asker<'p, R> {
         }
     }
 
+    /// The options as shown: (label, id, text); choices shuffled with `rng`, order items
+    /// always scrambled (stably without `rng`), never in the answer's order.
+    fn options(&self, q: &Question, rng: Option<&mut Rng>) -> Vec<(String, String, String)> {
+        let mut shown: Vec<(String, String, String)> = Vec::new();
+        match &q.kind {
+            Kind::Single { choices } | Kind::Multi { choices, .. } => {
+                let mut order: Vec<usize> = (0..choices.len()).collect();
+                if let Some(rng) = rng {
+                    rng.shuffle(&mut order);
+                }
+                for (i, idx) in order.into_iter().enumerate() {
+                    let c = &choices[idx];
+                    shown.push((letter(i), c.id.clone(), self.t(&c.text)));
+                }
+            }
+            Kind::Order { items } => {
+                let mut order: Vec<usize> = (0..items.len()).collect();
+                let mut fallback = Rng::new(seed_of(&q.id));
+                match rng {
+                    Some(rng) => rng.shuffle(&mut order),
+                    None => fallback.shuffle(&mut order),
+                }
+                // A scramble that happens to be the answer teaches nothing: rotate it.
+                if order.iter().enumerate().all(|(i, v)| i == *v) {
+                    order.rotate_left(1);
+                }
+                for (i, idx) in order.into_iter().enumerate() {
+                    shown.push((
+                        (i + 1).to_string(),
+                        items[idx].id.clone(),
+                        self.t(&items[idx].text),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        shown
+    }
+
     /// Shows the verdict, feedback, the right answer when missed, and the explanation.
     fn reveal(&self, q: &Question, shown: &[(String, String, String)], graded: Option<&Graded>) {
         let lang = self.lang;
@@ -286,6 +277,26 @@ impl<'p, R: BufRead> Asker<'p, R> {
         {
             self.say_hanging("", &self.printer.paint(Style::Hint, &line));
         }
+    }
+}
+
+/// How to type an answer to a question of this kind.
+fn how_to_answer(lang: Lang, kind: &Kind) -> &'static str {
+    match kind {
+        Kind::Single { .. } => tr(lang, "記号を1つ入力", "type one letter"),
+        Kind::Multi { .. } => tr(
+            lang,
+            "当てはまる記号をすべて入力 (例: a,c)",
+            "type every letter that applies (e.g. a,c)",
+        ),
+        Kind::TrueFalse { .. } => tr(lang, "true / false (はい / いいえ)", "true / false"),
+        Kind::Short { .. } => tr(lang, "語句を入力", "type a term"),
+        Kind::Numeric { .. } => tr(lang, "数値を入力", "type a number"),
+        Kind::Order { .. } => tr(
+            lang,
+            "正しい順に番号を並べて入力 (例: 3,1,2)",
+            "type the numbers in the right order (e.g. 3,1,2)",
+        ),
     }
 }
 
