@@ -18,6 +18,7 @@ use crate::content::{self, Document, decode::closest};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
+use crate::settings::Lang;
 use crate::settings::OutputFormat;
 use crate::state::Store;
 use crate::target::ObjRef;
@@ -143,8 +144,11 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
     };
     let offline = args.offline || !lab.needs_cluster();
     if offline && !args.offline {
-        ctx.printer
-            .status("this lab grades files and commands only: no cluster needed");
+        ctx.printer.status(tr(
+            ctx.settings.lang,
+            "このラボはファイルとコマンドだけを採点します: クラスターは不要です",
+            "this lab grades files and commands only: no cluster needed",
+        ));
     }
     let target = TargetRecord {
         offline,
@@ -157,14 +161,16 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
             let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
             let n = apply_fixtures(ctx, &live, &lab).await?;
             let swept = super::live::sweep_triggers(&live, &lab).await?;
-            ctx.printer.status(&format!(
-                "applied {n} fixture object(s){}",
-                if swept > 0 {
-                    format!(", removed {swept} leftover trigger(s)")
-                } else {
-                    String::new()
+            ctx.printer.status(&match (ctx.settings.lang, swept) {
+                (Lang::Ja, 0) => format!("準備用のオブジェクトを {n} 個適用しました"),
+                (Lang::Ja, _) => format!(
+                    "準備用のオブジェクトを {n} 個適用し、残っていたトリガーを {swept} 個削除しました"
+                ),
+                (Lang::En, 0) => format!("applied {n} fixture object(s)"),
+                (Lang::En, _) => {
+                    format!("applied {n} fixture object(s), removed {swept} leftover trigger(s)")
                 }
-            ));
+            });
             for w in live.take_warnings() {
                 ctx.printer.verbose(&format!("server warning: {w}"));
             }
@@ -590,17 +596,31 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
             "archived": archived, "deletedObjects": deleted, "offline": offline,
         }));
     } else {
+        let ja = ctx.settings.lang == Lang::Ja;
         if let Some(a) = &archived {
-            ctx.printer
-                .out(&format!("archived your workspace to {}", a.display()));
+            ctx.printer.out(&if ja {
+                format!("作業フォルダーを {} に保管しました", a.display())
+            } else {
+                format!("archived your workspace to {}", a.display())
+            });
         }
-        ctx.printer
-            .out(&format!("restored the starter files in {}", ws.display()));
+        ctx.printer.out(&if ja {
+            format!("{} にスターターファイルを戻しました", ws.display())
+        } else {
+            format!("restored the starter files in {}", ws.display())
+        });
         if !offline {
-            ctx.printer.out(&format!(
-                "deleted {deleted} object(s) labelled {} and re-applied the fixtures",
-                lab.selector()
-            ));
+            ctx.printer.out(&if ja {
+                format!(
+                    "ラベル {} の付いたオブジェクトを {deleted} 個削除し、準備用のオブジェクトを適用し直しました",
+                    lab.selector()
+                )
+            } else {
+                format!(
+                    "deleted {deleted} object(s) labelled {} and re-applied the fixtures",
+                    lab.selector()
+                )
+            });
         }
     }
     Ok(Exit::Success)
