@@ -57,6 +57,15 @@ impl<'p, R: BufRead> Asker<'p, R> {
         self
     }
 
+    /// Paints for the stream the conversation goes to (stderr in json mode).
+    fn paint(&self, style: Style, text: &str) -> String {
+        if self.to_stderr {
+            self.printer.paint_err(style, text)
+        } else {
+            self.printer.paint(style, text)
+        }
+    }
+
     fn say(&self, line: &str) {
         if self.to_stderr {
             self.printer.say_err(line);
@@ -113,8 +122,8 @@ impl<'p, R: BufRead> Asker<'p, R> {
         self.say("");
         self.say(&format!(
             "{} {}",
-            self.printer.paint(Style::Heading, heading),
-            self.printer.paint(
+            self.paint(Style::Heading, heading),
+            self.paint(
                 Style::Dim,
                 &format!("({points}, {})", kind_label(lang, &q.kind))
             )
@@ -138,7 +147,7 @@ impl<'p, R: BufRead> Asker<'p, R> {
             )
         );
         for line in crate::ui::wrap(&keys, self.printer.width(), "") {
-            self.say(&self.printer.paint(Style::Dim, &line));
+            self.say(&self.paint(Style::Dim, &line));
         }
         let mut hints_used = 0;
         loop {
@@ -154,7 +163,7 @@ impl<'p, R: BufRead> Asker<'p, R> {
                     match q.hints.get(hints_used) {
                         Some(h) => {
                             hints_used += 1;
-                            let word = self.printer.paint(
+                            let word = self.paint(
                                 Style::Hint,
                                 &format!(
                                     "{} {hints_used}/{}:",
@@ -238,28 +247,17 @@ impl<'p, R: BufRead> Asker<'p, R> {
     fn reveal(&self, q: &Question, shown: &[(String, String, String)], graded: Option<&Graded>) {
         let lang = self.lang;
         match graded {
-            Some(g) if g.correct => self.say(
-                &self
-                    .printer
-                    .paint(Style::Pass, tr(lang, "✓ 正解", "✓ CORRECT")),
-            ),
+            Some(g) if g.correct => {
+                self.say(&self.paint(Style::Pass, tr(lang, "✓ 正解", "✓ CORRECT")))
+            }
             Some(g) if g.points > 0.0 => self.say(&format!(
                 "{} ({:.1}/{})",
-                self.printer
-                    .paint(Style::Skip, tr(lang, "△ 部分点", "△ PARTIAL")),
+                self.paint(Style::Skip, tr(lang, "△ 部分点", "△ PARTIAL")),
                 g.points,
                 q.points
             )),
-            Some(_) => self.say(
-                &self
-                    .printer
-                    .paint(Style::Fail, tr(lang, "✗ 不正解", "✗ INCORRECT")),
-            ),
-            None => self.say(
-                &self
-                    .printer
-                    .paint(Style::Skip, tr(lang, "– スキップ", "– SKIPPED")),
-            ),
+            Some(_) => self.say(&self.paint(Style::Fail, tr(lang, "✗ 不正解", "✗ INCORRECT"))),
+            None => self.say(&self.paint(Style::Skip, tr(lang, "– スキップ", "– SKIPPED"))),
         }
         if let Some(g) = graded {
             for fb in &g.feedback {
@@ -270,12 +268,12 @@ impl<'p, R: BufRead> Asker<'p, R> {
             let answer = describe(lang, &grade::key(q), shown);
             self.say_hanging(&format!("{} ", tr(lang, "正解:", "Answer:")), &answer);
         }
-        let word = self.printer.paint(Style::Hint, tr(lang, "解説:", "Why:"));
+        let word = self.paint(Style::Hint, tr(lang, "解説:", "Why:"));
         self.say_hanging(&format!("{word} "), &self.t(&q.explanation));
         if let (Some(dir), Some(link)) = (&self.content_dir, &q.lesson)
             && let Some(line) = crate::lesson::link_line(dir, link, lang)
         {
-            self.say_hanging("", &self.printer.paint(Style::Hint, &line));
+            self.say_hanging("", &self.paint(Style::Hint, &line));
         }
     }
 }
