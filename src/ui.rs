@@ -222,6 +222,8 @@ pub struct Printer {
     err: Sink,
     /// Whether stdout is a terminal (long text then goes through a pager).
     tty: bool,
+    /// `$PAGER`, else `less -R`.
+    pager: Option<String>,
 }
 
 impl Printer {
@@ -236,7 +238,14 @@ impl Printer {
             out: Sink::Stdout,
             err: Sink::Stderr,
             tty: false,
+            pager: None,
         }
+    }
+
+    /// The pager for long text (`$PAGER`); `less -R` when none.
+    pub fn with_pager(mut self, pager: Option<String>) -> Self {
+        self.pager = pager;
+        self
     }
 
     /// Marks stdout as a terminal: long text is paged.
@@ -256,8 +265,7 @@ impl Printer {
         let rows = terminal_size::terminal_size_of(std::io::stdout())
             .map_or(24, |(_, h)| usize::from(h.0));
         if self.tty && lines.len() + 1 > rows && matches!(self.out, Sink::Stdout) {
-            let pager = std::env::var("PAGER").ok().filter(|p| !p.trim().is_empty());
-            let (prog, args): (String, Vec<String>) = match &pager {
+            let (prog, args): (String, Vec<String>) = match &self.pager {
                 Some(p) => {
                     let mut parts = p.split_whitespace().map(str::to_string);
                     (parts.next().unwrap_or_default(), parts.collect())

@@ -222,6 +222,7 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
         ("LANG", "C.UTF-8".to_string()),
         ("TERM", "xterm-256color".to_string()),
         ("PAGER", "cat".to_string()),
+        ("LESSCHARSET", "utf-8".to_string()),
         ("NO_COLOR", "1".to_string()),
         ("PS1", "$ ".to_string()),
     ];
@@ -253,6 +254,25 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
         "{lesson}"
     );
     assert!(lesson.contains("    spec:"), "code is indented: {lesson}");
+
+    // Taller than the terminal: the lesson goes through the pager (less -R), q leaves it.
+    let has_less = Command::new("less").arg("--version").output().is_ok();
+    if !has_less {
+        eprintln!("skipped the pager step: less is not installed");
+    }
+    t.tmux(&["resize-window", "-t", "e2e", "-x", "80", "-y", "12"]);
+    if has_less {
+        t.run("clear");
+        t.keys("PAGER='less -R' kca lesson 0; echo __paged__");
+        let paged = t.wait_for("レッスン 0 — アドミッションの流れ");
+        assert!(
+            !paged.contains("§ 失敗時の動作"),
+            "one page at a time: {paged}"
+        );
+        t.keys("q");
+        t.wait_line("__paged__");
+    }
+    t.tmux(&["resize-window", "-t", "e2e", "-x", "80", "-y", "50"]);
 
     let map = t.run("kca");
     assert!(map.contains("次: kca lab start e2elab --offline"), "{map}");
