@@ -6,6 +6,26 @@ use std::path::{Path, PathBuf};
 
 use crate::yaml::Pos;
 
+/// How bad a problem is: an error makes a file unusable; a warning is advice for the
+/// author (e.g. a quiz a test-wise learner can pass without knowing the material) and
+/// never changes an exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    #[default]
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn word(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
 /// One problem found in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -16,6 +36,7 @@ pub struct Diagnostic {
     pub hint: Option<String>,
     /// The offending source line, shown with a caret under `pos.col`.
     pub source_line: Option<String>,
+    pub severity: Severity,
 }
 
 impl Diagnostic {
@@ -27,7 +48,13 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}: error: {}", self.location(), self.message)?;
+        writeln!(
+            f,
+            "{}: {}: {}",
+            self.location(),
+            self.severity.word(),
+            self.message
+        )?;
         if let Some(line) = &self.source_line {
             let gutter = self.pos.line.to_string();
             let pad = " ".repeat(gutter.len());
@@ -92,14 +119,19 @@ impl<'a> Collector<'a> {
     }
 
     pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
-        self.push(pos, message.into(), None);
+        self.push(pos, message.into(), None, Severity::Error);
     }
 
     pub fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
-        self.push(pos, message.into(), Some(hint.into()));
+        self.push(pos, message.into(), Some(hint.into()), Severity::Error);
     }
 
-    fn push(&mut self, pos: Pos, message: String, hint: Option<String>) {
+    /// Advice for the author, not a problem that stops the file from loading.
+    pub fn warning(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
+        self.push(pos, message.into(), Some(hint.into()), Severity::Warning);
+    }
+
+    fn push(&mut self, pos: Pos, message: String, hint: Option<String>, severity: Severity) {
         if self.diags.len() >= MAX_PER_FILE {
             self.dropped += 1;
             return;
@@ -124,6 +156,7 @@ impl<'a> Collector<'a> {
             message,
             hint,
             source_line,
+            severity,
         });
     }
 
@@ -142,6 +175,7 @@ impl<'a> Collector<'a> {
                 message: format!("… and {} more problem(s) not shown", self.dropped),
                 hint: Some("fix the problems above first, then validate again".into()),
                 source_line: None,
+                severity: Severity::Error,
             });
         }
         self.diags

@@ -93,6 +93,14 @@ impl Printer {
         let _ = writeln!(std::io::stderr().lock(), "{word} {line}");
     }
 
+    /// Diagnostics (warnings for authors) on stderr, each with its position and source line.
+    pub fn diagnostics(&self, diags: &[crate::diag::Diagnostic]) {
+        let mut stderr = std::io::stderr().lock();
+        for d in diags {
+            let _ = write!(stderr, "{d}");
+        }
+    }
+
     /// Renders an error in the one format: diagnostics, `error: …`, `caused by: …`, `hint: …`.
     pub fn error(&self, err: &Error) {
         let mut stderr = std::io::stderr().lock();

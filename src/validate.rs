@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::cli::ValidateArgs;
-use crate::content::{self, Document};
+use crate::content::{self, Document, quiz_lint};
+use crate::diag::Diagnostic;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
@@ -31,6 +32,7 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
     }
     let files: Vec<PathBuf> = roots.iter().flat_map(|r| content::discover(r)).collect();
     let mut problems = Vec::new();
+    let mut warnings = Vec::new();
     let mut checked = Vec::new();
     for file in &files {
         match content::load_file(file) {
@@ -39,9 +41,17 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
                     Document::Quiz(q) => ("Quiz", q.id.clone()),
                     Document::Lab(l) => ("Lab", l.id.clone()),
                 };
-                checked.push(
-                    json!({"file": file.display().to_string(), "kind": kind, "id": id, "ok": true}),
-                );
+                let mut entry =
+                    json!({"file": file.display().to_string(), "kind": kind, "id": id, "ok": true});
+                if let Document::Quiz(q) = &doc {
+                    // The file loaded a moment ago; the lint needs its text for the source lines.
+                    let src = std::fs::read_to_string(file).unwrap_or_default();
+                    let (bias, found) = quiz_lint::lint(file, &src, q);
+                    entry["bias"] = json!(bias);
+                    entry["warnings"] = json!(found.len());
+                    warnings.extend(found);
+                }
+                checked.push(entry);
             }
             Err(diags) => {
                 checked.push(json!({"file": file.display().to_string(), "ok": false, "problems": diags.len()}));
@@ -50,23 +60,30 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
         }
     }
     if ctx.settings.output == OutputFormat::Json {
-        let list: Vec<_> = problems
-            .iter()
-            .map(|d| json!({"file": d.file.display().to_string(), "line": d.pos.line, "column": d.pos.col, "message": d.message, "hint": d.hint}))
-            .collect();
-        ctx.printer
-            .json(&json!({"schemaVersion": 1, "files": checked, "problems": list}));
+        let list = |diags: &[Diagnostic]| -> Vec<_> {
+            diags
+                .iter()
+                .map(|d| json!({"file": d.file.display().to_string(), "line": d.pos.line, "column": d.pos.col, "message": d.message, "hint": d.hint}))
+                .collect()
+        };
+        ctx.printer.json(&json!({"schemaVersion": 1, "files": checked, "problems": list(&problems), "warnings": list(&warnings)}));
         return Ok(if problems.is_empty() {
             Exit::Success
         } else {
             Exit::Usage
         });
     }
+    // Warnings are advice for authors: shown, never a failure.
+    ctx.printer.diagnostics(&warnings);
     if !problems.is_empty() {
         return Err(Error::Content(problems));
     }
     let word = ctx.printer.paint(Style::Pass, "✓ OK");
+    let advice = match warnings.len() {
+        0 => String::new(),
+        n => format!(", {n} warning(s) for authors"),
+    };
     ctx.printer
-        .out(&format!("{word} {} file(s) valid", files.len()));
+        .out(&format!("{word} {} file(s) valid{advice}", files.len()));
     Ok(Exit::Success)
 }

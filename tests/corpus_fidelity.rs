@@ -132,6 +132,19 @@ const VPOL: Floor = Floor {
     min_rows: 990,
 };
 
+const MPOL: Floor = Floor {
+    scope: "mpol",
+    what: "MutatingPolicy",
+    min_agreement: 70.2,
+    min_rows: 47,
+};
+const GPOL: Floor = Floor {
+    scope: "gpol",
+    what: "GeneratingPolicy",
+    min_agreement: 90.9,
+    min_rows: 22,
+};
+
 struct Floor {
     scope: &'static str,
     what: &'static str,
@@ -152,6 +165,16 @@ fn cel_rule_rows_agree() {
 #[test]
 fn validating_policy_rows_agree() {
     holds(&VPOL);
+}
+
+#[test]
+fn mutating_policy_rows_agree() {
+    holds(&MPOL);
+}
+
+#[test]
+fn generating_policy_rows_agree() {
+    holds(&GPOL);
 }
 
 /// Runs the corpus and checks one scope's rows against its floor.

@@ -9,6 +9,7 @@ use crate::yaml::{self, Pos};
 pub mod decode;
 pub mod lab;
 pub mod quiz;
+pub mod quiz_lint;
 
 pub use decode::Text;
 
@@ -107,6 +108,7 @@ fn file_problem(path: &Path, message: &str, hint: &str) -> Diagnostic {
         message: message.to_string(),
         hint: Some(hint.to_string()),
         source_line: None,
+        severity: crate::diag::Severity::Error,
     }
 }
 

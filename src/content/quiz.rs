@@ -37,6 +37,13 @@ pub struct Question {
     pub hints: Vec<Text>,
     pub explanation: Text,
     pub kind: Kind,
+    /// The lesson section that teaches this, `module-N#anchor` (lessons/module-N/{ja,en}.md
+    /// has a `## Heading {#anchor}`).
+    pub lesson: Option<String>,
+    /// Where the question starts in its file (for author warnings).
+    pub pos: Pos,
+    /// Where each hint is, in the order of `hints`.
+    pub hint_pos: Vec<Pos>,
 }
 
 #[derive(Debug, Clone)]
@@ -45,6 +52,7 @@ pub struct Choice {
     pub text: Text,
     pub correct: bool,
     pub feedback: Option<Text>,
+    pub pos: Pos,
 }
 
 #[derive(Debug, Clone)]
@@ -149,7 +157,13 @@ fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
     let prompt = f.req(d, "prompt").and_then(|n| d.text(n));
     let concepts = f.opt("concepts").map(|n| d.strings(n)).unwrap_or_default();
     let points = f.opt("points").map_or(Some(1), |n| d.int_in(n, 0..=100));
-    let hints = f.opt("hints").map(|n| d.texts(n)).unwrap_or_default();
+    let hints_node = f.opt("hints");
+    let hints = hints_node.map(|n| d.texts(n)).unwrap_or_default();
+    let hint_pos = match hints_node.map(|n| &n.value) {
+        Some(crate::yaml::Yaml::Seq(items)) => items.iter().map(|n| n.pos).collect(),
+        _ => Vec::new(),
+    };
+    let lesson = f.opt("lesson").and_then(|n| lesson_link(d, n));
     let explanation = f.req(d, "explanation").and_then(|n| d.text(n));
     let kind = match ty.as_deref() {
         Some("single") => decode_choices(d, &f, false),
@@ -214,7 +228,7 @@ fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
             Some(Kind::Order {
                 items: items
                     .into_iter()
-                    .map(|(id, text, _, _)| Item { id, text })
+                    .map(|(id, text, _, _, _)| Item { id, text })
                     .collect(),
             })
         }
@@ -238,7 +252,33 @@ fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
         hints,
         explanation: explanation?,
         kind: kind?,
+        lesson,
+        pos: node.pos,
+        hint_pos,
     })
+}
+
+/// `module-N#anchor`: a lesson module and a heading anchor in it.
+fn lesson_link(d: &mut Decoder<'_>, node: &Node) -> Option<String> {
+    let s = d.string(node)?;
+    let ok = s.split_once('#').is_some_and(|(module, anchor)| {
+        module
+            .strip_prefix("module-")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            && !anchor.is_empty()
+            && anchor
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    });
+    if !ok {
+        d.error_hint(
+            node.pos,
+            format!("`lesson: {s}` is not a lesson link"),
+            "write `lesson: \"module-N#anchor\"` (the anchor of a `## Heading {#anchor}`)",
+        );
+        return None;
+    }
+    Some(s)
 }
 
 fn decode_choices(d: &mut Decoder<'_>, f: &Fields<'_>, multi: bool) -> Option<Kind> {
@@ -292,11 +332,12 @@ fn decode_choices(d: &mut Decoder<'_>, f: &Fields<'_>, multi: bool) -> Option<Ki
     }
     let choices: Vec<Choice> = raw
         .into_iter()
-        .map(|(id, text, correct, feedback)| Choice {
+        .map(|(id, text, correct, feedback, pos)| Choice {
             id,
             text,
             correct,
             feedback,
+            pos,
         })
         .collect();
     Some(if multi {
@@ -309,12 +350,11 @@ fn decode_choices(d: &mut Decoder<'_>, f: &Fields<'_>, multi: bool) -> Option<Ki
     })
 }
 
+/// One `{id, text, [correct], [feedback]}` entry and where it is.
+type Entry = (String, Text, bool, Option<Text>, Pos);
+
 /// Decodes a list of `{id, text, [correct], [feedback]}` entries with unique ids.
-fn decode_ids(
-    d: &mut Decoder<'_>,
-    f: &Fields<'_>,
-    key: &str,
-) -> Vec<(String, Text, bool, Option<Text>)> {
+fn decode_ids(d: &mut Decoder<'_>, f: &Fields<'_>, key: &str) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut ids = BTreeSet::new();
     let Some(list) = f.req(d, key).and_then(|n| d.list(n)) else {
@@ -337,7 +377,7 @@ fn decode_ids(
             d.error(node.pos, format!("duplicate id `{id}` in `{key}`"));
         }
         if let (Some(id), Some(text)) = (id, text) {
-            out.push((id, text, correct, feedback));
+            out.push((id, text, correct, feedback, node.pos));
         }
     }
     out

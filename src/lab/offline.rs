@@ -1,11 +1,15 @@
-//! The offline grading target: evaluates a lab's checks in-process against the objects a
-//! learner would apply (workspace manifests) plus the lab's fixtures. `can-i` goes to the
-//! offline RBAC authorizer, `admission` to the offline Kyverno engine and then the
-//! offline ValidatingAdmissionPolicy evaluator, `generated` to the Kyverno engine; what
-//! cannot be known without a cluster (status written by controllers, CEL `authorizer`
-//! checks) is `skipped` with the reason. Pure and synchronous; never talks to a cluster.
+//! The offline grading target: evaluates a lab's checks in-process against the cluster a
+//! lab runs on: the pinned install's RBAC (`kind-config/baseline-rbac.yaml`), the lab's
+//! fixtures and the objects a learner would apply (workspace manifests). A policy that
+//! Kyverno's policy webhook would refuse is not applied (`offline::kyverno::validation`).
+//! `can-i` goes to the offline RBAC authorizer, `admission` to the offline Kyverno engine
+//! and then the offline ValidatingAdmissionPolicy evaluator, `generated` to the Kyverno
+//! engine with the background controller's permissions; what cannot be known without a
+//! cluster (status written by controllers, CEL `authorizer` checks) is `skipped` with the
+//! reason. Pure and synchronous; never talks to a cluster.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -14,14 +18,40 @@ use super::tree::{partial_match, without_status};
 use super::workspace;
 use crate::content::lab::{Check, Lab, ObjSel, Spec};
 use crate::error::Result;
+use crate::offline::kyverno::background::Access;
+use crate::offline::kyverno::validation::{self, Mode};
 use crate::target::ObjRef;
+
+/// The RBAC of a fresh course cluster (Kyverno's chart roles, Kubernetes' built-in
+/// roles), as recorded with its provenance in `kind-config/baseline-rbac.yaml`.
+pub fn baseline_rbac() -> &'static [Value] {
+    static BASELINE: OnceLock<Vec<Value>> = OnceLock::new();
+    BASELINE.get_or_init(|| {
+        crate::yaml::parse_json_stream(include_str!("../../kind-config/baseline-rbac.yaml"))
+            .expect("kind-config/baseline-rbac.yaml is valid YAML (a unit test reads it)")
+    })
+}
+
+/// A policy Kyverno's policy webhook refuses, so it never reaches the cluster.
+#[derive(Debug, Clone)]
+pub struct Rejected {
+    pub kind: String,
+    pub name: String,
+    /// The API server's text for the refusal.
+    pub denial: String,
+}
 
 /// The in-process object set of one workspace.
 #[derive(Debug, Clone)]
 pub struct Offline {
+    /// What is in the cluster: fixtures and the learner's objects, minus refused policies.
     pub objects: Vec<Value>,
     /// Workspace files that could not be read (`file:line:col: message`).
     pub problems: Vec<String>,
+    /// Policies the policy webhook refused.
+    pub rejected: Vec<Rejected>,
+    /// RBAC over the baseline and the objects, as the background controller meets it.
+    access: Arc<Access>,
 }
 
 impl Offline {
@@ -29,10 +59,41 @@ impl Offline {
         let mut objects = workspace::fixtures(lab)?;
         let m = workspace::manifests(lab, ws);
         objects.extend(m.objects);
-        Ok(Offline {
-            objects,
-            problems: m.problems,
-        })
+        Ok(Offline::new(objects, m.problems))
+    }
+
+    /// The cluster after applying `objects` over the baseline: everything else first, so
+    /// a policy is validated against the RBAC the same apply brings.
+    pub fn new(objects: Vec<Value>, problems: Vec<String>) -> Offline {
+        let mut everything = baseline_rbac().to_vec();
+        everything.extend(objects.iter().cloned());
+        let access = Arc::new(Access::new(&everything));
+        let mut rejected = Vec::new();
+        let admitted = objects
+            .into_iter()
+            .filter(|o| match refusal(&access, o) {
+                None => true,
+                Some(denial) => {
+                    let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or("");
+                    rejected.push(Rejected {
+                        kind: s("/kind").to_string(),
+                        name: s("/metadata/name").to_string(),
+                        denial,
+                    });
+                    false
+                }
+            })
+            .collect();
+        Offline {
+            objects: admitted,
+            problems,
+            rejected,
+            access,
+        }
+    }
+
+    fn rejection(&self, name: &str) -> Option<&Rejected> {
+        self.rejected.iter().find(|r| r.name == name)
     }
 
     pub fn evaluate(&self, env: Env<'_>, check: &Check) -> Outcome {
@@ -45,7 +106,7 @@ impl Offline {
                 present,
                 matches,
             } => self.resource(target, *present, matches.as_ref()),
-            Spec::CanI { query, .. } => match engine::can_i(&self.objects, query) {
+            Spec::CanI { query, .. } => match engine::can_i(self.access.authorizer(), query) {
                 Ok(answer) => check::judge_can_i(check, &answer),
                 Err(reason) => Outcome::skipped(reason),
             },
@@ -57,9 +118,10 @@ impl Offline {
                 ..
             } => {
                 if let Some(missing) = policies.iter().find(|p| !self.has_policy(p)) {
-                    return self.with_problems(Outcome::fail(format!(
-                        "policy `{missing}` is not among the workspace manifests"
-                    )));
+                    return self.with_problems(Outcome::fail(self.missing_policy(missing)));
+                }
+                if let Some(denial) = refusal(&self.access, &probe.object) {
+                    return check::judge_admission(check, &engine::refused_policy(denial));
                 }
                 match engine::admit(&self.objects, &probe.object, *update, user.as_ref()) {
                     Ok(adm) => check::judge_admission(check, &adm),
@@ -67,21 +129,11 @@ impl Offline {
                 }
             }
             Spec::Generated {
-                trigger, expect, ..
-            } => {
-                let mut trig = trigger.object.clone();
-                name_offline_trigger(&mut trig);
-                let want = expected_generated(expect, &trig);
-                match engine::generate(&self.objects, &trig) {
-                    Ok(generated) => {
-                        let found = generated
-                            .iter()
-                            .find(|g| ObjRef::of(g).as_ref() == Some(&want));
-                        check::judge_generated(check, &want.to_string(), found)
-                    }
-                    Err(reason) => Outcome::skipped(reason),
-                }
-            }
+                trigger,
+                expect,
+                policy,
+                ..
+            } => self.generated(check, trigger, expect, policy.as_deref()),
             Spec::File { .. } | Spec::Command { .. } => Outcome::error("evaluated locally"),
         };
         self.with_problems(outcome)
@@ -97,6 +149,101 @@ impl Offline {
             ));
         }
         o
+    }
+
+    /// A `generated` check: the background controller's work for a real trigger; when
+    /// nothing appears, the live check's diagnosis (refused policy, failed UpdateRequest
+    /// with the can-i beside it, or no matching rule).
+    fn generated(
+        &self,
+        check: &Check,
+        trigger: &crate::content::lab::Probe,
+        expect: &ObjSel,
+        policy: Option<&str>,
+    ) -> Outcome {
+        let mut trig = trigger.object.clone();
+        name_offline_trigger(&mut trig);
+        let want = expected_generated(expect, &trig);
+        let run = match engine::generate(&self.objects, &trig, &self.access) {
+            Ok(run) => run,
+            Err(reason) => return Outcome::skipped(reason),
+        };
+        let found = run
+            .generated
+            .iter()
+            .find(|g| ObjRef::of(g).as_ref() == Some(&want));
+        let mut outcome = check::judge_generated(check, &want.to_string(), found);
+        if found.is_none() {
+            outcome.detail.push_str("; ");
+            outcome
+                .detail
+                .push_str(&self.why_not_generated(&run, &want, policy));
+        }
+        outcome
+    }
+
+    fn why_not_generated(
+        &self,
+        run: &engine::GenerateRun,
+        want: &ObjRef,
+        policy: Option<&str>,
+    ) -> String {
+        if let Some(name) = policy
+            && !self.has_policy(name)
+        {
+            return self.missing_policy(name);
+        }
+        let failed = run
+            .failed_requests
+            .iter()
+            .find(|f| policy.is_none_or(|p| f.policy == p));
+        let Some(failed) = failed else {
+            return if run.matched(policy) {
+                "the generate rule ran but produced a different object".into()
+            } else {
+                "no UpdateRequest was created for the trigger: the generate rule did not                  match it (check its match/exclude and preconditions)"
+                    .into()
+            };
+        };
+        let user = validation::BACKGROUND_SA;
+        let refusal = self.access.refusal(
+            "create",
+            &want.api_version,
+            &want.kind,
+            want.namespace.as_deref().unwrap_or(""),
+            &want.name,
+        );
+        let can = match refusal {
+            None => "yes".to_string(),
+            Some(_) => "no — grant it with a (Cluster)Role and binding".to_string(),
+        };
+        let resource = self
+            .access
+            .mapper()
+            .for_kind(&want.api_version, &want.kind)
+            .map(|r| {
+                if r.group.is_empty() {
+                    r.plural.clone()
+                } else {
+                    format!("{}.{}", r.plural, r.group)
+                }
+            })
+            .unwrap_or_else(|| want.kind.clone());
+        format!(
+            "the UpdateRequest failed: {}; can {user} create {resource}? {can}",
+            failed.message
+        )
+    }
+
+    /// Why a policy a check needs is not in the cluster.
+    fn missing_policy(&self, name: &str) -> String {
+        match self.rejection(name) {
+            Some(r) => format!(
+                "policy `{name}` is not in the cluster: applying it fails with: {}",
+                r.denial
+            ),
+            None => format!("policy `{name}` is not among the workspace manifests"),
+        }
     }
 
     fn has_policy(&self, name: &str) -> bool {
@@ -124,7 +271,17 @@ impl Offline {
     fn resource(&self, sel: &ObjSel, present: bool, matches: Option<&Value>) -> Outcome {
         let what = describe(sel);
         match (self.find(sel), present) {
-            (None, true) => Outcome::fail(format!("{what} is not among the workspace manifests")),
+            (None, true) => match self
+                .rejected
+                .iter()
+                .find(|r| r.kind == sel.kind && r.name == sel.name)
+            {
+                Some(r) => Outcome::fail(format!(
+                    "{what} is not in the cluster: applying it fails with: {}",
+                    r.denial
+                )),
+                None => Outcome::fail(format!("{what} is not among the workspace manifests")),
+            },
             (None, false) => Outcome::pass(format!("{what} is absent")),
             (Some(_), false) => Outcome::fail(format!("{what} exists; it should not")),
             (Some(obj), true) => {
@@ -166,6 +323,18 @@ fn namespace_labels(objects: &[Value], ns: &str) -> BTreeMap<String, String> {
         .unwrap_or_default();
     labels.insert("kubernetes.io/metadata.name".into(), ns.into());
     labels
+}
+
+/// The policy webhook's refusal of `object`, when it is a policy Kyverno would refuse.
+fn refusal(access: &Access, object: &Value) -> Option<String> {
+    let problems = validation::validate_policy(
+        object,
+        Mode::Cluster {
+            authorizer: access.authorizer(),
+            mapper: access.mapper(),
+        },
+    );
+    validation::denial_text(&problems)
 }
 
 fn describe(sel: &ObjSel) -> String {
@@ -219,15 +388,46 @@ pub fn expected_generated(expect: &ObjSel, trigger: &Value) -> ObjRef {
 mod engine {
     use serde_json::Value;
 
+    use std::sync::Arc;
+
+    use crate::offline::kyverno::background::{Access, FailedRequest};
+    use crate::offline::rbac::Authorizer;
     use crate::offline::{kyverno, vap};
     use crate::target::{AccessAnswer, AccessQuery, Admission, Denial, DeniedBy};
 
+    /// A policy the policy webhook refuses, as the API server answers its creation.
+    pub fn refused_policy(message: String) -> Admission {
+        Admission::Denied(Denial {
+            by: DeniedBy::Other,
+            message,
+            code: 400,
+            all: vec![DeniedBy::Other],
+        })
+    }
+
+    /// What the background controller made of one trigger.
+    pub struct GenerateRun {
+        pub generated: Vec<Value>,
+        pub failed_requests: Vec<FailedRequest>,
+        /// Policies with a generate rule that matched the trigger.
+        pub matched: Vec<String>,
+    }
+
+    impl GenerateRun {
+        pub fn matched(&self, policy: Option<&str>) -> bool {
+            match policy {
+                Some(p) => self.matched.iter().any(|m| m == p),
+                None => !self.matched.is_empty(),
+            }
+        }
+    }
+
     /// The offline RBAC authorizer over the lab's objects, asked as `kubectl auth can-i
     /// --as` would ask (the impersonated user gets the groups the API server adds).
-    pub fn can_i(objects: &[Value], q: &AccessQuery) -> Result<AccessAnswer, String> {
-        use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
+    pub fn can_i(authorizer: &Authorizer, q: &AccessQuery) -> Result<AccessAnswer, String> {
+        use crate::offline::rbac::{AccessRequest, impersonated};
         let (user, groups) = impersonated(&q.user, &q.groups);
-        let d = Authorizer::new(objects).authorize(&AccessRequest {
+        let d = authorizer.authorize(&AccessRequest {
             user,
             groups,
             verb: q.verb.clone(),
@@ -255,7 +455,14 @@ mod engine {
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> Result<Admission, String> {
-        let (policies, resp) = run(objects, object, update, user);
+        // The API server names a `generateName` object before admission.
+        let mut object = object.clone();
+        super::name_offline_trigger(&mut object);
+        // Kyverno's MutatingPolicies (CEL) first, then its classic mutate rules.
+        let mut request = vap_request(objects, &object, update, user);
+        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        let object = vap::mutate_with_policies(objects, &request)?;
+        let (policies, resp) = run(objects, &object, update, user);
         if let Some(d) = rule_error(&resp) {
             return Ok(Admission::Denied(d));
         }
@@ -321,6 +528,16 @@ mod engine {
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> vap::VapOutcome {
+        vap::evaluate(objects, &vap_request(objects, object, update, user))
+    }
+
+    /// The admission request the CEL evaluators see for `object`.
+    fn vap_request(
+        objects: &[Value],
+        object: &Value,
+        update: bool,
+        user: Option<&(String, Vec<String>)>,
+    ) -> vap::VapRequest {
         let (username, groups) = identity(user);
         // A namespaced probe without a namespace lands in `default`, as it does live.
         let mut object = object.clone();
@@ -332,7 +549,7 @@ mod engine {
             Some(ns) => vap::namespace_object(objects, ns, super::namespace_labels(objects, ns)),
             None => Value::Null,
         };
-        let req = vap::VapRequest {
+        vap::VapRequest {
             operation: if update { "UPDATE" } else { "CREATE" }.into(),
             old_object: if update { object.clone() } else { Value::Null },
             object,
@@ -344,8 +561,7 @@ mod engine {
             },
             dry_run: true,
             ..Default::default()
-        };
-        vap::evaluate(objects, &req)
+        }
     }
 
     /// The user a probe runs as: `--as` with the groups the API server adds, else the
@@ -365,8 +581,12 @@ mod engine {
 
     /// The objects generate rules would create for this trigger (dry runs never generate;
     /// offline there is no background controller to wait for).
-    pub fn generate(objects: &[Value], trigger: &Value) -> Result<Vec<Value>, String> {
-        let (_, resp) = run(objects, trigger, false, None);
+    pub fn generate(
+        objects: &[Value],
+        trigger: &Value,
+        access: &Arc<Access>,
+    ) -> Result<GenerateRun, String> {
+        let (_, resp) = run_with(objects, trigger, false, None, Some(access.clone()));
         if let Some(e) = resp.results.iter().find(|r| {
             r.kind == kyverno::RuleKind::Generate && r.status == kyverno::RuleStatus::Error
         }) {
@@ -375,7 +595,21 @@ mod engine {
                 e.policy, e.rule, e.message
             ));
         }
-        Ok(resp.generated)
+        let matched = resp
+            .results
+            .iter()
+            .filter(|r| r.kind == kyverno::RuleKind::Generate)
+            .map(|r| r.policy.clone())
+            .collect();
+        let mut generated = resp.generated;
+        let mut request = vap_request(objects, trigger, false, None);
+        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        generated.extend(vap::generate_with_policies(objects, &request)?);
+        Ok(GenerateRun {
+            generated,
+            failed_requests: resp.failed_requests,
+            matched,
+        })
     }
 
     fn run(
@@ -383,6 +617,16 @@ mod engine {
         object: &Value,
         update: bool,
         user: Option<&(String, Vec<String>)>,
+    ) -> (Vec<kyverno::Policy>, kyverno::Response) {
+        run_with(objects, object, update, user, None)
+    }
+
+    fn run_with(
+        objects: &[Value],
+        object: &Value,
+        update: bool,
+        user: Option<&(String, Vec<String>)>,
+        background: Option<Arc<Access>>,
     ) -> (Vec<kyverno::Policy>, kyverno::Response) {
         let (policies, _not_policies) = kyverno::load_policies(objects);
         let ns = object
@@ -405,6 +649,7 @@ mod engine {
         };
         let opts = kyverno::Options {
             cluster: objects.to_vec(),
+            background,
             ..Default::default()
         };
         let resp = kyverno::admit_with(&policies, &req, &opts);
@@ -457,10 +702,7 @@ mod tests {
     use serde_json::json;
 
     fn set(objects: Vec<Value>) -> Offline {
-        Offline {
-            objects,
-            problems: vec!["broken.yaml:3:1: bad".into()],
-        }
+        Offline::new(objects, vec!["broken.yaml:3:1: bad".into()])
     }
 
     #[test]
@@ -640,7 +882,10 @@ mod tests {
                          "data": {"data": {"k": "v"}}}
         }]))];
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t-1"}});
-        let out = engine::generate(&objects, &ns).unwrap();
+        let mut cluster = super::parity_tests::grant_background("configmaps", "", &["*"]);
+        cluster.extend(objects.iter().cloned());
+        let access = Arc::new(Access::new(&cluster));
+        let out = engine::generate(&objects, &ns, &access).unwrap().generated;
         assert!(
             out.iter()
                 .any(|o| o.pointer("/metadata/namespace") == Some(&json!("t-1"))
@@ -663,4 +908,70 @@ mod tests {
         let r = expected_generated(&sel, &trig);
         assert_eq!(r.namespace.as_deref(), Some("t-offline"));
     }
+
+    #[test]
+    fn a_probe_with_generate_name_has_a_name_when_a_vap_reads_it() {
+        let objects = vap(
+            "object.metadata.name.startsWith('web-')",
+            json!({"matchLabels": {"kubernetes.io/metadata.name": "v"}}),
+        );
+        let probe = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": "web-", "namespace": "v"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        let adm = engine::admit(&objects, &probe, false, None).unwrap();
+        assert!(
+            matches!(adm, crate::target::Admission::Allowed { .. }),
+            "{adm:?}"
+        );
+    }
+
+    #[test]
+    fn mutating_policies_mutate_the_probe_before_validation() {
+        let mut objects = vap(
+            "has(object.metadata.labels) && 'team' in object.metadata.labels",
+            json!({"matchLabels": {"kubernetes.io/metadata.name": "v"}}),
+        );
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "x", "namespace": "v"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        assert!(matches!(
+            engine::admit(&objects, &pod, false, None).unwrap(),
+            crate::target::Admission::Denied(_)
+        ));
+        objects.push(json!({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy",
+            "metadata": {"name": "add-team"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                        "operations": ["CREATE"], "resources": ["pods"]}]},
+                     "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+                        "expression": "Object{metadata: Object.metadata{labels: {'team': 'a'}}}"}}]}}));
+        match engine::admit(&objects, &pod, false, None).unwrap() {
+            crate::target::Admission::Allowed { object, .. } => {
+                assert_eq!(object["metadata"]["labels"]["team"], "a");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn generating_policies_generate_for_a_trigger() {
+        let objects = vec![
+            json!({"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy",
+            "metadata": {"name": "default-deny"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                        "operations": ["CREATE"], "resources": ["namespaces"]}]},
+                     "generate": [{"expression": "generator.Apply(object.metadata.name, [{'apiVersion': 'networking.k8s.io/v1', 'kind': 'NetworkPolicy', 'metadata': {'name': 'default-deny'}, 'spec': {'podSelector': {}}}])"}]}}),
+        ];
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t-1"}});
+        let access = Arc::new(Access::new(&objects));
+        let out = engine::generate(&objects, &ns, &access).unwrap().generated;
+        assert!(
+            out.iter().any(|o| o["kind"] == "NetworkPolicy"
+                && o.pointer("/metadata/namespace") == Some(&json!("t-1"))),
+            "{out:?}"
+        );
+    }
 }
+
+#[cfg(test)]
+#[path = "offline_parity_tests.rs"]
+mod parity_tests;

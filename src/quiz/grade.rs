@@ -243,6 +243,9 @@ mod tests {
             hints: vec![],
             explanation: Text::plain("because"),
             kind,
+            lesson: None,
+            pos: Default::default(),
+            hint_pos: vec![],
         }
     }
 
@@ -253,6 +256,7 @@ mod tests {
                 text: Text::plain(*id),
                 correct: correct.contains(id),
                 feedback: Some(Text::plain(format!("fb-{id}"))),
+                pos: Default::default(),
             })
             .collect()
     }

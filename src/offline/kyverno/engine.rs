@@ -26,6 +26,9 @@ pub struct Options {
     pub rule_values: BTreeMap<(String, String), serde_json::Map<String, Value>>,
     /// Mocked `apiCall` responses (`url`, optional `method`, `response.body`).
     pub api_responses: Vec<Value>,
+    /// The background controller's permissions in the modelled cluster: generate then
+    /// creates only what they allow. `None` allows everything (the kyverno CLI's view).
+    pub background: Option<std::sync::Arc<super::background::Access>>,
 }
 
 /// Full admission with extra knowledge; see [`super::admit`].
@@ -65,7 +68,14 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
                 }
             } else if rule.get("generate").is_some() {
                 let (r, generated) = run_generate(policy, rule, &validated, opts);
-                resp.generated.extend(generated);
+                if !generated.refused.is_empty() {
+                    resp.failed_requests.push(super::background::FailedRequest {
+                        policy: policy.name.clone(),
+                        rule: rule_name(rule),
+                        message: generated.refused.join("; "),
+                    });
+                }
+                resp.generated.extend(generated.objects);
                 if let Some(r) = r {
                     resp.results.push(r);
                 }
@@ -445,18 +455,22 @@ fn run_generate(
     rule: &Value,
     req: &Request,
     opts: &Options,
-) -> (Option<RuleResult>, Vec<Value>) {
+) -> (Option<RuleResult>, generate::Generated) {
     let ctx = match gate(policy, rule, req, opts) {
         Gate::Run(ctx) => ctx,
         Gate::Done(d) => {
             return (
                 d.map(|o| result(policy, rule, RuleKind::Generate, o)),
-                Vec::new(),
+                generate::Generated::default(),
             );
         }
     };
-    match generate::apply_rule(rule, &req.object, &ctx, &opts.cluster) {
-        Ok(mut objs) => {
+    let access = opts.background.as_deref();
+    match generate::apply_rule_as(rule, &req.object, &ctx, &opts.cluster, access) {
+        Ok(generate::Generated {
+            objects: mut objs,
+            refused,
+        }) => {
             for o in &mut objs {
                 generate::add_policy_labels(
                     o,
@@ -467,12 +481,15 @@ fn run_generate(
             let msg = format!("generated {} object(s)", objs.len());
             (
                 Some(result(policy, rule, RuleKind::Generate, Outcome::pass(msg))),
-                objs,
+                generate::Generated {
+                    objects: objs,
+                    refused,
+                },
             )
         }
         Err(o) => (
             Some(result(policy, rule, RuleKind::Generate, o)),
-            Vec::new(),
+            generate::Generated::default(),
         ),
     }
 }

@@ -4,8 +4,11 @@
 //! It does not match rules, evaluate rule-level preconditions or simulate
 //! `synchronize`/`generateExisting`, which only change later background behaviour.
 
+use std::cell::RefCell;
+
 use serde_json::{Map, Value, json};
 
+use super::background::Access;
 use super::engine::{self, Options};
 use super::matching::selector_matches;
 use super::mutate::{context_failure, foreach_elements};
@@ -25,6 +28,28 @@ pub fn apply_rule(
     ctx: &Context,
     cluster: &[Value],
 ) -> Result<Vec<Value>, Outcome> {
+    apply_rule_as(rule, trigger, ctx, cluster, None).map(|g| g.objects)
+}
+
+/// What the background controller made of one rule: the objects it could create, and
+/// why it could not create the others (the failed UpdateRequest's reasons).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Generated {
+    pub objects: Vec<Value>,
+    pub refused: Vec<String>,
+}
+
+/// [`apply_rule`] as the background controller runs it with `access`'s permissions: a
+/// clone source it may not read, or a target it may not read and create, produces
+/// nothing and a reason in [`Generated::refused`]. `None` assumes every permission (the
+/// kyverno CLI's view).
+pub fn apply_rule_as(
+    rule: &Value,
+    trigger: &Value,
+    ctx: &Context,
+    cluster: &[Value],
+    access: Option<&Access>,
+) -> Result<Generated, Outcome> {
     let generate = rule
         .get("generate")
         .filter(|g| g.is_object())
@@ -39,13 +64,19 @@ pub fn apply_rule(
         trigger,
         cluster,
         synchronize,
+        access,
+        refused: RefCell::new(Vec::new()),
+    };
+    let generated = |objects: Vec<Value>| Generated {
+        objects,
+        refused: run.refused.borrow().clone(),
     };
     let foreach = generate
         .get("foreach")
         .and_then(Value::as_array)
         .filter(|f| !f.is_empty());
     let Some(foreach) = foreach else {
-        return Ok(run.pattern(generate, ctx, "generate")?);
+        return Ok(generated(run.pattern(generate, ctx, "generate")?));
     };
     let mut out = Vec::new();
     let mut errors = Vec::new();
@@ -56,7 +87,7 @@ pub fn apply_rule(
             Err(e) => errors.push(e),
         }
     }
-    joined(out, errors)
+    joined(out, errors).map(generated)
 }
 
 /// The objects, or the failures of a foreach: the first skip stands for the rule (the
@@ -88,6 +119,10 @@ struct Run<'a> {
     trigger: &'a Value,
     cluster: &'a [Value],
     synchronize: bool,
+    /// The background controller's permissions; `None` allows everything.
+    access: Option<&'a Access>,
+    /// Why objects were not generated (permissions), in the controller's words.
+    refused: RefCell<Vec<String>>,
 }
 
 impl Run<'_> {
@@ -193,14 +228,70 @@ impl Run<'_> {
         if self.exists(&target) && !self.synchronize {
             return Ok(Vec::new());
         }
+        if !self.may_write(&target) {
+            return Ok(Vec::new());
+        }
         let mut object = Value::Object(data.clone());
         target.stamp(&mut object);
         self.label(&mut object);
         Ok(vec![object])
     }
 
+    /// Whether the controller may read the clone source; records the refusal.
+    fn may_read_source(&self, source: &Target, target: &Target) -> bool {
+        let Some(access) = self.access else {
+            return true;
+        };
+        match access.refusal(
+            "get",
+            &source.api_version,
+            &source.kind,
+            &source.namespace,
+            &source.name,
+        ) {
+            None => true,
+            Some(why) => {
+                self.refuse(format!(
+                    "source resource {} not found: {why}",
+                    target.spec_string()
+                ));
+                false
+            }
+        }
+    }
+
+    /// Whether the controller may read and then create the target; records the refusal.
+    fn may_write(&self, target: &Target) -> bool {
+        let Some(access) = self.access else {
+            return true;
+        };
+        let t = target;
+        if let Some(why) = access.refusal("get", &t.api_version, &t.kind, &t.namespace, &t.name) {
+            self.refuse(format!(
+                "failed to get target resource {}: {why}",
+                t.spec_string()
+            ));
+            return false;
+        }
+        if let Some(why) = access.refusal("create", &t.api_version, &t.kind, &t.namespace, &t.name)
+        {
+            self.refuse(why);
+            return false;
+        }
+        true
+    }
+
+    fn refuse(&self, why: String) {
+        self.refused
+            .borrow_mut()
+            .push(format!("rule {} failed: {why}", self.rule_name));
+    }
+
     fn clone_one(&self, source: &Target, target: &Target) -> Result<Option<Value>, String> {
         if source.namespace == target.namespace && source.name == target.name {
+            return Ok(None);
+        }
+        if !self.may_read_source(source, target) {
             return Ok(None);
         }
         let found = self
@@ -214,6 +305,9 @@ impl Run<'_> {
                 )
             })?;
         if self.exists(target) && !self.synchronize {
+            return Ok(None);
+        }
+        if !self.may_write(target) {
             return Ok(None);
         }
         let mut object = found.clone();
@@ -349,6 +443,17 @@ impl Target {
             && (self.api_version.is_empty() || str_at(object, "/apiVersion") == self.api_version)
             && str_at(object, "/metadata/namespace") == self.namespace
             && str_at(object, "/metadata/name") == self.name
+    }
+
+    /// Kyverno's `ResourceSpec.String()`: `apiVersion/kind/namespace/name`.
+    fn spec_string(&self) -> String {
+        [
+            self.api_version.as_str(),
+            &self.kind,
+            &self.namespace,
+            &self.name,
+        ]
+        .join("/")
     }
 
     fn describe(&self) -> String {

@@ -2,6 +2,7 @@
 //! verdicts. Pure and synchronous; it never talks to a cluster or a registry.
 
 pub mod autogen;
+pub mod background;
 pub mod command;
 pub mod conditions;
 pub mod context;
@@ -16,6 +17,7 @@ pub mod pss;
 pub mod quantity;
 pub mod runner;
 pub mod smp;
+pub mod validation;
 pub mod vars;
 pub mod x509;
 
@@ -134,6 +136,8 @@ pub struct Response {
     /// The object after all mutate rules.
     pub patched: Value,
     pub generated: Vec<Value>,
+    /// Generate rules the background controller could not carry out (permissions).
+    pub failed_requests: Vec<background::FailedRequest>,
 }
 
 /// Reads `ClusterPolicy`/`Policy` objects; anything else comes back as a skip reason.

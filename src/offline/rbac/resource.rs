@@ -12,6 +12,8 @@ pub struct ApiResource {
     pub plural: String,
     /// Lower-case kind, as discovery reports it.
     pub singular: String,
+    /// The kind as written in objects (`NetworkPolicy`).
+    pub kind: String,
     pub short_names: Vec<String>,
     pub namespaced: bool,
 }
@@ -117,6 +119,7 @@ impl Mapper {
                 group: group.to_string(),
                 plural: plural.to_string(),
                 singular: kind.to_lowercase(),
+                kind: kind.to_string(),
                 short_names: shorts.iter().map(|s| s.to_string()).collect(),
                 namespaced: *namespaced,
             })
@@ -137,9 +140,8 @@ impl Mapper {
             let (Some(group), Some(plural)) = (s(spec, "group"), s(names, "plural")) else {
                 continue;
             };
-            let singular = s(names, "singular")
-                .or_else(|| s(names, "kind").map(|k| k.to_lowercase()))
-                .unwrap_or_default();
+            let kind = s(names, "kind").unwrap_or_default();
+            let singular = s(names, "singular").unwrap_or_else(|| kind.to_lowercase());
             let short_names = names
                 .get("shortNames")
                 .and_then(Value::as_array)
@@ -161,6 +163,7 @@ impl Mapper {
                 group,
                 plural,
                 singular,
+                kind,
                 short_names,
             });
         }
@@ -205,6 +208,23 @@ impl Mapper {
         })
     }
 
+    /// The resource that serves `kind` in the group of `api_version` (`networking.k8s.io/v1`,
+    /// `NetworkPolicy` → `networkpolicies`), as a REST mapper resolves a GVK: the one
+    /// kind → resource resolver for every offline caller. `None` when discovery has no
+    /// such kind (the API server would answer "no matches for kind").
+    pub fn for_kind(&self, api_version: &str, kind: &str) -> Option<&ApiResource> {
+        let group = group_of(api_version);
+        self.resources
+            .iter()
+            .find(|r| r.group == group && r.kind == kind)
+    }
+
+    /// [`Mapper::for_kind`] for a kind without a known group (Kyverno's `match.kinds: [Pod]`):
+    /// the first group serving it, core first.
+    pub fn for_bare_kind(&self, kind: &str) -> Option<&ApiResource> {
+        self.resources.iter().find(|r| r.kind == kind)
+    }
+
     /// Whether `plural` in `group` is namespaced; `None` when unknown.
     pub fn namespaced(&self, group: &str, plural: &str) -> Option<bool> {
         self.resources
@@ -212,6 +232,14 @@ impl Mapper {
             .find(|r| r.group == group && r.plural == plural)
             .map(|r| r.namespaced)
     }
+}
+
+/// The API group of an `apiVersion`: `apps/v1` → `apps`, `v1` → `` (core).
+pub fn group_of(api_version: &str) -> &str {
+    api_version
+        .rsplit_once('/')
+        .map(|(group, _)| group)
+        .unwrap_or("")
 }
 
 /// `v1`, `v2beta1`, `v1alpha3`: the shape of a Kubernetes API version.

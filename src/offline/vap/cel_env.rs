@@ -8,6 +8,35 @@ pub(super) fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Valu
     v.get(key).and_then(Value::as_array).into_iter().flatten()
 }
 
+/// A CEL result as JSON (map keys sorted: the interpreter's maps have no order). Bytes,
+/// types and functions have no JSON form and are an error.
+pub(super) fn from_cel(v: &cel::Value) -> Result<Value, String> {
+    Ok(match v {
+        cel::Value::Null => Value::Null,
+        cel::Value::Bool(b) => Value::Bool(*b),
+        cel::Value::Int(i) => json!(i),
+        cel::Value::UInt(u) => json!(u),
+        cel::Value::Float(f) => json!(f),
+        cel::Value::String(s) => Value::String(s.to_string()),
+        cel::Value::List(l) => Value::Array(l.iter().map(from_cel).collect::<Result<_, _>>()?),
+        cel::Value::Map(m) => {
+            let mut entries: Vec<(String, Value)> = Vec::with_capacity(m.map.len());
+            for (k, v) in m.map.iter() {
+                let key = match k {
+                    cel::objects::Key::String(s) => s.to_string(),
+                    cel::objects::Key::Int(i) => i.to_string(),
+                    cel::objects::Key::Uint(u) => u.to_string(),
+                    cel::objects::Key::Bool(b) => b.to_string(),
+                };
+                entries.push((key, from_cel(v)?));
+            }
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().collect())
+        }
+        other => return Err(format!("a {:?} value has no JSON form", other.type_of())),
+    })
+}
+
 /// JSON as the API server hands it to CEL: whole numbers are `int` (serde would make
 /// positive ones `uint`, and `uint + int` has no overload).
 pub(super) fn to_cel(v: &Value) -> cel::Value {
@@ -60,6 +89,10 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Context<'a, 
     ctx.add_variable_from_value("request", to_cel(&request));
     ctx.add_variable_from_value("params", to_cel(params));
     ctx.add_variable_from_value("namespaceObject", to_cel(&req.namespace_object));
+    ctx.add_variable_from_value(
+        "jsonpatch",
+        to_cel(&json!({"kca.dev/jsonpatch-library": true})),
+    );
     if let Some(cluster) = &req.cluster {
         add_resource_library(&mut ctx, cluster.clone());
     }
@@ -72,6 +105,7 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Context<'a, 
 pub(super) fn add_resource_library(ctx: &mut Context<'_, '_>, cluster: Arc<Vec<Value>>) {
     // The receiver marks the library, so `Get` on anything else is not a lookup.
     ctx.add_variable_from_value("resource", to_cel(&json!({RESOURCE_LIBRARY: true})));
+    let listed = cluster.clone();
     let get = move |This(target): This<cel::Value>,
                     api_version: Arc<String>,
                     resource: Arc<String>,
@@ -103,10 +137,40 @@ pub(super) fn add_resource_library(ctx: &mut Context<'_, '_>, cluster: Arc<Vec<V
                 )
             })
     };
+    // `resource.List(apiVersion, resource, namespace)`: the objects of that resource in
+    // the namespace (all of them for ""), as a list object with `items`.
+    let list = move |This(target): This<cel::Value>,
+                     api_version: Arc<String>,
+                     resource: Arc<String>,
+                     namespace: Arc<String>|
+          -> cel::ResolveResult {
+        if target != to_cel(&json!({RESOURCE_LIBRARY: true})) {
+            return Err(ExecutionError::function_error(
+                "list",
+                "only the `resource` library has `list` offline",
+            ));
+        }
+        let items: Vec<Value> = listed
+            .iter()
+            .filter(|o| {
+                o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
+                    && plural(kind_of(o)) == *resource
+                    && (namespace.is_empty()
+                        || o.pointer("/metadata/namespace").and_then(Value::as_str)
+                            == Some(namespace.as_str()))
+            })
+            .cloned()
+            .collect();
+        Ok(to_cel(
+            &json!({"apiVersion": api_version.as_str(), "kind": "List", "items": items}),
+        ))
+    };
     // Fixed names that are no standard overload.
     let added = [
         ctx.add_function("get", get.clone()),
         ctx.add_function("Get", get),
+        ctx.add_function("list", list.clone()),
+        ctx.add_function("List", list),
     ];
     debug_assert!(added.iter().all(Result::is_ok), "{added:?}");
 }
@@ -179,6 +243,11 @@ pub(super) fn register_functions(ctx: &mut Context<'_, '_>) {
         ctx.add_function("asApproximateFloat", |This(a): This<f64>| a),
         ctx.add_function("isInteger", |This(a): This<f64>| a.fract() == 0.0),
         ctx.add_function("asInteger", |This(a): This<f64>| a as i64),
+        // `jsonpatch.escapeKey(k)`: a key as one JSON Pointer segment (RFC 6901).
+        ctx.add_function(
+            "escapeKey",
+            |This(_): This<cel::Value>, key: Arc<String>| key.replace('~', "~0").replace('/', "~1"),
+        ),
     ];
     // The names are fixed and none is a standard overload.
     debug_assert!(results.iter().all(Result::is_ok), "{results:?}");
@@ -241,9 +310,15 @@ pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Program>, String> {
     if let Some(p) = PROGRAMS.with_borrow(|m| m.get(expr).cloned()) {
         return Ok(p);
     }
+    // Mutation literals (`Object{…}`, `JSONPatch{…}`) are read as maps.
+    let source = if expr.contains("Object") || expr.contains("JSONPatch") {
+        super::literal::rewrite_typed_literals(expr)
+    } else {
+        expr.to_string()
+    };
     let program = std::rc::Rc::new(
         env()
-            .compile(expr)
+            .compile(&source)
             .map_err(|e| format!("the offline CEL interpreter cannot compile it: {e}"))?,
     );
     PROGRAMS.with_borrow_mut(|m| m.insert(expr.to_string(), program.clone()));

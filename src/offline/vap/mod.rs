@@ -7,7 +7,9 @@
 //! comes back as an `unsupported` error, never as an allow.
 
 mod cel_env;
+mod cel_policy;
 mod kyverno;
+mod literal;
 mod matching;
 mod params;
 mod validation;
@@ -20,6 +22,10 @@ use cel::{Context, Env, ExecutionError, Program};
 use serde_json::{Value, json};
 
 use cel_env::*;
+pub use cel_policy::{
+    CelPolicyOutcome, evaluate_generating_policy, evaluate_mutating_policy, generate_with_policies,
+    mutate_with_policies,
+};
 pub use kyverno::{
     CelVerdict, evaluate_kyverno_cel, evaluate_validating_policy, exception_applies,
 };

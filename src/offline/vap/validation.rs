@@ -90,38 +90,10 @@ pub(super) fn run_validations(
         }
         Err((message, unsupported)) => return rep.errored(message, unsupported),
     }
-    // Variables are bound in order; one that fails only matters where it is used.
-    let mut vars: BTreeMap<String, cel::Value> = BTreeMap::new();
-    let mut var_errors: BTreeMap<String, EvalError> = BTreeMap::new();
-    for v in list(spec, "variables") {
-        let name = v.get("name").and_then(Value::as_str).unwrap_or("");
-        let expr = v.get("expression").and_then(Value::as_str).unwrap_or("");
-        bind_variables(&mut ctx, &vars);
-        // A variable built on a failed one fails the same way.
-        if let Some((_, e)) = var_errors
-            .iter()
-            .find(|(n, _)| expr.contains(&format!("variables.{n}")))
-        {
-            let e = e.clone();
-            var_errors.insert(name.to_string(), e);
-            continue;
-        }
-        match eval(&ctx, expr) {
-            Ok(val) => {
-                vars.insert(name.to_string(), val);
-            }
-            Err(e) => {
-                var_errors.insert(name.to_string(), e);
-            }
-        }
-    }
-    bind_variables(&mut ctx, &vars);
+    let var_errors = bind_spec_variables(&mut ctx, spec);
     for v in list(spec, "validations") {
         let expr = v.get("expression").and_then(Value::as_str).unwrap_or("");
-        if let Some((name, e)) = var_errors
-            .iter()
-            .find(|(n, _)| expr.contains(&format!("variables.{n}")))
-        {
+        if let Some((name, e)) = failed_variable(&var_errors, expr) {
             rep.errored(
                 format!(
                     "expression '{}' resulted in error: variable '{name}': {}",
@@ -202,6 +174,47 @@ pub(super) fn failure_message(ctx: &Context<'_, '_>, v: &Value, expr: &str) -> S
         Some(m) if !m.is_empty() => m.to_string(),
         _ => format!("failed expression: {}", expr.trim()),
     }
+}
+
+/// Evaluates `spec.variables` in order and binds them as `variables`; a variable that
+/// fails (or is built on one that failed) is left out and returned with its error, as it
+/// only matters where an expression uses it.
+pub(super) fn bind_spec_variables(
+    ctx: &mut Context<'_, '_>,
+    spec: &Value,
+) -> BTreeMap<String, EvalError> {
+    let mut vars: BTreeMap<String, cel::Value> = BTreeMap::new();
+    let mut var_errors: BTreeMap<String, EvalError> = BTreeMap::new();
+    for v in list(spec, "variables") {
+        let name = v.get("name").and_then(Value::as_str).unwrap_or("");
+        let expr = v.get("expression").and_then(Value::as_str).unwrap_or("");
+        bind_variables(ctx, &vars);
+        if let Some((_, e)) = failed_variable(&var_errors, expr) {
+            let e = e.clone();
+            var_errors.insert(name.to_string(), e);
+            continue;
+        }
+        match eval(ctx, expr) {
+            Ok(val) => {
+                vars.insert(name.to_string(), val);
+            }
+            Err(e) => {
+                var_errors.insert(name.to_string(), e);
+            }
+        }
+    }
+    bind_variables(ctx, &vars);
+    var_errors
+}
+
+/// The first failed variable `expr` uses, if any.
+pub(super) fn failed_variable<'a>(
+    var_errors: &'a BTreeMap<String, EvalError>,
+    expr: &str,
+) -> Option<(&'a String, &'a EvalError)> {
+    var_errors
+        .iter()
+        .find(|(n, _)| expr.contains(&format!("variables.{n}")))
 }
 
 pub(super) fn bind_variables(ctx: &mut Context<'_, '_>, vars: &BTreeMap<String, cel::Value>) {

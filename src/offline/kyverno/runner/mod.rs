@@ -7,8 +7,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+mod cel;
+
 use super::engine::{Options, admit_with};
 use super::{Policy, Request, RuleResult, RuleStatus, UserInfo, load_policies};
+use cel::{CelActionRow, VapRow, gpol_row, mpol_row, vap_row, vpol_row};
 
 pub const TEST_FILE_NAMES: &[&str] = &["kyverno-test.yaml", "kyverno-test.yml"];
 
@@ -34,7 +37,9 @@ pub struct Row {
     pub reason: String,
     /// `classic` (ClusterPolicy/Policy evaluable offline), `vap` (a
     /// ValidatingAdmissionPolicy, measured apart), `cel` (a `validate.cel` rule, measured
-    /// apart), `vpol` (a Kyverno ValidatingPolicy, measured apart), or why a row is outside them: `other-kind`, `registry`, `cluster`.
+    /// apart), `vpol` (a Kyverno ValidatingPolicy, measured apart), `mpol`/`gpol` (a Kyverno
+    /// MutatingPolicy/GeneratingPolicy, measured apart), or why a row is outside them:
+    /// `other-kind`, `registry`, `cluster`.
     pub scope: &'static str,
 }
 
@@ -242,11 +247,12 @@ fn unsupported_kind(kind: &str) -> Option<&'static str> {
         }
         "ValidatingAdmissionPolicy" => "ValidatingAdmissionPolicy (CEL) is not evaluated offline",
         "MutatingAdmissionPolicy" => "MutatingAdmissionPolicy (CEL) is not evaluated offline",
+        // Evaluated (scopes `mpol`, `gpol`) unless a row flags them as another kind.
         "MutatingPolicy" | "NamespacedMutatingPolicy" => {
-            "MutatingPolicy (CEL) is not evaluated offline"
+            "MutatingPolicy named by a row flagged as another kind"
         }
         "GeneratingPolicy" | "NamespacedGeneratingPolicy" => {
-            "GeneratingPolicy (CEL) is not evaluated offline"
+            "GeneratingPolicy named by a row flagged as another kind"
         }
         "DeletingPolicy" | "NamespacedDeletingPolicy" => "DeletingPolicy is not evaluated offline",
         "CleanupPolicy" | "ClusterCleanupPolicy" => "CleanupPolicy is not evaluated offline",
@@ -308,11 +314,11 @@ const ROW_FLAGS: &[(&str, &str)] = &[
     ),
     (
         "isMutatingPolicy",
-        "MutatingPolicy (CEL) is not evaluated offline",
+        "MutatingPolicy not found among the test's policies",
     ),
     (
         "isMUtatingPolicy",
-        "MutatingPolicy (CEL) is not evaluated offline",
+        "MutatingPolicy not found among the test's policies",
     ),
     (
         "isMutatingAdmissionPolicy",
@@ -320,7 +326,7 @@ const ROW_FLAGS: &[(&str, &str)] = &[
     ),
     (
         "isGeneratingPolicy",
-        "GeneratingPolicy (CEL) is not evaluated offline",
+        "GeneratingPolicy not found among the test's policies",
     ),
     (
         "isDeletingPolicy",
@@ -537,8 +543,52 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
                 };
                 // Built once per file: `resource.get` reads the test's cluster (its
                 // cluster and context resources, and its resources).
-                let readable = readable.get_or_init(|| std::sync::Arc::new(opts.cluster.clone()));
+                let readable = readable.get_or_init(|| readable_objects(&opts.cluster));
                 vpol_row(&mut out, row, &ctx, row_ns, &opts.exceptions, readable);
+                rows.push(out);
+                continue;
+            }
+            let action_kind = |o: &Value| -> Option<bool> {
+                if o.pointer("/metadata/name").and_then(Value::as_str) != Some(policy_name) {
+                    return None;
+                }
+                match o.get("kind").and_then(Value::as_str) {
+                    Some("MutatingPolicy" | "NamespacedMutatingPolicy") => Some(true),
+                    Some("GeneratingPolicy" | "NamespacedGeneratingPolicy") => Some(false),
+                    _ => None,
+                }
+            };
+            if let Some((policy, mutating)) = policy_objs
+                .iter()
+                .find_map(|o| action_kind(o).map(|m| (o, m)))
+                && flag_reason.is_none_or(|w| {
+                    w.starts_with(if mutating {
+                        "MutatingPolicy"
+                    } else {
+                        "GeneratingPolicy"
+                    })
+                })
+            {
+                let ctx = VapRow {
+                    objects: &vap_objs,
+                    policy,
+                    resources: &resources,
+                    cluster: &opts.cluster,
+                    values: &values,
+                    user: &user,
+                };
+                let a = CelActionRow {
+                    row,
+                    row_ns,
+                    exceptions: &opts.exceptions,
+                    readable: readable.get_or_init(|| readable_objects(&opts.cluster)),
+                    dir,
+                };
+                if mutating {
+                    mpol_row(&mut out, &ctx, &a);
+                } else {
+                    gpol_row(&mut out, &ctx, &a);
+                }
                 rows.push(out);
                 continue;
             }
@@ -629,224 +679,21 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
-/// What a ValidatingAdmissionPolicy row is evaluated against.
-struct VapRow<'a> {
-    objects: &'a [Value],
-    policy: &'a Value,
-    resources: &'a [Value],
-    cluster: &'a [Value],
-    values: &'a Values,
-    user: &'a UserInfo,
-}
-
-/// A ValidatingAdmissionPolicy row: the policy through each of its bindings (on its own
-/// match constraints with Deny when it has none, as `kyverno test` does). Any failing
-/// binding fails the row; none matching is `skip`. Scope `vap`, outside the classic set.
-fn vap_row(out: &mut Row, row: &Value, ctx: &VapRow<'_>, row_ns: Option<&str>) {
-    use crate::offline::vap;
-    out.scope = "vap";
-    let Some(req) = admission_request(out, row, ctx, row_ns) else {
-        return;
-    };
-    let name = ctx
-        .policy
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let bindings: Vec<&Value> = ctx
-        .objects
-        .iter()
-        .filter(|o| {
-            o.get("kind").and_then(Value::as_str) == Some("ValidatingAdmissionPolicyBinding")
-                && o.pointer("/spec/policyName").and_then(Value::as_str) == Some(name)
-        })
-        .collect();
-    let mut outcome = vap::VapOutcome::default();
-    let applied: Vec<vap::Applied> = if bindings.is_empty() {
-        vec![vap::evaluate_binding(
-            ctx.objects,
-            ctx.policy,
-            None,
-            &req,
-            &mut outcome,
-        )]
-    } else {
-        bindings
-            .iter()
-            .map(|b| vap::evaluate_binding(ctx.objects, ctx.policy, Some(b), &req, &mut outcome))
-            .collect()
-    };
-    settle(out, &applied, &outcome);
-}
-
-/// A Kyverno ValidatingPolicy row (scope `vpol`): the policy with its own actions, its
-/// autogen copy on Pod controllers, and the test's CEL `PolicyException`s (one whose
-/// conditions hold makes the row `skip`). Payloads other than Kubernetes objects
-/// (`evaluation.mode` JSON, HTTP, Envoy) are not evaluated.
-fn vpol_row(
-    out: &mut Row,
-    row: &Value,
-    ctx: &VapRow<'_>,
-    row_ns: Option<&str>,
-    exceptions: &[Value],
-    readable: &std::sync::Arc<Vec<Value>>,
-) {
-    use crate::offline::vap;
-    out.scope = "vpol";
-    let mode = ctx
-        .policy
-        .pointer("/spec/evaluation/mode")
-        .and_then(Value::as_str)
-        .unwrap_or("Kubernetes");
-    if mode != "Kubernetes" {
-        out.reason =
-            format!("evaluation mode {mode} (non-Kubernetes payloads) is not evaluated offline");
-        return;
-    }
-    let Some(mut req) = admission_request(out, row, ctx, row_ns) else {
-        return;
-    };
-    req.cluster = Some(readable.clone());
-    let name = ctx
-        .policy
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    for e in exceptions.iter().filter(|e| {
-        text(e, "apiVersion").starts_with("policies.kyverno.io/")
-            && e.pointer("/spec/policyRefs")
-                .and_then(Value::as_array)
-                .is_some_and(|refs| refs.iter().any(|r| text(r, "name") == name))
-    }) {
-        match vap::exception_applies(e, &req) {
-            Ok(true) => {
-                out.actual = "skip".into();
-                out.reason = format!(
-                    "excepted by PolicyException {}",
-                    text(&e["metadata"], "name")
-                );
-                out.verdict = if out.expected == "skip" {
-                    Verdict::Pass
-                } else {
-                    Verdict::Fail
-                };
-                return;
-            }
-            Ok(false) => {}
-            Err(why) => {
-                out.reason = why;
-                return;
-            }
+/// The objects Kyverno's `resource.get`/`List` read in a CEL policy: the test's cluster
+/// (its cluster and context resources, and its resources), a CLI `Context` file's
+/// `spec.resources` each counting.
+fn readable_objects(cluster: &[Value]) -> std::sync::Arc<Vec<Value>> {
+    let mut out = Vec::with_capacity(cluster.len());
+    for o in cluster {
+        if o.get("kind").and_then(Value::as_str) == Some("Context")
+            && text(o, "apiVersion").starts_with("cli.kyverno.io/")
+        {
+            out.extend(list(&o["spec"], "resources").cloned());
+        } else {
+            out.push(o.clone());
         }
     }
-    let mut outcome = vap::VapOutcome::default();
-    let applied = vap::evaluate_validating_policy(ctx.objects, ctx.policy, &req, &mut outcome);
-    settle(out, &[applied], &outcome);
-}
-
-/// The admission request a CEL policy row is evaluated on; `None` (the row failed)
-/// when the test does not hold the resource.
-fn admission_request(
-    out: &mut Row,
-    row: &Value,
-    ctx: &VapRow<'_>,
-    row_ns: Option<&str>,
-) -> Option<crate::offline::vap::VapRequest> {
-    use crate::offline::vap;
-    let (ns, rname) = match out.resource.rsplit_once('/') {
-        Some((n, r)) => (Some(n.to_string()), r.to_string()),
-        None => (row_ns.map(str::to_string), out.resource.clone()),
-    };
-    let Some(resource) = ctx.resources.iter().find(|r| {
-        r.pointer("/metadata/name").and_then(Value::as_str) == Some(rname.as_str())
-            && (out.kind.is_empty()
-                || r.get("kind").and_then(Value::as_str) == Some(out.kind.as_str()))
-            && ns
-                .as_deref()
-                .is_none_or(|n| r.pointer("/metadata/namespace").and_then(Value::as_str) == Some(n))
-    }) else {
-        out.verdict = Verdict::Fail;
-        out.reason = format!(
-            "resource {} {} not found in the test's resources",
-            out.kind, out.resource
-        );
-        return None;
-    };
-    let namespace_object = match resource
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-    {
-        Some(ns) if resource.get("kind").and_then(Value::as_str) != Some("Namespace") => {
-            let mut labels = ctx.values.namespaces.get(ns).cloned().unwrap_or_default();
-            labels.insert("kubernetes.io/metadata.name".into(), ns.into());
-            let known = ctx.values.namespace_objects.iter();
-            vap::namespace_object(known.chain(ctx.cluster).chain(ctx.resources), ns, labels)
-        }
-        _ => Value::Null,
-    };
-    let operation = row
-        .get("operation")
-        .and_then(Value::as_str)
-        .unwrap_or("CREATE")
-        .to_string();
-    let (object, old_object) = if operation == "DELETE" {
-        (Value::Null, resource.clone())
-    } else {
-        (resource.clone(), Value::Null)
-    };
-    Some(vap::VapRequest {
-        operation,
-        object,
-        old_object,
-        namespace_object,
-        user: vap::VapUser {
-            username: ctx.user.username.clone(),
-            groups: ctx.user.groups.clone(),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-}
-
-/// A CEL policy row's result from how its policy applied: any failure fails the row,
-/// else an error is `error`, a pass `pass`, nothing matching `skip`; what the
-/// interpreter cannot evaluate leaves the row skipped with the reason.
-fn settle(
-    out: &mut Row,
-    applied: &[crate::offline::vap::Applied],
-    outcome: &crate::offline::vap::VapOutcome,
-) {
-    use crate::offline::vap;
-    if let Some(e) = outcome.unsupported() {
-        out.verdict = Verdict::Skipped;
-        out.reason = e.message.clone();
-        return;
-    }
-    let has = |a: vap::Applied| applied.contains(&a);
-    out.actual = if has(vap::Applied::Failed) {
-        "fail"
-    } else if has(vap::Applied::Errored) {
-        "error"
-    } else if has(vap::Applied::Passed) {
-        "pass"
-    } else {
-        "skip"
-    }
-    .into();
-    out.reason = outcome
-        .errors
-        .iter()
-        .map(|e| e.message.clone())
-        .chain(outcome.denials.iter().map(|d| d.message.clone()))
-        .chain(outcome.warnings.iter().cloned())
-        .chain(outcome.audits.iter().cloned())
-        .collect::<Vec<_>>()
-        .join("; ");
-    out.verdict = if out.actual == out.expected {
-        Verdict::Pass
-    } else {
-        Verdict::Fail
-    };
+    std::sync::Arc::new(out)
 }
 
 struct EvalOut {

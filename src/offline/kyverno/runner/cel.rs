@@ -1,0 +1,349 @@
+//! The rows of CEL policy kinds in a Kyverno CLI test: ValidatingAdmissionPolicy (scope
+//! `vap`), ValidatingPolicy (`vpol`), MutatingPolicy (`mpol`) and GeneratingPolicy
+//! (`gpol`), each evaluated by `offline::vap` on the admission request its resource makes.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{Row, Values, Verdict, compare_file, text};
+use crate::offline::kyverno::UserInfo;
+use crate::offline::vap;
+
+/// What a ValidatingAdmissionPolicy row is evaluated against.
+pub(super) struct VapRow<'a> {
+    pub(super) objects: &'a [Value],
+    pub(super) policy: &'a Value,
+    pub(super) resources: &'a [Value],
+    pub(super) cluster: &'a [Value],
+    pub(super) values: &'a Values,
+    pub(super) user: &'a UserInfo,
+}
+
+/// A ValidatingAdmissionPolicy row: the policy through each of its bindings (on its own
+/// match constraints with Deny when it has none, as `kyverno test` does). Any failing
+/// binding fails the row; none matching is `skip`. Scope `vap`, outside the classic set.
+pub(super) fn vap_row(out: &mut Row, row: &Value, ctx: &VapRow<'_>, row_ns: Option<&str>) {
+    use crate::offline::vap;
+    out.scope = "vap";
+    let Some(req) = admission_request(out, row, ctx, row_ns) else {
+        return;
+    };
+    let name = ctx
+        .policy
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let bindings: Vec<&Value> = ctx
+        .objects
+        .iter()
+        .filter(|o| {
+            o.get("kind").and_then(Value::as_str) == Some("ValidatingAdmissionPolicyBinding")
+                && o.pointer("/spec/policyName").and_then(Value::as_str) == Some(name)
+        })
+        .collect();
+    let mut outcome = vap::VapOutcome::default();
+    let applied: Vec<vap::Applied> = if bindings.is_empty() {
+        vec![vap::evaluate_binding(
+            ctx.objects,
+            ctx.policy,
+            None,
+            &req,
+            &mut outcome,
+        )]
+    } else {
+        bindings
+            .iter()
+            .map(|b| vap::evaluate_binding(ctx.objects, ctx.policy, Some(b), &req, &mut outcome))
+            .collect()
+    };
+    settle(out, &applied, &outcome);
+}
+
+/// A Kyverno ValidatingPolicy row (scope `vpol`): the policy with its own actions, its
+/// autogen copy on Pod controllers, and the test's CEL `PolicyException`s (one whose
+/// conditions hold makes the row `skip`). Payloads other than Kubernetes objects
+/// (`evaluation.mode` JSON, HTTP, Envoy) are not evaluated.
+pub(super) fn vpol_row(
+    out: &mut Row,
+    row: &Value,
+    ctx: &VapRow<'_>,
+    row_ns: Option<&str>,
+    exceptions: &[Value],
+    readable: &std::sync::Arc<Vec<Value>>,
+) {
+    use crate::offline::vap;
+    out.scope = "vpol";
+    let mode = ctx
+        .policy
+        .pointer("/spec/evaluation/mode")
+        .and_then(Value::as_str)
+        .unwrap_or("Kubernetes");
+    if mode != "Kubernetes" {
+        out.reason =
+            format!("evaluation mode {mode} (non-Kubernetes payloads) is not evaluated offline");
+        return;
+    }
+    let Some(mut req) = admission_request(out, row, ctx, row_ns) else {
+        return;
+    };
+    req.cluster = Some(readable.clone());
+    if excepted(out, ctx.policy, exceptions, &req) {
+        return;
+    }
+    let mut outcome = vap::VapOutcome::default();
+    let applied = vap::evaluate_validating_policy(ctx.objects, ctx.policy, &req, &mut outcome);
+    settle(out, &[applied], &outcome);
+}
+
+/// The admission request a CEL policy row is evaluated on; `None` (the row failed)
+/// when the test does not hold the resource.
+fn admission_request(
+    out: &mut Row,
+    row: &Value,
+    ctx: &VapRow<'_>,
+    row_ns: Option<&str>,
+) -> Option<crate::offline::vap::VapRequest> {
+    use crate::offline::vap;
+    let (ns, rname) = match out.resource.rsplit_once('/') {
+        Some((n, r)) => (Some(n.to_string()), r.to_string()),
+        None => (row_ns.map(str::to_string), out.resource.clone()),
+    };
+    let Some(resource) = ctx.resources.iter().find(|r| {
+        r.pointer("/metadata/name").and_then(Value::as_str) == Some(rname.as_str())
+            && (out.kind.is_empty()
+                || r.get("kind").and_then(Value::as_str) == Some(out.kind.as_str()))
+            && ns
+                .as_deref()
+                .is_none_or(|n| r.pointer("/metadata/namespace").and_then(Value::as_str) == Some(n))
+    }) else {
+        out.verdict = Verdict::Fail;
+        out.reason = format!(
+            "resource {} {} not found in the test's resources",
+            out.kind, out.resource
+        );
+        return None;
+    };
+    let namespace_object = match resource
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+    {
+        Some(ns) if resource.get("kind").and_then(Value::as_str) != Some("Namespace") => {
+            let mut labels = ctx.values.namespaces.get(ns).cloned().unwrap_or_default();
+            labels.insert("kubernetes.io/metadata.name".into(), ns.into());
+            let known = ctx.values.namespace_objects.iter();
+            vap::namespace_object(known.chain(ctx.cluster).chain(ctx.resources), ns, labels)
+        }
+        _ => Value::Null,
+    };
+    let operation = row
+        .get("operation")
+        .and_then(Value::as_str)
+        .unwrap_or("CREATE")
+        .to_string();
+    let (object, old_object) = if operation == "DELETE" {
+        (Value::Null, resource.clone())
+    } else {
+        (resource.clone(), Value::Null)
+    };
+    Some(vap::VapRequest {
+        operation,
+        object,
+        old_object,
+        namespace_object,
+        user: vap::VapUser {
+            username: ctx.user.username.clone(),
+            groups: ctx.user.groups.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+}
+
+/// A CEL policy row's result from how its policy applied: any failure fails the row,
+/// else an error is `error`, a pass `pass`, nothing matching `skip`; what the
+/// interpreter cannot evaluate leaves the row skipped with the reason.
+fn settle(
+    out: &mut Row,
+    applied: &[crate::offline::vap::Applied],
+    outcome: &crate::offline::vap::VapOutcome,
+) {
+    use crate::offline::vap;
+    if let Some(e) = outcome.unsupported() {
+        out.verdict = Verdict::Skipped;
+        out.reason = e.message.clone();
+        return;
+    }
+    let has = |a: vap::Applied| applied.contains(&a);
+    out.actual = if has(vap::Applied::Failed) {
+        "fail"
+    } else if has(vap::Applied::Errored) {
+        "error"
+    } else if has(vap::Applied::Passed) {
+        "pass"
+    } else {
+        "skip"
+    }
+    .into();
+    out.reason = outcome
+        .errors
+        .iter()
+        .map(|e| e.message.clone())
+        .chain(outcome.denials.iter().map(|d| d.message.clone()))
+        .chain(outcome.warnings.iter().cloned())
+        .chain(outcome.audits.iter().cloned())
+        .collect::<Vec<_>>()
+        .join("; ");
+    out.verdict = if out.actual == out.expected {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
+}
+
+/// Whether one of the test's CEL `PolicyException`s for `policy` holds for `req`: the
+/// row is then `skip`. An exception that cannot be evaluated leaves the row skipped with
+/// the reason (both end the row: `true`).
+fn excepted(out: &mut Row, policy: &Value, exceptions: &[Value], req: &vap::VapRequest) -> bool {
+    let name = text(&policy["metadata"], "name");
+    for e in exceptions.iter().filter(|e| {
+        text(e, "apiVersion").starts_with("policies.kyverno.io/")
+            && e.pointer("/spec/policyRefs")
+                .and_then(Value::as_array)
+                .is_some_and(|refs| refs.iter().any(|r| text(r, "name") == name))
+    }) {
+        match vap::exception_applies(e, req) {
+            Ok(true) => {
+                out.actual = "skip".into();
+                out.reason = format!(
+                    "excepted by PolicyException {}",
+                    text(&e["metadata"], "name")
+                );
+                out.verdict = verdict(out);
+                return true;
+            }
+            Ok(false) => {}
+            Err(why) => {
+                out.reason = why;
+                return true;
+            }
+        }
+    }
+    false
+}
+
+fn verdict(out: &Row) -> Verdict {
+    if out.actual == out.expected {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    }
+}
+
+/// What a MutatingPolicy or GeneratingPolicy row needs besides its policy.
+pub(super) struct CelActionRow<'a> {
+    pub(super) row: &'a Value,
+    pub(super) row_ns: Option<&'a str>,
+    pub(super) exceptions: &'a [Value],
+    pub(super) readable: &'a std::sync::Arc<Vec<Value>>,
+    pub(super) dir: &'a Path,
+}
+
+/// The admission request of a MutatingPolicy or GeneratingPolicy row, with the test's
+/// objects readable through `resource.Get`/`List`; `None` when the row is settled
+/// (resource missing, excepted).
+fn action_request(
+    out: &mut Row,
+    ctx: &VapRow<'_>,
+    a: &CelActionRow<'_>,
+) -> Option<vap::VapRequest> {
+    let mut req = admission_request(out, a.row, ctx, a.row_ns)?;
+    req.cluster = Some(a.readable.clone());
+    if excepted(out, ctx.policy, a.exceptions, &req) {
+        return None;
+    }
+    Some(req)
+}
+
+/// A Kyverno MutatingPolicy row (scope `mpol`): `pass` when the policy mutated the
+/// resource into the row's `patchedResources`, `skip` when it does not select it.
+pub(super) fn mpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
+    out.scope = "mpol";
+    let Some(req) = action_request(out, ctx, a) else {
+        if out.verdict == Verdict::Fail
+            && ctx.policy.pointer("/spec/targetMatchConstraints").is_some()
+        {
+            out.verdict = Verdict::Skipped;
+            out.reason =
+                "a mutate-existing target (targetMatchConstraints) is not evaluated offline".into();
+        }
+        return;
+    };
+    match vap::evaluate_mutating_policy(ctx.policy, &req) {
+        vap::CelPolicyOutcome::NotMatched => {
+            out.actual = "skip".into();
+            out.reason = "the policy does not select this resource".into();
+        }
+        vap::CelPolicyOutcome::Applied(patched) => {
+            out.actual = "pass".into();
+            out.reason = "mutated".into();
+            for key in ["patchedResources", "patchedResource"] {
+                if let Some(f) = a.row.get(key).and_then(Value::as_str)
+                    && let Err(why) = compare_file(
+                        &a.dir.join(f),
+                        std::slice::from_ref(&patched),
+                        &patched,
+                        false,
+                    )
+                {
+                    out.actual = "fail".into();
+                    out.reason = format!("patched resource differs: {why}");
+                }
+            }
+        }
+        vap::CelPolicyOutcome::Error(why) => {
+            out.actual = "error".into();
+            out.reason = why;
+        }
+        vap::CelPolicyOutcome::Unsupported(why) => {
+            out.reason = why;
+            return;
+        }
+    }
+    out.verdict = verdict(out);
+}
+
+/// A Kyverno GeneratingPolicy row (scope `gpol`): `pass` when the policy generates the
+/// row's `generatedResource`, `skip` when it does not select the trigger.
+pub(super) fn gpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
+    out.scope = "gpol";
+    let Some(req) = action_request(out, ctx, a) else {
+        return;
+    };
+    match vap::evaluate_generating_policy(ctx.policy, &req) {
+        vap::CelPolicyOutcome::NotMatched => {
+            out.actual = "skip".into();
+            out.reason = "the policy does not select this trigger".into();
+        }
+        vap::CelPolicyOutcome::Applied(generated) => {
+            out.actual = "pass".into();
+            out.reason = format!("{} object(s) generated", generated.len());
+            if let Some(f) = a.row.get("generatedResource").and_then(Value::as_str) {
+                let first = generated.first().cloned().unwrap_or(Value::Null);
+                if let Err(why) = compare_file(&a.dir.join(f), &generated, &first, true) {
+                    out.actual = "fail".into();
+                    out.reason = format!("generated resource differs: {why}");
+                }
+            }
+        }
+        vap::CelPolicyOutcome::Error(why) => {
+            out.actual = "error".into();
+            out.reason = why;
+        }
+        vap::CelPolicyOutcome::Unsupported(why) => {
+            out.reason = why;
+            return;
+        }
+    }
+    out.verdict = verdict(out);
+}

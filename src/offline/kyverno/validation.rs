@@ -1,0 +1,484 @@
+//! Kyverno's validation of a `ClusterPolicy`/`Policy` when it is created, as its policy
+//! webhook (`validate-policy.kyverno.svc`) and its CLI run it: the field checks of
+//! `api/kyverno/v1` (`Spec.Validate`, `Rule.Validate`, `Generation.Validate`) and the
+//! checks of `pkg/validation/policy/validate.go` that the course and the corpus reach,
+//! including the generate permission check of `pkg/policy/generate/validate.go`
+//! (`canIGenerate`) and `pkg/validation/policy/actions.go`. Kyverno 1.19.0 is the
+//! reference. Pure: the cluster is an RBAC [`Authorizer`] and a discovery [`Mapper`].
+
+use serde_json::Value;
+
+use crate::offline::rbac::resource::Mapper;
+use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
+
+/// The background controller's user, as the chart passes it to the admission
+/// controller (`--backgroundServiceAccountName`).
+pub const BACKGROUND_SA: &str = "system:serviceaccount:kyverno:kyverno-background-controller";
+/// The admission controller's own user (`config.KyvernoServiceAccountName`).
+pub const ADMISSION_SA: &str = "system:serviceaccount:kyverno:kyverno-admission-controller";
+/// The webhook that validates policies, as the API server names it in a denial.
+pub const POLICY_WEBHOOK: &str = "validate-policy.kyverno.svc";
+
+/// One reason Kyverno refuses a policy, in Kyverno's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub message: String,
+}
+
+/// Where the policy is validated. The CLI (`kyverno apply/test`) validates in mock mode:
+/// no discovery (every kind counts as namespaced) and no permission checks. The webhook
+/// asks the cluster's discovery and RBAC.
+#[derive(Clone, Copy)]
+pub enum Mode<'a> {
+    Cli,
+    Cluster {
+        authorizer: &'a Authorizer,
+        mapper: &'a Mapper,
+    },
+}
+
+/// The problems Kyverno reports for `policy`, empty when it is accepted. Kyverno stops at
+/// the first failing stage: the field checks together, then the first rule-level error.
+pub fn validate_policy(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
+    let kind = policy.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind != "ClusterPolicy" && kind != "Policy" {
+        return Vec::new();
+    }
+    if kind == "ClusterPolicy"
+        && policy
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .is_some_and(|ns| !ns.is_empty())
+    {
+        return problem("A clusterpolicy should not have the namespace defined");
+    }
+    let fields = field_checks(policy, mode);
+    if !fields.is_empty() {
+        return fields;
+    }
+    let rules = rules_of(policy);
+    for (i, rule) in rules.iter().enumerate() {
+        if let Some(message) = rule_checks(i, rule, mode) {
+            return problem(message);
+        }
+    }
+    Vec::new()
+}
+
+/// The message Kyverno returns for these problems (field errors are aggregated as
+/// `[a, b]`, as `field.ErrorList.ToAggregate` prints several).
+pub fn message(problems: &[Problem]) -> Option<String> {
+    match problems {
+        [] => None,
+        [one] => Some(one.message.clone()),
+        many => Some(format!(
+            "[{}]",
+            many.iter()
+                .map(|p| p.message.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// The API server's text when the policy webhook refuses a policy.
+pub fn denial_text(problems: &[Problem]) -> Option<String> {
+    message(problems)
+        .map(|m| format!("admission webhook \"{POLICY_WEBHOOK}\" denied the request: {m}"))
+}
+
+fn problem(message: impl Into<String>) -> Vec<Problem> {
+    vec![Problem {
+        message: message.into(),
+    }]
+}
+
+fn rules_of(policy: &Value) -> Vec<Value> {
+    policy
+        .pointer("/spec/rules")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn forbidden(path: &str, detail: &str) -> Problem {
+    Problem {
+        message: format!("{path}: Forbidden: {detail}"),
+    }
+}
+
+/// `api/kyverno/v1`: `Spec.Validate` and the parts of `Rule.Validate` whose messages
+/// carry no Go value dump (those are left to the API server's own schema answer).
+fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    let namespaced = policy.get("kind").and_then(Value::as_str) == Some("Policy");
+    let policy_ns = policy
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    let mut out = Vec::new();
+    if spec.get("generateExistingOnPolicyUpdate").is_some() {
+        out.push(forbidden(
+            "spec.generateExistingOnPolicyUpdate",
+            "remove the deprecated field and use spec.generate[*].generateExisting instead",
+        ));
+    }
+    let rules = rules_of(policy);
+    let spec_mutate_existing = spec
+        .get("mutateExistingOnPolicyUpdate")
+        .and_then(Value::as_bool)
+        == Some(true);
+    for (i, rule) in rules.iter().enumerate() {
+        let Some(mutate) = rule.get("mutate").filter(|m| m.is_object()) else {
+            continue;
+        };
+        let rule_flag = mutate
+            .get("mutateExistingOnPolicyUpdate")
+            .and_then(Value::as_bool)
+            == Some(true);
+        let no_targets = mutate
+            .get("targets")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        if (spec_mutate_existing || rule_flag) && no_targets {
+            out.push(forbidden(
+                "spec.mutateExistingOnPolicyUpdate",
+                &format!(
+                    "rules[{i}].mutate.targets has to be specified when mutateExistingOnPolicyUpdate is set"
+                ),
+            ));
+        }
+    }
+    if let Some(t) = spec.get("webhookTimeoutSeconds").and_then(Value::as_i64)
+        && !(1..=30).contains(&t)
+    {
+        out.push(Problem {
+            message: format!(
+                "spec.webhookTimeoutSeconds: Invalid value: {t}: the timeout value must be between 1 and 30 seconds"
+            ),
+        });
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        if let Some(generate) = rule.get("generate").filter(|g| g.is_object()) {
+            let at = format!("spec.rules[{i}].generate");
+            out.extend(generation_fields(
+                generate, &at, namespaced, policy_ns, mode,
+            ));
+        }
+    }
+    if namespaced
+        && spec
+            .get("validationFailureActionOverrides")
+            .and_then(Value::as_array)
+            .is_some_and(|o| !o.is_empty())
+    {
+        out.push(forbidden(
+            "spec.validationFailureActionOverrides",
+            "Use of validationFailureActionOverrides is supported only with ClusterPolicy",
+        ));
+    }
+    out
+}
+
+/// Whether discovery serves `kind` (`v1/Namespace` or `Namespace`) cluster-wide. The
+/// CLI's mock mode has no discovery: nothing is cluster-wide there.
+fn cluster_scoped(mode: Mode<'_>, api_version: &str, kind: &str) -> bool {
+    let Mode::Cluster { mapper, .. } = mode else {
+        return false;
+    };
+    // Kyverno looks up `apiVersion/Kind`: without an apiVersion nothing matches.
+    !api_version.is_empty()
+        && mapper
+            .for_kind(api_version, kind)
+            .is_some_and(|r| !r.namespaced)
+}
+
+/// `Generation.Validate`: one pattern per rule, then each pattern's target.
+fn generation_fields(
+    generate: &Value,
+    at: &str,
+    namespaced: bool,
+    policy_ns: &str,
+    mode: Mode<'_>,
+) -> Vec<Problem> {
+    let present = |k: &str| generate.get(k).is_some_and(|v| !v.is_null());
+    let clone_set = generate
+        .get("clone")
+        .and_then(Value::as_object)
+        .is_some_and(|c| c.values().any(|v| v.as_str().is_none_or(|s| !s.is_empty())));
+    let patterns = [
+        present("data"),
+        clone_set,
+        generate.pointer("/cloneList/kinds").is_some(),
+        present("foreach"),
+    ];
+    if patterns.iter().filter(|p| **p).count() > 1 {
+        return vec![forbidden(
+            at,
+            "only one of generate patterns(data, clone, cloneList and foreach) can be specified",
+        )];
+    }
+    if let Some(foreach) = generate.get("foreach").and_then(Value::as_array) {
+        return foreach
+            .iter()
+            .enumerate()
+            .flat_map(|(j, entry)| {
+                pattern_fields(
+                    entry,
+                    &format!("{at}.foreach[{j}]"),
+                    namespaced,
+                    policy_ns,
+                    mode,
+                )
+            })
+            .collect();
+    }
+    pattern_fields(generate, at, namespaced, policy_ns, mode)
+}
+
+/// `GeneratePattern.Validate`: target scope and the fields a target needs.
+fn pattern_fields(
+    pattern: &Value,
+    at: &str,
+    namespaced: bool,
+    policy_ns: &str,
+    mode: Mode<'_>,
+) -> Vec<Problem> {
+    let s = |k: &str| pattern.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut out = Vec::new();
+    let (kind, api_version, namespace) = (s("kind"), s("apiVersion"), s("namespace"));
+    if namespaced && let Some(why) = namespaced_scope(pattern, mode, policy_ns) {
+        out.push(forbidden(
+            &format!("{at}.namespace"),
+            &format!("target resource scope mismatched: {why} "),
+        ));
+    }
+    if !kind.is_empty() {
+        let cluster_wide = cluster_scoped(mode, api_version, kind);
+        if !cluster_wide && namespace.is_empty() {
+            out.push(forbidden(
+                &format!("{at}.namespace"),
+                "target namespace must be set for a namespaced resource",
+            ));
+        } else if cluster_wide && !namespace.is_empty() {
+            out.push(forbidden(
+                &format!("{at}.namespace"),
+                "target namespace must not be set for a cluster-wide resource",
+            ));
+        }
+    }
+    let clone_list = pattern
+        .pointer("/cloneList/kinds")
+        .and_then(Value::as_array)
+        .is_some_and(|k| !k.is_empty());
+    if !clone_list {
+        for (field, value) in [
+            ("kind", kind),
+            ("name", s("name")),
+            ("apiVersion", api_version),
+        ] {
+            if value.is_empty() {
+                out.push(forbidden(
+                    &format!("{at}.{field}"),
+                    &format!("{field} can not be empty"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `validateNamespacedTargetsScope`: a namespaced `Policy` generates and clones in its
+/// own namespace only.
+fn namespaced_scope(pattern: &Value, mode: Mode<'_>, policy_ns: &str) -> Option<String> {
+    let s = |p: &str| pattern.pointer(p).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (s("/apiVersion"), s("/kind"));
+    if cluster_scoped(mode, api_version, kind) {
+        return Some(format!(
+            "the target must be a namespaced resource: {api_version}/{kind}"
+        ));
+    }
+    if s("/namespace") != policy_ns {
+        return Some(format!(
+            "a namespaced policy cannot generate resources in other namespaces, expected: {policy_ns}, received: {}",
+            s("/namespace")
+        ));
+    }
+    if !s("/clone/name").is_empty() && s("/clone/namespace") != policy_ns {
+        return Some(format!(
+            "a namespaced policy cannot clone resources from other namespaces, expected: {policy_ns}, received: {}",
+            s("/clone/namespace")
+        ));
+    }
+    None
+}
+
+/// The rule-level checks of `pkg/validation/policy/validate.go`, first error only.
+fn rule_checks(i: usize, rule: &Value, mode: Mode<'_>) -> Option<String> {
+    if let Some(patch) = rule
+        .pointer("/mutate/patchesJson6902")
+        .and_then(Value::as_str)
+        && let Some(e) = json_patch_problem(patch, i)
+    {
+        return Some(e);
+    }
+    let generate = rule.get("generate").filter(|g| g.is_object())?;
+    if let Some(e) = generate_action(i, rule, generate, mode) {
+        return Some(e);
+    }
+    let gen_kind = generate.get("kind").and_then(Value::as_str).unwrap_or("");
+    let match_kinds = rule
+        .pointer("/match/resources/kinds")
+        .and_then(Value::as_array);
+    if match_kinds.is_some_and(|k| k.iter().any(|k| k.as_str() == Some(gen_kind))) {
+        return Some("generation kind and match resource kind should not be the same".into());
+    }
+    None
+}
+
+/// `validateJSONPatchPathForForwardSlash` and `validateJSONPatch`, with variables
+/// replaced by a placeholder first as Kyverno does.
+fn json_patch_problem(patch: &str, i: usize) -> Option<String> {
+    let patch = replace_variables(patch);
+    let docs = crate::yaml::parse_json_stream(&patch).ok()?;
+    let ops = docs.first()?.as_array()?.clone();
+    for op in &ops {
+        let path = op.get("path").and_then(Value::as_str).unwrap_or("");
+        if !path.starts_with('/') {
+            return Some(format!(
+                "path must begin with a forward slash: spec.rules[{i}]: {path}"
+            ));
+        }
+    }
+    for op in &ops {
+        let kind = op.get("op").and_then(Value::as_str).unwrap_or("");
+        if !["add", "remove", "replace", "move", "copy", "test"].contains(&kind) {
+            return Some(format!("unexpected kind: spec.rules[{i}]: {kind}"));
+        }
+    }
+    None
+}
+
+/// `{{ … }}` → `kyvernojsonpatchvariable`.
+fn replace_variables(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let Some(end) = rest[start..].find("}}") else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        out.push_str("kyvernojsonpatchvariable");
+        rest = &rest[start + end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `validateActions` for a generate rule: the permission checks (`canIGenerate`) for the
+/// admission controller (list, get with `synchronize`) and the background controller
+/// (get, create; update, delete with `synchronize`). The CLI's fake checker allows all.
+fn generate_action(i: usize, rule: &Value, generate: &Value, mode: Mode<'_>) -> Option<String> {
+    if rule.get("celPreconditions").is_some() {
+        return Some(format!(
+            "path: spec.rules[{i}].generate..: celPrecondition can only be used with validate.cel"
+        ));
+    }
+    let Mode::Cluster { authorizer, mapper } = mode else {
+        return None;
+    };
+    let synchronize = generate.get("synchronize").and_then(Value::as_bool) == Some(true);
+    let mut checks: Vec<(&str, Vec<&str>)> = Vec::new();
+    if synchronize {
+        checks.push((ADMISSION_SA, vec!["list", "get"]));
+    }
+    let background: Vec<&str> = if synchronize {
+        vec!["get", "create", "update", "delete"]
+    } else {
+        vec!["get", "create"]
+    };
+    checks.push((BACKGROUND_SA, background));
+    for (user, verbs) in checks {
+        let check = |pattern: &Value| can_i_generate(authorizer, mapper, user, &verbs, pattern);
+        let failed = match generate.get("foreach").and_then(Value::as_array) {
+            Some(entries) => entries.iter().find_map(check).map(|e| ("foreach", e)),
+            None => check(generate).map(|e| ("", e)),
+        };
+        if let Some((path, e)) = failed {
+            return Some(format!("path: spec.rules[{i}].generate.{path}.: {e}"));
+        }
+    }
+    None
+}
+
+/// `canIGenerate` for one pattern: the kind (or the first cloneList kind) in the target
+/// namespace, taken literally even when it is a variable.
+fn can_i_generate(
+    authorizer: &Authorizer,
+    mapper: &Mapper,
+    user: &str,
+    verbs: &[&str],
+    pattern: &Value,
+) -> Option<String> {
+    let s = |k: &str| pattern.get(k).and_then(Value::as_str).unwrap_or("");
+    let namespace = s("namespace");
+    let first_listed = pattern
+        .pointer("/cloneList/kinds/0")
+        .and_then(Value::as_str);
+    let gvk = match first_listed {
+        Some(listed) => listed.to_string(),
+        None => format!("{}/{}", s("apiVersion"), s("kind")),
+    };
+    if gvk.contains("{{") {
+        return None;
+    }
+    let (api_version, kind) = gvk.rsplit_once('/').unwrap_or(("", gvk.as_str()));
+    let (kind, subresource) = kind.split_once('.').unwrap_or((kind, ""));
+    let resource = if api_version.is_empty() {
+        mapper.for_bare_kind(kind)
+    } else {
+        mapper.for_kind(api_version, kind)
+    };
+    let Some(resource) = resource else {
+        return Some(format!("failed to get GVR for kind {gvk}"));
+    };
+    let (username, groups) = impersonated(user, &[]);
+    let failed: Vec<&str> = verbs
+        .iter()
+        .copied()
+        .filter(|verb| {
+            !authorizer
+                .authorize(&AccessRequest {
+                    user: username.clone(),
+                    groups: groups.clone(),
+                    verb: verb.to_string(),
+                    api_group: resource.group.clone(),
+                    resource: resource.plural.clone(),
+                    subresource: subresource.to_string(),
+                    namespace: namespace.to_string(),
+                    ..AccessRequest::default()
+                })
+                .allowed
+        })
+        .collect();
+    if failed.is_empty() {
+        return None;
+    }
+    let target = if subresource.is_empty() {
+        gvk.clone()
+    } else {
+        format!("{gvk}/{subresource}")
+    };
+    let mut msg = format!(
+        "{user} requires permissions {} for resource {target}",
+        failed.join(",")
+    );
+    if !namespace.is_empty() {
+        msg.push_str(&format!(" in namespace {namespace}"));
+    }
+    Some(msg)
+}
+
+#[cfg(test)]
+#[path = "validation_tests.rs"]
+mod tests;

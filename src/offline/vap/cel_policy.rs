@@ -1,0 +1,426 @@
+//! Kyverno 1.19's `MutatingPolicy` and `GeneratingPolicy` (policies.kyverno.io) on one
+//! request, on the same CEL evaluator as a ValidatingAdmissionPolicy: match constraints,
+//! variables, match conditions, then the policy's mutations (apply configurations and
+//! JSON patches, in order, each seeing the object the previous one produced) or its
+//! `generate` expressions (`generator.Apply(namespace, objects)`). Kyverno's sources:
+//! `pkg/cel/policies/mpol/compiler/policy.go` and `pkg/cel/policies/gpol/compiler/policy.go`.
+//! What the interpreter cannot evaluate comes back as `Unsupported`, never as a result.
+
+use std::sync::Mutex;
+
+use super::*;
+
+/// How a MutatingPolicy or GeneratingPolicy came out on one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CelPolicyOutcome<T> {
+    /// The policy does not select the request (constraints or a false condition).
+    NotMatched,
+    /// The mutated object, or the generated objects.
+    Applied(T),
+    /// An evaluation error Kyverno would hit too.
+    Error(String),
+    /// What the offline interpreter cannot evaluate (never a result).
+    Unsupported(String),
+}
+
+impl<T> CelPolicyOutcome<T> {
+    fn from_eval(e: EvalError, what: &str) -> Self {
+        let message = format!("{what}: {}", e.message);
+        if e.unsupported {
+            Self::Unsupported(message)
+        } else {
+            Self::Error(message)
+        }
+    }
+}
+
+/// The context a policy's actions run in, once it has matched: the request's variables,
+/// `variables` bound, match conditions held.
+fn prepare<T>(
+    policy: &Value,
+    namespaced_kind: &str,
+    req: &VapRequest,
+) -> Result<(Context<'static, 'static>, BTreeMap<String, EvalError>), CelPolicyOutcome<T>> {
+    if kind_of(policy) == namespaced_kind
+        && let Some(ns) = policy
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+        && request_namespace(req).as_deref() != Some(ns)
+    {
+        return Err(CelPolicyOutcome::NotMatched);
+    }
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    let constraints = spec.get("matchConstraints").unwrap_or(&Value::Null);
+    if !matches_resources(constraints, req, true) {
+        return Err(CelPolicyOutcome::NotMatched);
+    }
+    let mut ctx = base_context(req, &Value::Null);
+    // Kyverno binds the variables before the match conditions, which may use them.
+    let var_errors = bind_spec_variables(&mut ctx, spec);
+    match conditions_hold(&ctx, spec.get("matchConditions").unwrap_or(&Value::Null)) {
+        Ok(true) => Ok((ctx, var_errors)),
+        Ok(false) => Err(CelPolicyOutcome::NotMatched),
+        Err((message, Some(why))) => {
+            Err(CelPolicyOutcome::Unsupported(format!("{message}: {why}")))
+        }
+        Err((message, None)) => Err(CelPolicyOutcome::Error(message)),
+    }
+}
+
+/// Evaluates one action expression, failing as Kyverno does when it uses a variable
+/// that failed.
+fn run(
+    ctx: &Context<'_, '_>,
+    var_errors: &BTreeMap<String, EvalError>,
+    expr: &str,
+) -> Result<cel::Value, EvalError> {
+    if let Some((name, e)) = failed_variable(var_errors, expr) {
+        return Err(EvalError {
+            message: format!("variable '{name}': {}", e.message),
+            unsupported: e.unsupported,
+        });
+    }
+    eval(ctx, expr)
+}
+
+/// A `MutatingPolicy`/`NamespacedMutatingPolicy` on `req`: the object after its
+/// mutations. An `ApplyConfiguration` is merged into the object (maps merge, lists of
+/// known Kubernetes fields merge by their key, as the strategic merge `kyverno` already
+/// models); a `JSONPatch` expression yields the operations applied in order.
+pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
+    let (ctx, var_errors) = match prepare(policy, "NamespacedMutatingPolicy", req) {
+        Ok(p) => p,
+        Err(outcome) => return outcome,
+    };
+    let mut ctx = ctx;
+    let mut object = if req.object.is_null() {
+        return CelPolicyOutcome::Unsupported(
+            "a MutatingPolicy on a DELETE request is not evaluated offline".into(),
+        );
+    } else {
+        req.object.clone()
+    };
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    for (i, m) in list(spec, "mutations").enumerate() {
+        let patch_type = m.get("patchType").and_then(Value::as_str).unwrap_or("");
+        let (key, what) = match patch_type {
+            "ApplyConfiguration" => ("/applyConfiguration/expression", "applyConfiguration"),
+            "JSONPatch" => ("/jsonPatch/expression", "jsonPatch"),
+            other => {
+                return CelPolicyOutcome::Unsupported(format!(
+                    "mutation {i}: patchType {other:?} is not evaluated offline"
+                ));
+            }
+        };
+        let expr = m.pointer(key).and_then(Value::as_str).unwrap_or("");
+        let result = match run(&ctx, &var_errors, expr) {
+            Ok(v) => v,
+            Err(e) => return CelPolicyOutcome::from_eval(e, &format!("mutation {i} ({what})")),
+        };
+        let result = match from_cel(&result) {
+            Ok(v) => v,
+            Err(e) => return CelPolicyOutcome::Error(format!("mutation {i} ({what}): {e}")),
+        };
+        let next = if patch_type == "JSONPatch" {
+            let Value::Array(ops) = &result else {
+                return CelPolicyOutcome::Error(format!(
+                    "mutation {i} (jsonPatch): the expression must return a list of JSONPatch, got {result}"
+                ));
+            };
+            crate::offline::kyverno::jsonpatch::apply(&object, ops).map_err(|e| e.to_string())
+        } else {
+            if !result.is_object() {
+                return CelPolicyOutcome::Error(format!(
+                    "mutation {i} (applyConfiguration): the expression must return an Object, got {result}"
+                ));
+            }
+            apply_configuration(&object, &result)
+        };
+        object = match next {
+            Ok(o) => o,
+            Err(e) => return CelPolicyOutcome::Error(format!("mutation {i} ({what}): {e}")),
+        };
+        // The next mutation sees this one's result.
+        ctx.add_variable_from_value("object", to_cel(&object));
+    }
+    CelPolicyOutcome::Applied(object)
+}
+
+/// Merges an apply configuration into `object`.
+fn apply_configuration(object: &Value, config: &Value) -> Result<Value, String> {
+    use crate::offline::kyverno::{Request, context::Context as KyvernoContext, smp};
+    // The merge needs no variables: an apply configuration carries no anchors.
+    smp::apply(
+        object,
+        config,
+        &KyvernoContext::from_request(&Request::default()),
+    )
+}
+
+/// A `GeneratingPolicy`/`NamespacedGeneratingPolicy` on a trigger: the objects its
+/// `generate` expressions hand to `generator.Apply(namespace, objects)` (a list object's
+/// `items` each count), each placed in that namespace (cluster-scoped ones for `""`).
+/// YAML `template` generations are not evaluated offline.
+pub fn evaluate_generating_policy(
+    policy: &Value,
+    req: &VapRequest,
+) -> CelPolicyOutcome<Vec<Value>> {
+    let (mut ctx, var_errors) = match prepare(policy, "NamespacedGeneratingPolicy", req) {
+        Ok(p) => p,
+        Err(outcome) => return outcome,
+    };
+    let generated: Arc<Mutex<Vec<Value>>> = Arc::default();
+    add_generator_library(&mut ctx, generated.clone());
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    for (i, g) in list(spec, "generate").enumerate() {
+        let Some(expr) = g.get("expression").and_then(Value::as_str) else {
+            return CelPolicyOutcome::Unsupported(format!(
+                "generate {i}: a YAML template generation is not evaluated offline"
+            ));
+        };
+        if let Err(e) = run(&ctx, &var_errors, expr) {
+            return CelPolicyOutcome::from_eval(e, &format!("generate {i}"));
+        }
+    }
+    let out = std::mem::take(&mut *generated.lock().unwrap_or_else(|e| e.into_inner()));
+    CelPolicyOutcome::Applied(out)
+}
+
+const GENERATOR_LIBRARY: &str = "kca.dev/generator-library";
+
+/// Kyverno's `generator.Apply(namespace, objects)` (also spelt `apply`), collecting
+/// what it would create into `sink`.
+fn add_generator_library(ctx: &mut Context<'_, '_>, sink: Arc<Mutex<Vec<Value>>>) {
+    ctx.add_variable_from_value("generator", to_cel(&json!({GENERATOR_LIBRARY: true})));
+    let apply = move |This(target): This<cel::Value>,
+                      namespace: Arc<String>,
+                      objects: Arc<Vec<cel::Value>>|
+          -> cel::ResolveResult {
+        if target != to_cel(&json!({GENERATOR_LIBRARY: true})) {
+            return Err(ExecutionError::function_error(
+                "apply",
+                "only the `generator` library has `apply` offline",
+            ));
+        }
+        let mut made = Vec::new();
+        for o in objects.iter() {
+            let o =
+                from_cel(o).map_err(|e| ExecutionError::function_error("generator.Apply", e))?;
+            let items = match o.get("items").and_then(Value::as_array) {
+                Some(items) => items.clone(),
+                None => vec![o],
+            };
+            for mut item in items {
+                if !item.is_object() {
+                    return Err(ExecutionError::function_error(
+                        "generator.Apply",
+                        format!("not an object: {item}"),
+                    ));
+                }
+                place(&mut item, &namespace);
+                made.push(item);
+            }
+        }
+        sink.lock().unwrap_or_else(|e| e.into_inner()).extend(made);
+        // True, so that `list.all(x, generator.Apply(…))` applies to every element.
+        Ok(cel::Value::Bool(true))
+    };
+    let added = [
+        ctx.add_function("apply", apply.clone()),
+        ctx.add_function("Apply", apply),
+    ];
+    debug_assert!(added.iter().all(Result::is_ok), "{added:?}");
+}
+
+/// A generated copy in `namespace`, without the source's server-set fields.
+fn place(item: &mut Value, namespace: &str) {
+    let Some(meta) = item
+        .as_object_mut()
+        .map(|m| m.entry("metadata").or_insert_with(|| json!({})))
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for key in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "managedFields",
+        "generation",
+    ] {
+        meta.remove(key);
+    }
+    if namespace.is_empty() {
+        meta.remove("namespace");
+    } else {
+        meta.insert("namespace".into(), Value::String(namespace.to_string()));
+    }
+}
+
+/// Every `MutatingPolicy` among `objects` on `req`, in the order given, each on the object
+/// the previous one produced: the object admission goes on with. `Err` names the policy
+/// that failed or that the interpreter cannot evaluate (never a silent pass).
+pub fn mutate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Value, String> {
+    let mut req = req.clone();
+    for policy in objects
+        .iter()
+        .filter(|o| matches!(kind_of(o), "MutatingPolicy" | "NamespacedMutatingPolicy"))
+    {
+        match evaluate_mutating_policy(policy, &req) {
+            CelPolicyOutcome::NotMatched => {}
+            CelPolicyOutcome::Applied(object) => req.object = object,
+            CelPolicyOutcome::Error(why) => {
+                return Err(format!(
+                    "MutatingPolicy `{}` failed: {why}",
+                    name_of(policy)
+                ));
+            }
+            CelPolicyOutcome::Unsupported(why) => {
+                return Err(format!(
+                    "MutatingPolicy `{}` cannot be evaluated offline: {why}",
+                    name_of(policy)
+                ));
+            }
+        }
+    }
+    Ok(req.object)
+}
+
+/// What every `GeneratingPolicy` among `objects` generates for the trigger in `req`.
+/// `Err` names the policy that failed or that the interpreter cannot evaluate.
+pub fn generate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    for policy in objects.iter().filter(|o| {
+        matches!(
+            kind_of(o),
+            "GeneratingPolicy" | "NamespacedGeneratingPolicy"
+        )
+    }) {
+        match evaluate_generating_policy(policy, req) {
+            CelPolicyOutcome::NotMatched => {}
+            CelPolicyOutcome::Applied(made) => out.extend(made),
+            CelPolicyOutcome::Error(why) => {
+                return Err(format!(
+                    "GeneratingPolicy `{}` failed: {why}",
+                    name_of(policy)
+                ));
+            }
+            CelPolicyOutcome::Unsupported(why) => {
+                return Err(format!(
+                    "GeneratingPolicy `{}` cannot be evaluated offline: {why}",
+                    name_of(policy)
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create(object: Value) -> VapRequest {
+        VapRequest {
+            operation: "CREATE".into(),
+            object,
+            ..Default::default()
+        }
+    }
+
+    fn pod(ns: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": ns},
+               "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    }
+
+    fn mpol(mutations: Value) -> Value {
+        json!({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy",
+               "metadata": {"name": "add-team"},
+               "spec": {
+                 "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["pods"]}]},
+                 "matchConditions": [{"name": "dev", "expression": "request.namespace == 'dev'"}],
+                 "variables": [{"name": "team", "expression": "'platform'"}],
+                 "mutations": mutations}})
+    }
+
+    #[test]
+    fn a_mutating_policy_adds_a_label_with_an_apply_configuration() {
+        let policy = mpol(
+            json!([{"patchType": "ApplyConfiguration", "applyConfiguration": {
+            "expression": "Object{metadata: Object.metadata{labels: {'team': variables.team}}}"}}]),
+        );
+        let CelPolicyOutcome::Applied(out) = evaluate_mutating_policy(&policy, &create(pod("dev")))
+        else {
+            panic!("not applied");
+        };
+        assert_eq!(out["metadata"]["labels"], json!({"team": "platform"}));
+        assert_eq!(
+            out["spec"],
+            pod("dev")["spec"],
+            "the rest of the object stays"
+        );
+        assert_eq!(
+            evaluate_mutating_policy(&policy, &create(pod("prod"))),
+            CelPolicyOutcome::NotMatched
+        );
+    }
+
+    #[test]
+    fn a_mutating_policy_applies_json_patches_in_order() {
+        let policy = mpol(json!([
+            {"patchType": "JSONPatch", "jsonPatch": {"expression":
+                "[JSONPatch{op: 'add', path: '/metadata/labels', value: {}}]"}},
+            {"patchType": "JSONPatch", "jsonPatch": {"expression":
+                "[JSONPatch{op: 'add', path: '/metadata/labels/' + jsonpatch.escapeKey('a/b'), value: string(size(object.metadata.labels))}]"}},
+        ]));
+        let CelPolicyOutcome::Applied(out) = evaluate_mutating_policy(&policy, &create(pod("dev")))
+        else {
+            panic!("not applied");
+        };
+        assert_eq!(out["metadata"]["labels"], json!({"a/b": "0"}));
+    }
+
+    #[test]
+    fn what_cannot_be_evaluated_is_unsupported_never_applied() {
+        let policy = mpol(
+            json!([{"patchType": "ApplyConfiguration", "applyConfiguration": {
+            "expression": "Object{metadata: Object.metadata{labels: {'x': image('nginx').registry()}}}"}}]),
+        );
+        assert!(matches!(
+            evaluate_mutating_policy(&policy, &create(pod("dev"))),
+            CelPolicyOutcome::Unsupported(_)
+        ));
+        let gpol = json!({"kind": "GeneratingPolicy", "metadata": {"name": "g"}, "spec": {
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["namespaces"]}]},
+            "generate": [{"template": {"value": "kind: ConfigMap"}}]}});
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
+        assert!(matches!(
+            evaluate_generating_policy(&gpol, &create(ns)),
+            CelPolicyOutcome::Unsupported(_)
+        ));
+    }
+
+    #[test]
+    fn a_generating_policy_creates_a_network_policy_in_each_new_namespace() {
+        let gpol = json!({"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy",
+            "metadata": {"name": "default-deny"}, "spec": {
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["namespaces"]}]},
+            "variables": [{"name": "np", "expression":
+                "[{'apiVersion': 'networking.k8s.io/v1', 'kind': 'NetworkPolicy', 'metadata': {'name': 'default-deny'}, 'spec': {'podSelector': {}, 'policyTypes': ['Ingress']}}]"}],
+            "generate": [{"expression": "generator.Apply(object.metadata.name, variables.np)"}]}});
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
+        let CelPolicyOutcome::Applied(made) = evaluate_generating_policy(&gpol, &create(ns)) else {
+            panic!("not applied");
+        };
+        assert_eq!(made.len(), 1);
+        assert_eq!(made[0]["kind"], "NetworkPolicy");
+        assert_eq!(made[0]["metadata"]["namespace"], "team-a");
+        assert_eq!(
+            evaluate_generating_policy(&gpol, &create(pod("dev"))),
+            CelPolicyOutcome::NotMatched
+        );
+    }
+}
