@@ -95,6 +95,10 @@ pub enum Spec {
         target: ObjSel,
         present: bool,
         matches: Option<Value>,
+        /// `installed: true`: the object belongs to the cluster's installation (Kyverno's
+        /// own Lease, webhook configuration, Deployment), not to the lab; an offline object
+        /// set that lacks it cannot judge the check, so it is `skipped`, not failed.
+        installed: bool,
     },
     /// The question `kubectl auth can-i --as` asks, and the answer expected.
     CanI {
@@ -125,6 +129,9 @@ pub enum Spec {
         exit: ExitWant,
         stdout: Vec<Regex>,
         stderr: Vec<Regex>,
+        /// `skipExit: N`: the program ending with N means "cannot judge here" (a tool or a
+        /// chart is missing); the verdict is `skipped` with the program's last words.
+        skip_exit: Option<i32>,
     },
 }
 
@@ -715,10 +722,12 @@ fn decode_resource(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
     if present == Some(false) && matches.is_some() {
         d.error(f.pos(), "`matches` makes no sense with `state: absent`");
     }
+    let installed = f.opt("installed").and_then(|n| d.bool(n)).unwrap_or(false);
     Some(Spec::Resource {
         target: target?,
         present: present?,
         matches,
+        installed,
     })
 }
 
@@ -1014,6 +1023,7 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
     };
     let stdout = regexes(d, f.opt("stdout"));
     let stderr = regexes(d, f.opt("stderr"));
+    let skip_exit = f.opt("skipExit").and_then(|n| d.int_in(n, 1..=255)).map(|c| c as i32);
     if run.is_empty() {
         return None;
     }
@@ -1024,6 +1034,7 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
         exit: exit?,
         stdout,
         stderr,
+        skip_exit,
     })
 }
 

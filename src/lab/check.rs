@@ -225,6 +225,7 @@ fn command(env: Env<'_>, check: &Check) -> Outcome {
         exit,
         stdout,
         stderr,
+        skip_exit,
     } = &check.spec
     else {
         return Outcome::error("not a command check");
@@ -331,6 +332,10 @@ fn command(env: Env<'_>, check: &Check) -> Outcome {
     let out = out_t.join().unwrap_or_default();
     let err = err_t.join().unwrap_or_default();
     let code = status.code();
+    if code.is_some() && code == *skip_exit {
+        let why = last_line(&err, &out);
+        return Outcome::skipped(format!("`{shown}` cannot judge here: {why}"));
+    }
     let code_ok = match (exit, code) {
         (ExitWant::Code(want), Some(c)) => *want == c,
         (ExitWant::NonZero, Some(c)) => c != 0,
@@ -498,6 +503,14 @@ pub fn judge_generated(check: &Check, what: &str, found: Option<&Value>) -> Outc
             Err(e) => Outcome::fail(format!("{what} was generated, but {e}")),
         },
     }
+}
+
+/// The last non-empty line a program printed (its error output first): why it skipped.
+fn last_line(err: &str, out: &str) -> String {
+    [err, out]
+        .iter()
+        .find_map(|t| t.lines().rev().find(|l| !l.trim().is_empty()))
+        .map_or_else(|| "(it said nothing)".to_string(), |l| l.trim().to_string())
 }
 
 /// The last lines a program printed, for the report.

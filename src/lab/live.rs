@@ -45,6 +45,7 @@ pub async fn evaluate(live: &Live, env: Env<'_>, check: &Check, printer: &Printe
             target,
             present,
             matches,
+            ..
         } => resource(live, target, *present, matches.as_ref()).await,
         Spec::CanI { query, .. } => live
             .can_i(query)
@@ -440,6 +441,7 @@ mod tests {
                 exit: crate::content::lab::ExitWant::Code(0),
                 stdout: vec![],
                 stderr: vec![],
+                skip_exit: None,
             },
         };
         let tpl = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "t-"}});
