@@ -4,6 +4,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use unicode_width::UnicodeWidthStr;
+
+use crate::escape::{self, escape};
 use crate::yaml::Pos;
 
 /// How bad a problem is: an error makes a file unusable; a warning is advice for the
@@ -46,45 +49,32 @@ impl Diagnostic {
     }
 }
 
+/// Everything in a diagnostic quotes a file (its name, its keys, its lines): control
+/// characters are shown as escapes so a file cannot forge output or drive the terminal.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
             "{}: {}: {}",
-            self.location(),
+            escape(&self.location()),
             self.severity.word(),
-            self.message
+            escape::lines(&self.message)
         )?;
         if let Some(line) = &self.source_line {
             let gutter = self.pos.line.to_string();
             let pad = " ".repeat(gutter.len());
             writeln!(f, "{pad} |")?;
-            writeln!(f, "{gutter} | {line}")?;
-            let caret_at: usize = line
-                .chars()
-                .take(self.pos.col.saturating_sub(1))
-                .map(display_width)
-                .sum();
+            writeln!(f, "{gutter} | {}", escape(line))?;
+            // Display columns (CJK is two wide) of the escaped text before the column.
+            let before: String = line.chars().take(self.pos.col.saturating_sub(1)).collect();
+            let caret_at = escape(&before).width();
             writeln!(f, "{pad} | {}^", " ".repeat(caret_at))?;
         }
         if let Some(hint) = &self.hint {
-            writeln!(f, "  hint: {hint}")?;
+            writeln!(f, "  hint: {}", escape::lines(hint))?;
         }
         Ok(())
     }
-}
-
-/// Terminal cells a character takes: CJK text (the course's language) is two wide.
-fn display_width(c: char) -> usize {
-    let c = c as u32;
-    let wide = (0x1100..=0x115F).contains(&c)
-        || (0x2E80..=0xA4CF).contains(&c)
-        || (0xAC00..=0xD7A3).contains(&c)
-        || (0xF900..=0xFAFF).contains(&c)
-        || (0xFE30..=0xFE4F).contains(&c)
-        || (0xFF00..=0xFF60).contains(&c)
-        || (0xFFE0..=0xFFE6).contains(&c);
-    if wide { 2 } else { 1 }
 }
 
 /// Collects the problems of one source text.
@@ -209,5 +199,16 @@ mod tests {
         c.error(Pos { line: 1, col: 4 }, "bad");
         let out = c.finish()[0].to_string();
         assert!(out.contains("1 | 題: x\n  |     ^\n"), "{out}");
+    }
+
+    #[test]
+    fn a_file_cannot_forge_lines_or_drive_the_terminal() {
+        let src = "a: 1\n\u{1b}[2Jkey\r: x\n";
+        let mut c = Collector::new(Path::new("evil\n✓ PASS.yaml"), src);
+        c.error(Pos { line: 2, col: 5 }, "unknown field `\u{1b}[2Jkey\r`");
+        let out = c.finish()[0].to_string();
+        assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out}");
+        assert!(out.starts_with("evil\\n✓ PASS.yaml:2:5: error:"), "{out}");
+        assert_eq!(out.lines().count(), 4, "{out}");
     }
 }

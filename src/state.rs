@@ -13,6 +13,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::input::{self, ReadError};
+
+/// A state file larger than this is not kca's: it is moved aside like a corrupt one.
+pub const MAX_STATE_BYTES: u64 = 64 << 20;
 
 /// The version of the files this kca writes; it reads this one and older ones.
 pub const FORMAT_VERSION: u32 = 1;
@@ -89,13 +93,17 @@ impl Store {
 
     fn load<T: DeserializeOwned + Default>(&self, name: &str) -> Result<T> {
         let path = self.path(name);
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(T::default()),
+        let text = match input::read_capped(&path, MAX_STATE_BYTES) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(t) => t,
+                Err(_) => return self.set_aside(name, "it is not UTF-8 text"),
+            },
+            Err(e) if e.is_not_found() => return Ok(T::default()),
+            Err(e @ (ReadError::NotRegular { .. } | ReadError::TooLarge { .. })) => {
+                return self.set_aside(name, &e.to_string());
+            }
             Err(e) => {
-                return Err(anyhow::Error::new(e)
-                    .context(format!("cannot read {}", path.display()))
-                    .into());
+                return Err(Error::environment(e.to_string(), e.hint()));
             }
         };
         let version = serde_json::from_str::<serde_json::Value>(&text)
@@ -111,28 +119,64 @@ impl Store {
         }
         match serde_json::from_str::<Envelope<T>>(&text) {
             Ok(env) => Ok(env.data),
-            Err(e) => {
-                let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-                let aside = self.dir.join(format!("{name}.corrupt-{stamp}"));
-                fs::rename(&path, &aside)
-                    .with_context(|| format!("cannot move corrupt {} aside", path.display()))?;
-                self.warnings
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(format!(
-                        "{} was unreadable ({e}); kept it as {} and started afresh",
-                        path.display(),
-                        aside.display()
-                    ));
-                Ok(T::default())
+            Err(e) => self.set_aside(name, &e.to_string()),
+        }
+    }
+
+    /// Moves an unreadable `name` aside under a name no other corrupt copy has, with a
+    /// warning, and starts afresh.
+    fn set_aside<T: Default>(&self, name: &str, why: &str) -> Result<T> {
+        let path = self.path(name);
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
+        let mut aside = self.dir.join(format!("{name}.corrupt-{stamp}"));
+        let mut n = 1;
+        // Several corruptions within one clock tick each keep their own copy.
+        while aside.symlink_metadata().is_ok() {
+            n += 1;
+            aside = self.dir.join(format!("{name}.corrupt-{stamp}-{n}"));
+        }
+        fs::rename(&path, &aside)
+            .with_context(|| format!("cannot move corrupt {} aside", path.display()))?;
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!(
+                "{} was unreadable ({}); kept it as {} and started afresh",
+                path.display(),
+                crate::escape::escape(why),
+                aside.display()
+            ));
+        Ok(T::default())
+    }
+
+    /// Removes temp files of writes that were killed midway (`.NAME.tmp-PID` of a
+    /// process that no longer runs); a live process's temp file is left alone.
+    fn sweep_stale_temps(&self, name: &str) {
+        let prefix = format!(".{name}.tmp-");
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let file = e.file_name();
+            let Some(pid) = file
+                .to_str()
+                .and_then(|f| f.strip_prefix(&prefix))
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = fs::remove_file(e.path());
             }
         }
     }
 
     fn write<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
         let path = self.path(name);
+        self.sweep_stale_temps(name);
         let tmp = self.dir.join(format!(".{name}.tmp-{}", std::process::id()));
-        let text = serde_json::to_string_pretty(&Envelope {
+        // Compact: a progress file is for kca to read, and pretty JSON doubles its size.
+        let text = serde_json::to_string(&Envelope {
             version: FORMAT_VERSION,
             data: value,
         })
@@ -166,7 +210,7 @@ mod tests {
         let c: Counts = store.read("p.json").unwrap();
         assert_eq!(c["a"], 1);
         let raw = fs::read_to_string(dir.path().join("p.json")).unwrap();
-        assert!(raw.contains("\"version\": 1"));
+        assert!(raw.starts_with("{\"version\":1,"), "{raw}");
     }
 
     #[test]
@@ -189,6 +233,85 @@ mod tests {
             .collect();
         assert_eq!(kept.len(), 1);
         assert_eq!(fs::read_to_string(kept[0].path()).unwrap(), "{not json");
+    }
+
+    fn corrupt_copies(dir: &Path) -> Vec<PathBuf> {
+        let mut v: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().contains("p.json.corrupt-"))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_progress_file_that_is_not_utf8_is_moved_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("p.json"),
+            b"{\"version\":1,\"data\":{\"\xff\": 1}}",
+        )
+        .unwrap();
+        let store = Store::new(dir.path());
+        let c: Counts = store.read("p.json").unwrap();
+        assert!(c.is_empty());
+        assert_eq!(corrupt_copies(dir.path()).len(), 1);
+        assert!(store.take_warnings()[0].contains("not UTF-8"));
+    }
+
+    #[test]
+    fn several_corruptions_in_one_second_keep_every_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        for i in 0..5 {
+            fs::write(dir.path().join("p.json"), format!("{{broken {i}")).unwrap();
+            let _: Counts = store.read("p.json").unwrap();
+        }
+        let kept = corrupt_copies(dir.path());
+        assert_eq!(kept.len(), 5, "{kept:?}");
+        let mut texts: Vec<_> = kept
+            .iter()
+            .map(|p| fs::read_to_string(p).unwrap())
+            .collect();
+        texts.sort();
+        assert_eq!(texts[0], "{broken 0");
+    }
+
+    #[test]
+    fn a_fifo_as_the_progress_file_does_not_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = std::ffi::CString::new(dir.path().join("p.json").as_os_str().as_encoded_bytes())
+            .unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let store = Store::new(dir.path());
+        store
+            .update("p.json", |c: &mut Counts| {
+                *c.entry("a".into()).or_default() += 1
+            })
+            .unwrap();
+        assert!(store.take_warnings()[0].contains("named pipe"));
+        let c: Counts = store.read("p.json").unwrap();
+        assert_eq!(c["a"], 1);
+    }
+
+    #[test]
+    fn stale_temp_files_of_killed_writes_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        // A pid that cannot be running (above the kernel's pid_max).
+        let stale = dir.path().join(".p.json.tmp-4194305");
+        fs::write(&stale, "half").unwrap();
+        let other_live = dir.path().join(".p.json.tmp-1");
+        fs::write(&other_live, "init's").unwrap();
+        let store = Store::new(dir.path());
+        store.update("p.json", |_: &mut Counts| ()).unwrap();
+        assert!(!stale.exists());
+        assert!(
+            other_live.exists(),
+            "a live process's temp file was removed"
+        );
     }
 
     #[test]

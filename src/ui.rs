@@ -110,10 +110,14 @@ impl Printer {
             }
         }
         let word = self.paint(Style::Fail, "error:");
-        let _ = writeln!(stderr, "{word} {err}");
+        let _ = writeln!(stderr, "{word} {}", crate::escape::lines(&err.to_string()));
         if let Error::Other(e) = err {
             for cause in e.chain().skip(1) {
-                let _ = writeln!(stderr, "  caused by: {cause}");
+                let _ = writeln!(
+                    stderr,
+                    "  caused by: {}",
+                    crate::escape::escape(&cause.to_string())
+                );
             }
         }
         if let Some(hint) = err.hint() {

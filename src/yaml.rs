@@ -5,6 +5,7 @@
 //! for code that only needs the data. Nothing outside this module names a YAML crate.
 //! It must not print, and must not panic on any input.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -51,8 +52,17 @@ pub struct YamlError {
     pub message: String,
 }
 
-/// Aliases may not expand a document beyond this many nodes ("billion laughs").
-const MAX_EXPANDED_NODES: usize = 1_000_000;
+/// Aliases may not expand the documents of one run beyond this many nodes ("billion
+/// laughs"); counted per run, not per file, so that many small files cannot add up.
+pub const MAX_EXPANDED_NODES: usize = 1_000_000;
+/// One run builds at most this many nodes (aliases included), whatever the number and
+/// size of the files it reads: memory stays bounded (a few GB at worst).
+pub const MAX_RUN_NODES: usize = 20_000_000;
+
+thread_local! {
+    /// Nodes built and alias-expanded so far by this thread (one kca run, one test).
+    static SPENT: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
 /// Deeper documents are refused rather than risking the stack in later recursive walks.
 pub const MAX_DEPTH: usize = 200;
 
@@ -123,17 +133,22 @@ fn key_text(node: &Node) -> String {
 /// Parses every document of a YAML stream. An empty stream gives no documents; an empty
 /// document between `---` markers gives a `Null` node.
 pub fn parse_stream(src: &str) -> Result<Vec<Node>, YamlError> {
-    Builder::new().run(src)
+    let mut docs = Vec::new();
+    Builder::new().run(src, &mut |n| docs.push(n))?;
+    Ok(docs)
 }
 
 /// Parses a stream and returns its documents as JSON, leaving out empty documents
-/// (as `kubectl apply -f` does).
+/// (as `kubectl apply -f` does). Each document becomes JSON as soon as it is read, so
+/// the position-carrying tree of the whole stream is never held at once.
 pub fn parse_json_stream(src: &str) -> Result<Vec<Value>, YamlError> {
-    Ok(parse_stream(src)?
-        .into_iter()
-        .filter(|n| n.value != Yaml::Null)
-        .map(|n| n.to_json())
-        .collect())
+    let mut docs = Vec::new();
+    Builder::new().run(src, &mut |n| {
+        if n.value != Yaml::Null {
+            docs.push(n.to_json());
+        }
+    })?;
+    Ok(docs)
 }
 
 /// Parses a text that must hold at most one document; `Null` when it holds none.
@@ -155,6 +170,29 @@ pub fn parse_one(src: &str) -> Result<Node, YamlError> {
     }
 }
 
+/// What to do about a YAML syntax error, in words: a tab in the indentation, a line
+/// indented unlike its siblings, a `: ` inside an unquoted value.
+pub fn hint(src: &str, e: &YamlError) -> &'static str {
+    let line = src.lines().nth(e.pos.line.saturating_sub(1)).unwrap_or("");
+    let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
+    if indent.contains('\t') || e.message.contains("tabs") {
+        return "YAML indentation uses spaces, not tabs: replace the tab at the start of \
+                this line with spaces";
+    }
+    if e.message.contains("did not find expected key")
+        || e.message.contains("did not find expected '-'")
+    {
+        return "check the indentation: the keys of one mapping (and the `-` items of one \
+                list) start in the same column, and this line does not line up with the \
+                lines above it";
+    }
+    if e.message.contains("mapping values are not allowed") {
+        return "a `key:` cannot start here: indent this line like the other keys of its \
+                mapping, or quote a value that contains `: `";
+    }
+    "fix the YAML syntax at this position"
+}
+
 /// Writes a JSON value as a YAML document (no leading `---`).
 pub fn to_string(value: &Value) -> String {
     // The serializer only fails for non-string map keys, which JSON cannot have.
@@ -170,16 +208,73 @@ pub fn to_stream(values: &[Value]) -> String {
         .join("---\n")
 }
 
+/// A mapping key as something hashable, for the duplicate-key check.
+#[derive(PartialEq, Eq, Hash)]
+enum KeyId {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(u64),
+    Str(String),
+}
+
+impl KeyId {
+    fn of(value: &Yaml) -> Option<KeyId> {
+        Some(match value {
+            Yaml::Null => KeyId::Null,
+            Yaml::Bool(b) => KeyId::Bool(*b),
+            Yaml::Int(i) => KeyId::Int(*i),
+            // -0.0 and 0.0 are the same key, as `==` says.
+            Yaml::Float(f) => KeyId::Float(if *f == 0.0 { 0 } else { f.to_bits() }),
+            Yaml::Str(s) => KeyId::Str(s.clone()),
+            Yaml::Seq(_) | Yaml::Map(_) => return None,
+        })
+    }
+}
+
+/// A mapping being built: its entries, the key waiting for its value, and where each key
+/// was first seen (line), so a duplicate is found in constant time.
+struct MapFrame {
+    entries: Vec<(Node, Node)>,
+    pending: Option<Node>,
+    seen: HashMap<KeyId, usize>,
+}
+
 enum Frame {
     Seq(Vec<Node>, Pos, usize),
-    Map(Vec<(Node, Node)>, Option<Node>, Pos, usize),
+    Map(Box<MapFrame>, Pos, usize),
 }
 
 struct Builder {
     stack: Vec<Frame>,
     anchors: HashMap<usize, Node>,
-    docs: Vec<Node>,
-    expanded: usize,
+}
+
+/// Counts `n` more nodes (and `aliased` of them expanded from aliases) against the run's
+/// budget.
+fn spend(n: usize, aliased: usize, pos: Pos) -> Result<(), YamlError> {
+    SPENT.with(|s| {
+        let (nodes, aliases) = s.get();
+        let (nodes, aliases) = (nodes.saturating_add(n), aliases.saturating_add(aliased));
+        s.set((nodes, aliases));
+        if aliases > MAX_EXPANDED_NODES {
+            return Err(YamlError {
+                pos,
+                message: format!(
+                    "aliases expand to too many nodes (more than {MAX_EXPANDED_NODES} in this run)"
+                ),
+            });
+        }
+        if nodes > MAX_RUN_NODES {
+            return Err(YamlError {
+                pos,
+                message: format!(
+                    "too much YAML: more than {MAX_RUN_NODES} values in this run; give kca fewer or smaller files"
+                ),
+            });
+        }
+        Ok(())
+    })
 }
 
 impl Builder {
@@ -187,12 +282,10 @@ impl Builder {
         Builder {
             stack: Vec::new(),
             anchors: HashMap::new(),
-            docs: Vec::new(),
-            expanded: 0,
         }
     }
 
-    fn run(mut self, src: &str) -> Result<Vec<Node>, YamlError> {
+    fn run(mut self, src: &str, sink: &mut dyn FnMut(Node)) -> Result<(), YamlError> {
         // A leading byte-order mark is legal; everything else the parser judges.
         let src = src.strip_prefix('\u{feff}').unwrap_or(src);
         for item in Parser::new_from_str(src) {
@@ -210,17 +303,28 @@ impl Builder {
             match event {
                 Event::DocumentStart(..) => self.anchors.clear(),
                 Event::Scalar(text, style, anchor, tag) => {
+                    spend(1, 0, pos)?;
                     let tag = tag.map(|t| (t.handle().to_string(), t.suffix().to_string()));
                     let value = resolve_scalar(&text, style, tag.as_ref(), pos)?;
-                    self.push(Node { value, pos }, anchor)?;
+                    self.push(Node { value, pos }, anchor, sink)?;
                 }
                 Event::SequenceStart(_, anchor, _) => {
+                    spend(1, 0, pos)?;
                     self.check_depth(pos)?;
                     self.stack.push(Frame::Seq(Vec::new(), pos, anchor));
                 }
                 Event::MappingStart(_, anchor, _) => {
+                    spend(1, 0, pos)?;
                     self.check_depth(pos)?;
-                    self.stack.push(Frame::Map(Vec::new(), None, pos, anchor));
+                    self.stack.push(Frame::Map(
+                        Box::new(MapFrame {
+                            entries: Vec::new(),
+                            pending: None,
+                            seen: HashMap::new(),
+                        }),
+                        pos,
+                        anchor,
+                    ));
                 }
                 Event::SequenceEnd => {
                     if let Some(Frame::Seq(items, start, anchor)) = self.stack.pop() {
@@ -230,17 +334,19 @@ impl Builder {
                                 pos: start,
                             },
                             anchor,
+                            sink,
                         )?;
                     }
                 }
                 Event::MappingEnd => {
-                    if let Some(Frame::Map(entries, _, start, anchor)) = self.stack.pop() {
+                    if let Some(Frame::Map(map, start, anchor)) = self.stack.pop() {
                         self.push(
                             Node {
-                                value: Yaml::Map(entries),
+                                value: Yaml::Map(map.entries),
                                 pos: start,
                             },
                             anchor,
+                            sink,
                         )?;
                     }
                 }
@@ -251,15 +357,10 @@ impl Builder {
                             message: "alias refers to an unknown anchor".into(),
                         });
                     };
-                    self.expanded += count_nodes(&node);
-                    if self.expanded > MAX_EXPANDED_NODES {
-                        return Err(YamlError {
-                            pos,
-                            message: "aliases expand to too many nodes".into(),
-                        });
-                    }
+                    let n = count_nodes(&node);
+                    spend(n, n, pos)?;
                     node.pos = pos;
-                    self.push(node, 0)?;
+                    self.push(node, 0, sink)?;
                 }
                 Event::UnresolvedAlias(name) => {
                     return Err(YamlError {
@@ -270,7 +371,7 @@ impl Builder {
                 _ => {}
             }
         }
-        Ok(self.docs)
+        Ok(())
     }
 
     fn check_depth(&self, pos: Pos) -> Result<(), YamlError> {
@@ -283,34 +384,39 @@ impl Builder {
         Ok(())
     }
 
-    fn push(&mut self, node: Node, anchor: usize) -> Result<(), YamlError> {
+    fn push(
+        &mut self,
+        node: Node,
+        anchor: usize,
+        sink: &mut dyn FnMut(Node),
+    ) -> Result<(), YamlError> {
         if anchor != 0 {
             self.anchors.insert(anchor, node.clone());
         }
         match self.stack.last_mut() {
-            None => self.docs.push(node),
+            None => sink(node),
             Some(Frame::Seq(items, ..)) => items.push(node),
-            Some(Frame::Map(entries, pending, ..)) => match pending.take() {
+            Some(Frame::Map(map, ..)) => match map.pending.take() {
                 None => {
-                    if matches!(node.value, Yaml::Seq(_) | Yaml::Map(_)) {
+                    let Some(id) = KeyId::of(&node.value) else {
                         return Err(YamlError {
                             pos: node.pos,
                             message: "a mapping key must be a scalar".into(),
                         });
-                    }
-                    if let Some((first, _)) = entries.iter().find(|(k, _)| k.value == node.value) {
+                    };
+                    if let Some(first) = map.seen.get(&id) {
                         return Err(YamlError {
                             pos: node.pos,
                             message: format!(
-                                "duplicate key `{}` (first at line {})",
+                                "duplicate key `{}` (first at line {first})",
                                 key_text(&node),
-                                first.pos.line
                             ),
                         });
                     }
-                    *pending = Some(node);
+                    map.seen.insert(id, node.pos.line);
+                    map.pending = Some(node);
                 }
-                Some(key) => entries.push((key, node)),
+                Some(key) => map.entries.push((key, node)),
             },
         }
         Ok(())
@@ -494,6 +600,60 @@ mod tests {
             bomb.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
         }
         assert!(parse_stream(&bomb).is_err());
+    }
+
+    #[test]
+    fn alias_expansion_is_budgeted_per_run_not_per_file() {
+        // Each file stays under the per-run budget on its own; together they do not.
+        let mut file = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..5 {
+            let prev = format!("*a{}", i - 1);
+            file.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+        }
+        let results: Vec<_> = (0..12).map(|_| parse_stream(&file).is_ok()).collect();
+        assert!(results[0], "one file is fine");
+        assert!(results.contains(&false), "{results:?}");
+    }
+
+    #[test]
+    fn a_mapping_with_many_keys_loads_in_linear_time() {
+        let mapping = |n: usize| -> String { (0..n).map(|i| format!("key-{i}: {i}\n")).collect() };
+        let (small, big) = (mapping(2_500), mapping(10_000));
+        // The fastest of three runs, so a busy machine does not decide the outcome.
+        let time = |src: &str| {
+            (0..3)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    let doc = parse_one(src).unwrap();
+                    assert!(matches!(doc.value, Yaml::Map(_)));
+                    start.elapsed()
+                })
+                .min()
+                .unwrap()
+        };
+        let (t10, t40) = (time(&small), time(&big));
+        // Linear: about 4x for 4x the keys; the quadratic duplicate check made it 16x.
+        // (`bench/scale.sh` measures 10k to 40k keys in a release build.)
+        assert!(
+            t40 < t10 * 8 + std::time::Duration::from_millis(20),
+            "2.5k keys: {t10:?}, 10k keys: {t40:?}"
+        );
+        let dup = parse_stream(&format!("{big}key-7: again\n")).unwrap_err();
+        assert!(
+            dup.message
+                .contains("duplicate key `key-7` (first at line 8)"),
+            "{dup:?}"
+        );
+    }
+
+    #[test]
+    fn syntax_errors_get_a_human_hint() {
+        let hint_of = |src: &str| hint(src, &parse_stream(src).unwrap_err());
+        assert!(hint_of("a:\n\tb: 1\n").contains("spaces, not tabs"));
+        assert!(hint_of("a:\n  b: 1\n c: 2\n").contains("line up"));
+        assert!(hint_of("a:\n  - x\n - y\n").contains("line up"));
+        assert!(hint_of("a: 1\n  b: 2\n").contains("indent this line"));
+        assert!(hint_of("key: value: x\n").contains("quote a value"));
     }
 
     #[test]

@@ -25,6 +25,14 @@ pub enum LabCommand {
     Verify(VerifyArgs),
     /// Scaffold a new lab (one example task of each check kind) that validates as written
     New(NewArgs),
+    /// Show a lab's tasks and checks, and every program its `command` checks run
+    Show(ShowArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// Lab id (see `kca lab list`)
+    pub lab: String,
 }
 
 #[derive(Debug, clap::Args)]

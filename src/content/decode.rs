@@ -118,24 +118,10 @@ fn key_name(k: &Node) -> Option<String> {
 /// A known name within edit distance 2 of `name`, if any.
 pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     known
-        .map(|k| (edit_distance(name, k), k))
+        .map(|k| (strsim::levenshtein(name, k), k))
         .filter(|(dist, _)| *dist <= 2)
         .min_by_key(|(dist, _)| *dist)
         .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Decodes nodes of one file, collecting diagnostics.

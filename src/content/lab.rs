@@ -346,17 +346,12 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
             tasks.extend(decode_task(d, n, &dir, &tctx));
         }
     }
-    unique_ids(
-        d,
-        top.opt("tasks"),
-        "task",
-        tasks.iter().map(|t| t.id.as_str()),
-    );
+    unique_ids(d, "task", &item_ids(top.opt("tasks"), None));
+    unique_ids(d, "check", &item_ids(top.opt("tasks"), Some("checks")));
     let check_ids: Vec<&str> = tasks
         .iter()
         .flat_map(|t| t.checks.iter().map(|c| c.id.as_str()))
         .collect();
-    unique_ids(d, top.opt("tasks"), "check", check_ids.iter().copied());
     let sol_paths: BTreeSet<&str> = solution.iter().map(|f| f.path.as_str()).collect();
     let start_paths: BTreeSet<&str> = starter.iter().map(|f| f.path.as_str()).collect();
     let mut mutants = Vec::new();
@@ -372,12 +367,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
                 &start_paths,
             ));
         }
-        unique_ids(
-            d,
-            top.opt("mutants"),
-            "mutant",
-            mutants.iter().map(|m| m.id.as_str()),
-        );
+        unique_ids(d, "mutant", &item_ids(top.opt("mutants"), None));
     }
     let mut reset = Reset::default();
     if let Some(r) = top.opt("reset").and_then(|n| d.fields(n)) {
@@ -493,18 +483,14 @@ fn file_refs(
 }
 
 fn check_template(d: &mut Decoder<'_>, at: Pos, src: &Path, tctx: &tera::Context) {
-    let Ok(text) = std::fs::read_to_string(src) else {
-        d.error(at, format!("cannot read {}", src.display()));
-        return;
+    let text = match crate::input::read_text(src) {
+        Ok(t) => t,
+        Err(e) => return d.error_hint(at, e.to_string(), e.hint()),
     };
-    if let Err(e) = tera::Tera::one_off(&text, tctx, false) {
+    if let Err(e) = crate::lab::template::render(&text, tctx) {
         d.error_hint(
             at,
-            format!(
-                "template {} does not render: {}",
-                src.display(),
-                error_chain(&e)
-            ),
+            format!("template {} does not render: {e}", src.display()),
             "templates know `lab`, `workspace`, `lab_dir` and the lab's `vars`; drop \
              `template: true` if the file is not a template",
         );
@@ -529,7 +515,7 @@ fn fixture_files(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Vec<String> {
     for n in list {
         let Some(path) = rel_path(d, n) else { continue };
         let src = dir.join(&path);
-        match std::fs::read_to_string(&src) {
+        match crate::input::read_text(&src) {
             Err(_) => d.error_hint(
                 n.pos,
                 format!("missing fixture file `{path}`"),
@@ -559,20 +545,37 @@ fn fixture_files(d: &mut Decoder<'_>, node: &Node, dir: &Path) -> Vec<String> {
     out
 }
 
-fn unique_ids<'a>(
-    d: &mut Decoder<'_>,
-    at: Option<&Node>,
-    what: &str,
-    ids: impl Iterator<Item = &'a str>,
-) {
-    let mut seen = BTreeSet::new();
-    for id in ids {
-        if !seen.insert(id) {
+/// The `id` nodes of the items of `list` (or, with `nested`, of the items of each item's
+/// `nested` list), so a duplicate is reported where it is written.
+fn item_ids<'n>(list: Option<&'n Node>, nested: Option<&str>) -> Vec<&'n Node> {
+    let items = |n: &'n Node| match &n.value {
+        Yaml::Seq(items) => items.as_slice(),
+        _ => &[],
+    };
+    let outer = list.map(items).unwrap_or_default();
+    match nested {
+        None => outer.iter().filter_map(|n| n.get("id")).collect(),
+        Some(key) => outer
+            .iter()
+            .filter_map(|n| n.get(key))
+            .flat_map(items)
+            .filter_map(|n| n.get("id"))
+            .collect(),
+    }
+}
+
+fn unique_ids(d: &mut Decoder<'_>, what: &str, ids: &[&Node]) {
+    let mut seen: std::collections::HashMap<&str, Pos> = Default::default();
+    for n in ids {
+        let Some(id) = n.as_str() else { continue };
+        if let Some(first) = seen.get(id) {
             d.error_hint(
-                at.map_or(Pos { line: 1, col: 1 }, |n| n.pos),
-                format!("duplicate {what} id `{id}`"),
+                n.pos,
+                format!("duplicate {what} id `{id}` (first at line {})", first.line),
                 format!("give every {what} its own id"),
             );
+        } else {
+            seen.insert(id, n.pos);
         }
     }
 }
@@ -805,7 +808,7 @@ fn decode_probe(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option<Probe> {
         Yaml::Str(_) => {
             let path = rel_path(d, n)?;
             let src = dir.join(&path);
-            let Ok(text) = std::fs::read_to_string(&src) else {
+            let Ok(text) = crate::input::read_text(&src) else {
                 d.error_hint(
                     n.pos,
                     format!("missing probe file `{path}`"),
@@ -975,10 +978,10 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
     let run = run_node.map(|n| d.strings(n)).unwrap_or_default();
     if let Some(n) = run_node {
         for arg in run.iter().filter(|a| a.contains("{{")) {
-            if let Err(e) = tera::Tera::one_off(arg, tctx, false) {
+            if let Err(e) = crate::lab::template::render(arg, tctx) {
                 d.error_hint(
                     n.pos,
-                    format!("argument `{arg}` does not render: {}", error_chain(&e)),
+                    format!("argument `{arg}` does not render: {e}"),
                     "arguments know `lab`, `workspace`, `lab_dir` and the lab's `vars`",
                 );
             }
@@ -1081,7 +1084,7 @@ fn decode_mutant(
                 continue;
             };
             let src = dir.join(section).join(&path);
-            match std::fs::read_to_string(&src) {
+            match crate::input::read_text(&src) {
                 Ok(text) if text.contains(&find) => {}
                 Ok(_) => d.error_hint(
                     at,

@@ -25,24 +25,81 @@ pub enum Document {
 
 /// Reads and checks one content file: all its problems at once.
 pub fn load_file(path: &Path) -> Result<Document, Vec<Diagnostic>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
+    let src = match crate::input::read_text(path) {
+        Ok(s) => s,
+        Err(crate::input::ReadError::NotUtf8(_)) => {
             return Err(vec![file_problem(
                 path,
-                &format!("cannot read: {e}"),
-                "check the path",
+                "not UTF-8 text",
+                "save the file as UTF-8",
             )]);
         }
+        Err(e) => return Err(vec![file_problem(path, &e.to_string(), e.hint())]),
     };
-    let Ok(src) = String::from_utf8(bytes) else {
-        return Err(vec![file_problem(
-            path,
-            "not UTF-8 text",
-            "save the file as UTF-8",
-        )]);
+    let loaded = load_str(path, &src);
+    // A lab's files must be its own: a link could copy any file of the instructor's or
+    // the learner's machine into a workspace, and a FIFO would block `lab start`.
+    let is_lab = match &loaded {
+        Ok(doc) => matches!(doc, Document::Lab(_)),
+        Err(_) => path.file_name().is_some_and(|n| n == "lab.yaml"),
     };
-    load_str(path, &src)
+    let foreign = match path.parent() {
+        Some(dir) if is_lab => foreign_files(dir),
+        _ => Vec::new(),
+    };
+    match loaded {
+        Ok(_) if !foreign.is_empty() => Err(foreign),
+        Ok(doc) => Ok(doc),
+        Err(mut diags) => {
+            diags.extend(foreign);
+            Err(diags)
+        }
+    }
+}
+
+/// Symbolic links and special files (FIFOs, devices, sockets) in a lab folder, each as a
+/// problem of the file itself.
+fn foreign_files(dir: &Path) -> Vec<Diagnostic> {
+    fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<Diagnostic>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let Ok(ty) = e.file_type() else { continue };
+            let path = e.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            let rel = crate::escape::escape(&rel).into_owned();
+            if ty.is_symlink() {
+                let to = std::fs::read_link(&path)
+                    .map(|t| crate::escape::path(&t))
+                    .unwrap_or_default();
+                out.push(file_problem(
+                    &path,
+                    &format!("`{rel}` is a symbolic link (to {to}); lab files must be regular files in the lab folder"),
+                    "copy the file into the lab folder instead of linking it",
+                ));
+            } else if ty.is_dir() {
+                if depth < 16 {
+                    walk(root, &path, depth + 1, out);
+                }
+            } else if !ty.is_file() {
+                out.push(file_problem(
+                    &path,
+                    &format!("`{rel}` is not a regular file (a FIFO, socket or device)"),
+                    "remove it from the lab folder",
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, 0, &mut out);
+    out
 }
 
 /// Checks a content text as if it were the file at `path`.
@@ -54,7 +111,7 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
             diags.error_hint(
                 e.pos,
                 format!("invalid YAML: {}", e.message),
-                "fix the YAML syntax at this position",
+                yaml::hint(src, &e),
             );
             return Err(diags.finish());
         }
@@ -88,7 +145,12 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
         }
         None => None,
     };
-    fields.finish(&mut d, "a content file");
+    // Name the kind, so that an unknown field says what it is not part of.
+    let context = match kind.as_deref() {
+        Some(k @ ("Quiz" | "Lab")) => format!("`{k}`"),
+        _ => "a content file".to_string(),
+    };
+    fields.finish(&mut d, &context);
     let diags = d.diags.finish();
     match doc {
         Some(doc) if diags.is_empty() => Ok(doc),
@@ -167,4 +229,95 @@ pub fn load_quizzes(content_dir: &Path) -> (Vec<quiz::Quiz>, Vec<Diagnostic>) {
     }
     quizzes.sort_by(|a, b| a.id.cmp(&b.id));
     (quizzes, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lab_with(edit: impl Fn(String) -> String) -> (tempfile::TempDir, Vec<Diagnostic>, String) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = crate::lab::scaffold::new_lab(tmp.path(), "kca-diag").unwrap();
+        let path = root.join("lab.yaml");
+        let src = edit(std::fs::read_to_string(&path).unwrap());
+        std::fs::write(&path, &src).unwrap();
+        let diags = load_file(&path).unwrap_err();
+        (tmp, diags, src)
+    }
+
+    #[test]
+    fn a_duplicate_id_is_pointed_at_where_it_is_written() {
+        let (_tmp, diags, src) = lab_with(|s| s.replace("id: pod-denied", "id: policy-file"));
+        let d = diags
+            .iter()
+            .find(|d| d.message.contains("duplicate check id `policy-file`"))
+            .unwrap_or_else(|| panic!("{diags:?}"));
+        let line = src
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("id: policy-file"))
+            .nth(1)
+            .unwrap()
+            .0
+            + 1;
+        assert_eq!(d.pos.line, line, "{d}");
+        assert!(d.message.contains("(first at line"), "{d}");
+    }
+
+    #[test]
+    fn an_unknown_top_level_field_names_the_kind() {
+        let (_tmp, diags, _) = lab_with(|s| s.replace("tasks:", "taks: []\ntasks:"));
+        let d = diags.iter().find(|d| d.message.contains("taks")).unwrap();
+        assert_eq!(d.message, "unknown field `taks` in `Lab`");
+        assert_eq!(d.hint.as_deref(), Some("did you mean `tasks`?"));
+    }
+
+    #[test]
+    fn a_tab_in_the_indentation_says_use_spaces() {
+        let diags = load_str(Path::new("q.yaml"), "kind: Quiz\nmetadata:\n\tid: x\n").unwrap_err();
+        assert!(
+            diags[0]
+                .hint
+                .as_deref()
+                .unwrap()
+                .contains("spaces, not tabs"),
+            "{diags:?}"
+        );
+        let diags = load_str(
+            Path::new("q.yaml"),
+            "kind: Quiz\nmetadata:\n  id: x\n title: y\n",
+        )
+        .unwrap_err();
+        assert!(
+            diags[0].hint.as_deref().unwrap().contains("line up"),
+            "{diags:?}"
+        );
+    }
+
+    #[test]
+    fn links_and_fifos_in_a_lab_folder_are_refused_at_load() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = crate::lab::scaffold::new_lab(tmp.path(), "kca-links").unwrap();
+        assert!(load_file(&root.join("lab.yaml")).is_ok());
+        std::fs::remove_file(root.join("starter/README.md")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("starter/README.md")).unwrap();
+        let fifo = std::ffi::CString::new(
+            root.join("fixtures/extra.yaml")
+                .as_os_str()
+                .as_encoded_bytes(),
+        )
+        .unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let diags = load_file(&root.join("lab.yaml")).unwrap_err();
+        let text: String = diags.iter().map(|d| d.to_string()).collect();
+        assert!(
+            text.contains("`starter/README.md` is a symbolic link (to /etc/passwd)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`fixtures/extra.yaml` is not a regular file"),
+            "{text}"
+        );
+    }
 }

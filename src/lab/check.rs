@@ -126,31 +126,31 @@ pub fn local(env: Env<'_>, check: &Check) -> Option<Outcome> {
             parses,
             kinds,
             matches,
-        } => Some(file(
-            &env.workspace.join(path),
-            path,
-            *parses,
-            kinds,
-            matches.as_ref(),
-        )),
+        } => Some(file(env.workspace, path, *parses, kinds, matches.as_ref())),
         Spec::Command { .. } => Some(command(env, check)),
         _ => None,
     }
 }
 
 fn file(
-    full: &Path,
+    workspace: &Path,
     path: &str,
     parses: bool,
     kinds: &[String],
     matches: Option<&Value>,
 ) -> Outcome {
-    let text = match std::fs::read(full) {
+    let full = workspace.join(path);
+    // Inside the workspace, a regular file, capped: a link elsewhere or a FIFO is the
+    // learner's to fix, not something to follow or block on.
+    let text = match crate::input::read_within(workspace, Path::new(path)) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Outcome::fail(format!("`{path}` does not exist in the workspace"));
+        Err(e) if e.is_not_found() => {
+            return Outcome::fail(format!(
+                "`{}` does not exist in the workspace",
+                crate::escape::escape(path)
+            ));
         }
-        Err(e) => return Outcome::error(format!("cannot read {}: {e}", full.display())),
+        Err(e) => return Outcome::fail(crate::escape::escape(&e.to_string()).into_owned()),
     };
     let is_data = matches!(
         full.extension().and_then(|e| e.to_str()),
@@ -233,7 +233,7 @@ fn command(env: Env<'_>, check: &Check) -> Outcome {
     let ctx = super::workspace::template_context(env.lab, env.workspace);
     let render = |s: &str| -> Result<String, String> {
         if s.contains("{{") {
-            tera::Tera::one_off(s, &ctx, false).map_err(|e| crate::content::lab::error_chain(&e))
+            super::template::render(s, &ctx)
         } else {
             Ok(s.to_string())
         }
@@ -534,7 +534,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let f = tmp.path().join("p.yaml");
         std::fs::write(&f, "kind: ClusterPolicy\nspec:\n  rules: [\n").unwrap();
-        let o = file(&f, "p.yaml", true, &[], None);
+        let o = file(tmp.path(), "p.yaml", true, &[], None);
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(o.detail.starts_with("p.yaml:"), "{}", o.detail);
         assert!(o.detail.contains("not valid YAML"), "{}", o.detail);
@@ -551,25 +551,45 @@ mod tests {
         .unwrap();
         let kinds = vec!["ClusterPolicy".to_string()];
         assert_eq!(
-            file(&f, "p.yaml", true, &kinds, None).verdict,
+            file(tmp.path(), "p.yaml", true, &kinds, None).verdict,
             Verdict::Pass
         );
         let missing = vec!["Role".to_string()];
-        let o = file(&f, "p.yaml", true, &missing, None);
+        let o = file(tmp.path(), "p.yaml", true, &missing, None);
         assert!(
             o.detail
                 .contains("no `Role` (found: ConfigMap, ClusterPolicy)"),
             "{o:?}"
         );
         let want = json!({"kind": "ClusterPolicy", "metadata": {"name": "b"}, "spec": {"background": false}});
-        let o = file(&f, "p.yaml", true, &[], Some(&want));
+        let o = file(tmp.path(), "p.yaml", true, &[], Some(&want));
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
             o.detail
                 .contains("`spec.background` is true, expected false"),
             "{o:?}"
         );
-        let absent = file(&tmp.path().join("x.yaml"), "x.yaml", true, &[], None);
+        let absent = file(tmp.path(), "x.yaml", true, &[], None);
         assert_eq!(absent.verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn a_fifo_or_a_link_out_of_the_workspace_is_feedback_not_a_hang() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(tmp.path().join("secret.yaml"), "kind: SECRET-xyz\n").unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("secret.yaml"), ws.join("p.yaml")).unwrap();
+        let kinds = vec!["ClusterPolicy".to_string()];
+        let o = file(&ws, "p.yaml", true, &kinds, None);
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert!(o.detail.contains("leads outside the workspace"), "{o:?}");
+        assert!(!o.detail.contains("SECRET-xyz"), "{o:?}");
+        let fifo =
+            std::ffi::CString::new(ws.join("f.yaml").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let o = file(&ws, "f.yaml", true, &kinds, None);
+        assert!(o.detail.contains("named pipe"), "{o:?}");
     }
 }

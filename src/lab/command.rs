@@ -20,6 +20,7 @@ pub fn run(ctx: &Ctx, cmd: LabCommand) -> Result<Exit> {
         LabCommand::Reset(a) => lifecycle::reset(ctx, &store, &a),
         LabCommand::Verify(a) => run_verify(ctx, &a),
         LabCommand::New(a) => new(ctx, &a),
+        LabCommand::Show(a) => super::show::show(ctx, &a),
     };
     for w in store.take_warnings() {
         ctx.printer.warn(&w);

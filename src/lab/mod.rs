@@ -10,6 +10,8 @@ pub mod offline;
 pub mod progress;
 pub mod report;
 pub mod scaffold;
+pub mod show;
+pub mod template;
 pub mod tree;
 pub mod verify;
 pub mod workspace;

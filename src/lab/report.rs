@@ -171,11 +171,14 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
             ));
             if let Some(f) = &c.feedback {
                 for line in f.get(lang).trim_end().lines() {
+                    let line = crate::escape::escape(line);
                     out.push(format!("          {line}"));
                 }
             }
             if c.verdict != Verdict::Pass {
+                // Details quote files and the cluster: no control character reaches the terminal.
                 for line in c.detail.lines() {
+                    let line = crate::escape::escape(line);
                     out.push(p.paint(Style::Dim, &format!("          {line}")));
                 }
             }

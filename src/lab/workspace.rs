@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::Value;
 
-use crate::content::lab::{Lab, Mutant, error_chain};
+use crate::content::lab::{Lab, Mutant};
 use crate::error::{Error, Result};
 
 /// Where workspaces live: `/root` when kca runs as root (the course's paths), else the
@@ -54,14 +54,18 @@ pub fn template_context(lab: &Lab, workspace: &Path) -> tera::Context {
 
 /// The text of `<section>/<path>`, rendered when it is a template.
 pub fn render(lab: &Lab, src: &Path, template: bool, ctx: &tera::Context) -> Result<String> {
-    let text =
-        std::fs::read_to_string(src).with_context(|| format!("cannot read {}", src.display()))?;
+    let text = crate::input::read_text(src).map_err(|e| {
+        Error::usage(
+            crate::escape::escape(&e.to_string()),
+            format!("{}; then run `kca validate` on lab `{}`", e.hint(), lab.id),
+        )
+    })?;
     if !template {
         return Ok(text);
     }
-    tera::Tera::one_off(&text, ctx, false).map_err(|e| {
+    super::template::render(&text, ctx).map_err(|e| {
         Error::usage(
-            format!("{} does not render: {}", src.display(), error_chain(&e)),
+            format!("{} does not render: {e}", crate::escape::path(src)),
             format!(
                 "fix the template of lab `{}` and run `kca validate`",
                 lab.id
@@ -83,8 +87,10 @@ pub fn scaffold(lab: &Lab, ws: &Path) -> Result<Scaffold> {
     let ctx = template_context(lab, ws);
     let mut out = Scaffold::default();
     for f in &lab.starter {
-        let dest = ws.join(&f.path);
-        if dest.exists() {
+        let dest = inside(ws, &f.path)?;
+        // `symlink_metadata`, not `exists`: a dangling link is "there" too, and writing
+        // would go through it.
+        if dest.symlink_metadata().is_ok() {
             out.kept.push(f.path.clone());
             continue;
         }
@@ -94,6 +100,16 @@ pub fn scaffold(lab: &Lab, ws: &Path) -> Result<Scaffold> {
     }
     std::fs::create_dir_all(ws).with_context(|| format!("cannot create {}", ws.display()))?;
     Ok(out)
+}
+
+/// `ws/rel`, refused when a symbolic link on the way leads outside the workspace.
+fn inside(ws: &Path, rel: &str) -> Result<PathBuf> {
+    crate::input::within(ws, Path::new(rel)).map_err(|e| {
+        Error::usage(
+            crate::escape::escape(&e.to_string()).into_owned(),
+            format!("{}, then run the command again", e.hint()),
+        )
+    })
 }
 
 fn write_file(dest: &Path, text: &str) -> Result<()> {
@@ -161,7 +177,7 @@ pub fn materialize(lab: &Lab, stage: Stage<'_>, ws: &Path) -> Result<()> {
     }
     std::fs::create_dir_all(ws).with_context(|| format!("cannot create {}", ws.display()))?;
     for (path, text) in files {
-        write_file(&ws.join(path), &text)?;
+        write_file(&inside(ws, &path)?, &text)?;
     }
     Ok(())
 }
@@ -191,14 +207,16 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
             copy_tree(&entry.path(), &dest)?;
         } else if ty.is_symlink() {
             std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &dest)?;
-        } else {
+        } else if ty.is_file() {
             std::fs::copy(entry.path(), &dest)?;
         }
+        // A FIFO, socket or device is left where it is: copying would block on it or
+        // read it forever, and it holds no learner work.
     }
     Ok(())
 }
 
-/// Every file under `dir`, relative, sorted.
+/// Every file under `dir` (links and special files too; not followed), relative, sorted.
 pub fn list_files(dir: &Path) -> Vec<PathBuf> {
     fn walk(base: &Path, dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -208,7 +226,8 @@ pub fn list_files(dir: &Path) -> Vec<PathBuf> {
             let p = e.path();
             match e.file_type() {
                 Ok(t) if t.is_dir() && depth < 16 => walk(base, &p, out, depth + 1),
-                Ok(t) if t.is_file() || t.is_symlink() => {
+                // Special files are listed so that reading them is refused with a reason.
+                Ok(t) if !t.is_dir() => {
                     out.push(p.strip_prefix(base).unwrap_or(&p).to_path_buf());
                 }
                 _ => {}
@@ -247,12 +266,16 @@ pub fn manifests(lab: &Lab, ws: &Path) -> Manifests {
         if !applied {
             continue;
         }
-        let path = ws.join(&rel);
-        match std::fs::read_to_string(&path) {
-            Err(e) => out
-                .problems
-                .push(format!("{}: cannot read: {e}", path.display())),
-            Ok(text) => match crate::yaml::parse_json_stream(&text) {
+        let text = match crate::input::read_within(ws, &rel) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                out.problems
+                    .push(crate::escape::escape(&e.to_string()).into_owned());
+                continue;
+            }
+        };
+        {
+            match crate::yaml::parse_json_stream(&text) {
                 Ok(docs) => out.objects.extend(
                     docs.into_iter()
                         .flat_map(|d| match d {
@@ -269,10 +292,10 @@ pub fn manifests(lab: &Lab, ws: &Path) -> Manifests {
                         })
                         .filter(|d| d.get("kind").is_some()),
                 ),
-                Err(e) => out
-                    .problems
-                    .push(format!("{name}:{}: {}", e.pos, e.message)),
-            },
+                Err(e) => out.problems.push(
+                    crate::escape::escape(&format!("{name}:{}: {}", e.pos, e.message)).into_owned(),
+                ),
+            }
         }
     }
     out
@@ -283,8 +306,8 @@ pub fn fixtures(lab: &Lab) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     for f in &lab.fixtures {
         let path = lab.dir.join(f);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read fixture {}", path.display()))?;
+        let text = crate::input::read_text(&path)
+            .map_err(|e| Error::usage(format!("fixture: {e}"), e.hint()))?;
         let docs = crate::yaml::parse_json_stream(&text).map_err(|e| {
             Error::usage(
                 format!("fixture {}:{e}", path.display()),
@@ -325,15 +348,14 @@ pub fn label_owned(obj: &mut Value, lab: &Lab) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn lab_dir_is_absolute_even_from_a_relative_content_folder() {
-        let lab = Lab {
+    fn lab_in(dir: &Path) -> Lab {
+        Lab {
             id: "l".into(),
             title: crate::content::Text::plain("t"),
             module: None,
             concepts: vec![],
             description: None,
-            dir: "labs/l".into(),
+            dir: dir.to_path_buf(),
             workspace_name: "l".into(),
             apply: vec![],
             vars: Default::default(),
@@ -343,7 +365,67 @@ mod tests {
             solution: vec![],
             mutants: vec![],
             reset: Default::default(),
-        };
+        }
+    }
+
+    #[test]
+    fn start_does_not_write_through_a_dangling_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut lab = lab_in(&tmp.path().join("lab"));
+        std::fs::create_dir_all(tmp.path().join("lab/starter")).unwrap();
+        std::fs::write(tmp.path().join("lab/starter/policy.yaml"), "kind: X\n").unwrap();
+        lab.starter.push(crate::content::lab::FileRef {
+            path: "policy.yaml".into(),
+            template: false,
+        });
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let target = tmp.path().join("outside.yaml");
+        std::os::unix::fs::symlink(&target, ws.join("policy.yaml")).unwrap();
+        let e = scaffold(&lab, &ws).unwrap_err().to_string();
+        assert!(e.contains("leads outside the workspace"), "{e}");
+        assert!(!target.exists(), "written through the link");
+    }
+
+    #[test]
+    fn manifests_refuse_links_out_of_the_workspace_and_special_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let lab = lab_in(&tmp.path().join("lab"));
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(
+            tmp.path().join("secret.yaml"),
+            "kind: Secret\nmetadata: {name: SECRET-NAME-xyz}\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("secret.yaml"), ws.join("policy.yaml")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", ws.join("zero.yaml")).unwrap();
+        let fifo =
+            std::ffi::CString::new(ws.join("pipe.yaml").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let start = std::time::Instant::now();
+        let m = manifests(&lab, &ws);
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        assert!(m.objects.is_empty(), "{:?}", m.objects);
+        let all = m.problems.join("\n");
+        assert!(!all.contains("SECRET"), "{all}");
+        assert!(
+            all.contains("policy.yaml leads outside the workspace"),
+            "{all}"
+        );
+        assert!(
+            all.contains("zero.yaml leads outside the workspace"),
+            "{all}"
+        );
+        assert!(all.contains("named pipe"), "{all}");
+        // Archiving before a reset does not block on the FIFO either.
+        archive(&ws, &tmp.path().join("state"), "l").unwrap();
+    }
+
+    #[test]
+    fn lab_dir_is_absolute_even_from_a_relative_content_folder() {
+        let lab = lab_in(Path::new("labs/l"));
         let ctx = template_context(&lab, Path::new("/w"));
         let dir = ctx
             .get("lab_dir")

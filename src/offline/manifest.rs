@@ -66,7 +66,8 @@ pub fn load(
     let mut objects = Vec::new();
     let mut diags: Vec<Diagnostic> = Vec::new();
     for file in files {
-        let bytes = std::fs::read(file)?;
+        let bytes = crate::input::read_capped(file, crate::input::MAX_MANIFEST_BYTES)
+            .map_err(|e| Error::usage(e.to_string(), e.hint()))?;
         let Ok(src) = String::from_utf8(bytes) else {
             let mut c = Collector::new(file, "");
             c.error_hint(

@@ -519,10 +519,10 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
 
 fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
     let quiz = find(ctx, &args.quiz)?;
-    let text = std::fs::read(&args.answers).map_err(|e| {
+    let text = crate::input::read(&args.answers).map_err(|e| {
         Error::usage(
-            format!("cannot read {}: {e}", args.answers.display()),
-            "give the path of a YAML answers file",
+            e.to_string(),
+            format!("{}; give the path of a YAML answers file", e.hint()),
         )
     })?;
     let text = String::from_utf8_lossy(&text).into_owned();

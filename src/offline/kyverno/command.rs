@@ -215,10 +215,12 @@ fn read_path(path: &Path) -> Result<Vec<Value>> {
             .map_err(|e| Error::usage(format!("cannot read stdin: {e}"), "pipe YAML into kca"))?;
         s
     } else {
-        std::fs::read_to_string(path).map_err(|e| {
+        let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)
+            .map_err(|e| Error::usage(e.to_string(), e.hint()))?;
+        String::from_utf8(bytes).map_err(|_| {
             Error::usage(
-                format!("cannot read {}: {e}", path.display()),
-                "check the path",
+                format!("{} is not UTF-8 text", path.display()),
+                "save it as UTF-8",
             )
         })?
     };

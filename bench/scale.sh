@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# How kca's offline commands scale (issue #11, "Cost grows linearly"): generates its own
+# inputs, runs each workload a few times with a release build, and prints one markdown
+# table row per workload with the median wall time and the peak memory (max RSS).
+#
+#   bash bench/scale.sh                 # builds target/release/kca first
+#   KCA=/path/to/kca bash bench/scale.sh  # measures that binary (e.g. an older build)
+#   RUNS=5 bash bench/scale.sh          # more runs per size (default 3)
+#   ONLY=yaml bash bench/scale.sh       # one workload: canI, yaml, quiz, apply
+#
+# Workloads (a superlinear one shows up as a row whose time grows faster than its size):
+#   auth can-i -f over N RBAC objects (Roles, ClusterRoles and their bindings)
+#   one YAML mapping with N keys (a ConfigMap read by `auth can-i -f`)
+#   quiz grade with N questions (one quiz, an answers file answering every question)
+#   policy apply P policies x R Pods
+# Needs: bash, awk, GNU time (/usr/bin/time). Writes only to a temp folder.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+runs=${RUNS:-3}
+only=${ONLY:-}
+if [ -z "${KCA:-}" ]; then
+  (cd "$repo" && cargo build --release --quiet)
+  KCA="$repo/target/release/kca"
+fi
+[ -x /usr/bin/time ] || { echo "needs GNU time at /usr/bin/time" >&2; exit 3; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export HOME="$work/home" XDG_STATE_HOME="$work/state" KUBECONFIG="$work/no-kubeconfig"
+mkdir -p "$HOME"
+
+# Runs "$@" $runs times; prints "median-seconds max-rss-MiB exit-code".
+measure() {
+  local i t=() m=() code=0
+  for ((i = 0; i < runs; i++)); do
+    rm -rf "$XDG_STATE_HOME"
+    code=0
+    /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>"$work/err" || code=$?
+    read -r s k <"$work/time" || { tail -1 "$work/time" >&2; s=0; k=0; }
+    t+=("$s"); m+=("$k")
+  done
+  local med mem
+  med=$(printf '%s\n' "${t[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  mem=$(printf '%s\n' "${m[@]}" | sort -n | tail -1)
+  echo "$med $((mem / 1024)) $code"
+}
+
+row() { # workload, sizes label, then "time mem" pairs
+  printf '| %s | %s | %s |\n' "$1" "$2" "$3"
+}
+
+rbac() { # N objects: N/4 Roles, N/4 RoleBindings, N/4 ClusterRoles, N/4 ClusterRoleBindings
+  awk -v n="$1" 'BEGIN {
+    for (i = 0; i < n / 4; i++) {
+      ns = "ns-" (i % 100)
+      printf "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r-%d, namespace: %s}\nrules:\n- {apiGroups: [\"\"], resources: [configmaps], verbs: [get, list]}\n", i, ns
+      printf "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: rb-%d, namespace: %s}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: r-%d}\nsubjects:\n- {kind: User, name: user-%d, apiGroup: rbac.authorization.k8s.io}\n", i, ns, i, i
+      printf "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: cr-%d}\nrules:\n- {apiGroups: [apps], resources: [deployments], verbs: [get]}\n", i
+      printf "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: crb-%d}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cr-%d}\nsubjects:\n- {kind: ServiceAccount, name: sa-%d, namespace: %s}\n", i, i, i, ns
+    }
+  }'
+}
+
+mapping() { # one ConfigMap with N data keys
+  awk -v n="$1" 'BEGIN {
+    print "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big, namespace: default}\ndata:"
+    for (i = 0; i < n; i++) printf "  key-%d: \"value %d\"\n", i, i
+  }'
+}
+
+quiz() { # content folder $2 with quiz `big` of N questions; answers in $2/answers.yaml
+  mkdir -p "$2/quizzes"
+  awk -v n="$1" 'BEGIN {
+    print "apiVersion: kca.dev/v1alpha1\nkind: Quiz\nmetadata: {id: big, title: Big}\npassMark: 50\nquestions:"
+    for (i = 0; i < n; i++) {
+      printf "  - id: q-%d\n    type: single\n    prompt: {ja: 問%d, en: Question %d}\n    explanation: Because.\n    choices:\n      - {id: a, text: A, correct: true}\n      - {id: b, text: B}\n", i, i, i
+    }
+  }' >"$2/quizzes/big.yaml"
+  awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "q-%d: %s\n", i, (i % 3 ? "a" : "b") }' >"$2/answers.yaml"
+}
+
+policies() { # N ClusterPolicies, each one validate rule on Pods
+  awk -v n="$1" 'BEGIN {
+    for (i = 0; i < n; i++) {
+      printf "---\napiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p-%d}\nspec:\n  validationFailureAction: Audit\n  rules:\n  - name: r-%d\n    match: {any: [{resources: {kinds: [Pod]}}]}\n    validate:\n      message: \"label l-%d is required\"\n      pattern: {metadata: {labels: {l-%d: \"?*\"}}}\n", i, i, i, i % 10
+    }
+  }'
+}
+
+pods() {
+  awk -v n="$1" 'BEGIN {
+    for (i = 0; i < n; i++) {
+      printf "---\napiVersion: v1\nkind: Pod\nmetadata: {name: pod-%d, namespace: default, labels: {l-%d: x}}\nspec:\n  containers: [{name: c, image: \"busybox:1.36\"}]\n", i, i % 20
+    }
+  }'
+}
+
+echo "kca: $KCA ($runs runs per size; median wall time, peak RSS)"
+echo
+echo "| workload | sizes | time (s) / peak memory (MiB) |"
+echo "|---|---|---|"
+
+if [ -z "$only" ] || [ "$only" = canI ]; then
+  cells=()
+  for n in 10000 30000 100000; do
+    rbac "$n" >"$work/rbac-$n.yaml"
+    read -r s mem code < <(measure "$KCA" auth can-i get configmaps --as user-7 -n ns-7 -f "$work/rbac-$n.yaml")
+    cells+=("${s} / ${mem}")
+    [ "$code" -le 1 ] || cells[-1]+=" (exit $code)"
+  done
+  row '`auth can-i -f` over 10k / 30k / 100k RBAC objects' "10k / 30k / 100k" "$(IFS='|'; echo "${cells[*]}" | sed 's/|/ ; /g')"
+fi
+
+if [ -z "$only" ] || [ "$only" = yaml ]; then
+  cells=()
+  for n in 10000 20000 40000; do
+    mapping "$n" >"$work/map-$n.yaml"
+    read -r s mem code < <(measure "$KCA" auth can-i get pods --as nobody -f "$work/map-$n.yaml")
+    cells+=("${s} / ${mem}")
+    [ "$code" -le 1 ] || cells[-1]+=" (exit $code)"
+  done
+  row 'one YAML mapping with 10k / 20k / 40k keys' "10k / 20k / 40k" "$(IFS='|'; echo "${cells[*]}" | sed 's/|/ ; /g')"
+fi
+
+if [ -z "$only" ] || [ "$only" = quiz ]; then
+  cells=()
+  for n in 1000 10000 30000; do
+    quiz "$n" "$work/quiz-$n"
+    read -r s mem code < <(measure "$KCA" --content-dir "$work/quiz-$n" quiz grade big --answers "$work/quiz-$n/answers.yaml")
+    cells+=("${s} / ${mem}")
+    [ "$code" -le 1 ] || cells[-1]+=" (exit $code)"
+  done
+  row '`quiz grade` with 1k / 10k / 30k questions' "1k / 10k / 30k" "$(IFS='|'; echo "${cells[*]}" | sed 's/|/ ; /g')"
+fi
+
+if [ -z "$only" ] || [ "$only" = apply ]; then
+  policies 1000 >"$work/policies.yaml"
+  pods 1000 >"$work/pods.yaml"
+  read -r s mem code < <(measure "$KCA" policy apply "$work/policies.yaml" --resource "$work/pods.yaml")
+  cell="${s} / ${mem}"
+  [ "$code" -le 1 ] || cell+=" (exit $code)"
+  row '`policy apply` 1,000 policies × 1,000 Pods' "1k × 1k" "$cell"
+fi

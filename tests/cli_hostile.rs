@@ -1,0 +1,219 @@
+//! kca under hostile files (issue #11): whatever a learner's workspace, a lab folder, an
+//! answers file or a progress file holds, kca neither follows it outside where it should
+//! read, nor blocks on it, nor prints its control characters. Each case is generated here
+//! and must finish within a few seconds.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{Env, data, repo, stderr, stdout};
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A content folder with the test lab, and a workspace root.
+fn lab_env() -> (Env, PathBuf) {
+    let env = Env::new();
+    let content = env.home.path().join("content");
+    copy_dir(&repo().join("tests/testlab"), &content.join("labs/testlab"));
+    std::fs::create_dir_all(content.join("quizzes")).unwrap();
+    (env, content)
+}
+
+fn lab_kca(env: &Env, content: &Path) -> assert_cmd::Command {
+    let mut c = env.kca_in(content);
+    c.env("KCA_WORKSPACE_ROOT", env.home.path().join("work"))
+        .args(["--lang", "en"])
+        .timeout(Duration::from_secs(20));
+    c
+}
+
+fn ws(env: &Env) -> PathBuf {
+    env.home.path().join("work/testlab")
+}
+
+#[test]
+fn lab_check_neither_follows_links_out_of_the_workspace_nor_blocks_on_a_fifo() {
+    let (env, content) = lab_env();
+    lab_kca(&env, &content)
+        .args(["lab", "start", "testlab", "--offline"])
+        .assert()
+        .success();
+    let secret = env.home.path().join("secret.yaml");
+    std::fs::write(
+        &secret,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: SECRET-NAME-xyz}\ndata: {mode: strict}\n",
+    )
+    .unwrap();
+    std::fs::remove_file(ws(&env).join("app.yaml")).unwrap();
+    std::os::unix::fs::symlink(&secret, ws(&env).join("app.yaml")).unwrap();
+    mkfifo(&ws(&env).join("pipe.yaml"));
+    let start = Instant::now();
+    let out = lab_kca(&env, &content)
+        .args(["lab", "check", "--task", "config"])
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(!text.contains("SECRET-NAME-xyz"), "{text}");
+    assert!(text.contains("leads outside the workspace"), "{text}");
+}
+
+#[test]
+fn a_file_name_cannot_forge_a_pass_line_or_clear_the_screen() {
+    let (env, content) = lab_env();
+    lab_kca(&env, &content)
+        .args(["lab", "start", "testlab", "--offline"])
+        .assert()
+        .success();
+    let evil = "x\n\u{1b}[2J\u{1b}[H  ✓ PASS  config-file (file)  1\u{2215}1\n.yaml";
+    std::fs::write(ws(&env).join(evil), "a: [\n").unwrap();
+    let out = lab_kca(&env, &content)
+        .args(["lab", "check"])
+        .output()
+        .unwrap();
+    let text = stdout(&out) + &stderr(&out);
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.trim_start().starts_with("✓ PASS  config-file")),
+        "{text}"
+    );
+}
+
+#[test]
+fn lab_start_refuses_a_dangling_link_at_a_starter_path() {
+    let (env, content) = lab_env();
+    std::fs::create_dir_all(ws(&env)).unwrap();
+    let target = env.home.path().join("outside.yaml");
+    std::os::unix::fs::symlink(&target, ws(&env).join("app.yaml")).unwrap();
+    let out = lab_kca(&env, &content)
+        .args(["lab", "start", "testlab", "--offline"])
+        .output()
+        .unwrap();
+    assert!(!target.exists(), "lab start wrote through the link");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("leads outside the workspace"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn validate_refuses_links_in_lab_content_and_runaway_templates() {
+    let (env, content) = lab_env();
+    let lab = content.join("labs/testlab");
+    std::fs::remove_file(lab.join("starter/README.md")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", lab.join("starter/README.md")).unwrap();
+    let out = lab_kca(&env, &content).arg("validate").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let all = stdout(&out) + &stderr(&out);
+    assert!(all.contains("is a symbolic link (to /etc/passwd)"), "{all}");
+
+    for template in [
+        "{{ get_env(name=\"HOME\") }}",
+        "{% for i in range(end=300000000) %}x{% endfor %}",
+        "{% for a in range(end=10000) %}{% for b in range(end=10000) %}x{% endfor %}{% endfor %}",
+    ] {
+        std::fs::remove_file(lab.join("starter/README.md")).unwrap();
+        std::fs::write(lab.join("starter/README.md"), template).unwrap();
+        let start = Instant::now();
+        let out = lab_kca(&env, &content).arg("validate").output().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(10), "{template}");
+        assert_eq!(out.status.code(), Some(2), "{template}: {}", stdout(&out));
+        let all = stdout(&out) + &stderr(&out);
+        assert!(all.contains("does not render"), "{all}");
+        if template.contains("get_env") {
+            assert!(all.contains("`get_env` is not available"), "{all}");
+        }
+    }
+}
+
+#[test]
+fn quiz_grade_does_not_block_on_a_fifo_answers_file_or_progress_file() {
+    let env = Env::new();
+    let fifo = env.home.path().join("answers.yaml");
+    mkfifo(&fifo);
+    let start = Instant::now();
+    let out = env
+        .kca_in(&data(""))
+        .args(["quiz", "grade", "demo", "--answers"])
+        .arg(&fifo)
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("named pipe"), "{}", stderr(&out));
+
+    let answers = env.home.path().join("a.yaml");
+    std::fs::write(&answers, "d-single: b\n").unwrap();
+    std::fs::create_dir_all(env.state_dir()).unwrap();
+    mkfifo(&env.state_dir().join("quizzes.json"));
+    let out = env
+        .kca_in(&data(""))
+        .args(["quiz", "grade", "demo", "--answers"])
+        .arg(&answers)
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("named pipe"), "{}", stderr(&out));
+    assert!(out.status.code() == Some(0) || out.status.code() == Some(1));
+}
+
+#[test]
+fn can_i_refuses_dev_zero_instead_of_reading_it_forever() {
+    let env = Env::new();
+    let out = env
+        .kca()
+        .args([
+            "auth",
+            "can-i",
+            "get",
+            "pods",
+            "--as",
+            "x",
+            "-f",
+            "/dev/zero",
+        ])
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("a device"), "{}", stderr(&out));
+}
+
+#[test]
+fn lab_show_lists_the_programs_a_lab_runs() {
+    let (env, content) = lab_env();
+    let out = lab_kca(&env, &content)
+        .args(["lab", "show", "testlab"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Programs this lab runs"), "{text}");
+    assert!(text.contains("script/script-ok: bash check.sh"), "{text}");
+    assert!(text.contains("A lab is code"), "{text}");
+}
