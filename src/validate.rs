@@ -6,8 +6,8 @@ use serde_json::json;
 
 use crate::cli::ValidateArgs;
 use crate::content::{self, Document, quiz_lint};
-use crate::diag::Diagnostic;
 use crate::ctx::Ctx;
+use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::settings::OutputFormat;

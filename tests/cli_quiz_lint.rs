@@ -50,7 +50,11 @@ fn a_balanced_quiz_gets_no_warning() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stderr(&out), "");
-    assert!(stdout(&out).contains("1 file(s) valid\n"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("1 file(s) valid\n"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

@@ -1026,7 +1026,10 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
     };
     let stdout = regexes(d, f.opt("stdout"));
     let stderr = regexes(d, f.opt("stderr"));
-    let skip_exit = f.opt("skipExit").and_then(|n| d.int_in(n, 1..=255)).map(|c| c as i32);
+    let skip_exit = f
+        .opt("skipExit")
+        .and_then(|n| d.int_in(n, 1..=255))
+        .map(|c| c as i32);
     if run.is_empty() {
         return None;
     }

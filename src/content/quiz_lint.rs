@@ -85,9 +85,9 @@ pub fn measure(quiz: &Quiz) -> Bias {
         longest: by_length(End::Longest),
         shortest: by_length(End::Shortest),
         select_all: score(quiz, |q| match &q.kind {
-            Kind::Multi { choices, .. } => {
-                Some(Answer::Choices(choices.iter().map(|c| c.id.clone()).collect()))
-            }
+            Kind::Multi { choices, .. } => Some(Answer::Choices(
+                choices.iter().map(|c| c.id.clone()).collect(),
+            )),
             _ => None,
         }),
         all_true: score(quiz, |q| {
