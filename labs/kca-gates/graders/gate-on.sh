@@ -3,11 +3,13 @@
 # Grader: runs the learner's gate (ci/gate.sh) on the learner's own render and variants of it.
 #   usage: gate-on.sh pass|stop prod|base|latest-back|no-digest|empty   (run in the workspace)
 # Exits 0 when the gate did what it should (pass: exit 0; stop: a non-zero exit), 1 when not,
-# 2 when the render to test could not be built (the overlay does not render).
+# 2 when the render to test could not be built (the overlay does not render), 77 (skipped)
+# when kubectl is not there to render.
 set -uo pipefail
 want="$1"; variant="$2"
 render="$(mktemp --suffix=.yaml)"
 trap 'rm -f "$render"' EXIT
+[ "$variant" = empty ] || command -v kubectl > /dev/null || { echo "kubectl is not on PATH: kubectl kustomize cannot render here" >&2; exit 77; }
 digest='@sha256:[0-9a-f]{64}'
 case "$variant" in
   prod|latest-back|no-digest)

@@ -4,6 +4,7 @@
 #   usage: render.sh KUSTOMIZE_DIR GRADER_POLICY   (run in the workspace)
 set -uo pipefail
 dir="$1"; grader="$2"
+command -v kubectl > /dev/null || { echo "kubectl is not on PATH: kubectl kustomize cannot render here" >&2; exit 77; }
 render="$(mktemp)"; out="$(mktemp)"
 trap 'rm -f "$render" "$out"' EXIT
 if ! kubectl kustomize "$dir" > "$render"; then
