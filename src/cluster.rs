@@ -5,7 +5,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -43,6 +42,9 @@ pub const KYVERNO_DEPLOYMENTS: [&str; 4] = [
 pub const BACKGROUND_WRITES: [(&str, &str); 2] =
     [("", "configmaps"), ("networking.k8s.io", "networkpolicies")];
 const BACKGROUND_SA: &str = "kyverno-background-controller";
+/// The controllers admission and generate checks depend on.
+pub const ADMISSION_CONTROLLER: &str = "kyverno-admission-controller";
+pub const BACKGROUND_CONTROLLER: &str = "kyverno-background-controller";
 /// The label Kyverno puts on the webhook configurations it registers at runtime.
 const KYVERNO_WEBHOOK_SELECTOR: &str = "webhook.kyverno.io/managed-by=kyverno";
 
@@ -372,54 +374,33 @@ struct Output {
 /// Runs a command, capturing its output; a non-zero exit is an environment error showing
 /// the end of what it printed.
 async fn exec(cmd: &Cmd, timeout: Duration) -> Result<Output> {
-    let mut command = tokio::process::Command::new(&cmd.program);
+    let mut command = std::process::Command::new(&cmd.program);
     command
         .args(&cmd.args)
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut attempts = 0;
-    let child = loop {
-        match command.spawn() {
-            // ETXTBSY: the program file is still open for writing in another process (a
-            // tool being installed or updated right now); it clears within moments.
-            Err(e) if e.raw_os_error() == Some(26) && attempts < 5 => {
-                attempts += 1;
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            other => {
-                break other.map_err(|e| {
-                    Error::environment(
-                        format!("cannot run `{cmd}`: {e}"),
-                        "check that the program is installed and executable",
-                    )
-                })?;
-            }
-        }
-    };
-    let out = tokio::time::timeout(timeout, child.wait_with_output())
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)));
+    let out = crate::exec::run_async(crate::exec::Job::new(command, timeout))
         .await
-        .map_err(|_| {
+        .map_err(|e| {
             Error::environment(
-                format!("`{cmd}` did not finish within {}s", timeout.as_secs()),
-                "check the container engine and network, then run the command again",
+                format!("cannot run `{cmd}`: {e}"),
+                "check that the program is installed and executable",
             )
-        })??;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        return Err(Error::environment(
+        })?;
+    let stdout = out.stdout.text();
+    match &out.end {
+        crate::exec::End::TimedOut => Err(Error::environment(
+            format!("`{cmd}` did not finish within {}s", timeout.as_secs()),
+            "check the container engine and network, then run the command again",
+        )),
+        crate::exec::End::Exited(status) if !status.success() => Err(Error::environment(
             format!(
-                "`{cmd}` failed ({}):\n{}",
-                out.status,
-                tail(&format!("{stdout}{stderr}"), 15)
+                "`{cmd}` failed ({status}):\n{}",
+                tail(&format!("{stdout}{}", out.stderr.text()), 15)
             ),
             "read the tool's message above; `kca cluster down` then `kca cluster up` starts over",
-        ));
+        )),
+        crate::exec::End::Exited(_) => Ok(Output { stdout }),
     }
-    Ok(Output { stdout })
 }
 
 fn tail(text: &str, lines: usize) -> String {
@@ -707,7 +688,9 @@ pub fn rollout_done(dep: &Value) -> bool {
     let desired = n("/spec/replicas").unwrap_or(1);
     let generation = n("/metadata/generation").unwrap_or(0);
     let observed = n("/status/observedGeneration").unwrap_or(-1);
-    observed >= generation
+    // Scaled to 0 is not ready: nothing would answer the webhook or process requests.
+    desired >= 1
+        && observed >= generation
         && n("/status/updatedReplicas").unwrap_or(0) >= desired
         && n("/status/availableReplicas").unwrap_or(0) >= desired
         && n("/status/replicas").unwrap_or(0) <= desired
@@ -767,7 +750,7 @@ async fn wait_for_kyverno(ctx: &Ctx, live: &Live) -> Result<()> {
 }
 
 /// Kyverno as the cluster shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct KyvernoState {
     pub deployments: Vec<DeploymentState>,
     pub validating_webhooks: usize,

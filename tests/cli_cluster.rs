@@ -294,3 +294,18 @@ fn status_and_adopt_of_an_unreachable_cluster_exit_3() {
             "context `elsewhere` is not in the kubeconfig",
         ));
 }
+
+#[test]
+fn lab_verify_live_needs_a_reachable_lab_cluster() {
+    let b = Bench::new();
+    b.kca()
+        .args(["lab", "verify", "--live", "kca-admission"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("does not answer"));
+    b.kca()
+        .args(["lab", "verify", "kca-admission"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--live"));
+}

@@ -597,21 +597,79 @@ fn a_lab_of_files_and_commands_needs_no_cluster() {
 }
 
 #[test]
-fn check_without_a_reachable_cluster_grades_offline_and_says_so() {
+fn check_without_a_reachable_cluster_exits_3_and_never_grades_offline() {
     let t = Env::new();
     t.start_offline();
-    let out = t
-        .kca()
-        .args(["lab", "check", "testlab", "--kubeconfig"])
-        .arg(t.tmp.path().join("missing-kubeconfig"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("grading offline instead"), "{err}");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("offline: no cluster reachable"), "{text}");
-    // The starter does not pass: a result (exit 1), not an environment error (exit 3).
-    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    // Everything that would pass offline: a silent fallback would exit 0 with full marks.
+    for f in ["app.yaml", "check.sh", "policy.yaml", "rbac.yaml"] {
+        t.solve(f);
+    }
+    let refused = t.tmp.path().join("refused-kubeconfig");
+    std::fs::write(
+        &refused,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:9\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: x}\n",
+    )
+    .unwrap();
+    for kubeconfig in [t.tmp.path().join("missing-kubeconfig"), refused] {
+        let out = t
+            .kca()
+            .args(["lab", "check", "testlab", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(3), "{text}{err}");
+        assert!(!err.contains("grading offline"), "{err}");
+        assert!(text.is_empty(), "no results without a cluster: {text}");
+        assert!(err.contains("--offline"), "the hint names --offline: {err}");
+    }
+    // Nothing was recorded as checked.
+    t.kca()
+        .args(["lab", "status"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not checked yet"));
+    // Asked for, offline grading runs and is recorded as offline.
+    t.kca()
+        .args(["lab", "check", "testlab", "--offline"])
+        .assert()
+        .stdout(predicate::str::contains("(offline)"));
+    t.kca()
+        .args(["lab", "status"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("offline"));
+}
+
+#[test]
+fn task_accepts_several_values() {
+    let t = Env::new();
+    t.start_offline();
+    for args in [
+        vec!["--task", "config", "--task", "script"],
+        vec!["--task", "config,script"],
+    ] {
+        let out = t
+            .kca()
+            .args(["--output", "json", "lab", "check", "testlab"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let rep: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+        let ids: Vec<&str> = rep["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, vec!["config", "script"], "{args:?}");
+    }
+    t.kca()
+        .args(["lab", "check", "testlab", "--task", "config,nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no task `nope`"));
 }
 
 #[test]

@@ -358,9 +358,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             format!("run `kca lab start {}` first", lab.id),
         ));
     };
-    if let Some(t) = &args.task
-        && lab.task(t).is_none()
-    {
+    if let Some(t) = args.task.iter().find(|t| lab.task(t).is_none()) {
         let ids: Vec<&str> = lab.tasks.iter().map(|t| t.id.as_str()).collect();
         return Err(Error::usage(
             format!("lab `{}` has no task `{t}`", lab.id),
@@ -376,14 +374,14 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     }
     let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
     let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
-    let task = args.task.as_deref();
+    let task = args.task.as_slice();
     let mut setups = entry.setups.clone();
     let (results, target) = if offline {
         let staged = super::setup::recorded(&lab, &setups);
         let mut results = grade::offline_staged(&lab, &ws, task, &staged)?;
         // Reaching a task with a setup stages it, then grades again on the new state.
         let applied: Vec<String> = setups.keys().cloned().collect();
-        let due = if task.is_none() {
+        let due = if task.is_empty() {
             super::setup::due(&lab, &results, &applied)
         } else {
             Vec::new()
@@ -420,7 +418,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             }
             let mut r = grade::live(live.clone(), &lab, &ws, task, &ctx.printer).await;
             let applied: Vec<String> = setups.keys().cloned().collect();
-            let due = if task.is_none() {
+            let due = if task.is_empty() {
                 super::setup::due(&lab, &r, &applied)
             } else {
                 Vec::new()
@@ -435,21 +433,24 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             }
             Ok::<_, Error>((r, name))
         });
-        match graded {
-            Ok(done) => done,
-            // No cluster to ask: grade what can be judged from the manifests, and say so,
-            // rather than leave the learner with nothing.
-            Err(Error::Environment { message, .. }) => {
-                ctx.printer.warn(&format!(
-                    "no cluster reachable ({message}); grading offline instead (`--offline` does this on purpose)"
-                ));
-                (
-                    grade::offline(&lab, &ws, task)?,
-                    "offline: no cluster reachable".to_string(),
-                )
-            }
-            Err(e) => return Err(e),
-        }
+        // Live grading never silently becomes offline grading: an LMS reading the exit
+        // code would take offline marks for live ones (issue 8).
+        graded.map_err(|e| match e {
+            Error::Environment {
+                message,
+                hint,
+                source,
+            } => Error::Environment {
+                message: format!("cannot grade `{}` live: {message}", lab.id),
+                hint: Some(format!(
+                    "{}; or grade the files without a cluster: `kca lab check {} --offline`",
+                    hint.unwrap_or_else(|| "check the cluster".into()),
+                    lab.id
+                )),
+                source,
+            },
+            other => other,
+        })?
     };
     let hints = entry.hints.clone();
     let rep = Report::new(&lab, target.clone(), results, |t| {
@@ -458,7 +459,12 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let saved = progress::update(store, |p| {
         let e = p.labs.get_mut(&lab.id)?;
         e.setups = setups.clone();
-        e.record(rep.tasks.iter().flat_map(|t| &t.checks), &target, task);
+        let only = (!task.is_empty()).then(|| task.join(","));
+        e.record(
+            rep.tasks.iter().flat_map(|t| &t.checks),
+            &target,
+            only.as_deref(),
+        );
         Some(e.standing(&lab))
     });
     print_report(ctx, &lab, &rep);
@@ -472,7 +478,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     if ctx.settings.output == OutputFormat::Text
         && let Some(s) = standing
     {
-        print_standing(ctx, store, &lab, &s, task.is_some());
+        print_standing(ctx, store, &lab, &s, !task.is_empty());
     }
     if rep.counts.fail > 0 {
         queue_related_questions(ctx, store, &lab);
@@ -821,6 +827,14 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         }
     }
     Ok(Exit::Success)
+}
+
+/// Deletes the lab's objects and applies its fixtures again (`lab reset` on the cluster side;
+/// `lab verify --live` between variants).
+pub(crate) async fn reset_cluster(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<()> {
+    delete_owned(ctx, live, lab).await?;
+    apply_fixtures(ctx, live, lab).await?;
+    Ok(())
 }
 
 async fn delete_owned(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {

@@ -2,14 +2,16 @@
 //! kube-rs directly): objects, access reviews, server-side dry runs, and real triggers for
 //! `generated` checks, which are always deleted again, on Ctrl-C too.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use serde_json::Value;
 
-use super::check::{self, Env, Outcome};
+use super::check::{self, Outcome, Submission};
 use super::offline::expected_generated;
 use super::tree::partial_match;
-use crate::content::lab::{Check, Lab, ObjSel, Spec};
+use crate::content::lab::{Check, Denier, Expect, Lab, ObjSel, Spec};
 use crate::target::live::{Live, LiveError};
 use crate::target::{AccessQuery, Identity, ObjRef, Operation};
 use crate::ui::Printer;
@@ -20,13 +22,18 @@ pub const PROBE_LABEL: &str = "kca.dev/probe";
 /// The background controller's service account (the course's Kyverno install).
 const BACKGROUND_SA: (&str, &str) = ("kyverno", "kyverno-background-controller");
 
-pub async fn evaluate(live: &Live, env: Env<'_>, check: &Check, printer: &Printer) -> Outcome {
+pub async fn evaluate(
+    live: &Live,
+    env: Submission<'_>,
+    check: &Check,
+    printer: &Printer,
+) -> Outcome {
     if matches!(check.spec, Spec::File { .. } | Spec::Command { .. }) {
         // Local work (a learner's script may run for a while) must not stall the runtime.
         let (lab, ws, c) = (env.lab.clone(), env.workspace.to_path_buf(), check.clone());
         let local = tokio::task::spawn_blocking(move || {
             check::local(
-                Env {
+                Submission {
                     lab: &lab,
                     workspace: &ws,
                 },
@@ -39,6 +46,11 @@ pub async fn evaluate(live: &Live, env: Env<'_>, check: &Check, printer: &Printe
             Ok(None) => Outcome::error("not a local check"),
             Err(e) => Outcome::error(format!("the check crashed: {e}")),
         };
+    }
+    match unserved(live, check).await {
+        Ok(Some(skip)) => return skip,
+        Ok(None) => {}
+        Err(e) => return Outcome::error(e.to_string()),
     }
     let r = match &check.spec {
         Spec::Resource {
@@ -57,6 +69,172 @@ pub async fn evaluate(live: &Live, env: Env<'_>, check: &Check, printer: &Printe
         Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::error("evaluated locally")),
     };
     r.unwrap_or_else(|e| Outcome::error(e.to_string()))
+}
+
+/// The (apiVersion, kind)s a check needs the server to serve: what it reads, probes or
+/// creates, and ValidatingAdmissionPolicy for a check that expects one to deny.
+fn needed_apis(check: &Check) -> Vec<(String, String)> {
+    let of = |v: &Value| {
+        let s = |p: &str| {
+            v.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        (s("/apiVersion"), s("/kind"))
+    };
+    let sel = |o: &ObjSel| (o.api_version.clone(), o.kind.clone());
+    let mut out = match &check.spec {
+        Spec::Resource { target, .. } => vec![sel(target)],
+        Spec::Admission { probe, expect, .. } => {
+            let mut v = vec![of(&probe.object)];
+            if let Expect::Denied(Some(Denier::Vap { .. })) = expect {
+                v.push((VAP_API.into(), "ValidatingAdmissionPolicy".into()));
+                v.push((VAP_API.into(), "ValidatingAdmissionPolicyBinding".into()));
+            }
+            v
+        }
+        Spec::Generated {
+            trigger, expect, ..
+        } => vec![of(&trigger.object), sel(expect)],
+        _ => Vec::new(),
+    };
+    out.retain(|(a, k)| !a.is_empty() && !k.is_empty());
+    out
+}
+
+const VAP_API: &str = "admissionregistration.k8s.io/v1";
+
+/// Why a kind may be missing, when kca knows (ValidatingAdmissionPolicy is GA from 1.30).
+fn why_unserved(api_version: &str, kind: &str) -> &'static str {
+    match (api_version, kind) {
+        (VAP_API, "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding") => {
+            " (Kubernetes serves it from 1.30, or when the API is turned on)"
+        }
+        (a, _) if a.starts_with("kyverno.io/") || a.starts_with("policies.kyverno.io/") => {
+            " (is Kyverno installed? see `kca cluster status`)"
+        }
+        _ => "",
+    }
+}
+
+/// `Skipped` with the reason when the server does not serve an API the check needs: the
+/// check cannot be judged here, which is neither the learner's fault nor worth a retry.
+async fn unserved(live: &Live, check: &Check) -> Result<Option<Outcome>, LiveError> {
+    let mut missing = Vec::new();
+    for (api_version, kind) in needed_apis(check) {
+        if !live.serves(&api_version, &kind).await? {
+            missing.push(format!(
+                "{kind} ({api_version}){}",
+                why_unserved(&api_version, &kind)
+            ));
+        }
+    }
+    Ok((!missing.is_empty()).then(|| {
+        Outcome::skipped(format!(
+            "the cluster does not serve {}; this check cannot be judged on it",
+            missing.join(", ")
+        ))
+    }))
+}
+
+/// What to apply instead of the whole folder, in both languages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyAdvice {
+    pub ja: String,
+    pub en: String,
+}
+
+/// When workspace files hold kinds the server does not serve (a ValidatingAdmissionPolicy
+/// on a server before 1.30), `kubectl apply -f DIR/` fails on them: name those files and
+/// the command that applies the others. None when the server takes every file.
+pub async fn apply_advice(live: &Live, lab: &Lab, ws: &std::path::Path) -> Option<ApplyAdvice> {
+    let mut served: std::collections::HashMap<(String, String), bool> = Default::default();
+    let (mut refused, mut fine, mut kinds) = (Vec::new(), Vec::new(), Vec::new());
+    for rel in super::workspace::list_files(ws) {
+        let yaml = matches!(
+            rel.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        );
+        let applied = lab.apply.is_empty() || lab.apply.iter().any(|a| rel.starts_with(a));
+        if !yaml || !applied {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(ws.join(&rel)) else {
+            continue;
+        };
+        let docs = crate::yaml::parse_json_stream(&text).unwrap_or_default();
+        let mut ok = true;
+        for d in &docs {
+            let Some(r) = ObjRef::of(d) else { continue };
+            let key = (r.api_version.clone(), r.kind.clone());
+            let yes = match served.get(&key) {
+                Some(v) => *v,
+                None => {
+                    let v = live.serves(&key.0, &key.1).await.unwrap_or(true);
+                    served.insert(key.clone(), v);
+                    v
+                }
+            };
+            if !yes {
+                ok = false;
+                if !kinds.contains(&key.1) {
+                    kinds.push(key.1.clone());
+                }
+            }
+        }
+        let shown = rel.to_string_lossy().into_owned();
+        if ok {
+            fine.push(shown)
+        } else {
+            refused.push(shown)
+        }
+    }
+    if refused.is_empty() {
+        return None;
+    }
+    let dirs: Vec<String> = {
+        let mut d: Vec<String> = refused
+            .iter()
+            .map(|f| match f.rsplit_once('/') {
+                Some((dir, _)) => format!("{dir}/"),
+                None => ".".to_string(),
+            })
+            .collect();
+        d.dedup();
+        d
+    };
+    let others = if fine.is_empty() {
+        None
+    } else {
+        Some(format!(
+            "kubectl apply {}",
+            fine.iter()
+                .map(|f| format!("-f {f}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ))
+    };
+    let (kinds, refused) = (kinds.join(", "), refused.join(", "));
+    let dirs = dirs
+        .iter()
+        .map(|d| format!("`kubectl apply -f {d}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(ApplyAdvice {
+        ja: format!(
+            "このクラスターは {kinds} を提供していません(ValidatingAdmissionPolicy は Kubernetes 1.30 から)。{dirs} は {refused} で失敗します。{}これらが必要なチェックは skipped になります。",
+            others.as_ref().map_or(String::new(), |c| format!(
+                "代わりに残りのファイルを適用してください: `{c}`。"
+            ))
+        ),
+        en: format!(
+            "this cluster does not serve {kinds} (ValidatingAdmissionPolicy needs Kubernetes 1.30+): {dirs} fails on {refused}. {}The checks that need them are skipped.",
+            others.as_ref().map_or(String::new(), |c| format!(
+                "Apply the other files instead: `{c}`. "
+            ))
+        ),
+    })
 }
 
 fn obj_ref(sel: &ObjSel) -> ObjRef {
@@ -100,6 +278,30 @@ async fn find_policy(
     Ok(live.get(&ns).await?.map(|_| ns))
 }
 
+/// Each named policy must be in the cluster and Ready before a check relies on it (shared
+/// by admission and generated checks): `Some(fail)` naming the first that is not.
+async fn require_policies(
+    live: &Live,
+    policies: &[String],
+    namespace: &str,
+    timeout: Duration,
+) -> Result<Option<Outcome>, LiveError> {
+    for p in policies {
+        let Some(r) = find_policy(live, p, namespace).await? else {
+            return Ok(Some(Outcome::fail(format!(
+                "policy `{p}` is not in the cluster; apply it with `kubectl apply -f`"
+            ))));
+        };
+        if !live.wait_ready(&r, timeout).await? {
+            return Ok(Some(Outcome::fail(format!(
+                "{r} did not become Ready within {}s; see `kubectl describe` for its status",
+                timeout.as_secs()
+            ))));
+        }
+    }
+    Ok(None)
+}
+
 async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
     let Spec::Admission {
         probe,
@@ -117,18 +319,8 @@ async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
         .and_then(Value::as_str)
         .unwrap_or("default");
     // A policy that is not Ready yet would let the probe through and blame the learner.
-    for p in policies {
-        let Some(r) = find_policy(live, p, ns).await? else {
-            return Ok(Outcome::fail(format!(
-                "policy `{p}` is not in the cluster; apply it with `kubectl apply -f`"
-            )));
-        };
-        if !live.wait_ready(&r, check.timeout).await? {
-            return Ok(Outcome::fail(format!(
-                "{r} did not become Ready within {}s; see `kubectl describe` for its status",
-                check.timeout.as_secs()
-            )));
-        }
+    if let Some(not_ready) = require_policies(live, policies, ns, check.timeout).await? {
+        return Ok(not_ready);
     }
     let op = if *update {
         Operation::Update
@@ -155,7 +347,7 @@ async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
 /// `accepted`: the learner's policy file sent as a server-side dry run — an update when
 /// the policy exists (a create would only say "already exists"), else a create — so
 /// Kyverno's policy validation webhook answers as it would to `kubectl apply`.
-async fn accepted(live: &Live, env: Env<'_>, check: &Check) -> Result<Outcome, LiveError> {
+async fn accepted(live: &Live, env: Submission<'_>, check: &Check) -> Result<Outcome, LiveError> {
     let mut doc = match check::accepted_document(env, check) {
         Ok(d) => d,
         Err(o) => return Ok(o),
@@ -273,8 +465,18 @@ async fn generated(
             "the trigger has no apiVersion, kind or name",
         ));
     };
+    // A policy that is missing or not Ready generates nothing: say so now, not after the
+    // whole wait (issue 8, live 4).
+    let ns = trig_ref.namespace.as_deref().unwrap_or("default");
+    if let Some(not_ready) = require_policies(live, policy.as_slice(), ns, check.timeout).await? {
+        return Ok(not_ready);
+    }
     let want = expected_generated(expect, &trig);
-    live.create(&trig).await?;
+    let created = live.create(&trig).await?;
+    let uid = created
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     printer.status(&format!(
         "  {}: created {trig_ref}, waiting for {want}…",
         check.id
@@ -311,11 +513,11 @@ async fn generated(
     let mut outcome =
         synced.unwrap_or_else(|| check::judge_generated(check, &want.to_string(), found.as_ref()));
     if found.is_none() {
-        outcome.detail.push_str(&format!(
-            " within {}s; {}",
-            check.timeout.as_secs(),
-            explain(live, &trig_ref, &want, policy.as_deref()).await
-        ));
+        let (verdict, why) = explain(live, &trig_ref, uid.as_deref(), &want).await;
+        outcome.verdict = verdict;
+        outcome
+            .detail
+            .push_str(&format!(" within {}s; {why}", check.timeout.as_secs()));
     }
     if let Err(e) = deleted {
         outcome
@@ -409,47 +611,123 @@ async fn await_object(
     }
 }
 
-/// The course's diagnosis order: UpdateRequest first; none means the rule did not match,
-/// a failed one means the background controller could not do it (often permissions).
-async fn explain(live: &Live, trig: &ObjRef, want: &ObjRef, policy: Option<&str>) -> String {
+/// Whether an UpdateRequest was made for this trigger: Kyverno 1.19 names the trigger in
+/// `spec.ruleContext[].trigger` (and older releases in `spec.resource`; the admission
+/// request in `spec.context` names it too) — see `api/kyverno/v2/updaterequest_types.go`
+/// and `pkg/webhooks/resource/generation/handler.go`. A UID, where both sides have one,
+/// decides; else kind, namespace and name (trigger names carry a random suffix).
+fn names_trigger(ur: &Value, trig: &ObjRef, uid: Option<&str>) -> bool {
+    let same = |spec: &Value| {
+        let s = |k: &str| spec.get(k).and_then(Value::as_str).unwrap_or("");
+        if let Some(u) = uid
+            && !s("uid").is_empty()
+        {
+            return s("uid") == u;
+        }
+        s("name") == trig.name
+            && s("namespace") == trig.namespace.as_deref().unwrap_or("")
+            && (s("kind").is_empty() || s("kind") == trig.kind)
+    };
+    let spec = &ur["spec"];
+    let in_rules = spec["ruleContext"]
+        .as_array()
+        .is_some_and(|rs| rs.iter().any(|r| same(&r["trigger"])));
+    let request = &spec["context"]["admissionRequestInfo"]["admissionRequest"];
+    let in_request = request["name"].as_str() == Some(trig.name.as_str())
+        && request["namespace"].as_str().unwrap_or("") == trig.namespace.as_deref().unwrap_or("")
+        && request["kind"]["kind"]
+            .as_str()
+            .is_none_or(|k| k == trig.kind);
+    in_rules || same(&spec["resource"]) || in_request
+}
+
+/// The course's diagnosis order, on the UpdateRequest of this trigger: none means the rule
+/// did not match (the learner's to fix); a failed one means the background controller could
+/// not do it (often permissions); one still pending means the controller is not working,
+/// which is the environment's fault (ERROR, not FAIL).
+async fn explain(
+    live: &Live,
+    trig: &ObjRef,
+    uid: Option<&str>,
+    want: &ObjRef,
+) -> (check::Verdict, String) {
+    use check::Verdict::{Error, Fail};
     let urs = match live
         .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
         .await
     {
         Ok(l) => l,
-        Err(e) => return format!("could not list UpdateRequests: {e}"),
+        Err(e) => return (Error, format!("could not list UpdateRequests: {e}")),
     };
-    let ours: Vec<&Value> = urs
-        .iter()
-        .filter(|u| {
-            let s = |p: &str| u.pointer(p).and_then(Value::as_str);
-            s("/spec/resource/name") == Some(&trig.name)
-                || s("/spec/context/admissionRequestInfo/admissionRequest/name") == Some(&trig.name)
-                || policy.is_some_and(|p| s("/spec/policy") == Some(p))
-        })
-        .collect();
+    let ours: Vec<&Value> = urs.iter().filter(|u| names_trigger(u, trig, uid)).collect();
+    let state = |u: &Value| {
+        u.pointer("/status/state")
+            .and_then(Value::as_str)
+            .unwrap_or("Pending")
+            .to_string()
+    };
+    let message = |u: &Value| {
+        u.pointer("/status/message")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .unwrap_or("(no message)")
+            .to_string()
+    };
+    let pick = |want: &str| ours.iter().find(|u| state(u) == want).copied();
     if ours.is_empty() {
-        return "no UpdateRequest was created for the trigger: the generate rule did not match \
-                it (check its match/exclude and preconditions)"
-            .into();
-    }
-    let failed = ours
-        .iter()
-        .find(|u| u.pointer("/status/state").and_then(Value::as_str) == Some("Failed"));
-    let Some(u) = failed else {
-        return format!(
-            "{} UpdateRequest(s) exist but none finished: the background controller may be \
-             slow or down",
-            ours.len()
+        return (
+            Fail,
+            "no UpdateRequest was created for the trigger: the generate rule did not match \
+             it (check its match/exclude and preconditions)"
+                .into(),
         );
-    };
-    let msg = u
-        .pointer("/status/message")
+    }
+    if let Some(u) = pick("Failed") {
+        return (Fail, failed_ur(live, &message(u), want).await);
+    }
+    if let Some(u) = pick("Skip") {
+        return (
+            Fail,
+            format!(
+                "the background controller skipped the UpdateRequest: {}",
+                message(u)
+            ),
+        );
+    }
+    if let Some(u) = pick("Completed") {
+        return (
+            Fail,
+            format!(
+                "the UpdateRequest completed without generating it: {}",
+                message(u)
+            ),
+        );
+    }
+    let name = ours[0]
+        .pointer("/metadata/name")
         .and_then(Value::as_str)
-        .unwrap_or("(no message)");
+        .unwrap_or("(unnamed)");
+    (
+        Error,
+        format!(
+            "UpdateRequest {name} for the trigger is still {}: Kyverno's background controller \
+             is not processing it (is `{}` running? see `kca cluster status`)",
+            state(ours[0]),
+            BACKGROUND_SA.1
+        ),
+    )
+}
+
+/// A failed UpdateRequest: its own message, and whether the controller may create the kind.
+async fn failed_ur(live: &Live, msg: &str, want: &ObjRef) -> String {
     let (sa_ns, sa) = BACKGROUND_SA;
     let id = Identity::service_account(sa_ns, sa);
-    let (group, resource) = resource_of(want);
+    let Some((group, resource)) = resource_of(live, want).await else {
+        return format!(
+            "the UpdateRequest failed: {msg}; the cluster does not serve {} ({})",
+            want.kind, want.api_version
+        );
+    };
     let q = AccessQuery {
         user: id.user.clone(),
         groups: id.groups,
@@ -475,37 +753,161 @@ async fn explain(live: &Live, trig: &ObjRef, want: &ObjRef, policy: Option<&str>
     )
 }
 
-/// The API group and (plural, lowercase) resource of a kind, for access reviews.
-pub fn resource_of(r: &ObjRef) -> (String, String) {
-    let group = r
-        .api_version
-        .rsplit_once('/')
-        .map_or(String::new(), |(g, _)| g.to_string());
-    let k = r.kind.to_lowercase();
-    let before_y = k.chars().rev().nth(1);
-    let plural = if k.ends_with('y') && !matches!(before_y, Some('a' | 'e' | 'o' | 'u')) {
-        format!("{}ies", &k[..k.len() - 1])
-    } else if k.ends_with('s') {
-        format!("{k}es")
-    } else {
-        format!("{k}s")
-    };
-    (group, plural)
+/// Whether Kyverno can judge the checks of a run, read once per run: admission checks need
+/// the admission controller and its webhooks; generated checks need the background
+/// controller too. When they are not ready the cluster, not the learner, is at fault.
+pub struct KyvernoGate {
+    state: Result<crate::cluster::KyvernoState, String>,
+}
+
+impl KyvernoGate {
+    /// Reads Kyverno's state when a check needs it (one request set per run).
+    pub async fn read<'a>(live: &Live, checks: impl IntoIterator<Item = &'a Check>) -> Self {
+        let needed = checks
+            .into_iter()
+            .any(|c| matches!(c.spec, Spec::Admission { .. } | Spec::Generated { .. }));
+        let state = if needed {
+            crate::cluster::kyverno_state(live)
+                .await
+                .map_err(|e| format!("cannot tell whether Kyverno is ready: {e}"))
+        } else {
+            Ok(crate::cluster::KyvernoState::default())
+        };
+        KyvernoGate { state }
+    }
+
+    /// Why `check` cannot be judged here (an ERROR), or None.
+    pub fn blocks(&self, check: &Check) -> Option<String> {
+        use crate::cluster::{ADMISSION_CONTROLLER, BACKGROUND_CONTROLLER};
+        let needs: &[&str] = match check.spec {
+            Spec::Admission { .. } => &[ADMISSION_CONTROLLER],
+            Spec::Generated { .. } => &[ADMISSION_CONTROLLER, BACKGROUND_CONTROLLER],
+            _ => return None,
+        };
+        let s = match &self.state {
+            Ok(s) => s,
+            Err(e) => return Some(e.clone()),
+        };
+        let down: Vec<String> = needs
+            .iter()
+            .filter_map(|n| {
+                let d = s.deployments.iter().find(|d| d.name == *n);
+                match d {
+                    Some(d) if d.rolled_out => None,
+                    Some(d) => Some(format!("{n} {}", d.ready)),
+                    None => Some(format!("{n} absent")),
+                }
+            })
+            .collect();
+        let webhooks = s.validating_webhooks > 0 && s.mutating_webhooks > 0;
+        if down.is_empty() && webhooks {
+            return None;
+        }
+        let mut why = Vec::new();
+        if !down.is_empty() {
+            why.push(format!("not ready: {}", down.join(", ")));
+        }
+        if !webhooks {
+            why.push(format!(
+                "webhooks: {} validating, {} mutating",
+                s.validating_webhooks, s.mutating_webhooks
+            ));
+        }
+        Some(format!(
+            "Kyverno cannot judge this check in this cluster ({}); see `kca cluster status`",
+            why.join("; ")
+        ))
+    }
+}
+
+/// The API group and resource of a kind, for access reviews: the built-in discovery table
+/// (`offline::rbac::resource`, the one kind → resource resolver), else the server's own
+/// discovery for kinds it does not hold (CRDs); None when neither knows the kind.
+pub async fn resource_of(live: &Live, r: &ObjRef) -> Option<(String, String)> {
+    let group = crate::offline::rbac::resource::group_of(&r.api_version).to_string();
+    if let Some(res) =
+        crate::offline::rbac::resource::Mapper::built_in().for_kind(&r.api_version, &r.kind)
+    {
+        return Some((res.group.clone(), res.plural.clone()));
+    }
+    match live.plural(&r.api_version, &r.kind).await {
+        Ok(Some(plural)) => Some((group, plural)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn state(background: bool) -> crate::cluster::KyvernoState {
+        let dep = |name: &str, rolled_out: bool| crate::cluster::DeploymentState {
+            name: name.into(),
+            present: true,
+            ready: if rolled_out { "1/1" } else { "0/0" }.into(),
+            rolled_out,
+            image: None,
+        };
+        crate::cluster::KyvernoState {
+            deployments: vec![
+                dep(crate::cluster::ADMISSION_CONTROLLER, true),
+                dep(crate::cluster::BACKGROUND_CONTROLLER, background),
+            ],
+            validating_webhooks: 1,
+            mutating_webhooks: 1,
+        }
+    }
+
+    fn check_of(spec: Spec) -> Check {
+        Check {
+            id: "c".into(),
+            title: None,
+            points: 1,
+            timeout: Duration::from_secs(1),
+            on_fail: None,
+            on_pass: None,
+            spec,
+        }
+    }
+
     #[test]
-    fn plural_resources_for_access_reviews() {
-        let r = |a: &str, k: &str| resource_of(&ObjRef::new(a, k, None, "x"));
-        assert_eq!(
-            r("networking.k8s.io/v1", "NetworkPolicy"),
-            ("networking.k8s.io".into(), "networkpolicies".into())
-        );
-        assert_eq!(r("v1", "ConfigMap"), (String::new(), "configmaps".into()));
-        assert_eq!(r("v1", "Ingress"), (String::new(), "ingresses".into()));
+    fn without_a_background_controller_generated_checks_error_and_admission_checks_run() {
+        use crate::content::lab::Probe;
+        let obj = serde_json::json!({"apiVersion": "v1", "kind": "Pod"});
+        let probe = Probe {
+            source: None,
+            object: obj,
+        };
+        let admission = check_of(Spec::Admission {
+            probe: probe.clone(),
+            update: false,
+            user: None,
+            expect: Expect::Allowed,
+            assert: None,
+            policies: vec![],
+        });
+        let generated = check_of(Spec::Generated {
+            trigger: probe,
+            expect: ObjSel {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: None,
+                name: "x".into(),
+            },
+            matches: None,
+            policy: None,
+            sync: None,
+        });
+        let down = KyvernoGate {
+            state: Ok(state(false)),
+        };
+        assert_eq!(down.blocks(&admission), None);
+        let why = down.blocks(&generated).expect("generated is blocked");
+        assert!(why.contains("kyverno-background-controller 0/0"), "{why}");
+        let up = KyvernoGate {
+            state: Ok(state(true)),
+        };
+        assert_eq!(up.blocks(&generated), None);
     }
 
     #[test]

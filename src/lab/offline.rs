@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::check::{self, Env, Outcome};
+use super::check::{self, Outcome, Submission};
 use super::tree::{partial_match, without_status};
 use super::workspace;
 use crate::content::lab::{Check, Lab, ObjSel, Spec};
@@ -106,7 +106,7 @@ impl Offline {
         self.rejected.iter().find(|r| r.name == name)
     }
 
-    pub fn evaluate(&self, env: Env<'_>, check: &Check) -> Outcome {
+    pub fn evaluate(&self, env: Submission<'_>, check: &Check) -> Outcome {
         if let Some(o) = check::local(env, check) {
             return o;
         }
