@@ -664,14 +664,14 @@ async fn generated_fails_at_once_when_its_policy_is_not_in_the_cluster() {
 async fn access_reviews_name_resources_from_discovery_tables_not_a_plural_guess() {
     use kca::target::ObjRef;
     let (live, log) = mock(Arc::new(|s: &Seen| {
-        (s.path == "/apis/example.com/v1")
-            .then(|| {
-                (
-                    200,
-                    resources("example.com/v1", &[("gooses", "Goose", true)]),
-                )
-            })
-            .unwrap_or_else(not_found)
+        if s.path == "/apis/example.com/v1" {
+            (
+                200,
+                resources("example.com/v1", &[("gooses", "Goose", true)]),
+            )
+        } else {
+            not_found()
+        }
     }));
     let of = |a: &str, k: &str| ObjRef::new(a, k, None, "x");
     let r = |o: ObjRef| {
