@@ -24,8 +24,20 @@ pub fn settings_from(cli: &Cli, env: &Env) -> Settings {
 
 /// Runs `cli` and renders any error; the returned code is the process's exit code.
 pub fn run(cli: Cli) -> Exit {
-    let settings = settings_from(&cli, &Env::from_process());
-    let ctx = Ctx::new(settings);
+    let env = Env::from_process();
+    let settings = settings_from(&cli, &env);
+    let terminal = terminal_size::terminal_size_of(std::io::stdout())
+        .or_else(|| terminal_size::terminal_size_of(std::io::stderr()))
+        .map(|(w, _)| usize::from(w.0));
+    let err_color =
+        settings::resolve_color(cli.global.color, &env, std::io::stderr().is_terminal());
+    let mut ctx = Ctx::new(settings);
+    ctx.printer = ctx
+        .printer
+        .clone()
+        .with_stderr_color(err_color)
+        .with_tty(std::io::stdout().is_terminal())
+        .with_width(settings::resolve_width(terminal, &env));
     match dispatch(&ctx, cli.command) {
         Ok(exit) => exit,
         Err(err) => {
@@ -35,8 +47,14 @@ pub fn run(cli: Cli) -> Exit {
     }
 }
 
-fn dispatch(ctx: &Ctx, command: Command) -> Result<Exit> {
+fn dispatch(ctx: &Ctx, command: Option<Command>) -> Result<Exit> {
+    let Some(command) = command else {
+        return status(ctx);
+    };
     match command {
+        Command::Status => status(ctx),
+        Command::Lesson(args) => crate::lesson::command::run(ctx, &args),
+        Command::Report(args) => crate::report::run(ctx, &args.results),
         Command::Validate(args) => crate::validate::run(ctx, &args),
         Command::Quiz(cmd) => crate::quiz::command::run(ctx, cmd),
         Command::Lab(cmd) => crate::lab::command::run(ctx, cmd),
@@ -44,4 +62,13 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Exit> {
         Command::Auth(cmd) => crate::offline::rbac::command::run(ctx, cmd),
         Command::Policy(cmd) => crate::offline::kyverno::command::run(ctx, cmd),
     }
+}
+
+fn status(ctx: &Ctx) -> Result<Exit> {
+    let store = crate::state::Store::new(&ctx.settings.state_dir);
+    let r = crate::course::status(ctx, &store);
+    for w in store.take_warnings() {
+        ctx.printer.warn(&w);
+    }
+    r
 }

@@ -17,6 +17,26 @@ impl Ctx {
         Ctx { settings, printer }
     }
 
+    /// The warning when progress could not be saved: the result stands; how to fix it.
+    pub fn not_saved(&self, e: &crate::error::Error) -> String {
+        let lang = self.settings.lang;
+        format!(
+            "{} {} ({e})\n  {} XDG_STATE_HOME={} kca …",
+            crate::ui::tr(
+                lang,
+                "結果は上のとおりですが、進捗を保存できませんでした:",
+                "the result above stands, but progress was not saved:",
+            ),
+            self.settings.state_dir.display(),
+            crate::ui::tr(
+                lang,
+                "書き込めるフォルダーを指定してください。例:",
+                "point kca at a writable folder, e.g.",
+            ),
+            std::env::temp_dir().join("kca-state").display(),
+        )
+    }
+
     /// Runs a future on a fresh multi-threaded runtime: async lives only where the
     /// network is, so only commands that talk to a cluster start one.
     pub fn block_on<F: std::future::Future>(&self, fut: F) -> F::Output {

@@ -1,10 +1,13 @@
-//! The library's error type: typed where a caller branches or a hint helps. Rendering
-//! lives in `ui`.
+//! The library's error type: typed where a caller branches or a hint helps; each keeps
+//! its cause (`source`) so the printer in `ui` can show `caused by:` for every link.
 
 use crate::diag::Diagnostic;
 use crate::exit::Exit;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A cause kept below a message.
+pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -16,12 +19,16 @@ pub enum Error {
     Usage {
         message: String,
         hint: Option<String>,
+        #[source]
+        source: Option<Source>,
     },
     /// The environment is broken: cluster unreachable, a tool missing, a timeout.
     #[error("{message}")]
     Environment {
         message: String,
         hint: Option<String>,
+        #[source]
+        source: Option<Source>,
     },
     /// Anything else, with its chain of causes.
     #[error(transparent)]
@@ -33,6 +40,7 @@ impl Error {
         Error::Usage {
             message: message.into(),
             hint: Some(hint.into()),
+            source: None,
         }
     }
 
@@ -40,6 +48,33 @@ impl Error {
         Error::Environment {
             message: message.into(),
             hint: Some(hint.into()),
+            source: None,
+        }
+    }
+
+    /// A usage error that keeps what caused it.
+    pub fn usage_with(
+        message: impl Into<String>,
+        hint: impl Into<String>,
+        source: impl Into<anyhow::Error>,
+    ) -> Self {
+        Error::Usage {
+            message: message.into(),
+            hint: Some(hint.into()),
+            source: Some(source.into().into()),
+        }
+    }
+
+    /// An environment error that keeps what caused it.
+    pub fn environment_with(
+        message: impl Into<String>,
+        hint: impl Into<String>,
+        source: impl Into<anyhow::Error>,
+    ) -> Self {
+        Error::Environment {
+            message: message.into(),
+            hint: Some(hint.into()),
+            source: Some(source.into().into()),
         }
     }
 

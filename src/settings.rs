@@ -56,6 +56,8 @@ pub struct Env {
     pub xdg_state_home: Option<PathBuf>,
     pub content_dir: Option<PathBuf>,
     pub cwd: Option<PathBuf>,
+    /// `COLUMNS`, when set: the width to wrap to if stdout is not a terminal.
+    pub columns: Option<usize>,
 }
 
 impl Env {
@@ -71,6 +73,7 @@ impl Env {
             xdg_state_home: var("XDG_STATE_HOME").map(PathBuf::from),
             content_dir: var("KCA_CONTENT_DIR").map(PathBuf::from),
             cwd: std::env::current_dir().ok(),
+            columns: var("COLUMNS").and_then(|c| c.parse().ok()),
         }
     }
 }
@@ -92,6 +95,11 @@ pub fn resolve_lang(flag: Option<Lang>, env: &Env) -> Lang {
         Some(l) if l.starts_with("en") => Lang::En,
         _ => Lang::Ja,
     })
+}
+
+/// Columns to wrap text to: the terminal's width, else `COLUMNS`, else 80.
+pub fn resolve_width(terminal: Option<usize>, env: &Env) -> usize {
+    terminal.or(env.columns).filter(|w| *w > 0).unwrap_or(80)
 }
 
 pub fn state_dir(env: &Env) -> PathBuf {

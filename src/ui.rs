@@ -1,12 +1,157 @@
 //! The only place that prints. Results go to stdout, progress and warnings to stderr;
 //! styles are semantic (pass, fail, hint, …) and a word always stands beside a colour.
+//! Colour is decided per stream. Text is measured in display columns (CJK counts 2) and
+//! wrapped to the terminal: Japanese breaks between characters, English at spaces.
 
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 
 use owo_colors::OwoColorize;
 
 use crate::error::Error;
-use crate::settings::{OutputFormat, Settings};
+use crate::settings::{Lang, OutputFormat, Settings};
+
+/// Picks the Japanese or English form of a fixed UI text.
+pub fn tr(lang: Lang, ja: &'static str, en: &'static str) -> &'static str {
+    match lang {
+        Lang::Ja => ja,
+        Lang::En => en,
+    }
+}
+
+/// Display width in terminal columns (a CJK character counts 2, a combining mark 0, a
+/// colour escape sequence nothing).
+pub fn width(text: &str) -> usize {
+    textwrap::core::display_width(text)
+}
+
+/// `text` padded with spaces to `cols` display columns (left-aligned).
+pub fn pad(text: &str, cols: usize) -> String {
+    let w = width(text);
+    format!("{text}{}", " ".repeat(cols.saturating_sub(w)))
+}
+
+/// `text` cut to at most `cols` display columns, with `…` when cut; never splits a character.
+pub fn truncate(text: &str, cols: usize) -> String {
+    if width(text) <= cols {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > cols {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// Lays out rows as columns aligned by display width, two spaces apart; the last column
+/// is cut with `…` so that a line never runs past `cols`. The first row is the header.
+pub fn table(rows: &[Vec<String>], cols: usize) -> Vec<String> {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n.saturating_sub(1))
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| width(c))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|r| {
+            let mut line = String::new();
+            for (i, cell) in r.iter().enumerate() {
+                if i + 1 < n {
+                    line.push_str(&pad(cell, widths[i]));
+                    line.push_str("  ");
+                } else {
+                    let room = cols.saturating_sub(width(&line)).max(8);
+                    line.push_str(&truncate(cell, room));
+                }
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
+}
+
+/// Wraps `text` to `cols` columns, each line after `indent`; breaks follow Unicode line
+/// breaking (UAX #14): between CJK characters, at spaces in English, never inside a word.
+pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
+    let opts = textwrap::Options::new(cols.max(width(indent) + 10))
+        .initial_indent(indent)
+        .subsequent_indent(indent)
+        .word_separator(textwrap::WordSeparator::UnicodeBreakProperties)
+        .break_words(false);
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            out.push(String::new());
+            continue;
+        }
+        // Keep a line's own leading spaces (lists, code) as part of its indent.
+        let lead = &line[..line.len() - line.trim_start().len()];
+        let ind = format!("{indent}{lead}");
+        let o = opts.clone().initial_indent(&ind).subsequent_indent(&ind);
+        out.extend(
+            textwrap::wrap(line.trim_start(), o)
+                .into_iter()
+                .map(|l| l.into_owned()),
+        );
+    }
+    out
+}
+
+/// A time as the learner reads it: relative to `now` ("3 分前", "明日", "in 3 days"), or
+/// the local date when it is more than a week away.
+pub fn relative(
+    lang: Lang,
+    t: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let secs = (t - now).num_seconds();
+    let ago = secs < 0;
+    let a = secs.unsigned_abs();
+    let (n, ja, en) = match a {
+        0..60 => return tr(lang, "たった今", "just now").to_string(),
+        60..3600 => (a / 60, "分", "minute"),
+        3600..86_400 => (a / 3600, "時間", "hour"),
+        _ => (a / 86_400, "日", "day"),
+    };
+    if en == "day" && n == 1 {
+        return if ago {
+            tr(lang, "昨日", "yesterday")
+        } else {
+            tr(lang, "明日", "tomorrow")
+        }
+        .to_string();
+    }
+    if en == "day" && n > 7 {
+        return t
+            .with_timezone(&chrono::Local)
+            .format("%Y-%m-%d")
+            .to_string();
+    }
+    let plural = if n == 1 { "" } else { "s" };
+    match (lang, ago) {
+        (Lang::Ja, true) => format!("{n}{ja}前"),
+        (Lang::Ja, false) => format!("{n}{ja}後"),
+        (Lang::En, true) => format!("{n} {en}{plural} ago"),
+        (Lang::En, false) => format!("in {n} {en}{plural}"),
+    }
+}
+
+/// [`relative`] for an RFC 3339 text; the text itself when it does not parse.
+pub fn relative_rfc3339(lang: Lang, text: &str, now: chrono::DateTime<chrono::Utc>) -> String {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| relative(lang, t.with_timezone(&chrono::Utc), now))
+        .unwrap_or_else(|_| text.to_string())
+}
 
 /// Semantic styles for command code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,27 +163,155 @@ pub enum Style {
     Hint,
     Heading,
     Dim,
+    Code,
+}
+
+/// Where a stream goes: the process's own, or a buffer (tests, paging).
+#[derive(Debug, Clone)]
+enum Sink {
+    Stdout,
+    Stderr,
+    Buffer(Arc<Mutex<Vec<u8>>>),
+}
+
+impl Sink {
+    fn write_str(&self, text: &str) {
+        match self {
+            Sink::Stdout => {
+                let mut s = std::io::stdout().lock();
+                let _ = s.write_all(text.as_bytes());
+                let _ = s.flush();
+            }
+            Sink::Stderr => {
+                let _ = std::io::stderr().lock().write_all(text.as_bytes());
+            }
+            Sink::Buffer(b) => b
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(text.as_bytes()),
+        }
+    }
+}
+
+/// What a buffered printer wrote, for tests.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    out: Arc<Mutex<Vec<u8>>>,
+    err: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Captured {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.lock().unwrap_or_else(|e| e.into_inner())).into()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.err.lock().unwrap_or_else(|e| e.into_inner())).into()
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct Printer {
     color: bool,
+    err_color: bool,
     verbosity: i8,
     output: OutputFormat,
+    lang: Lang,
+    width: usize,
+    out: Sink,
+    err: Sink,
+    /// Whether stdout is a terminal (long text then goes through a pager).
+    tty: bool,
 }
 
 impl Printer {
     pub fn new(settings: &Settings) -> Self {
         Printer {
             color: settings.color,
+            err_color: settings.color,
             verbosity: settings.verbosity,
             output: settings.output,
+            lang: settings.lang,
+            width: 80,
+            out: Sink::Stdout,
+            err: Sink::Stderr,
+            tty: false,
         }
     }
 
-    /// Paints `text` in a semantic style (or leaves it plain without colour).
-    pub fn paint(&self, style: Style, text: &str) -> String {
-        if !self.color {
+    /// Marks stdout as a terminal: long text is paged.
+    pub fn with_tty(mut self, tty: bool) -> Self {
+        self.tty = tty;
+        self
+    }
+
+    /// Whether stdout gets colour.
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// Long text: through `$PAGER` (else `less -R`) when stdout is a terminal and the text
+    /// is taller than it, else straight to stdout.
+    pub fn page(&self, lines: &[String]) {
+        let rows = terminal_size::terminal_size_of(std::io::stdout())
+            .map_or(24, |(_, h)| usize::from(h.0));
+        if self.tty && lines.len() + 1 > rows && matches!(self.out, Sink::Stdout) {
+            let pager = std::env::var("PAGER").ok().filter(|p| !p.trim().is_empty());
+            let (prog, args): (String, Vec<String>) = match &pager {
+                Some(p) => {
+                    let mut parts = p.split_whitespace().map(str::to_string);
+                    (parts.next().unwrap_or_default(), parts.collect())
+                }
+                None => ("less".into(), vec!["-R".into()]),
+            };
+            let child = std::process::Command::new(&prog)
+                .args(&args)
+                .env("LESSCHARSET", "utf-8")
+                .stdin(std::process::Stdio::piped())
+                .spawn();
+            if let Ok(mut child) = child {
+                if let Some(mut stdin) = child.stdin.take() {
+                    let _ = stdin.write_all(format!("{}\n", lines.join("\n")).as_bytes());
+                }
+                let _ = child.wait();
+                return;
+            }
+        }
+        for l in lines {
+            self.out(l);
+        }
+    }
+
+    /// A printer that writes into buffers instead of the process's streams.
+    pub fn buffered(settings: &Settings) -> (Self, Captured) {
+        let cap = Captured::default();
+        let mut p = Printer::new(settings);
+        p.out = Sink::Buffer(cap.out.clone());
+        p.err = Sink::Buffer(cap.err.clone());
+        (p, cap)
+    }
+
+    /// Colour on stderr, decided for that stream on its own.
+    pub fn with_stderr_color(mut self, color: bool) -> Self {
+        self.err_color = color;
+        self
+    }
+
+    /// The terminal width text is wrapped to.
+    pub fn with_width(mut self, width: usize) -> Self {
+        self.width = width.clamp(20, 400);
+        self
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn lang(&self) -> Lang {
+        self.lang
+    }
+
+    fn style(color: bool, style: Style, text: &str) -> String {
+        if !color {
             return text.to_string();
         }
         match style {
@@ -49,20 +322,47 @@ impl Printer {
             Style::Hint => text.cyan().to_string(),
             Style::Heading => text.bold().to_string(),
             Style::Dim => text.dimmed().to_string(),
+            Style::Code => text.yellow().to_string(),
         }
+    }
+
+    /// Paints `text` in a semantic style for stdout (or leaves it plain without colour).
+    pub fn paint(&self, style: Style, text: &str) -> String {
+        Self::style(self.color, style, text)
+    }
+
+    /// Paints `text` for stderr, whose colour is decided on its own.
+    pub fn paint_err(&self, style: Style, text: &str) -> String {
+        Self::style(self.err_color, style, text)
     }
 
     /// A result line on stdout.
     pub fn out(&self, line: &str) {
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{line}");
+        self.out.write_str(&format!("{line}\n"));
+    }
+
+    /// Text on stdout wrapped to the terminal, each line after `indent`.
+    pub fn out_wrapped(&self, text: &str, indent: &str) {
+        for line in wrap(text, self.width, indent) {
+            self.out(&line);
+        }
+    }
+
+    /// Text on stdout in one style, wrapped to the terminal (wrapped first, then painted).
+    pub fn out_painted(&self, style: Style, text: &str) {
+        for line in wrap(text, self.width, "") {
+            self.out(&self.paint(style, &line));
+        }
     }
 
     /// A prompt on stdout without a line break (interactive sessions).
     pub fn prompt(&self, text: &str) {
-        let mut stdout = std::io::stdout().lock();
-        let _ = write!(stdout, "{text}");
-        let _ = stdout.flush();
+        self.out.write_str(text);
+    }
+
+    /// A line of an interactive conversation on stderr (json mode keeps stdout clean).
+    pub fn say_err(&self, line: &str) {
+        self.err.write_str(&format!("{line}\n"));
     }
 
     /// A result written as JSON on stdout (the whole of stdout in json mode).
@@ -77,53 +377,56 @@ impl Printer {
         if self.verbosity < 0 || (self.output != OutputFormat::Text && self.verbosity < 1) {
             return;
         }
-        let _ = writeln!(std::io::stderr().lock(), "{line}");
+        self.say_err(line);
     }
 
     /// Detail for `-v`.
     pub fn verbose(&self, line: &str) {
         if self.verbosity > 0 {
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            self.say_err(line);
         }
     }
 
     /// A warning on stderr, always shown.
     pub fn warn(&self, line: &str) {
-        let word = self.paint(Style::Skip, "warning:");
-        let _ = writeln!(std::io::stderr().lock(), "{word} {line}");
+        let word = self.paint_err(Style::Skip, "warning:");
+        self.say_err(&format!("{word} {line}"));
     }
 
     /// Diagnostics (warnings for authors) on stderr, each with its position and source line.
     pub fn diagnostics(&self, diags: &[crate::diag::Diagnostic]) {
-        let mut stderr = std::io::stderr().lock();
-        for d in diags {
-            let _ = write!(stderr, "{d}");
-        }
+        let text: String = diags.iter().map(|d| d.to_string()).collect();
+        self.err.write_str(&text);
     }
 
-    /// Renders an error in the one format: diagnostics, `error: …`, `caused by: …`, `hint: …`.
+    /// Renders an error in the one format: diagnostics, `error: …`, one `caused by: …`
+    /// per cause, `hint: …`. In json mode the error is a JSON object on stdout instead.
+    /// The level words stay as they are in every language (as a compiler's do), so logs
+    /// read the same; the messages after them are the localised part.
     pub fn error(&self, err: &Error) {
-        let mut stderr = std::io::stderr().lock();
+        if self.output == OutputFormat::Json {
+            self.json(&error_json(err));
+            return;
+        }
+        let mut text = String::new();
         if let Error::Content(diags) = err {
             for d in diags {
-                let _ = write!(stderr, "{d}");
+                text.push_str(&d.to_string());
             }
         }
-        let word = self.paint(Style::Fail, "error:");
-        let _ = writeln!(stderr, "{word} {}", crate::escape::lines(&err.to_string()));
-        if let Error::Other(e) = err {
-            for cause in e.chain().skip(1) {
-                let _ = writeln!(
-                    stderr,
-                    "  caused by: {}",
-                    crate::escape::escape(&cause.to_string())
-                );
-            }
+        let word = self.paint_err(Style::Fail, "error:");
+        text.push_str(&format!(
+            "{word} {}\n",
+            crate::escape::lines(&err.to_string())
+        ));
+        for cause in causes(err) {
+            text.push_str(&format!("  caused by: {}\n", crate::escape::escape(&cause)));
         }
         if let Some(hint) = err.hint() {
-            let word = self.paint(Style::Hint, "hint:");
-            let _ = writeln!(stderr, "{word} {hint}");
+            let word = self.paint_err(Style::Hint, "hint:");
+            text.push_str(&format!("{word} {hint}\n"));
         }
+        self.err.write_str(&text);
     }
 
     pub fn output(&self) -> OutputFormat {
@@ -132,5 +435,148 @@ impl Printer {
 
     pub fn is_interactive(&self) -> bool {
         self.verbosity >= 0 && self.output == OutputFormat::Text
+    }
+}
+
+/// The chain of causes below `err`'s own message.
+fn causes(err: &Error) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut next: Option<&dyn std::error::Error> = match err {
+        // `Other` is transparent: its own message is the first link; skip it.
+        Error::Other(e) => e.chain().nth(1),
+        other => std::error::Error::source(other),
+    };
+    while let Some(e) = next {
+        out.push(e.to_string());
+        next = e.source();
+    }
+    out
+}
+
+/// An error as the JSON object `--output json` prints on stdout.
+pub fn error_json(err: &Error) -> serde_json::Value {
+    let diags: Vec<serde_json::Value> = match err {
+        Error::Content(d) => d
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "file": d.file, "line": d.pos.line, "column": d.pos.col,
+                    "message": d.message, "hint": d.hint,
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    serde_json::to_value(crate::envelope::Envelope::new(serde_json::json!({
+        "error": {
+            "message": err.to_string(),
+            "causes": causes(err),
+            "hint": err.hint(),
+            "exitCode": err.exit().code(),
+            "problems": diags,
+        }
+    })))
+    .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(output: OutputFormat) -> Settings {
+        Settings {
+            color: false,
+            output,
+            lang: Lang::En,
+            verbosity: 0,
+            content_dir: ".".into(),
+            state_dir: ".".into(),
+            home: ".".into(),
+        }
+    }
+
+    #[test]
+    fn width_counts_cjk_as_two_columns() {
+        assert_eq!(width("問題"), 4);
+        assert_eq!(pad("問", 4), "問  ");
+        assert_eq!(truncate("ポリシーの検証", 9), "ポリシー…");
+        assert_eq!(truncate("abc", 9), "abc");
+    }
+
+    #[test]
+    fn table_aligns_by_display_width_and_cuts_the_last_column() {
+        let rows = vec![
+            vec!["ID".into(), "問".into(), "タイトル".into()],
+            vec![
+                "module-0".into(),
+                "12".into(),
+                "Kyverno の全体像とアドミッションの流れ".into(),
+            ],
+        ];
+        let lines = table(&rows, 30);
+        assert_eq!(lines[0], "ID        問  タイトル");
+        assert_eq!(lines[1].find("12"), Some(10), "{lines:?}");
+        assert!(
+            width(&lines[1]) <= 30 && lines[1].ends_with('…'),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn wrap_breaks_japanese_between_characters_and_english_at_spaces() {
+        let ja = "Kyverno のポリシーはアドミッションコントローラーとして動作し、リクエストを検証します。";
+        for line in wrap(ja, 30, "  ") {
+            assert!(width(&line) <= 30, "{line:?}");
+        }
+        let en = "a learner never has to wonder what to run next because kca tells them";
+        let lines = wrap(en, 20, "");
+        for line in &lines {
+            assert!(width(line) <= 20, "{line:?}");
+        }
+        // No word is cut: every word of the input is whole on some line.
+        let joined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+        assert_eq!(joined, en.split_whitespace().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn times_are_relative_and_localised() {
+        let now = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let day = chrono::Duration::days(1);
+        assert_eq!(relative(Lang::Ja, now + day, now), "明日");
+        assert_eq!(relative(Lang::En, now + day * 3, now), "in 3 days");
+        assert_eq!(
+            relative(Lang::Ja, now - chrono::Duration::minutes(5), now),
+            "5分前"
+        );
+        assert_eq!(relative(Lang::En, now - day, now), "yesterday");
+    }
+
+    #[test]
+    fn chained_error_renders_each_cause() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "Permission denied");
+        let err = Error::environment_with(
+            "cannot save your progress in /ro/state/kca",
+            "set XDG_STATE_HOME to a writable folder",
+            anyhow::Error::new(io).context("cannot create /ro/state/kca"),
+        );
+        let (p, cap) = Printer::buffered(&settings(OutputFormat::Text));
+        p.error(&err);
+        insta::assert_snapshot!(cap.stderr(), @r"
+        error: cannot save your progress in /ro/state/kca
+          caused by: cannot create /ro/state/kca
+          caused by: Permission denied
+        hint: set XDG_STATE_HOME to a writable folder
+        ");
+    }
+
+    #[test]
+    fn json_mode_error_is_an_object_on_stdout() {
+        let (p, cap) = Printer::buffered(&settings(OutputFormat::Json));
+        p.error(&Error::usage("no quiz `x`", "see `kca quiz list`"));
+        let v: serde_json::Value = serde_json::from_str(&cap.stdout()).unwrap();
+        assert_eq!(v["schemaVersion"], crate::envelope::SCHEMA_VERSION);
+        assert_eq!(v["error"]["message"], "no quiz `x`");
+        assert_eq!(v["error"]["exitCode"], 2);
+        assert_eq!(cap.stderr(), "");
     }
 }

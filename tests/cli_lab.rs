@@ -419,7 +419,9 @@ fn status_lists_started_labs() {
     env.start_offline();
     env.kca().args(["lab", "check"]).assert().code(1);
     env.kca().args(["lab", "status"]).assert().success().stdout(
-        predicate::str::contains("* testlab").and(predicate::str::contains("1/9 (offline")),
+        predicate::str::contains("* testlab")
+            .and(predicate::str::contains("1/9"))
+            .and(predicate::str::contains("offline)")),
     );
 }
 
@@ -668,4 +670,209 @@ fn task_accepts_several_values() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no task `nope`"));
+}
+
+#[test]
+fn checking_one_task_never_replaces_the_labs_score() {
+    let env = Env::new();
+    env.start_offline();
+    let full = env
+        .kca()
+        .args(["-o", "json", "lab", "check"])
+        .output()
+        .unwrap();
+    let full = json_of(&full.stdout);
+    let max = full["maxScore"].as_u64().unwrap();
+    let config_before = full["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "config")
+        .unwrap()["score"]
+        .as_u64()
+        .unwrap();
+    env.solve("app.yaml");
+    let one = env
+        .kca()
+        .args(["-o", "json", "lab", "check", "--task", "config"])
+        .output()
+        .unwrap();
+    let one = json_of(&one.stdout);
+    let want = full["score"].as_u64().unwrap() - config_before + one["score"].as_u64().unwrap();
+    let list = env
+        .kca()
+        .args(["-o", "json", "lab", "list"])
+        .output()
+        .unwrap();
+    let lab = &json_of(&list.stdout)["labs"][0];
+    assert_eq!(lab["score"].as_u64(), Some(want), "{lab}");
+    assert_eq!(lab["maxScore"].as_u64(), Some(max), "{lab}");
+    let status = env
+        .kca()
+        .args(["-o", "json", "lab", "status"])
+        .output()
+        .unwrap();
+    let status = json_of(&status.stdout);
+    let checks = &status["labs"][0]["checks"];
+    assert_eq!(checks["config-file"]["verdict"], "pass", "{status}");
+    assert_eq!(checks["config-file"]["target"], "offline", "{status}");
+    assert!(checks["config-file"]["at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(checks["reader-can-get"]["verdict"], "fail", "{status}");
+    let text = env.kca().args(["lab", "status"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("{want}/{max}")), "{text}");
+    let check = env
+        .kca()
+        .args(["lab", "check", "--task", "config"])
+        .output()
+        .unwrap();
+    let check = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.contains(&format!("lab total: {want}/{max}")),
+        "{check}"
+    );
+}
+
+#[test]
+fn a_finished_lab_says_so_and_has_nothing_left_to_hint() {
+    let env = Env::new();
+    env.start_offline();
+    for f in ["app.yaml", "check.sh", "policy.yaml", "rbac.yaml"] {
+        env.solve(f);
+    }
+    env.kca()
+        .args(["lab", "check"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("✓ Lab finished: testlab 9/9"))
+        .stdout(predicate::str::contains("next:"));
+    env.kca()
+        .args(["lab", "hint"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing left to hint"));
+    env.kca()
+        .args(["lab", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("MODULE"))
+        .stdout(predicate::str::contains("9/9 done"));
+}
+
+/// The test lab as module 1 beside the demo quiz and a lesson: a small whole course.
+fn course(env: &Env) {
+    copy_dir(
+        &repo().join("tests/data/lessons"),
+        &env.content().join("lessons"),
+    );
+    std::fs::copy(
+        repo().join("tests/data/quizzes/demo.yaml"),
+        env.content().join("quizzes/demo.yaml"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_course_map_shows_each_module_and_the_one_next_step() {
+    let env = Env::new();
+    course(&env);
+    let out = env.kca().output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("Module 1"), "{text}");
+    assert!(
+        text.contains("lesson") && text.contains("The admission chain"),
+        "{text}"
+    );
+    assert!(text.contains("quiz") && text.contains("demo"), "{text}");
+    // The test lab is module 0: it comes before module 1's lesson.
+    assert!(
+        text.contains("Module 0") && text.contains("testlab"),
+        "{text}"
+    );
+    assert!(
+        text.contains("next: kca lab start testlab --offline"),
+        "{text}"
+    );
+    assert!(text.find("Module 0") < text.find("Module 1"), "{text}");
+    env.kca().args(["lesson", "1"]).assert().success();
+    let map = env.kca().args(["-o", "json", "status"]).output().unwrap();
+    let map = json_of(&map.stdout);
+    assert_eq!(map["schemaVersion"], 1);
+    assert_eq!(map["modules"][1]["lesson"]["state"], "done", "{map}");
+}
+
+#[test]
+fn lesson_shows_a_section_wrapped_and_as_json() {
+    let env = Env::new();
+    course(&env);
+    let out = env
+        .kca()
+        .env("COLUMNS", "40")
+        .args(["lesson", "1#mutate-first"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("§ Mutation comes before validation"),
+        "{text}"
+    );
+    assert!(!text.contains("When the webhook fails"), "{text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 40, "wider than 40: {line:?}");
+    }
+    let ja = env
+        .kca_in("ja")
+        .args(["lesson", "1", "--section", "failure-policy"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&ja.stdout).contains("§ 失敗時の動作"));
+    let json = env
+        .kca()
+        .args(["-o", "json", "lesson", "1"])
+        .output()
+        .unwrap();
+    let v = json_of(&json.stdout);
+    assert_eq!(v["lesson"]["sections"][0]["anchor"], "mutate-first", "{v}");
+    assert_eq!(
+        v["lesson"]["sections"][0]["blocks"][1]["type"], "list",
+        "{v}"
+    );
+    let bad = env.kca().args(["lesson", "1#nope"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("#mutate-first"));
+}
+
+#[test]
+fn a_failed_check_queues_the_quiz_questions_of_its_concepts() {
+    let env = Env::new();
+    course(&env);
+    // The test lab's concepts are [testing]; one question shares it, one does not.
+    std::fs::write(
+        env.content().join("quizzes/tagged.yaml"),
+        "apiVersion: kca.dev/v1alpha1\nkind: Quiz\nmetadata: {id: tagged, title: T, module: 1}\npassMark: 50\n\
+         questions:\n\
+         - {id: t-shared, type: true-false, answer: true, prompt: Shared concept?, explanation: x, concepts: [testing]}\n\
+         - {id: t-other, type: true-false, answer: true, prompt: Other concept?, explanation: x, concepts: [other]}\n",
+    )
+    .unwrap();
+    env.kca().arg("validate").assert().success();
+    env.start_offline();
+    let out = env.kca().args(["lab", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("kca quiz review"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let review = env
+        .kca()
+        .args(["quiz", "review"])
+        .write_stdin("true\n")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&review.stdout);
+    assert!(text.contains("Shared concept?"), "{text}");
+    assert!(!text.contains("Other concept?"), "{text}");
 }

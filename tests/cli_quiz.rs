@@ -36,7 +36,8 @@ fn every_course_quiz_has_enough_questions_and_its_key_scores_full_marks() {
         .output()
         .unwrap();
     let list = json(&out);
-    let quizzes = list.as_array().unwrap();
+    assert_eq!(list["schemaVersion"], 1, "{list}");
+    let quizzes = list["quizzes"].as_array().unwrap();
     assert_eq!(quizzes.len(), 4, "one quiz per course module: {list}");
     for q in quizzes {
         let id = q["id"].as_str().unwrap();
@@ -203,7 +204,7 @@ fn piped_run_grades_and_remembers_progress() {
         .args(["quiz", "list", "--output", "json"])
         .output()
         .unwrap();
-    let l = json(&list);
+    let l = &json(&list)["quizzes"];
     assert_eq!(l[0]["best"]["percent"], 100.0);
     assert_eq!(l[0]["lastAttempt"]["passed"], true);
 }
@@ -315,4 +316,303 @@ fn shuffle_with_a_seed_is_repeatable() {
         )
     };
     assert_eq!(run(), run());
+}
+
+/// A state folder that cannot be written (read-only HOME, a CI container).
+fn read_only_state(env: &Env) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let ro = env.home.path().join("ro");
+    std::fs::create_dir_all(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    ro
+}
+
+fn running_as_root() -> bool {
+    // Root writes through 0o555: the read-only case cannot be staged.
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false)
+}
+
+#[test]
+fn grade_with_an_unwritable_state_folder_prints_the_result_and_keeps_the_exit_code() {
+    let env = Env::new();
+    if running_as_root() {
+        eprintln!("skipped: running as root, a 0o555 folder is writable");
+        return;
+    }
+    let ro = read_only_state(&env);
+    let answers = env.home.path().join("a.yaml");
+    std::fs::write(&answers, "d-single: a\n").unwrap();
+    let out = demo(&env)
+        .env("XDG_STATE_HOME", ro.join("state"))
+        .args(["--lang", "en", "quiz", "grade", "demo", "--answers"])
+        .arg(&answers)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("NOT PASSED demo"), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("progress was not saved"), "{err}");
+    assert!(err.contains("XDG_STATE_HOME="), "{err}");
+}
+
+#[test]
+fn run_with_an_unwritable_state_folder_still_scores() {
+    let env = Env::new();
+    if running_as_root() {
+        eprintln!("skipped: running as root, a 0o555 folder is writable");
+        return;
+    }
+    let ro = read_only_state(&env);
+    let out = demo(&env)
+        .env("XDG_STATE_HOME", ro.join("state"))
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin("b\na,c\ntrue\nUpdateRequest\n10\nauthn,authz,mutate\n")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("✓ PASSED demo: 7/7"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("progress was not saved"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_skipped_question_is_due_in_review_even_after_quitting() {
+    let env = Env::new();
+    let run = demo(&env)
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin("s\nq\n")
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
+    let review = demo(&env)
+        .args(["--lang", "en", "quiz", "review"])
+        .write_stdin("b\n")
+        .output()
+        .unwrap();
+    let text = stdout(&review);
+    assert!(text.contains("Default failurePolicy?"), "{text}");
+}
+
+#[test]
+fn a_partial_attempt_is_recorded_and_shown_as_partial() {
+    let env = Env::new();
+    demo(&env)
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin("b\nq\n")
+        .output()
+        .unwrap();
+    let list = demo(&env)
+        .args(["quiz", "list", "--output", "json"])
+        .output()
+        .unwrap();
+    let l = &json(&list)["quizzes"][0];
+    assert_eq!(l["lastAttempt"]["complete"], false, "{l}");
+    assert_eq!(l["lastAttempt"]["answered"], 1, "{l}");
+    assert!(l["best"].is_null(), "a partial attempt is not a best: {l}");
+    let text = demo(&env)
+        .args(["--lang", "en", "quiz", "list"])
+        .output()
+        .unwrap();
+    assert!(stdout(&text).contains("partial"), "{}", stdout(&text));
+}
+
+#[test]
+fn japanese_feedback_is_wrapped_to_the_terminal_and_says_hai_iie() {
+    let env = Env::new();
+    let out = demo(&env)
+        .env("COLUMNS", "40")
+        .args(["--lang", "ja", "quiz", "run", "demo"])
+        .write_stdin("b\na,c\nいいえ\nq\n")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("正解: はい"), "{text}");
+    assert!(!text.contains("正解: true"), "{text}");
+    assert!(
+        !text.contains("NOT PASSED"),
+        "no English verdict in Japanese: {text}"
+    );
+    for line in text.lines() {
+        assert!(
+            textwrap::core::display_width(line) <= 40,
+            "wider than 40 columns: {line:?}"
+        );
+    }
+}
+
+#[test]
+fn quiz_list_aligns_japanese_columns_by_display_width() {
+    let env = Env::new();
+    let out = demo(&env)
+        .args(["--lang", "ja", "quiz", "list"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let col = |l: &str, what: &str| textwrap::core::display_width(&l[..l.find(what).unwrap()]);
+    assert_eq!(col(lines[0], "タイトル"), col(lines[1], "デモ"), "{text}");
+}
+
+#[test]
+fn ctrl_c_in_a_run_keeps_what_was_answered_and_says_so() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let env = Env::new();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kca"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.home.path())
+        .env("XDG_STATE_HOME", env.home.path().join("state"))
+        .env("KCA_CONTENT_DIR", data(""))
+        .args(["--color", "never", "--lang", "en", "quiz", "run", "demo"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"b\n").unwrap();
+    stdin.flush().unwrap();
+    // Wait until the first answer is graded and the second question is asked.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("[2/6]") {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            panic!("kca ended early: {seen}");
+        }
+        seen.push_str(&line);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let done = child.wait_with_output().unwrap();
+    let err = stderr(&done);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("Interrupted. The 1 answer(s) you gave are saved"),
+        "{err}"
+    );
+    drop(stdin);
+    let saved = std::fs::read_to_string(env.state_dir().join("quizzes.json")).unwrap();
+    let v: Value = serde_json::from_str(&saved).unwrap();
+    let rec = &v["data"]["quizzes"]["demo"];
+    assert_eq!(rec["questions"]["d-single"]["last_correct"], true, "{v}");
+    assert_eq!(rec["attempts"][0]["complete"], false, "{v}");
+}
+
+#[test]
+fn grade_junit_has_a_case_per_question_with_the_feedback_as_message() {
+    let env = Env::new();
+    let answers = env.home.path().join("a.yaml");
+    std::fs::write(&answers, "d-single: a\nd-tf: true\n").unwrap();
+    let out = demo(&env)
+        .args([
+            "--lang",
+            "en",
+            "-o",
+            "junit",
+            "quiz",
+            "grade",
+            "demo",
+            "--answers",
+        ])
+        .arg(&answers)
+        .output()
+        .unwrap();
+    let xml = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{xml}");
+    assert_eq!(xml.matches("<testcase").count(), 6, "{xml}");
+    assert!(
+        xml.contains("<failure message=\"No, that is the opposite\"/>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<system-out>It is Fail.</system-out>"),
+        "{xml}"
+    );
+    assert!(xml.contains("<failure message=\"not answered\"/>"), "{xml}");
+}
+
+#[test]
+fn under_json_an_error_is_a_json_object_on_stdout_with_the_same_exit_code() {
+    let env = Env::new();
+    let out = demo(&env)
+        .args(["-o", "json", "quiz", "run", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v = json(&out);
+    assert_eq!(v["schemaVersion"], 1, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("nope"),
+        "{v}"
+    );
+    assert_eq!(v["error"]["exitCode"], 2);
+}
+
+#[test]
+fn report_reads_many_learners_results_and_prints_failure_rates() {
+    let env = Env::new();
+    let results = env.home.path().join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    for (who, answers) in [
+        ("alice", "d-single: a\n"),
+        ("bob", "d-single: b\n"),
+        ("carol", "d-single: a\n"),
+    ] {
+        let file = env.home.path().join(format!("{who}.yaml"));
+        std::fs::write(&file, answers).unwrap();
+        let out = demo(&env)
+            .args(["-o", "json", "quiz", "grade", "demo", "--answers"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        std::fs::write(results.join(format!("{who}.json")), &out.stdout).unwrap();
+    }
+    let out = demo(&env)
+        .args(["--lang", "en", "report"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(text.contains("3 result file(s)"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("demo/d-single"))
+        .expect(&text);
+    assert!(line.starts_with("66.7%") && line.contains("2/3"), "{line}");
+    let json_out = demo(&env)
+        .args(["-o", "json", "report"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let v = json(&json_out);
+    assert_eq!(v["schemaVersion"], 1);
+    assert_eq!(v["questions"][0]["id"], "demo/d-single", "{v}");
 }

@@ -17,20 +17,24 @@ pub enum AuthCommand {
 #[derive(Debug, clap::Args)]
 pub struct CanIArgs {
     /// A Kubernetes API verb: get, list, watch, create, update, patch, delete, … or '*'
+    #[arg(default_value = "")]
     pub verb: String,
     /// TYPE, TYPE/NAME, or a non-resource URL starting with '/' (TYPE: pods, po, deploy,
     /// deployments.apps, clusterpolicies.kyverno.io, '*', …)
+    #[arg(default_value = "")]
     pub target: String,
-    /// Manifests to load: files or folders (searched recursively for *.yaml, *.yml,
-    /// *.json); repeatable, or comma-separated
+    /// Manifests to load (required): files or folders (searched recursively for *.yaml,
+    /// *.yml, *.json); repeatable, or comma-separated
     #[arg(
         short = 'f',
         long = "filename",
         value_name = "PATH",
-        required = true,
         value_delimiter = ','
     )]
     pub paths: Vec<PathBuf>,
+    /// kubectl's `--list` (every action allowed): not offered offline; kca says so
+    #[arg(long, hide = true)]
+    pub list: bool,
     /// Subresource such as log (pods/log) or scale (deployments/scale)
     #[arg(long, value_name = "SUBRESOURCE")]
     pub subresource: Option<String>,
@@ -46,4 +50,28 @@ pub struct CanIArgs {
     /// Ask about all namespaces (cluster-wide: only ClusterRoleBindings count)
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
+}
+
+/// What clap cannot say well: kubectl habits that kca answers in its own words.
+pub fn check_can_i(args: &CanIArgs) -> crate::error::Result<()> {
+    use crate::error::Error;
+    if args.list {
+        return Err(Error::usage(
+            "`kca auth can-i --list` is not offered: kca answers one question at a time",
+            "ask about one verb and resource, e.g. `kca auth can-i list pods --as alice -f rbac/`",
+        ));
+    }
+    if args.verb.is_empty() || args.target.is_empty() {
+        return Err(Error::usage(
+            "`kca auth can-i` needs a VERB and a resource TYPE (or a URL)",
+            "e.g. `kca auth can-i get pods --as alice -f rbac/`",
+        ));
+    }
+    if args.paths.is_empty() {
+        return Err(Error::usage(
+            "`kca auth can-i` answers from manifests, not from a cluster: give them with -f",
+            "e.g. `kca auth can-i get pods --as alice -f rbac.yaml` (files or folders; for a live cluster use `kubectl auth can-i`)",
+        ));
+    }
+    Ok(())
 }

@@ -8,13 +8,21 @@ use super::cluster::TargetArgs;
 
 #[derive(Debug, Subcommand)]
 pub enum LabCommand {
-    /// List the course's labs and your progress
+    /// List the course's labs and your progress, in module order
+    #[command(after_help = "Examples:\n  kca lab list\n  kca lab list -o json")]
     List,
     /// Start a lab: prepare the cluster, apply its fixtures, scaffold the workspace
+    #[command(
+        after_help = "Examples:\n  kca lab start kca-admission --offline          no cluster: graded in-process\n  kca lab start kca-admission                    on the course's kind cluster (`kca cluster up`)\n  kca lab start kca-mutate --context my-cluster --allow-any-context\n  kca lab start kca-gates --workspace-root ~/work\n\nExit codes: 0 started, 2 usage or content error, 3 environment error (cluster, tools)."
+    )]
     Start(StartArgs),
     /// Grade your work (default: the lab you started last)
+    #[command(
+        after_help = "Examples:\n  kca lab check\n  kca lab check --task policy\n  kca lab check -o junit > results.xml\n\nA check of one task updates that task's results; the lab's score is always over all tasks.\n\nExit codes: 0 every check passed, 1 a check failed, 2 usage or content error,\n3 environment error (errors or skipped checks only: not your work)."
+    )]
     Check(CheckArgs),
     /// Show the next hint of a task (remembered: each call shows one more)
+    #[command(after_help = "Examples:\n  kca lab hint\n  kca lab hint --task rbac")]
     Hint(HintArgs),
     /// Your progress in each started lab
     Status,
@@ -38,7 +46,12 @@ pub struct ShowArgs {
 #[derive(Debug, clap::Args)]
 pub struct WorkspaceArgs {
     /// Folder under which lab workspaces are created (default: /root as root, else ~)
-    #[arg(long, value_name = "DIR", env = "KCA_WORKSPACE_ROOT")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "KCA_WORKSPACE_ROOT",
+        hide_env_values = true
+    )]
     pub workspace_root: Option<PathBuf>,
 }
 

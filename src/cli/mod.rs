@@ -17,16 +17,31 @@ pub mod quiz;
     name = "kca",
     version,
     about = "Hands-on Kyverno course: labs graded against a real cluster, self-paced quizzes",
-    propagate_version = true
+    propagate_version = true,
+    after_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// Without a command: the course map and the next step (as `kca status`)
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
+const EXAMPLES: &str = "\
+Examples:
+  kca                          the course map and the next step
+  kca lesson 0                 read module 0's lesson
+  kca lab start kca-admission --offline
+  kca lab check                grade your work; `kca lab hint` when stuck
+  kca quiz run module-0        take a quiz; `kca quiz review` later
+
+Exit codes: 0 success, 1 not passed (a failing check, a quiz below its pass mark),
+2 usage or content error, 3 environment error (cluster, tools, state folder).";
+
+/// Options every command takes, shown under their own heading in each command's help.
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// When to use colour (NO_COLOR and FORCE_COLOR are respected with `auto`)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
@@ -50,6 +65,18 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The course map: modules with lesson, lab and quiz, your progress, the next step
+    Status,
+    /// Read a module's lesson (paged, wrapped to the terminal): `kca lesson 0`, `kca lesson 1#flow`
+    #[command(
+        after_help = "Examples:\n  kca lesson 0\n  kca lesson 1#admission-chain\n  kca lesson 2 --section generate\n  kca lesson 0 --output json"
+    )]
+    Lesson(LessonArgs),
+    /// Instructor: failure rates per check and per question over many learners' JSON results
+    #[command(
+        after_help = "Examples:\n  kca lab check -o json > results/alice-lab.json      (each learner)\n  kca quiz grade module-1 --answers a.yaml -o json > results/alice-q1.json\n  kca report results/\n  kca report results/*.json -o json"
+    )]
+    Report(ReportArgs),
     /// Check lab and quiz files: every problem at once, with file:line:col
     Validate(ValidateArgs),
     /// Self-paced concept quizzes
@@ -73,4 +100,20 @@ pub enum Command {
 pub struct ValidateArgs {
     /// Files or folders to check (default: the course's labs/ and quizzes/)
     pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LessonArgs {
+    /// Module number, optionally with a section: `0`, `module-1`, `1#anchor`
+    pub lesson: String,
+    /// Only this section (its anchor, as listed in the lesson)
+    #[arg(long, value_name = "ANCHOR")]
+    pub section: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// JSON result files, or folders of them
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
 }

@@ -7,16 +7,62 @@ use clap::Subcommand;
 #[derive(Debug, Subcommand)]
 pub enum QuizCommand {
     /// List quizzes with your best score and last attempt
+    #[command(after_help = "Examples:\n  kca quiz list\n  kca quiz list -o json")]
     List,
     /// Take a quiz: one question at a time, feedback and explanation after each
+    #[command(after_help = RUN_HELP)]
     Run(RunArgs),
     /// Ask again what you missed, spaced (missed questions come back sooner)
+    #[command(after_help = "Keys: h hint, s skip (it stays due), q quit.\n\n\
+Examples:\n  kca quiz review\n  kca quiz review module-1 --limit 5\n\n\
+Exit codes: 0 all correct, 1 some missed, 2 usage or content error, 3 environment error.")]
     Review(ReviewArgs),
     /// Grade an answers file (question id -> answer) without asking
+    #[command(after_help = GRADE_HELP)]
     Grade(GradeArgs),
     /// Instructor: print the answer key in the answers-file format
+    #[command(
+        after_help = "Examples:\n  kca quiz key module-1 > key.yaml\n  kca quiz grade module-1 --answers key.yaml   (full marks)"
+    )]
     Key(KeyArgs),
 }
+
+const RUN_HELP: &str = "\
+Keys at the prompt:
+  h  show the next hint of this question
+  s  skip it (shows the answer; the question stays due in `kca quiz review`)
+  q  quit (answers so far are kept; the attempt is recorded as partial)
+Each answer is saved as you go; Ctrl-C says what was kept.
+
+Answers: a letter (single), letters like `a,c` (multiple), true/false or はい/いいえ,
+a term, a number, or the numbers of an order like `3,1,2`.
+
+Examples:
+  kca quiz run module-0
+  kca quiz run module-1 --shuffle --seed 7
+  printf 'b\\na,c\\n' | kca quiz run module-0     (piped answers work too)
+
+Exit codes: 0 passed, 1 below the pass mark or stopped early, 2 usage or content error,
+3 environment error, 130 interrupted.";
+
+const GRADE_HELP: &str = "\
+The answers file is YAML: one line per question id, the answer in the question's shape.
+  q-failure-policy: b            # single: a choice id
+  q-webhooks: [a, c]             # multi: a list of choice ids
+  q-mutate-first: true           # true-false
+  q-generate-leaves: UpdateRequest   # short: a text
+  q-timeout: 10                  # numeric
+  q-request-path: [authn, authz, mutate]   # order: item ids in order
+A question left out counts as unanswered. `kca quiz key QUIZ` prints a full key in
+this format. Progress is saved when it can be; a state folder that cannot be written
+is a warning, never a change of the grade.
+
+Examples:
+  kca quiz grade module-1 --answers alice.yaml
+  kca quiz grade module-1 --answers alice.yaml -o json > alice.json
+  kca quiz grade module-1 --answers alice.yaml -o junit > alice.xml
+
+Exit codes: 0 passed, 1 below the pass mark, 2 bad answers file or quiz, 3 environment error.";
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {

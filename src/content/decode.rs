@@ -73,6 +73,14 @@ impl<'n> Fields<'n> {
         found
     }
 
+    /// Where the key `key` itself is written (for a caret on `key:` rather than its value).
+    pub fn key_pos(&self, key: &str) -> Option<Pos> {
+        self.entries
+            .iter()
+            .find(|(k, _)| key_name(k).as_deref() == Some(key))
+            .map(|(k, _)| k.pos)
+    }
+
     /// Whether `key` is present at all.
     pub fn has(&self, key: &str) -> bool {
         self.entries

@@ -489,6 +489,155 @@ pub fn judge_generated(check: &Check, what: &str, found: Option<&Value>) -> Outc
     }
 }
 
+/// The learner's policy an `accepted` check sends: the document of `path` with the given
+/// kind and name, else the file's first document. `Err` is the verdict when there is none.
+pub fn accepted_document(env: Submission<'_>, check: &Check) -> Result<Value, Outcome> {
+    let Spec::Accepted { path, document, .. } = &check.spec else {
+        return Err(Outcome::error("not an accepted check"));
+    };
+    let full = env.workspace.join(path);
+    let text = match std::fs::read_to_string(&full) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Outcome::fail(format!(
+                "`{path}` does not exist in the workspace"
+            )));
+        }
+        Err(e) => {
+            return Err(Outcome::error(format!(
+                "cannot read {}: {e}",
+                full.display()
+            )));
+        }
+    };
+    let docs = crate::yaml::parse_json_stream(&text)
+        .map_err(|e| Outcome::fail(format!("{path}:{}: not valid YAML: {}", e.pos, e.message)))?;
+    let s = |d: &Value, p: &str| d.pointer(p).and_then(Value::as_str).map(str::to_string);
+    let found = match document {
+        Some((kind, name)) => docs.into_iter().find(|d| {
+            s(d, "/kind").as_ref() == Some(kind) && s(d, "/metadata/name").as_ref() == Some(name)
+        }),
+        None => docs.into_iter().next(),
+    };
+    found.ok_or_else(|| match document {
+        Some((kind, name)) => Outcome::fail(format!("`{path}` holds no {kind} `{name}`")),
+        None => Outcome::fail(format!("`{path}` is empty")),
+    })
+}
+
+/// Judges Kyverno's answer to creating the learner's policy (a dry run): accepted, or
+/// rejected with a message matching the check's.
+pub fn judge_accepted(check: &Check, what: &str, got: &crate::target::Admission) -> Outcome {
+    use crate::target::Admission;
+    let Spec::Accepted {
+        accepted, message, ..
+    } = &check.spec
+    else {
+        return Outcome::error("not an accepted check");
+    };
+    match (got, *accepted) {
+        (Admission::Allowed { warnings, .. }, true) => {
+            let said = if warnings.is_empty() {
+                String::new()
+            } else {
+                format!(" (warnings: {})", warnings.join("; "))
+            };
+            Outcome::pass(format!("{what} is accepted{said}"))
+        }
+        (Admission::Allowed { .. }, false) => {
+            Outcome::fail(format!("{what} is accepted; it should be rejected"))
+        }
+        (Admission::Denied(d), true) => {
+            Outcome::fail(format!("{what} is rejected: {}", d.message.trim()))
+        }
+        (Admission::Denied(d), false) => match message {
+            Some(re) if !re.is_match(&d.message) => Outcome::fail(format!(
+                "{what} is rejected, but not for the expected reason (/{re}/): {}",
+                d.message.trim()
+            )),
+            _ => Outcome::pass(format!("{what} is rejected: {}", d.message.trim())),
+        },
+    }
+}
+
+/// "ClusterPolicy kca-default-deny (policies/default-deny.yaml)".
+pub fn document_name(check: &Check, doc: &Value) -> String {
+    let s = |p: &str| doc.pointer(p).and_then(Value::as_str).unwrap_or("?");
+    let path = match &check.spec {
+        Spec::Accepted { path, .. } => path.as_str(),
+        _ => "",
+    };
+    format!("{} `{}` ({path})", s("/kind"), s("/metadata/name"))
+}
+
+/// Judges the generated copy after the `sync` step changed its source: with
+/// `synchronize: true` the copy follows.
+pub fn judge_synced(check: &Check, what: &str, copy: Option<&Value>) -> Outcome {
+    let Spec::Generated {
+        sync: Some(step), ..
+    } = &check.spec
+    else {
+        return Outcome::error("not a generated check with a sync step");
+    };
+    let src = &step.source;
+    let source = format!(
+        "{} {}/{}",
+        src.kind,
+        src.namespace.as_deref().unwrap_or(""),
+        src.name
+    );
+    match copy {
+        None => Outcome::fail(format!("{what} disappeared after {source} changed")),
+        Some(obj) => match partial_match(&step.matches, obj) {
+            Ok(()) => Outcome::pass(format!(
+                "{what} was generated and followed the change of {source}"
+            )),
+            Err(e) => Outcome::fail(format!(
+                "{what} was generated, but did not follow the change of {source} \
+                 (is `synchronize: true` set?): {e}"
+            )),
+        },
+    }
+}
+
+/// RFC 7386 JSON merge patch (what a setup `patch` and a `sync` step apply).
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(p) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Default::default());
+    }
+    let Value::Object(t) = target else { return };
+    for (k, v) in p {
+        if v.is_null() {
+            t.remove(k);
+        } else {
+            merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+        }
+    }
+}
+
+/// The merge patch that undoes `patch` on `original` (each patched key back to its value
+/// there, or removed when it had none).
+pub fn inverse_patch(original: &Value, patch: &Value) -> Value {
+    let Value::Object(p) = patch else {
+        return original.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (k, v) in p {
+        let before = original.get(k);
+        let undo = match (before, v) {
+            (None, _) => Value::Null,
+            (Some(b), Value::Object(_)) if b.is_object() => inverse_patch(b, v),
+            (Some(b), _) => b.clone(),
+        };
+        out.insert(k.clone(), undo);
+    }
+    Value::Object(out)
+}
+
 /// The last lines a program printed, for the report.
 fn tail(err: &str, out: &str) -> String {
     let text = if err.trim().is_empty() { out } else { err };
@@ -574,6 +723,22 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert!(o.detail.contains("output truncated"), "{}", o.detail);
         assert!(o.detail.len() < 1000, "the detail holds no output");
+    }
+
+    #[test]
+    fn merge_patch_follows_rfc_7386() {
+        let mut t = json!({"a": "b", "c": {"d": "e", "f": "g"}});
+        merge_patch(&mut t, &json!({"a": "z", "c": {"f": null}}));
+        assert_eq!(t, json!({"a": "z", "c": {"d": "e"}}));
+        let orig = json!({"a": "b", "c": {"d": "e"}});
+        let patch = json!({"a": "z", "c": {"d": "y", "new": 1}, "x": 2});
+        let mut t = orig.clone();
+        merge_patch(&mut t, &patch);
+        merge_patch(&mut t, &inverse_patch(&orig, &patch));
+        assert_eq!(t, orig);
+        let mut t = json!({"a": [1, 2]});
+        merge_patch(&mut t, &json!({"a": [3], "n": {"x": 1}}));
+        assert_eq!(t, json!({"a": [3], "n": {"x": 1}}));
     }
 
     #[test]

@@ -21,7 +21,17 @@ pub fn select<'a>(lab: &'a Lab, tasks: &[String]) -> Vec<(&'a Task, &'a Check)> 
 
 /// Grades offline; each check runs on its own thread (commands may take seconds).
 pub fn offline(lab: &Lab, ws: &Path, tasks: &[String]) -> Result<Vec<CheckResult>> {
-    let target = Offline::load(lab, ws)?;
+    offline_staged(lab, ws, tasks, &[])
+}
+
+/// Grades offline after the task setups the learner has reached (`lab::setup`).
+pub fn offline_staged(
+    lab: &Lab,
+    ws: &Path,
+    tasks: &[String],
+    staged: &[super::setup::Staged<'_>],
+) -> Result<Vec<CheckResult>> {
+    let target = Offline::load_staged(lab, ws, staged)?;
     let env = Submission { lab, workspace: ws };
     let selected = select(lab, tasks);
     let results = std::thread::scope(|s| {

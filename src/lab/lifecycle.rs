@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::check::Verdict;
-use super::progress::{self, LabProgress, LastCheck, TargetRecord};
+use super::progress::{self, LabProgress, TargetRecord};
 use super::report::{self, Report};
 use super::{grade, workspace};
 use crate::cli::cluster::TargetArgs;
@@ -23,7 +22,7 @@ use crate::settings::OutputFormat;
 use crate::state::Store;
 use crate::target::ObjRef;
 use crate::target::live::Live;
-use crate::ui::Style;
+use crate::ui::{self, Style, tr};
 
 pub fn labs_dir(ctx: &Ctx) -> PathBuf {
     ctx.settings.content_dir.join("labs")
@@ -83,8 +82,9 @@ fn current(ctx: &Ctx, store: &Store, named: Option<&str>) -> Result<(Lab, Option
     Ok((lab, entry))
 }
 
-pub fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
-    let p = progress::read(store)?;
+/// Every lab that loads, in course order (module, then id), and the problems of those
+/// that do not.
+pub fn all_labs(ctx: &Ctx) -> Result<(Vec<Lab>, Vec<crate::diag::Diagnostic>)> {
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     for id in lab_ids(ctx) {
@@ -94,43 +94,87 @@ pub fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
             Err(e) => return Err(e),
         }
     }
+    rows.sort_by(|a, b| {
+        (a.module.unwrap_or(i64::MAX), &a.id).cmp(&(b.module.unwrap_or(i64::MAX), &b.id))
+    });
+    Ok((rows, problems))
+}
+
+/// The first unfinished lab after `id` in course order (wrapping round to earlier ones).
+pub fn next_lab<'a>(labs: &'a [Lab], p: &progress::Progress, id: &str) -> Option<&'a Lab> {
+    let at = labs.iter().position(|l| l.id == id).map_or(0, |i| i + 1);
+    labs[at..]
+        .iter()
+        .chain(&labs[..at.min(labs.len())])
+        .filter(|l| l.id != id)
+        .find(|l| !p.labs.get(&l.id).is_some_and(|e| e.standing(l).finished))
+}
+
+/// A lab's state as one short word or score: `12/12 ✓`, `4/23`, `started`, `-`.
+pub fn state_word(lang: crate::settings::Lang, lab: &Lab, e: Option<&LabProgress>) -> String {
+    match e {
+        Some(e) if e.checked() => {
+            let s = e.standing(lab);
+            let mark = if s.finished {
+                tr(lang, " 完了", " done")
+            } else {
+                ""
+            };
+            format!("{}/{}{mark}", s.score, s.max_score)
+        }
+        Some(_) => tr(lang, "開始済み", "started").to_string(),
+        None => "-".to_string(),
+    }
+}
+
+pub fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
+    let p = progress::read(store)?;
+    let (rows, problems) = all_labs(ctx)?;
     let lang = ctx.settings.lang;
     if ctx.settings.output == OutputFormat::Json {
         let labs: Vec<Value> = rows
             .iter()
             .map(|l| {
                 let prog = p.labs.get(&l.id);
+                let standing = prog.filter(|e| e.checked()).map(|e| e.standing(l));
                 json!({
                     "id": l.id, "title": l.title, "module": l.module, "concepts": l.concepts,
                     "tasks": l.tasks.len(), "maxScore": l.max_points(),
                     "started": prog.is_some(),
-                    "lastScore": prog.and_then(|p| p.last_check.as_ref()).map(|c| c.score),
+                    "score": standing.as_ref().map(|s| s.score),
+                    "finished": standing.as_ref().is_some_and(|s| s.finished),
                 })
             })
             .collect();
         ctx.printer
-            .json(&json!({"schemaVersion": report::SCHEMA_VERSION, "labs": labs}));
+            .json(&crate::envelope::Envelope::new(json!({"labs": labs})));
+    } else if rows.is_empty() {
+        ctx.printer
+            .out(tr(lang, "ラボがありません", "no labs found"));
     } else {
+        let pr = &ctx.printer;
+        let mut table = vec![vec![
+            tr(lang, "モジュール", "MODULE").to_string(),
+            "ID".to_string(),
+            tr(lang, "タスク", "TASKS").to_string(),
+            tr(lang, "進捗", "PROGRESS").to_string(),
+            tr(lang, "タイトル", "TITLE").to_string(),
+        ]];
         for l in &rows {
-            let state = match p.labs.get(&l.id) {
-                Some(LabProgress {
-                    last_check: Some(c),
-                    ..
-                }) => format!("{}/{}", c.score, c.max_score),
-                Some(_) => "started".to_string(),
-                None => String::new(),
-            };
-            ctx.printer.out(&format!(
-                "{:<22} module {}  {:>2} tasks  {:<8} {}",
-                l.id,
+            table.push(vec![
                 l.module.map_or("-".to_string(), |m| m.to_string()),
-                l.tasks.len(),
-                state,
-                l.title.get(lang)
-            ));
+                l.id.clone(),
+                l.tasks.len().to_string(),
+                state_word(lang, l, p.labs.get(&l.id)),
+                l.title.get(lang).to_string(),
+            ]);
         }
-        if rows.is_empty() {
-            ctx.printer.out("no labs found");
+        for (i, line) in ui::table(&table, pr.width()).iter().enumerate() {
+            pr.out(&if i == 0 {
+                pr.paint(Style::Heading, line)
+            } else {
+                line.clone()
+            });
         }
     }
     if !problems.is_empty() {
@@ -228,8 +272,13 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
             Ok::<_, Error>(())
         })
         .map_err(|e| match e {
-            Error::Environment { message, hint } => Error::Environment {
+            Error::Environment {
                 message,
+                hint,
+                source,
+            } => Error::Environment {
+                message,
+                source,
                 hint: Some(format!(
                     "{}; or work without a cluster: `kca lab start {} --offline`",
                     hint.unwrap_or_else(|| "check the cluster".into()),
@@ -262,16 +311,23 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
         Style::Heading,
         &format!("{} — {}", lab.id, lab.title.get(lang)),
     ));
-    ctx.printer.out(&format!("workspace: {}", ws.display()));
+    ctx.printer.out(&format!(
+        "{} {}",
+        tr(lang, "作業フォルダー:", "workspace:"),
+        ws.display()
+    ));
     for f in &sc.written {
         ctx.printer.out(&format!("  + {f}"));
     }
     for f in &sc.kept {
-        ctx.printer.out(&format!("  = {f} (yours, kept)"));
+        ctx.printer.out(&format!(
+            "  = {f} {}",
+            tr(lang, "(あなたのファイル、そのまま)", "(yours, kept)")
+        ));
     }
     if let Some(d) = &lab.description {
         ctx.printer.out("");
-        ctx.printer.out(d.get(lang).trim_end());
+        ctx.printer.out_wrapped(d.get(lang).trim_end(), "");
     }
     ctx.printer.out("");
     for (i, t) in lab.tasks.iter().enumerate() {
@@ -279,14 +335,17 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
             Style::Heading,
             &format!("{}. {} ({})", i + 1, t.title.get(lang), t.id),
         ));
-        for line in t.instructions.get(lang).trim_end().lines() {
-            ctx.printer.out(&format!("   {line}"));
-        }
+        ctx.printer
+            .out_wrapped(t.instructions.get(lang).trim_end(), "   ");
     }
     ctx.printer.out("");
     ctx.printer.out(&ctx.printer.paint(
         Style::Hint,
-        "next: edit the files, then `kca lab check`; stuck? `kca lab hint`",
+        tr(
+            lang,
+            "次: ファイルを編集して `kca lab check`。行き詰まったら `kca lab hint`",
+            "next: edit the files, then `kca lab check`; stuck? `kca lab hint`",
+        ),
     ));
     Ok(Exit::Success)
 }
@@ -316,8 +375,26 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
     let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
     let task = args.task.as_slice();
+    let mut setups = entry.setups.clone();
     let (results, target) = if offline {
-        (grade::offline(&lab, &ws, task)?, "offline".to_string())
+        let staged = super::setup::recorded(&lab, &setups);
+        let mut results = grade::offline_staged(&lab, &ws, task, &staged)?;
+        // Reaching a task with a setup stages it, then grades again on the new state.
+        let applied: Vec<String> = setups.keys().cloned().collect();
+        let due = if task.is_empty() {
+            super::setup::due(&lab, &results, &applied)
+        } else {
+            Vec::new()
+        };
+        if !due.is_empty() {
+            for t in &due {
+                setups.insert(t.id.clone(), super::setup::stamp());
+                announce_setup(ctx, &lab, t, &[]);
+            }
+            let staged = super::setup::recorded(&lab, &setups);
+            results = grade::offline_staged(&lab, &ws, task, &staged)?;
+        }
+        (results, "offline".to_string())
     } else {
         let sel = if explicit {
             selection(&args.target)
@@ -339,19 +416,38 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
                 ctx.printer
                     .verbose(&format!("could not sweep leftover triggers: {e}"));
             }
-            let r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
+            let mut r = grade::live(live.clone(), &lab, &ws, task, &ctx.printer).await;
+            let applied: Vec<String> = setups.keys().cloned().collect();
+            let due = if task.is_empty() {
+                super::setup::due(&lab, &r, &applied)
+            } else {
+                Vec::new()
+            };
+            if !due.is_empty() {
+                for t in &due {
+                    let done = super::setup::apply_live(&live, &lab, t).await?;
+                    setups.insert(t.id.clone(), super::setup::stamp());
+                    announce_setup(ctx, &lab, t, &done);
+                }
+                r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
+            }
             Ok::<_, Error>((r, name))
         });
         // Live grading never silently becomes offline grading: an LMS reading the exit
         // code would take offline marks for live ones (issue 8).
         graded.map_err(|e| match e {
-            Error::Environment { message, hint } => Error::Environment {
+            Error::Environment {
+                message,
+                hint,
+                source,
+            } => Error::Environment {
                 message: format!("cannot grade `{}` live: {message}", lab.id),
                 hint: Some(format!(
                     "{}; or grade the files without a cluster: `kca lab check {} --offline`",
                     hint.unwrap_or_else(|| "check the cluster".into()),
                     lab.id
                 )),
+                source,
             },
             other => other,
         })?
@@ -360,25 +456,122 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let rep = Report::new(&lab, target.clone(), results, |t| {
         hints.get(t).copied().unwrap_or(0)
     });
-    progress::update(store, |p| {
-        if let Some(e) = p.labs.get_mut(&lab.id) {
-            e.last_check = Some(LastCheck {
-                at: progress::now(),
-                target,
-                score: rep.score,
-                max_score: rep.max_score,
-                tasks_passed: rep
-                    .tasks
-                    .iter()
-                    .filter(|t| t.checks.iter().all(|c| c.verdict == Verdict::Pass))
-                    .map(|t| t.id.clone())
-                    .collect(),
-                tasks_checked: rep.tasks.iter().map(|t| t.id.clone()).collect(),
-            });
-        }
-    })?;
+    let saved = progress::update(store, |p| {
+        let e = p.labs.get_mut(&lab.id)?;
+        e.setups = setups.clone();
+        let only = (!task.is_empty()).then(|| task.join(","));
+        e.record(
+            rep.tasks.iter().flat_map(|t| &t.checks),
+            &target,
+            only.as_deref(),
+        );
+        Some(e.standing(&lab))
+    });
     print_report(ctx, &lab, &rep);
+    let standing = match saved {
+        Ok(s) => s,
+        Err(e) => {
+            ctx.printer.warn(&ctx.not_saved(&e));
+            None
+        }
+    };
+    if ctx.settings.output == OutputFormat::Text
+        && let Some(s) = standing
+    {
+        print_standing(ctx, store, &lab, &s, !task.is_empty());
+    }
+    if rep.counts.fail > 0 {
+        queue_related_questions(ctx, store, &lab);
+    }
     Ok(rep.exit())
+}
+
+/// Tells the learner that a task's situation was staged (what changed is theirs to find;
+/// `-v` lists it).
+fn announce_setup(ctx: &Ctx, lab: &Lab, task: &crate::content::lab::Task, done: &[String]) {
+    let lang = ctx.settings.lang;
+    let n = lab
+        .tasks
+        .iter()
+        .position(|t| t.id == task.id)
+        .map_or(0, |i| i + 1);
+    ctx.printer.status(&format!(
+        "task {n} ({}) begins: kca changed the lab's objects; read its instructions \
+         (`kca lab start {}` shows them) — {}",
+        task.id,
+        lab.id,
+        task.title.get(lang)
+    ));
+    for d in done {
+        ctx.printer.verbose(&format!("  setup: {d}"));
+    }
+}
+
+/// After a check: the lab's score over all tasks, and, when every task passed, that the
+/// lab is finished and which lab comes next.
+fn print_standing(ctx: &Ctx, store: &Store, lab: &Lab, s: &progress::Standing, one_task: bool) {
+    let lang = ctx.settings.lang;
+    let p = &ctx.printer;
+    if one_task || s.unchecked > 0 {
+        p.out(&format!(
+            "{} {}/{} ({} {}/{})",
+            tr(lang, "ラボ全体:", "lab total:"),
+            s.score,
+            s.max_score,
+            tr(lang, "完了したタスク", "tasks passed"),
+            s.tasks_passed.len(),
+            s.tasks_total
+        ));
+    }
+    if !s.finished {
+        return;
+    }
+    p.out(&p.paint(
+        Style::Pass,
+        &format!(
+            "{} {} {}/{}",
+            tr(lang, "✓ ラボ完了", "✓ Lab finished:"),
+            lab.id,
+            s.score,
+            s.max_score
+        ),
+    ));
+    let all = all_labs(ctx).map(|(l, _)| l).unwrap_or_default();
+    let prog = progress::read(store).unwrap_or_default();
+    let next = match next_lab(&all, &prog, &lab.id) {
+        Some(n) => format!("`kca lab start {}` — {}", n.id, n.title.get(lang)),
+        None => tr(
+            lang,
+            "`kca` でコースの進み具合を確認",
+            "`kca` shows the course map",
+        )
+        .to_string(),
+    };
+    p.out(&p.paint(Style::Hint, &format!("{} {next}", tr(lang, "次:", "next:"))));
+}
+
+/// A failed check sends the quiz questions that share the lab's concepts back to review.
+fn queue_related_questions(ctx: &Ctx, store: &Store, lab: &Lab) {
+    let (quizzes, _) = content::load_quizzes(&ctx.settings.content_dir);
+    let n = crate::quiz::progress::queue_concepts(store, &quizzes, &lab.concepts);
+    match n {
+        Ok(0) => {}
+        Ok(n) => ctx.printer.out(&ctx.printer.paint(
+            Style::Hint,
+            &format!(
+                "{} {n} {} `kca quiz review`",
+                tr(
+                    ctx.settings.lang,
+                    "関連するクイズ",
+                    "related quiz questions:"
+                ),
+                tr(ctx.settings.lang, "問を復習に追加しました:", "queued for"),
+            ),
+        )),
+        Err(e) => ctx
+            .printer
+            .verbose(&format!("could not queue quiz questions: {e}")),
+    }
 }
 
 pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report) {
@@ -412,11 +605,22 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
             )
         })?,
         None => {
-            let passed = entry
-                .as_ref()
-                .and_then(|e| e.last_check.as_ref())
-                .map(|c| c.tasks_passed.clone())
-                .unwrap_or_default();
+            let standing = entry.as_ref().map(|e| e.standing(&lab));
+            if let Some(st) = standing.as_ref().filter(|s| s.finished) {
+                let lang = ctx.settings.lang;
+                ctx.printer.out(&format!(
+                    "{} {}/{}",
+                    tr(
+                        lang,
+                        "このラボはすべてのタスクに合格しています。ヒントはもうありません:",
+                        "every task of this lab passed; there is nothing left to hint:",
+                    ),
+                    st.score,
+                    st.max_score
+                ));
+                return Ok(Exit::Success);
+            }
+            let passed = standing.map(|s| s.tasks_passed).unwrap_or_default();
             lab.tasks
                 .iter()
                 .find(|t| !passed.contains(&t.id))
@@ -424,7 +628,10 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
         }
     };
     if task.hints.is_empty() {
-        ctx.printer.out(&format!("task `{}` has no hints", task.id));
+        ctx.printer.out(&match ctx.settings.lang {
+            crate::settings::Lang::Ja => format!("タスク `{}` にヒントはありません", task.id),
+            crate::settings::Lang::En => format!("task `{}` has no hints", task.id),
+        });
         return Ok(Exit::Success);
     }
     let total = task.hints.len();
@@ -448,48 +655,88 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
     ctx.printer.out(&ctx.printer.paint(
         Style::Hint,
         &format!(
-            "hint {shown}/{total} — {} ({})",
+            "{} {shown}/{total} — {} ({})",
+            tr(ctx.settings.lang, "ヒント", "hint"),
             task.title.get(ctx.settings.lang),
             task.id
         ),
     ));
-    for line in text.trim_end().lines() {
-        ctx.printer.out(&format!("  {line}"));
-    }
+    ctx.printer.out_wrapped(text.trim_end(), "  ");
     if shown == total {
-        ctx.printer.status("that was the last hint of this task");
+        ctx.printer.status(tr(
+            ctx.settings.lang,
+            "このタスクのヒントはこれが最後です",
+            "that was the last hint of this task",
+        ));
     }
     Ok(Exit::Success)
 }
 
 pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
     let p = progress::read(store)?;
+    let lang = ctx.settings.lang;
+    let labs: Vec<(String, Option<Lab>, &LabProgress)> = p
+        .labs
+        .iter()
+        .map(|(id, e)| (id.clone(), load(ctx, id).ok(), e))
+        .collect();
     if ctx.settings.output == OutputFormat::Json {
-        ctx.printer.json(&json!({
-            "schemaVersion": report::SCHEMA_VERSION, "current": p.current, "labs": p.labs,
-        }));
+        let rows: Vec<Value> = labs
+            .iter()
+            .map(|(id, lab, e)| {
+                json!({
+                    "id": id, "workspace": e.workspace, "started": e.started,
+                    "target": e.target, "hints": e.hints, "lastCheck": e.last_check,
+                    "checks": e.checks,
+                    "standing": lab.as_ref().map(|l| e.standing(l)),
+                })
+            })
+            .collect();
+        ctx.printer.json(&crate::envelope::Envelope::new(
+            json!({"current": p.current, "labs": rows}),
+        ));
         return Ok(Exit::Success);
     }
     if p.labs.is_empty() {
-        ctx.printer
-            .out("no lab started yet — `kca lab list`, then `kca lab start LAB`");
+        ctx.printer.out(tr(
+            lang,
+            "まだラボを始めていません — `kca lab list` の後 `kca lab start LAB`",
+            "no lab started yet — `kca lab list`, then `kca lab start LAB`",
+        ));
         return Ok(Exit::Success);
     }
-    for (id, e) in &p.labs {
+    let now = chrono::Utc::now();
+    for (id, lab, e) in &labs {
         let mark = if p.current.as_deref() == Some(id) {
             "*"
         } else {
             " "
         };
-        let score = e
-            .last_check
-            .as_ref()
-            .map_or("not checked yet".to_string(), |c| {
-                format!("{}/{} ({}, {})", c.score, c.max_score, c.target, c.at)
-            });
+        let score = match (lab, &e.last_check) {
+            (Some(l), Some(c)) => {
+                let s = e.standing(l);
+                format!(
+                    "{}/{}  {} {}/{}  ({}, {})",
+                    s.score,
+                    s.max_score,
+                    tr(lang, "タスク", "tasks"),
+                    s.tasks_passed.len(),
+                    s.tasks_total,
+                    ui::relative_rfc3339(lang, &c.at, now),
+                    c.target
+                )
+            }
+            _ => tr(lang, "未チェック", "not checked yet").to_string(),
+        };
         let hints: usize = e.hints.values().sum();
         ctx.printer.out(&format!(
-            "{mark} {id:<22} {score}  hints {hints}  workspace {}",
+            "{mark} {}  {score}  {} {hints}",
+            ui::pad(id, 18),
+            tr(lang, "ヒント", "hints"),
+        ));
+        ctx.printer.out(&format!(
+            "    {} {}",
+            tr(lang, "作業フォルダー:", "workspace:"),
             e.workspace.display()
         ));
     }
@@ -553,6 +800,9 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         });
         e.workspace = ws.clone();
         e.last_check = None;
+        // Reset deleted every owned object (live) and restored the starter: no setup holds.
+        e.setups.clear();
+        e.checks.clear();
         if let Some(a) = &archived {
             e.resets.push(a.display().to_string());
         }

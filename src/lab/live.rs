@@ -64,6 +64,7 @@ pub async fn evaluate(
             .map(|a| check::judge_can_i(check, &a)),
         Spec::Admission { .. } => admission(live, check).await,
         Spec::Generated { .. } => generated(live, env.lab, check, printer).await,
+        Spec::Accepted { .. } => accepted(live, env, check).await,
         Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::error("evaluated locally")),
     };
     r.unwrap_or_else(|e| Outcome::error(e.to_string()))
@@ -342,6 +343,36 @@ async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
     }
 }
 
+/// `accepted`: the learner's policy file sent as a server-side dry run — an update when
+/// the policy exists (a create would only say "already exists"), else a create — so
+/// Kyverno's policy validation webhook answers as it would to `kubectl apply`.
+async fn accepted(live: &Live, env: Submission<'_>, check: &Check) -> Result<Outcome, LiveError> {
+    let mut doc = match check::accepted_document(env, check) {
+        Ok(d) => d,
+        Err(o) => return Ok(o),
+    };
+    let what = check::document_name(check, &doc);
+    let Some(r) = ObjRef::of(&doc) else {
+        return Ok(Outcome::fail(format!(
+            "{what} has no apiVersion, kind or name"
+        )));
+    };
+    let op = match live.get(&r).await? {
+        Some(existing) => {
+            if let (Some(rv), Some(meta)) = (
+                existing.pointer("/metadata/resourceVersion").cloned(),
+                doc.get_mut("metadata").and_then(Value::as_object_mut),
+            ) {
+                meta.insert("resourceVersion".into(), rv);
+            }
+            Operation::Update
+        }
+        None => Operation::Create,
+    };
+    let got = live.admit(&doc, op, None).await?;
+    Ok(check::judge_accepted(check, &what, &got))
+}
+
 /// How long an admission probe is retried while its outcome differs from the expected one.
 const SETTLE: Duration = Duration::from_secs(8);
 
@@ -449,8 +480,20 @@ async fn generated(
         "  {}: created {trig_ref}, waiting for {want}…",
         check.id
     ));
+    // The sync step runs while the trigger (and so the generated copy) still exists.
+    let wait_and_sync = async {
+        let found = await_object(live, &want, check.timeout, printer, &check.id).await?;
+        let first = check::judge_generated(check, &want.to_string(), found.as_ref());
+        let synced = match (&check.spec, first.verdict) {
+            (Spec::Generated { sync: Some(_), .. }, check::Verdict::Pass) => {
+                Some(synced(live, lab, check, &want).await?)
+            }
+            _ => None,
+        };
+        Ok::<_, LiveError>((found, synced))
+    };
     let waited = tokio::select! {
-        r = await_object(live, &want, check.timeout, printer, &check.id) => Some(r),
+        r = wait_and_sync => Some(r),
         _ = tokio::signal::ctrl_c() => None,
     };
     // Always clean up, whatever happened while waiting.
@@ -465,8 +508,9 @@ async fn generated(
             }
         )));
     };
-    let found = found?;
-    let mut outcome = check::judge_generated(check, &want.to_string(), found.as_ref());
+    let (found, synced) = found?;
+    let mut outcome =
+        synced.unwrap_or_else(|| check::judge_generated(check, &want.to_string(), found.as_ref()));
     if found.is_none() {
         let (verdict, why) = explain(live, &trig_ref, uid.as_deref(), &want).await;
         outcome.verdict = verdict;
@@ -480,6 +524,62 @@ async fn generated(
             .push_str(&format!("; could not delete {trig_ref}: {e}"));
     }
     Ok(outcome)
+}
+
+/// The `sync` step of a `generated` check: change the (owned) source, wait for the copy
+/// to follow, and put the source back whatever happened.
+async fn synced(
+    live: &Live,
+    lab: &Lab,
+    check: &Check,
+    want: &ObjRef,
+) -> Result<Outcome, LiveError> {
+    let Spec::Generated {
+        sync: Some(step), ..
+    } = &check.spec
+    else {
+        return Ok(Outcome::error("not a generated check with a sync step"));
+    };
+    let src = obj_ref(&step.source);
+    let Some(original) = live.get(&src).await? else {
+        return Ok(Outcome::error(format!(
+            "the sync source {src} is not in the cluster; `kca lab reset` restores the lab's objects"
+        )));
+    };
+    let owned = lab.owner_labels().iter().all(|(k, v)| {
+        original
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(*k))
+            .and_then(Value::as_str)
+            == Some(*v)
+    });
+    if !owned {
+        return Ok(Outcome::error(format!(
+            "{src} does not carry the lab's labels; kca changes only its own objects"
+        )));
+    }
+    live.merge_patch(&src, &step.patch).await?;
+    let start = Instant::now();
+    let mut last = None;
+    while start.elapsed() < check.timeout {
+        last = live.get(want).await?;
+        if last
+            .as_ref()
+            .is_some_and(|o| partial_match(&step.matches, o).is_ok())
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let restored = live
+        .merge_patch(&src, &check::inverse_patch(&original, &step.patch))
+        .await;
+    let mut o = check::judge_synced(check, &want.to_string(), last.as_ref());
+    if let Err(e) = restored {
+        o.detail
+            .push_str(&format!("; could not restore {src}: {e}"));
+    }
+    Ok(o)
 }
 
 async fn await_object(
@@ -795,6 +895,7 @@ mod tests {
             },
             matches: None,
             policy: None,
+            sync: None,
         });
         let down = KyvernoGate {
             state: Ok(state(false)),

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod command;
+pub mod creation;
 pub mod grade;
 pub mod lifecycle;
 pub mod live;
@@ -10,6 +11,7 @@ pub mod offline;
 pub mod progress;
 pub mod report;
 pub mod scaffold;
+pub mod setup;
 pub mod show;
 pub mod template;
 pub mod tree;

@@ -56,9 +56,19 @@ pub struct Offline {
 
 impl Offline {
     pub fn load(lab: &Lab, ws: &std::path::Path) -> Result<Offline> {
+        Offline::load_staged(lab, ws, &[])
+    }
+
+    /// The object set after the task setups the learner has reached (`lab::setup`).
+    pub fn load_staged(
+        lab: &Lab,
+        ws: &std::path::Path,
+        staged: &[super::setup::Staged<'_>],
+    ) -> Result<Offline> {
         let mut objects = workspace::fixtures(lab)?;
         let m = workspace::manifests(lab, ws);
         objects.extend(m.objects);
+        let objects = super::setup::offline_objects(lab, ws, objects, staged);
         Ok(Offline::new(objects, m.problems))
     }
 
@@ -132,8 +142,18 @@ impl Offline {
                 trigger,
                 expect,
                 policy,
+                sync,
                 ..
-            } => self.generated(check, trigger, expect, policy.as_deref()),
+            } => self.generated(check, trigger, expect, policy.as_deref(), sync.as_ref()),
+            Spec::Accepted { .. } => match check::accepted_document(env, check) {
+                Err(o) => o,
+                Ok(doc) => match super::creation::admit_policy(&self.access, &doc) {
+                    Ok(adm) => {
+                        check::judge_accepted(check, &check::document_name(check, &doc), &adm)
+                    }
+                    Err(reason) => Outcome::skipped(reason),
+                },
+            },
             Spec::File { .. } | Spec::Command { .. } => Outcome::error("evaluated locally"),
         };
         self.with_problems(outcome)
@@ -160,6 +180,7 @@ impl Offline {
         trigger: &crate::content::lab::Probe,
         expect: &ObjSel,
         policy: Option<&str>,
+        sync: Option<&crate::content::lab::SyncStep>,
     ) -> Outcome {
         let mut trig = trigger.object.clone();
         name_offline_trigger(&mut trig);
@@ -179,7 +200,58 @@ impl Offline {
                 .detail
                 .push_str(&self.why_not_generated(&run, &want, policy));
         }
-        outcome
+        match (sync, found, outcome.verdict) {
+            (Some(step), Some(found), check::Verdict::Pass) => {
+                self.synced(check, step, &trig, &want, found)
+            }
+            _ => outcome,
+        }
+    }
+
+    /// The `sync` step of a `generated` check: the source is changed and generation runs
+    /// again — the copy follows only where the rule that made it has `synchronize: true`
+    /// (a clone reads its source when it runs: pkg/background/generate/generate.go; with
+    /// synchronize the source's changes are watched and re-applied,
+    /// pkg/background/generate/controller.go).
+    fn synced(
+        &self,
+        check: &Check,
+        step: &crate::content::lab::SyncStep,
+        trig: &Value,
+        want: &ObjRef,
+        found: &Value,
+    ) -> Outcome {
+        let what = want.to_string();
+        let mut changed = self.objects.clone();
+        let source = changed.iter_mut().find(|o| {
+            let s = |p: &str| o.pointer(p).and_then(Value::as_str);
+            s("/apiVersion") == Some(&step.source.api_version)
+                && s("/kind") == Some(&step.source.kind)
+                && s("/metadata/name") == Some(&step.source.name)
+                && s("/metadata/namespace") == step.source.namespace.as_deref()
+        });
+        let Some(source) = source else {
+            return Outcome::fail(format!(
+                "{what} was generated, but the sync source {} {}/{} is not among the objects",
+                step.source.kind,
+                step.source.namespace.as_deref().unwrap_or(""),
+                step.source.name
+            ));
+        };
+        check::merge_patch(source, &step.patch);
+        if !super::creation::synchronized(&self.objects, found) {
+            return check::judge_synced(check, &what, Some(found));
+        }
+        match engine::generate(&changed, trig, &self.access) {
+            Ok(again) => {
+                let copy = again
+                    .generated
+                    .iter()
+                    .find(|g| ObjRef::of(g).as_ref() == Some(want));
+                check::judge_synced(check, &what, copy)
+            }
+            Err(reason) => Outcome::skipped(reason),
+        }
     }
 
     fn why_not_generated(
@@ -528,7 +600,20 @@ mod engine {
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> vap::VapOutcome {
-        vap::evaluate(objects, &vap_request(objects, object, update, user))
+        let req = vap_request(objects, object, update, user);
+        let mut out = vap::evaluate(objects, &req);
+        // Kyverno's ValidatingPolicies (policies.kyverno.io) hold their own
+        // validationActions; Kyverno's webhook evaluates them like a Deny-bound VAP.
+        for p in objects.iter().filter(|o| {
+            matches!(
+                o.get("kind").and_then(Value::as_str),
+                Some("ValidatingPolicy" | "NamespacedValidatingPolicy")
+            )
+        }) {
+            vap::evaluate_validating_policy(objects, p, &req, &mut out);
+        }
+        out.allowed = out.denials.is_empty();
+        out
     }
 
     /// The admission request the CEL evaluators see for `object`.

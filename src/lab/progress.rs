@@ -1,11 +1,15 @@
 //! The learner's lab progress (`labs.json` in the state store): which labs were started,
-//! where their workspaces are, which cluster they use, hints shown, the last check.
+//! where their workspaces are, which cluster they use, hints shown, and the last result of
+//! every check with when and where it was seen. A lab's score is always computed over all
+//! of its tasks from those per-check results, so checking one task never replaces it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::check::{CheckResult, Verdict};
+use crate::content::lab::Lab;
 use crate::error::Result;
 use crate::state::Store;
 
@@ -27,10 +31,17 @@ pub struct LabProgress {
     /// Hints shown so far, per task.
     #[serde(default)]
     pub hints: BTreeMap<String, usize>,
+    /// When and where the last `lab check` ran, and on which task if only one.
     #[serde(default)]
-    pub last_check: Option<LastCheck>,
+    pub last_check: Option<LastRun>,
+    /// The last result of each check, by check id.
+    #[serde(default)]
+    pub checks: BTreeMap<String, CheckRecord>,
     #[serde(default)]
     pub resets: Vec<String>,
+    /// Task setups applied (task id → RFC 3339 time), once each; a reset forgets them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub setups: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -41,14 +52,118 @@ pub struct TargetRecord {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct LastCheck {
+pub struct LastRun {
     pub at: String,
     pub target: String,
+    /// The one task checked, or none for a check of every task.
+    #[serde(default)]
+    pub task: Option<String>,
+}
+
+/// One check's last result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CheckRecord {
+    pub task: String,
+    /// `pass`, `fail`, `error` or `skipped`.
+    pub verdict: String,
+    pub earned: u32,
+    pub points: u32,
+    /// When it was last seen (UTC, RFC 3339).
+    pub at: String,
+    /// `offline` or `live …`.
+    pub target: String,
+}
+
+/// A lab's standing, over all of its tasks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Standing {
     pub score: u32,
     pub max_score: u32,
-    /// Tasks whose checks all passed.
+    /// Tasks whose every check passed at its last run.
     pub tasks_passed: Vec<String>,
-    pub tasks_checked: Vec<String>,
+    pub tasks_total: usize,
+    /// Checks never run yet.
+    pub unchecked: usize,
+    pub finished: bool,
+}
+
+impl LabProgress {
+    /// Records the results of one `lab check` run, keeping other checks' results.
+    pub fn record<'a>(
+        &mut self,
+        results: impl IntoIterator<Item = &'a CheckResult>,
+        target: &str,
+        task: Option<&str>,
+    ) {
+        let at = now();
+        for r in results {
+            self.checks.insert(
+                r.id.clone(),
+                CheckRecord {
+                    task: r.task.clone(),
+                    verdict: verdict_word(r.verdict).to_string(),
+                    earned: r.earned,
+                    points: r.points,
+                    at: at.clone(),
+                    target: target.to_string(),
+                },
+            );
+        }
+        self.last_check = Some(LastRun {
+            at,
+            target: target.to_string(),
+            task: task.map(str::to_string),
+        });
+    }
+
+    /// The score over all of `lab`'s tasks: a check never run counts 0 of its points.
+    pub fn standing(&self, lab: &Lab) -> Standing {
+        let mut score = 0;
+        let mut unchecked = 0;
+        let mut tasks_passed = Vec::new();
+        for t in &lab.tasks {
+            let mut all = !t.checks.is_empty();
+            for c in &t.checks {
+                match self.checks.get(&c.id) {
+                    Some(r) => {
+                        score += r.earned.min(c.points);
+                        all &= r.verdict == "pass";
+                    }
+                    None => {
+                        unchecked += 1;
+                        all = false;
+                    }
+                }
+            }
+            if all {
+                tasks_passed.push(t.id.clone());
+            }
+        }
+        let finished = !lab.tasks.is_empty() && tasks_passed.len() == lab.tasks.len();
+        Standing {
+            score,
+            max_score: lab.max_points(),
+            tasks_passed,
+            tasks_total: lab.tasks.len(),
+            unchecked,
+            finished,
+        }
+    }
+
+    /// Whether any check has been run.
+    pub fn checked(&self) -> bool {
+        !self.checks.is_empty()
+    }
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "fail",
+        Verdict::Error => "error",
+        Verdict::Skipped => "skipped",
+    }
 }
 
 pub fn now() -> String {

@@ -120,6 +120,17 @@ fn style(v: Verdict) -> Style {
     }
 }
 
+/// The verdict as a word in the learner's language, beside its symbol.
+fn word(lang: Lang, v: Verdict) -> &'static str {
+    match (lang, v) {
+        (Lang::Ja, Verdict::Pass) => "合格",
+        (Lang::Ja, Verdict::Fail) => "不合格",
+        (Lang::Ja, Verdict::Error) => "エラー",
+        (Lang::Ja, Verdict::Skipped) => "対象外",
+        (Lang::En, v) => v.word(),
+    }
+}
+
 fn symbol(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "✓",
@@ -154,14 +165,17 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
             ),
         ));
         for c in &t.checks {
-            let word = format!("{} {}", symbol(c.verdict), c.verdict.word());
+            let word = crate::ui::pad(
+                &format!("{} {}", symbol(c.verdict), word(lang, c.verdict)),
+                if lang == Lang::Ja { 8 } else { 7 },
+            );
             let title = lab
                 .check(&c.id)
                 .and_then(|k| k.title.as_ref())
                 .map(|t| format!(" — {}", t.get(lang)))
                 .unwrap_or_default();
             out.push(format!(
-                "  {:<7} {} ({}){}  {}/{}",
+                "  {} {} ({}){}  {}/{}",
                 p.paint(style(c.verdict), &word),
                 c.id,
                 c.kind,
@@ -170,10 +184,11 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
                 c.points
             ));
             if let Some(f) = &c.feedback {
-                for line in f.get(lang).trim_end().lines() {
-                    let line = crate::escape::escape(line);
-                    out.push(format!("          {line}"));
-                }
+                out.extend(crate::ui::wrap(
+                    &crate::escape::lines(f.get(lang).trim_end()),
+                    p.width(),
+                    "          ",
+                ));
             }
             if c.verdict != Verdict::Pass {
                 // Details quote files and the cluster: no control character reaches the terminal.
@@ -205,14 +220,24 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
     }
     out.push(String::new());
     let c = &report.counts;
-    out.push(format!(
-        "score {}/{} — {} passed, {} failed, {} errors, {} skipped",
-        report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
-    ));
+    out.push(match lang {
+        Lang::Ja => format!(
+            "得点 {}/{} — 合格 {}、不合格 {}、エラー {}、対象外 {}",
+            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
+        ),
+        Lang::En => format!(
+            "score {}/{} — {} passed, {} failed, {} errors, {} skipped",
+            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
+        ),
+    });
     if c.error > 0 {
         out.push(p.paint(
             Style::Hint,
-            "hint: errors are the environment's (cluster, timeout), not your work; fix it and check again",
+            crate::ui::tr(
+                lang,
+                "ヒント: エラーは環境 (クラスター、タイムアウト) の問題で、あなたの作業のせいではありません。直してからもう一度チェックしてください",
+                "hint: errors are the environment's (cluster, timeout), not your work; fix it and check again",
+            ),
         ));
     }
     out
@@ -232,13 +257,18 @@ pub fn junit(reports: &[Report], lang: Lang) -> String {
                         name: c.id.clone(),
                         classname: format!("{}.{}", r.lab, t.id),
                         seconds: c.seconds,
+                        // The learner's feedback is the message a CI view shows; the
+                        // technical detail goes to the case's output.
                         outcome: match c.verdict {
                             Verdict::Pass => Outcome::Passed,
-                            Verdict::Fail => Outcome::Failed(c.detail.clone()),
+                            Verdict::Fail => Outcome::Failed(c.feedback.as_ref().map_or_else(
+                                || c.detail.clone(),
+                                |f| f.get(lang).trim_end().to_string(),
+                            )),
                             Verdict::Error => Outcome::Error(c.detail.clone()),
                             Verdict::Skipped => Outcome::Skipped(c.detail.clone()),
                         },
-                        output: c.feedback.as_ref().map(|f| f.get(lang).to_string()),
+                        output: (!c.detail.is_empty()).then(|| c.detail.clone()),
                     })
                 })
                 .collect(),
@@ -289,6 +319,8 @@ mod tests {
                     instructions: Text::plain("i"),
                     hints: vec![Text::plain("h1"), Text::plain("h2")],
                     checks: vec![check("a1", 2), check("a2", 3)],
+                    lesson: None,
+                    setup: vec![],
                 },
                 Task {
                     id: "b".into(),
@@ -296,6 +328,8 @@ mod tests {
                     instructions: Text::plain("i"),
                     hints: vec![],
                     checks: vec![check("b1", 1)],
+                    lesson: None,
+                    setup: vec![],
                 },
             ],
             solution: vec![],

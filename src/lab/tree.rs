@@ -1,6 +1,11 @@
 //! Partial-tree matching: does an object hold at least what a check expects? Maps match
 //! key by key, lists match when every expected item matches some actual item (in any
-//! order), `null` means "absent". Pure; the first mismatch comes back with its path.
+//! order), `null` means "absent". Three operators, each a one-key mapping, say more where
+//! a plain tree cannot: `{$matches: REGEX}` (a string matching the regular expression),
+//! `{$inOrder: [..]}` (a list holding these items in this order, others may sit between)
+//! and `{$anyOf: [TREE, ..]}` (at least one of the trees); an operator key beside other
+//! keys applies to the mapping it sits in. Pure; the first mismatch comes back with its
+//! path.
 
 use serde_json::Value;
 
@@ -17,6 +22,9 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
             p.to_string()
         }
     };
+    if let Some((op, arg)) = operator(want) {
+        return apply_operator(op, arg, got, path);
+    }
     match want {
         Value::Null => match got {
             Value::Null => Ok(()),
@@ -35,6 +43,11 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
                 ));
             };
             for (k, w) in map {
+                // An operator key among others applies to the mapping it sits in.
+                if OPERATORS.contains(&k.as_str()) {
+                    apply_operator(k, w, got, path)?;
+                    continue;
+                }
                 let sub = if path.is_empty() {
                     k.clone()
                 } else {
@@ -91,6 +104,154 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
                 ))
             }
         }
+    }
+}
+
+/// The operators a tree may use, by name.
+pub const OPERATORS: [&str; 3] = ["$matches", "$inOrder", "$anyOf"];
+
+/// A one-key mapping whose key is an operator.
+pub fn operator(want: &Value) -> Option<(&str, &Value)> {
+    let map = want.as_object()?;
+    if map.len() != 1 {
+        return None;
+    }
+    let (k, v) = map.iter().next()?;
+    OPERATORS.contains(&k.as_str()).then_some((k.as_str(), v))
+}
+
+/// Whether an operator's argument has the right shape (a regex that compiles, a list):
+/// the lab lint calls it so a broken tree is a content error, not a failed check.
+pub fn operator_problem(op: &str, arg: &Value) -> Option<String> {
+    match (op, arg) {
+        ("$matches", Value::String(r)) => regex::Regex::new(r)
+            .err()
+            .map(|e| format!("`$matches`: invalid regular expression: {e}")),
+        ("$matches", _) => Some("`$matches` takes a regular expression (a string)".into()),
+        ("$inOrder" | "$anyOf", Value::Array(items)) if !items.is_empty() => None,
+        (op, _) => Some(format!("`{op}` takes a non-empty list")),
+    }
+}
+
+fn apply_operator(op: &str, arg: &Value, got: &Value, path: &str) -> Result<(), String> {
+    let at = if path.is_empty() { "(root)" } else { path };
+    if let Some(problem) = operator_problem(op, arg) {
+        return Err(format!("`{at}`: {problem}"));
+    }
+    match (op, arg) {
+        ("$matches", Value::String(r)) => {
+            let re = regex::RegexBuilder::new(r)
+                .multi_line(true)
+                .build()
+                .map_err(|e| e.to_string())?;
+            match got {
+                Value::String(s) if re.is_match(s) => Ok(()),
+                Value::String(s) => Err(format!(
+                    "`{at}` is {}, which does not match /{r}/",
+                    short(&Value::String(s.clone()))
+                )),
+                other => Err(format!(
+                    "`{at}` should be text matching /{r}/, found {}",
+                    short(other)
+                )),
+            }
+        }
+        ("$anyOf", Value::Array(alts)) => {
+            let mut first = None;
+            for a in alts {
+                match walk(a, got, path) {
+                    Ok(()) => return Ok(()),
+                    Err(e) => {
+                        first.get_or_insert(e);
+                    }
+                }
+            }
+            Err(format!(
+                "`{at}` matches none of {} alternatives (first: {})",
+                alts.len(),
+                first.unwrap_or_default()
+            ))
+        }
+        ("$inOrder", Value::Array(items)) => {
+            let Value::Array(have) = got else {
+                return Err(format!("`{at}` should be a list, found {}", short(got)));
+            };
+            // Greedy: each expected item takes the first actual item after the previous
+            // one's position that matches it (the earliest is never a worse choice).
+            let mut next = 0;
+            for (i, w) in items.iter().enumerate() {
+                match (next..have.len()).find(|&j| walk(w, &have[j], "").is_ok()) {
+                    Some(j) => next = j + 1,
+                    None => {
+                        let anywhere = have.iter().any(|g| walk(w, g, "").is_ok());
+                        return Err(if anywhere && i > 0 {
+                            format!(
+                                "`{at}`: expected item {} ({}) comes before expected item {} ({}); they must be in that order",
+                                i + 1,
+                                short(w),
+                                i,
+                                short(&items[i - 1])
+                            )
+                        } else {
+                            format!(
+                                "`{at}` has no item matching expected item {} ({})",
+                                i + 1,
+                                short(w)
+                            )
+                        });
+                    }
+                }
+            }
+            Ok(())
+        }
+        _ => Err(format!("`{at}`: unknown operator `{op}`")),
+    }
+}
+
+/// Every operator problem in a tree, with its path (for the lab lint).
+pub fn tree_problems(want: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_problems(want, "", &mut out);
+    out
+}
+
+fn collect_problems(want: &Value, path: &str, out: &mut Vec<String>) {
+    if let Some((op, arg)) = operator(want) {
+        if let Some(p) = operator_problem(op, arg) {
+            out.push(format!(
+                "{}: {p}",
+                if path.is_empty() { "(root)" } else { path }
+            ));
+        } else if let Value::Array(items) = arg {
+            for (i, it) in items.iter().enumerate() {
+                collect_problems(it, &format!("{path}.{op}[{i}]"), out);
+            }
+        }
+        return;
+    }
+    match want {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k.starts_with('$') && !OPERATORS.contains(&k.as_str()) {
+                    out.push(format!(
+                        "{path}.{k}: unknown operator (use one of {})",
+                        OPERATORS.join(", ")
+                    ));
+                }
+                let sub = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                collect_problems(v, &sub, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, it) in items.iter().enumerate() {
+                collect_problems(it, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -201,6 +362,75 @@ mod tests {
         let got = json!({"items": [{"name": "a", "x": 1}]});
         let e = partial_match(&json!({"items": [{"name": "a", "x": 2}]}), &got).unwrap_err();
         assert_eq!(e, "`items[0].x` is 1, expected 2");
+    }
+
+    #[test]
+    fn matches_takes_a_regex_on_text() {
+        let got = json!({"patch": "- op: add\n  path: /metadata/annotations/kca.io~1owner\n"});
+        let want = json!({"patch": {"$matches": "^\\s*path:\\s*/metadata/annotations/kca\\.io~1owner\\s*$"}});
+        assert_eq!(partial_match(&want, &got), Ok(()));
+        let plain = json!({"patch": "path: /metadata/annotations/kca.io/owner"});
+        let e = partial_match(&want, &plain).unwrap_err();
+        assert!(e.contains("does not match"), "{e}");
+        let e = partial_match(&want, &json!({"patch": {"a": 1}})).unwrap_err();
+        assert!(e.contains("should be text"), "{e}");
+    }
+
+    #[test]
+    fn in_order_rejects_a_list_in_the_wrong_order() {
+        let steps = json!({"steps": [{"setWeight": 10}, {"setWeight": 100}, {"pause": {}}]});
+        let want =
+            json!({"steps": {"$inOrder": [{"setWeight": 10}, {"pause": {}}, {"setWeight": 100}]}});
+        let e = partial_match(&want, &steps).unwrap_err();
+        assert!(e.contains("must be in that order"), "{e}");
+        // Any order is still what a plain list means.
+        let any = json!({"steps": [{"setWeight": 10}, {"pause": {}}, {"setWeight": 100}]});
+        assert_eq!(partial_match(&any, &steps), Ok(()));
+        let good = json!({"steps": [{"setWeight": 10}, {"pause": {"duration": "1m"}}, {"setWeight": 50}, {"pause": {}}, {"setWeight": 100}]});
+        assert_eq!(partial_match(&want, &good), Ok(()));
+        let e = partial_match(&want, &json!({"steps": [{"setWeight": 10}]})).unwrap_err();
+        assert!(e.contains("no item matching expected item 2"), "{e}");
+    }
+
+    #[test]
+    fn any_of_accepts_either_spelling() {
+        let want = json!({"spec": {"$anyOf": [
+            {"rules": [{"validate": {"failureAction": "Enforce"}}]},
+            {"validationFailureAction": "Enforce"}
+        ]}});
+        let new = json!({"spec": {"rules": [{"validate": {"failureAction": "Enforce"}}]}});
+        let old =
+            json!({"spec": {"validationFailureAction": "Enforce", "rules": [{"validate": {}}]}});
+        let audit =
+            json!({"spec": {"validationFailureAction": "Audit", "rules": [{"validate": {}}]}});
+        assert_eq!(partial_match(&want, &new), Ok(()));
+        assert_eq!(partial_match(&want, &old), Ok(()));
+        let e = partial_match(&want, &audit).unwrap_err();
+        assert!(e.contains("matches none of 2 alternatives"), "{e}");
+        // Beside other keys, the operator applies to the mapping it sits in.
+        let mixed = json!({"spec": {"rules": [{}], "$anyOf": [
+            {"rules": [{"validate": {"failureAction": "Enforce"}}]},
+            {"validationFailureAction": "Enforce"}
+        ]}});
+        assert_eq!(partial_match(&mixed, &old), Ok(()));
+        assert!(partial_match(&mixed, &audit).is_err());
+    }
+
+    #[test]
+    fn broken_operators_are_reported_for_the_lint() {
+        let p = tree_problems(
+            &json!({"a": {"$matches": "("}, "b": [{"$inOrder": []}], "c": {"$regex": "x"}}),
+        );
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(
+            p[0].starts_with("a: `$matches`: invalid regular expression"),
+            "{p:?}"
+        );
+        assert!(
+            p[1].starts_with("b[0]: `$inOrder` takes a non-empty list"),
+            "{p:?}"
+        );
+        assert!(p[2].contains("c.$regex: unknown operator"), "{p:?}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 
 use super::check::{CheckResult, Verdict};
+use super::setup::Staged;
 use super::workspace::{self, Stage};
 use super::{grade, report};
 use crate::content::lab::Lab;
@@ -68,11 +69,71 @@ impl Drop for Scratch {
     }
 }
 
+/// Grades a stage. The solution and the mutants are the learner's final state: every task
+/// setup was staged, and the files were saved (re-applied) after it; the starter meets
+/// no setup.
 fn run_stage(lab: &Lab, stage: Stage<'_>) -> Result<Vec<CheckResult>> {
+    let staged: Vec<Staged<'_>> = match stage {
+        Stage::Starter => Vec::new(),
+        _ => lab
+            .tasks
+            .iter()
+            .filter(|t| !t.setup.is_empty())
+            .map(|task| Staged {
+                task,
+                at: Some(std::time::UNIX_EPOCH),
+            })
+            .collect(),
+    };
+    run_staged(lab, stage, &staged)
+}
+
+fn run_staged(lab: &Lab, stage: Stage<'_>, staged: &[Staged<'_>]) -> Result<Vec<CheckResult>> {
     let tmp = Scratch::new()?;
     let ws = tmp.0.join(&lab.workspace_name);
     workspace::materialize(lab, stage, &ws)?;
-    grade::offline(lab, &ws, &[])
+    grade::offline_staged(lab, &ws, &[], staged)
+}
+
+/// A task with a setup must fail right after it (the solution laid out, the setups up to
+/// this task just applied, nothing re-applied): else the incident teaches nothing.
+fn incident_stages(lab: &Lab) -> Result<Vec<StageVerdict>> {
+    let mut out = Vec::new();
+    for (i, task) in lab.tasks.iter().enumerate() {
+        if task.setup.is_empty() {
+            continue;
+        }
+        let staged: Vec<Staged<'_>> = lab.tasks[..=i]
+            .iter()
+            .filter(|t| !t.setup.is_empty())
+            .map(|t| Staged { task: t, at: None })
+            .collect();
+        let res = run_staged(lab, Stage::Solution, &staged)?;
+        let mine: Vec<&CheckResult> = res.iter().filter(|r| r.task == task.id).collect();
+        let failed: Vec<String> = mine
+            .iter()
+            .filter(|r| r.verdict == Verdict::Fail)
+            .map(|r| r.id.clone())
+            .collect();
+        let problems = if failed.is_empty() {
+            vec![format!(
+                "right after its setup, task `{}` fails no check: the incident changes nothing \
+                 a check can see",
+                task.id
+            )]
+        } else {
+            Vec::new()
+        };
+        out.push(StageVerdict {
+            name: format!("setup of {}", task.id),
+            ok: problems.is_empty(),
+            environment_only: false,
+            problems,
+            failed,
+            differs: Vec::new(),
+        });
+    }
+    Ok(out)
 }
 
 fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
@@ -165,6 +226,7 @@ pub fn verify_with(
             differs: Vec::new(),
         });
     }
+    mutants.extend(incident_stages(lab)?);
     let ok = starter_v.ok && solution_v.ok && mutants.iter().all(|m| m.ok);
     Ok(LabVerdict {
         lab: lab.id.clone(),

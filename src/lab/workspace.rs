@@ -249,8 +249,16 @@ pub struct Manifests {
 }
 
 pub fn manifests(lab: &Lab, ws: &Path) -> Manifests {
+    manifests_where(lab, ws, |_| true)
+}
+
+/// The manifests of the workspace files `keep` selects (given each file's full path).
+pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Manifests {
     let mut out = Manifests::default();
     for rel in list_files(ws) {
+        if !keep(&ws.join(&rel)) {
+            continue;
+        }
         let name = rel.to_string_lossy();
         if !matches!(
             rel.extension().and_then(|e| e.to_str()),

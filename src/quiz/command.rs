@@ -4,9 +4,10 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::attempt::Saver;
 use super::grade::{self, Answer};
 use super::progress::{self, Attempt, Progress};
-use super::session::{Asked, Asker, tr};
+use super::session::{Asked, Asker};
 use super::{Rng, seed_of};
 use crate::cli::quiz::{GradeArgs, KeyArgs, QuizCommand, ReviewArgs, RunArgs};
 use crate::content::decode::closest;
@@ -19,7 +20,7 @@ use crate::exit::Exit;
 use crate::junit;
 use crate::settings::OutputFormat;
 use crate::state::Store;
-use crate::ui::Style;
+use crate::ui::{Style, tr};
 use crate::yaml::{self, Yaml};
 
 /// Version of the JSON documents these commands print.
@@ -132,7 +133,7 @@ fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
         .map(|q| {
             let rec = progress.quizzes.get(&q.id);
             let best = rec.and_then(|r| r.best()).map(|a| json!({"score": a.score, "max": a.max, "percent": percent(a.score, a.max)}));
-            let last = rec.and_then(|r| r.last()).map(|a| json!({"at": rfc3339(a.at), "score": a.score, "max": a.max, "passed": a.passed}));
+            let last = rec.and_then(|r| r.last()).map(|a| json!({"at": rfc3339(a.at), "score": a.score, "max": a.max, "passed": a.passed, "complete": a.complete, "answered": a.answered}));
             ListEntry {
                 id: q.id.clone(),
                 title: q.title.get(lang).to_string(),
@@ -146,7 +147,8 @@ fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
         })
         .collect();
     if ctx.settings.output == OutputFormat::Json {
-        ctx.printer.json(&entries);
+        ctx.printer
+            .json(&crate::envelope::Envelope::new(json!({"quizzes": entries})));
         return Ok(Exit::Success);
     }
     if entries.is_empty() {
@@ -155,36 +157,48 @@ fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
         return Ok(Exit::Success);
     }
     let p = &ctx.printer;
-    p.out(&p.paint(
-        Style::Heading,
-        &format!(
-            "{:<10} {:>4}  {:<10} {:<26} {}",
-            "ID",
-            tr(lang, "問", "Qs"),
-            tr(lang, "最高", "BEST"),
-            tr(lang, "前回", "LAST"),
-            tr(lang, "タイトル", "TITLE")
-        ),
-    ));
+    let now = chrono::Utc::now();
+    let mut rows = vec![vec![
+        "ID".to_string(),
+        tr(lang, "問", "QS").to_string(),
+        tr(lang, "最高", "BEST").to_string(),
+        tr(lang, "前回", "LAST").to_string(),
+        tr(lang, "タイトル", "TITLE").to_string(),
+    ]];
     for e in &entries {
         let best = e
             .best
             .as_ref()
             .map_or("-".to_string(), |b| format!("{}%", b["percent"]));
         let last = e.last_attempt.as_ref().map_or("-".to_string(), |a| {
-            let when = a["at"]
-                .as_str()
-                .unwrap_or("")
-                .get(..10)
-                .unwrap_or("")
-                .to_string();
-            let word = if a["passed"] == true { "PASS" } else { "FAIL" };
-            format!("{when} {word} {}/{}", a["score"], a["max"])
+            let when = crate::ui::relative_rfc3339(lang, a["at"].as_str().unwrap_or(""), now);
+            let word = if a["complete"] == false {
+                tr(lang, "途中", "partial")
+            } else if a["passed"] == true {
+                tr(lang, "合格", "PASS")
+            } else {
+                tr(lang, "不合格", "FAIL")
+            };
+            format!(
+                "{when} {word} {}/{}",
+                trim_num(a["score"].as_f64().unwrap_or(0.0)),
+                a["max"]
+            )
         });
-        p.out(&format!(
-            "{:<10} {:>4}  {:<10} {:<26} {}",
-            e.id, e.questions, best, last, e.title
-        ));
+        rows.push(vec![
+            e.id.clone(),
+            e.questions.to_string(),
+            best,
+            last,
+            e.title.clone(),
+        ]);
+    }
+    for (i, line) in crate::ui::table(&rows, p.width()).iter().enumerate() {
+        p.out(&if i == 0 {
+            p.paint(Style::Heading, line)
+        } else {
+            line.clone()
+        });
     }
     Ok(Exit::Success)
 }
@@ -200,6 +214,9 @@ struct QuestionResult {
     answered: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     answer: Option<Value>,
+    /// The feedback the learner was shown for this answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    feedback: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     concepts: Vec<String>,
 }
@@ -259,15 +276,29 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
                     name: r.id.clone(),
                     classname: format!("kca.quiz.{}", quiz.id),
                     seconds: 0.0,
+                    // The feedback the learner saw is the failure message; the
+                    // explanation follows in the case's output.
                     outcome: match (r.answered, r.correct) {
                         (_, true) => junit::Outcome::Passed,
-                        (false, _) => junit::Outcome::Failed("not answered".into()),
+                        (false, _) => {
+                            junit::Outcome::Failed(tr(lang, "未回答", "not answered").to_string())
+                        }
+                        (true, false) if !r.feedback.is_empty() => {
+                            junit::Outcome::Failed(r.feedback.join(" "))
+                        }
                         (true, false) => junit::Outcome::Failed(format!(
-                            "incorrect ({}/{} points)",
-                            r.points, r.max
+                            "{} ({}/{})",
+                            tr(lang, "不正解", "incorrect"),
+                            trim_num(r.points),
+                            r.max
                         )),
                     },
-                    output: None,
+                    output: (!r.correct)
+                        .then(|| {
+                            quiz.question(&r.id)
+                                .map(|q| q.explanation.get(lang).trim_end().to_string())
+                        })
+                        .flatten(),
                 })
                 .collect();
             p.out(
@@ -281,40 +312,46 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
         OutputFormat::Text => {
             let right = report.questions.iter().filter(|q| q.correct).count();
             let verdict = if report.passed {
-                p.paint(Style::Pass, tr(lang, "✓ 合格 PASSED", "✓ PASSED"))
+                p.paint(Style::Pass, tr(lang, "✓ 合格", "✓ PASSED"))
             } else {
-                p.paint(Style::Fail, tr(lang, "✗ 不合格 NOT PASSED", "✗ NOT PASSED"))
+                p.paint(Style::Fail, tr(lang, "✗ 不合格", "✗ NOT PASSED"))
             };
             p.out("");
-            p.out(&format!(
-                "{} {}: {}/{} ({}%) — {right}/{} {} — {} {}%",
-                verdict,
-                quiz.id,
-                trim_num(report.score),
-                report.max,
-                report.percent,
-                report.questions.len(),
-                tr(lang, "問正解", "correct"),
-                tr(lang, "合格点", "pass mark"),
-                report.pass_mark
-            ));
+            p.out_wrapped(
+                &format!(
+                    "{} {}: {}/{} ({}%) — {right}/{} {} — {} {}%",
+                    verdict,
+                    quiz.id,
+                    trim_num(report.score),
+                    report.max,
+                    report.percent,
+                    report.questions.len(),
+                    tr(lang, "問正解", "correct"),
+                    tr(lang, "合格点", "pass mark"),
+                    report.pass_mark
+                ),
+                "",
+            );
             if !report.completed {
-                p.out(tr(
-                    lang,
-                    "途中で終了したため、記録は部分的です。",
-                    "Stopped early: the attempt is not complete.",
-                ));
+                p.out_wrapped(
+                    tr(
+                        lang,
+                        "途中で終了したため、記録は部分的です。",
+                        "Stopped early: the attempt is not complete.",
+                    ),
+                    "",
+                );
             }
             let missed = report.questions.iter().filter(|q| !q.correct).count();
             if missed > 0 {
-                p.out(&p.paint(
+                p.out_painted(
                     Style::Hint,
                     &format!(
                         "{} `kca quiz review {}`",
                         tr(lang, "間違えた問題の復習:", "Review what you missed:"),
                         quiz.id
                     ),
-                ));
+                );
             }
         }
     }
@@ -332,9 +369,10 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
     let quiz = find(ctx, &args.quiz)?;
     let lang = ctx.settings.lang;
     let mut order: Vec<usize> = (0..quiz.questions.len()).collect();
+    let started = now();
     let mut rng = args
         .shuffle
-        .then(|| Rng::new(args.seed.unwrap_or_else(|| seed_of(&now().to_string()))));
+        .then(|| Rng::new(args.seed.unwrap_or_else(|| seed_of(&started.to_string()))));
     if let Some(rng) = rng.as_mut() {
         rng.shuffle(&mut order);
     }
@@ -343,41 +381,60 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
     let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr);
     let title = quiz.title.get(lang);
     if to_stderr {
-        eprintln!("{title}");
+        ctx.printer.say_err(title);
     } else {
         ctx.printer.out(&ctx.printer.paint(Style::Heading, title));
     }
-    let mut results = Vec::new();
+    let mut saver = Saver::new(store, &quiz.id, quiz.max_points(), started);
+    saver.on_interrupt(&ctx.printer, lang);
+    let mut results: Vec<QuestionResult> = Vec::new();
     let mut completed = true;
     let total = quiz.questions.len();
     for (n, &i) in order.iter().enumerate() {
         let q = &quiz.questions[i];
         let heading = format!("[{}/{total}]", n + 1);
-        match asker.ask(q, &heading, rng.as_mut()) {
-            Asked::Answered { answer, graded, .. } => results.push(QuestionResult {
+        let r = match asker.ask(q, &heading, rng.as_mut()) {
+            Asked::Answered { answer, graded, .. } => QuestionResult {
                 id: q.id.clone(),
                 correct: graded.correct,
                 points: graded.points,
                 max: q.points,
                 answered: true,
                 answer: Some(answer.to_json()),
+                feedback: graded
+                    .feedback
+                    .iter()
+                    .map(|f| f.get(lang).to_string())
+                    .collect(),
                 concepts: q.concepts.clone(),
-            }),
-            Asked::Skipped => results.push(unanswered(q)),
+            },
+            Asked::Skipped => unanswered(q),
             Asked::Quit => {
                 completed = false;
                 break;
             }
-        }
+        };
+        results.push(r);
+        let r = &results[results.len() - 1];
+        let so_far: f64 = results.iter().map(|r| r.points).sum();
+        saver.question(&r.id, r.correct, so_far, answered(&results));
     }
+    let asked = answered(&results);
     // Questions never reached count as unanswered so the score is out of the whole quiz.
     for &i in order.iter().skip(results.len()) {
         results.push(unanswered(&quiz.questions[i]));
     }
     let report = QuizReport::new(&quiz, results, completed);
-    record(store, &quiz, &report, completed)?;
+    saver.finish(report.score, report.passed, completed, asked);
     print_report(ctx, &quiz, &report);
+    if let Some(e) = saver.failure() {
+        ctx.printer.warn(&ctx.not_saved(e));
+    }
     Ok(report.exit())
+}
+
+fn answered(results: &[QuestionResult]) -> u32 {
+    results.iter().filter(|r| r.answered).count() as u32
 }
 
 fn unanswered(q: &crate::content::quiz::Question) -> QuestionResult {
@@ -388,29 +445,32 @@ fn unanswered(q: &crate::content::quiz::Question) -> QuestionResult {
         max: q.points,
         answered: false,
         answer: None,
+        feedback: Vec::new(),
         concepts: q.concepts.clone(),
     }
 }
 
-/// Saves an attempt (when complete) and moves each answered question between boxes.
-fn record(store: &Store, quiz: &Quiz, report: &QuizReport, completed: bool) -> Result<()> {
+/// Saves a graded answers file as one complete attempt; a store that cannot be written
+/// is a warning, never a change of the grade.
+fn record(ctx: &Ctx, store: &Store, quiz: &Quiz, report: &QuizReport) {
     let t = now();
-    store.update(progress::FILE, |p: &mut Progress| {
+    let saved = store.update(progress::FILE, |p: &mut Progress| {
         let rec = p.quizzes.entry(quiz.id.clone()).or_default();
         for r in &report.questions {
-            if r.answered || completed {
-                rec.record(&r.id, r.correct, t);
-            }
+            rec.record(&r.id, r.correct, t);
         }
-        if completed {
-            rec.add_attempt(Attempt {
-                at: t,
-                score: report.score,
-                max: f64::from(report.max),
-                passed: report.passed,
-            });
-        }
-    })
+        rec.add_attempt(Attempt {
+            at: t,
+            score: report.score,
+            max: f64::from(report.max),
+            passed: report.passed,
+            complete: true,
+            answered: answered(&report.questions),
+        });
+    });
+    if let Err(e) = saved {
+        ctx.printer.warn(&ctx.not_saved(&e));
+    }
 }
 
 fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
@@ -487,14 +547,17 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
             Asked::Quit => break,
         }
     }
-    store.update(progress::FILE, |p: &mut Progress| {
+    let saved = store.update(progress::FILE, |p: &mut Progress| {
         for (quiz, question, correct) in &asked {
             p.quizzes
                 .entry(quiz.clone())
                 .or_default()
                 .record(question, *correct, t);
         }
-    })?;
+    });
+    if let Err(e) = &saved {
+        ctx.printer.warn(&ctx.not_saved(e));
+    }
     let correct = asked.iter().filter(|a| a.2).count();
     if ctx.settings.output == OutputFormat::Json {
         let questions: Vec<_> = asked
@@ -602,6 +665,11 @@ fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
                     max: q.points,
                     answered: true,
                     answer: Some(a.to_json()),
+                    feedback: g
+                        .feedback
+                        .iter()
+                        .map(|f| f.get(ctx.settings.lang).to_string())
+                        .collect(),
                     concepts: q.concepts.clone(),
                 }
             }
@@ -609,7 +677,6 @@ fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
         })
         .collect();
     let report = QuizReport::new(&quiz, results, true);
-    record(store, &quiz, &report, true)?;
     print_report(ctx, &quiz, &report);
     if ctx.settings.output == OutputFormat::Text {
         for r in report.questions.iter().filter(|r| !r.correct) {
@@ -625,6 +692,7 @@ fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
             ));
         }
     }
+    record(ctx, store, &quiz, &report);
     Ok(report.exit())
 }
 

@@ -32,11 +32,22 @@ pub struct QuizRecord {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Attempt {
-    /// Unix seconds.
+    /// Unix seconds when the attempt began; identifies it while it is saved as it goes.
     pub at: i64,
     pub score: f64,
     pub max: f64,
     pub passed: bool,
+    /// False for an attempt stopped early (quit, Ctrl-C, end of input): it is kept and
+    /// shown as partial, but never counts as the best score.
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// Questions answered (skips not counted).
+    #[serde(default)]
+    pub answered: u32,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -54,6 +65,7 @@ impl QuizRecord {
     pub fn best(&self) -> Option<&Attempt> {
         self.attempts
             .iter()
+            .filter(|a| a.complete)
             .max_by(|a, b| (a.score / a.max.max(1.0)).total_cmp(&(b.score / b.max.max(1.0))))
     }
 
@@ -61,7 +73,12 @@ impl QuizRecord {
         self.attempts.last()
     }
 
+    /// Adds `attempt`, or replaces the one begun at the same time (saved as it went).
     pub fn add_attempt(&mut self, attempt: Attempt) {
+        if let Some(a) = self.attempts.iter_mut().find(|a| a.at == attempt.at) {
+            *a = attempt;
+            return;
+        }
         self.attempts.push(attempt);
         if self.attempts.len() > KEEP_ATTEMPTS {
             self.attempts.remove(0);
@@ -90,6 +107,50 @@ impl QuizRecord {
         }
         rec.due = now + INTERVAL_DAYS[usize::from(rec.r#box) - 1] * DAY;
     }
+}
+
+/// Puts `question` up for review now (box 1) without counting an answer: a lab check on
+/// the same concept failed, so the theory behind it is worth another look.
+pub fn queue(rec: &mut QuizRecord, question: &str, now: i64) {
+    let q = rec
+        .questions
+        .entry(question.to_string())
+        .or_insert(QuestionRecord {
+            r#box: 1,
+            due: now,
+            seen: 0,
+            correct: 0,
+            last_correct: false,
+        });
+    q.r#box = 1;
+    q.due = q.due.min(now);
+}
+
+/// Queues every question of `quizzes` tagged with one of `concepts`; returns how many.
+pub fn queue_concepts(
+    store: &crate::state::Store,
+    quizzes: &[crate::content::quiz::Quiz],
+    concepts: &[String],
+) -> crate::error::Result<usize> {
+    let now = chrono::Utc::now().timestamp();
+    let picked: Vec<(&str, &str)> = quizzes
+        .iter()
+        .flat_map(|quiz| {
+            quiz.questions
+                .iter()
+                .filter(|q| q.concepts.iter().any(|c| concepts.contains(c)))
+                .map(move |q| (quiz.id.as_str(), q.id.as_str()))
+        })
+        .collect();
+    if picked.is_empty() {
+        return Ok(0);
+    }
+    store.update(FILE, |p: &mut Progress| {
+        for (quiz, q) in &picked {
+            queue(p.quizzes.entry(quiz.to_string()).or_default(), q, now);
+        }
+    })?;
+    Ok(picked.len())
 }
 
 /// A question due for review.
@@ -172,20 +233,38 @@ mod tests {
             score: 5.0,
             max: 10.0,
             passed: false,
+            complete: true,
+            answered: 10,
         });
         rec.add_attempt(Attempt {
             at: 2,
             score: 9.0,
             max: 10.0,
             passed: true,
+            complete: true,
+            answered: 10,
         });
         rec.add_attempt(Attempt {
             at: 3,
             score: 7.0,
             max: 10.0,
             passed: true,
+            complete: true,
+            answered: 10,
         });
-        assert_eq!(rec.best().unwrap().at, 2);
-        assert_eq!(rec.last().unwrap().at, 3);
+        rec.add_attempt(Attempt {
+            at: 4,
+            score: 10.0,
+            max: 10.0,
+            passed: false,
+            complete: false,
+            answered: 10,
+        });
+        assert_eq!(
+            rec.best().unwrap().at,
+            2,
+            "a partial attempt is never the best"
+        );
+        assert_eq!(rec.last().unwrap().at, 4);
     }
 }

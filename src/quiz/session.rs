@@ -23,13 +23,7 @@ pub enum Asked {
     Quit,
 }
 
-/// Picks the Japanese or English form of a fixed UI text.
-pub fn tr(lang: Lang, ja: &'static str, en: &'static str) -> &'static str {
-    match lang {
-        Lang::Ja => ja,
-        Lang::En => en,
-    }
-}
+pub use crate::ui::tr;
 
 pub struct Asker<'p, R> {
     input: R,
@@ -56,9 +50,28 @@ impl<'p, R: BufRead> Asker<'p, R> {
 
     fn say(&self, line: &str) {
         if self.to_stderr {
-            eprintln!("{line}");
+            self.printer.say_err(line);
         } else {
             self.printer.out(line);
+        }
+    }
+
+    /// `text` wrapped to the terminal, the first line after `lead`, the rest under it.
+    fn say_hanging(&self, lead: &str, text: &str) {
+        let pad = " ".repeat(crate::ui::width(lead));
+        let mut first = true;
+        for para in text.lines() {
+            for line in crate::ui::wrap(para, self.printer.width(), &pad) {
+                if first {
+                    self.say(&format!("{lead}{}", line.get(pad.len()..).unwrap_or("")));
+                    first = false;
+                } else {
+                    self.say(&line);
+                }
+            }
+        }
+        if first {
+            self.say(lead.trim_end());
         }
     }
 
@@ -97,7 +110,7 @@ impl<'p, R: BufRead> Asker<'p, R> {
                 &format!("({points}, {})", kind_label(lang, &q.kind))
             )
         ));
-        self.say(&self.t(&q.prompt));
+        self.say_hanging("", &self.t(&q.prompt));
         // The displayed options: (label, id, text).
         let mut shown: Vec<(String, String, String)> = Vec::new();
         match &q.kind {
@@ -133,7 +146,7 @@ impl<'p, R: BufRead> Asker<'p, R> {
             _ => {}
         }
         for (label, _, text) in &shown {
-            self.say(&format!("  {label}) {text}"));
+            self.say_hanging(&format!("  {label}) "), text);
         }
         let how = match &q.kind {
             Kind::Single { .. } => tr(lang, "記号を1つ入力", "type one letter"),
@@ -155,17 +168,17 @@ impl<'p, R: BufRead> Asker<'p, R> {
             Kind::Numeric { unit: Some(u), .. } => format!(" [{}]", self.t(u)),
             _ => String::new(),
         };
-        self.say(&self.printer.paint(
-            Style::Dim,
-            &format!(
-                "{how}{unit} — {}",
-                tr(
-                    lang,
-                    "h: ヒント, s: スキップ, q: 終了",
-                    "h: hint, s: skip, q: quit"
-                )
-            ),
-        ));
+        let keys = format!(
+            "{how}{unit} — {}",
+            tr(
+                lang,
+                "h: ヒント, s: スキップ, q: 終了",
+                "h: hint, s: skip, q: quit"
+            )
+        );
+        for line in crate::ui::wrap(&keys, self.printer.width(), "") {
+            self.say(&self.printer.paint(Style::Dim, &line));
+        }
         let mut hints_used = 0;
         loop {
             if !self.to_stderr {
@@ -188,7 +201,7 @@ impl<'p, R: BufRead> Asker<'p, R> {
                                     q.hints.len()
                                 ),
                             );
-                            self.say(&format!("{word} {}", self.t(h)));
+                            self.say_hanging(&format!("{word} "), &self.t(h));
                         }
                         None => {
                             self.say(tr(lang, "これ以上のヒントはありません。", "No more hints."))
@@ -250,15 +263,15 @@ impl<'p, R: BufRead> Asker<'p, R> {
         }
         if let Some(g) = graded {
             for fb in &g.feedback {
-                self.say(&format!("  • {}", self.t(fb)));
+                self.say_hanging("  • ", &self.t(fb));
             }
         }
         if graded.is_none_or(|g| !g.correct) {
-            let answer = describe(&grade::key(q), shown);
-            self.say(&format!("{} {answer}", tr(lang, "正解:", "Answer:")));
+            let answer = describe(lang, &grade::key(q), shown);
+            self.say_hanging(&format!("{} ", tr(lang, "正解:", "Answer:")), &answer);
         }
         let word = self.printer.paint(Style::Hint, tr(lang, "解説:", "Why:"));
-        self.say(&format!("{word} {}", self.t(&q.explanation)));
+        self.say_hanging(&format!("{word} "), &self.t(&q.explanation));
     }
 }
 
@@ -333,7 +346,7 @@ pub fn parse_answer(
 }
 
 /// The answer as the learner saw the options (labels), for "Answer: b) …".
-fn describe(answer: &Answer, shown: &[(String, String, String)]) -> String {
+fn describe(lang: Lang, answer: &Answer, shown: &[(String, String, String)]) -> String {
     let label = |id: &String| {
         shown
             .iter()
@@ -356,7 +369,8 @@ fn describe(answer: &Answer, shown: &[(String, String, String)]) -> String {
                     " / "
                 },
             ),
-        Answer::Bool(b) => b.to_string(),
+        Answer::Bool(true) => tr(lang, "はい (true)", "true").to_string(),
+        Answer::Bool(false) => tr(lang, "いいえ (false)", "false").to_string(),
         Answer::Text(t) => t.clone(),
         Answer::Number(n) => n.to_string(),
     }

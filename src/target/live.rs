@@ -379,6 +379,24 @@ impl Live {
         Ok(expect_ok(a)?.body)
     }
 
+    /// JSON merge patch (RFC 7386) of an existing object, as field manager `kca` (a lab
+    /// setup step or a `generated` check's sync step; owned objects only).
+    pub async fn merge_patch(&self, r: &ObjRef, patch: &Value) -> Result<Value, LiveError> {
+        let info = self.require_resource(&r.api_version, &r.kind).await?;
+        let ns = self.namespace_for(&info, r.namespace.as_deref());
+        let path = item_path(&r.api_version, &info, ns.as_deref(), &r.name);
+        let a = self
+            .call(
+                Method::PATCH,
+                format!("{path}?fieldManager={FIELD_MANAGER}"),
+                Some(patch.clone()),
+                Some("application/merge-patch+json"),
+                None,
+            )
+            .await?;
+        Ok(expect_ok(a)?.body)
+    }
+
     /// Creates the object (e.g. a trigger Namespace for a generate rule); `generateName`
     /// works, and the created object (with its name) is returned.
     pub async fn create(&self, obj: &Value) -> Result<Value, LiveError> {

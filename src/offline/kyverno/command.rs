@@ -26,6 +26,7 @@ pub fn run(ctx: &Ctx, cmd: PolicyCommand) -> Result<Exit> {
 
 #[derive(Serialize)]
 struct TestReport<'a> {
+    #[serde(rename = "schemaVersion")]
     schema: u32,
     rows: &'a [Row],
     errors: &'a [String],
@@ -243,6 +244,7 @@ fn read_path(path: &Path) -> Result<Vec<Value>> {
 
 #[derive(Serialize)]
 struct ApplyReport {
+    #[serde(rename = "schemaVersion")]
     schema: u32,
     resources: Vec<ApplyResource>,
     summary: ApplySummary,

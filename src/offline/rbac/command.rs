@@ -89,6 +89,7 @@ struct CanIReport {
 }
 
 fn can_i(ctx: &Ctx, args: &CanIArgs) -> Result<Exit> {
+    crate::cli::auth::check_can_i(args)?;
     let Some(user) = args.as_user.as_deref().filter(|u| !u.is_empty()) else {
         let message = if args.as_group.is_empty() {
             "`kca auth can-i` needs --as USER"
@@ -236,7 +237,10 @@ fn report(ctx: &Ctx, req: &AccessRequest, decision: &Decision, warnings: Vec<Str
             } else {
                 ctx.printer.paint(Style::Fail, "no")
             };
-            ctx.printer.out(&word);
+            // `-q` prints nothing, as `kubectl auth can-i -q` does: the exit code answers.
+            if ctx.settings.verbosity >= 0 {
+                ctx.printer.out(&word);
+            }
             ctx.printer
                 .status(&ctx.printer.paint(Style::Dim, &decision.reason));
             ctx.printer.verbose(&format!(

@@ -1,0 +1,581 @@
+//! Tasks and their checks: one decode function per check kind.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+use super::super::decode::{Decoder, Fields, closest};
+use super::files::rel_path;
+use super::*;
+use crate::yaml::{Node, Yaml};
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What decoding a task needs from the rest of the lab.
+pub(super) struct TaskCtx<'a> {
+    pub dir: &'a Path,
+    pub tctx: &'a tera::Context,
+    /// Objects a setup may touch (grows with each setup `apply`).
+    pub owned: Vec<Value>,
+    /// Workspace paths the starter or the solution lays out (a `file` check must name one).
+    pub paths: BTreeSet<String>,
+    /// Whether this is the first task (a setup there belongs in the fixtures).
+    pub first: bool,
+}
+
+pub(super) fn decode_task(d: &mut Decoder<'_>, node: &Node, cx: &mut TaskCtx<'_>) -> Option<Task> {
+    let f = d.fields(node)?;
+    let id = f.req(d, "id").and_then(|n| d.ident(n));
+    let title = f.req(d, "title").and_then(|n| d.text(n));
+    let instructions = f.req(d, "instructions").and_then(|n| d.text(n));
+    let hints = f.opt("hints").map(|n| d.texts(n)).unwrap_or_default();
+    let lesson = f
+        .opt("lesson")
+        .and_then(|n| super::setup::decode_lesson(d, n, cx.dir));
+    let setup = match f.opt("setup") {
+        Some(n) if cx.first => {
+            d.error_hint(
+                n.pos,
+                "the first task cannot have a setup",
+                "what the lab needs from the start belongs in `fixtures:`",
+            );
+            Vec::new()
+        }
+        Some(n) => super::setup::decode_setup(d, n, cx.dir, &mut cx.owned),
+        None => Vec::new(),
+    };
+    let mut checks = Vec::new();
+    if let Some(list) = f.req(d, "checks").and_then(|n| d.list(n)) {
+        if list.is_empty() {
+            d.error(f.pos(), "a task needs at least one check");
+        }
+        for n in list {
+            checks.extend(decode_check(d, n, cx));
+        }
+    }
+    f.finish(d, "a task");
+    Some(Task {
+        id: id?,
+        title: title?,
+        instructions: instructions?,
+        hints,
+        checks,
+        lesson,
+        setup,
+    })
+}
+
+fn decode_check(d: &mut Decoder<'_>, node: &Node, cx: &TaskCtx<'_>) -> Option<Check> {
+    let (dir, tctx) = (cx.dir, cx.tctx);
+    let f = d.fields(node)?;
+    let id = f.req(d, "id").and_then(|n| d.ident(n));
+    let kind_node = f.req(d, "kind");
+    let kind = kind_node.and_then(|n| d.string(n));
+    let title = f.opt("title").and_then(|n| d.text(n));
+    let points = f.opt("points").map_or(Some(1), |n| d.int_in(n, 0..=100));
+    let timeout = f.opt("timeout").map_or(Some(DEFAULT_TIMEOUT), |n| {
+        d.int_in(n, 1..=600).map(|s| Duration::from_secs(s as u64))
+    });
+    let (mut on_fail, mut on_pass) = (None, None);
+    if let Some(fb) = f.opt("feedback").and_then(|n| d.fields(n)) {
+        on_fail = fb.opt("fail").and_then(|n| d.text(n));
+        on_pass = fb.opt("pass").and_then(|n| d.text(n));
+        fb.finish(d, "check feedback");
+    }
+    let spec = match kind.as_deref() {
+        Some("file") => decode_file(d, &f, &cx.paths),
+        Some("accepted") => decode_accepted(d, &f, &cx.paths),
+        Some("resource") => decode_resource(d, &f),
+        Some("can-i") => decode_can_i(d, &f),
+        Some("admission") => decode_admission(d, &f, dir),
+        Some("generated") => decode_generated(d, &f, dir),
+        Some("command") => decode_command(d, &f, tctx),
+        Some(other) => {
+            let near = closest(other, KINDS.split(", "))
+                .map(|k| format!("did you mean `{k}`? "))
+                .unwrap_or_default();
+            d.error_hint(
+                kind_node.map_or(f.pos(), |n| n.pos),
+                format!("unknown check kind `{other}`"),
+                format!("{near}use one of: {KINDS}"),
+            );
+            None
+        }
+        None => None,
+    };
+    // Fields of an unknown kind cannot be judged; one error for the kind is enough.
+    let unknown_kind = kind
+        .as_deref()
+        .is_some_and(|k| !KINDS.split(", ").any(|x| x == k));
+    if !unknown_kind {
+        let context = format!("a `{}` check", kind.as_deref().unwrap_or("?"));
+        f.finish(d, &context);
+    }
+    Some(Check {
+        id: id?,
+        title,
+        points: points? as u32,
+        timeout: timeout?,
+        on_fail,
+        on_pass,
+        spec: spec?,
+    })
+}
+
+fn tree(n: &Node) -> Value {
+    n.to_json()
+}
+
+fn decode_file(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>) -> Option<Spec> {
+    let path = workspace_path(d, f, paths);
+    let parses = f.opt("parses").and_then(|n| d.bool(n)).unwrap_or(true);
+    let kinds = f.opt("kinds").map(|n| d.strings(n)).unwrap_or_default();
+    let matches = f.opt("matches").and_then(|n| tree_checked(d, n));
+    Some(Spec::File {
+        path: path?,
+        parses,
+        kinds,
+        matches,
+    })
+}
+
+/// `path:` of a workspace file a check reads: the starter or the solution must lay it
+/// out, or no learner (and no `verify`) could ever have it.
+fn workspace_path(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>) -> Option<String> {
+    let node = f.req(d, "path")?;
+    let path = rel_path(d, node)?;
+    if !paths.contains(&path) {
+        d.error_hint(
+            node.pos,
+            format!("`{path}` is in neither the starter nor the solution"),
+            "list it under `starter:` or `solution:` (or fix the path)",
+        );
+    }
+    Some(path)
+}
+
+/// A partial tree whose operators (`$matches`, `$inOrder`, `$anyOf`) are well formed.
+fn tree_checked(d: &mut Decoder<'_>, n: &Node) -> Option<Value> {
+    let t = tree(n);
+    let problems = crate::lab::tree::tree_problems(&t);
+    for p in &problems {
+        d.error(n.pos, format!("in this tree, {p}"));
+    }
+    problems.is_empty().then_some(t)
+}
+
+/// `accepted`: `path`, `document: {kind, name}`, `expect: accepted|rejected`, `message`.
+fn decode_accepted(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>) -> Option<Spec> {
+    let path = workspace_path(d, f, paths);
+    let document = match f.opt("document").and_then(|n| d.fields(n)) {
+        Some(doc) => {
+            let kind = doc.req(d, "kind").and_then(|n| d.ident(n));
+            let name = doc.req(d, "name").and_then(|n| d.ident(n));
+            doc.finish(d, "a `document`");
+            Some((kind?, name?))
+        }
+        None => None,
+    };
+    let expect_node = f.req(d, "expect");
+    let accepted = match expect_node.and_then(|n| d.string(n)).as_deref() {
+        Some("accepted") => Some(true),
+        Some("rejected") => Some(false),
+        Some(o) => {
+            d.error_hint(
+                expect_node.map_or(f.pos(), |n| n.pos),
+                format!("unknown expectation `{o}`"),
+                "use `accepted` or `rejected`",
+            );
+            None
+        }
+        None => None,
+    };
+    let message = regexes(d, f.opt("message")).into_iter().next();
+    if message.is_some() && accepted == Some(true) {
+        d.error(
+            f.pos(),
+            "`message` matches a rejection: it needs `expect: rejected`",
+        );
+    }
+    Some(Spec::Accepted {
+        path: path?,
+        document,
+        accepted: accepted?,
+        message,
+    })
+}
+
+pub(super) fn obj_sel(d: &mut Decoder<'_>, n: &Node, need_name: bool) -> Option<ObjSel> {
+    let f = d.fields(n)?;
+    let api = f.req(d, "apiVersion").and_then(|n| d.ident(n));
+    let kind = f.req(d, "kind").and_then(|n| d.ident(n));
+    let namespace = f.opt("namespace").and_then(|n| d.ident(n));
+    let name = if need_name {
+        f.req(d, "name").and_then(|n| d.ident(n))
+    } else {
+        f.opt("name")
+            .and_then(|n| d.ident(n))
+            .or(Some(String::new()))
+    };
+    f.finish(d, "an object reference");
+    Some(ObjSel {
+        api_version: api?,
+        kind: kind?,
+        namespace,
+        name: name?,
+    })
+}
+
+fn decode_resource(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
+    let target = f.req(d, "object").and_then(|n| obj_sel(d, n, true));
+    let present = match f.opt("state") {
+        None => Some(true),
+        Some(n) => match d.string(n).as_deref() {
+            Some("present") => Some(true),
+            Some("absent") => Some(false),
+            Some(other) => {
+                d.error_hint(
+                    n.pos,
+                    format!("unknown state `{other}`"),
+                    "use `present` or `absent`",
+                );
+                None
+            }
+            None => None,
+        },
+    };
+    let matches = f.opt("matches").and_then(|n| tree_checked(d, n));
+    if present == Some(false) && matches.is_some() {
+        d.error(f.pos(), "`matches` makes no sense with `state: absent`");
+    }
+    Some(Spec::Resource {
+        target: target?,
+        present: present?,
+        matches,
+    })
+}
+
+/// `as: {user, groups}` or `as: {serviceAccount: NS:NAME}` (with the service-account groups).
+fn identity(d: &mut Decoder<'_>, n: &Node) -> Option<(String, Vec<String>)> {
+    let f = d.fields(n)?;
+    let user = f.opt("user").and_then(|n| d.ident(n));
+    let groups = f.opt("groups").map(|n| d.strings(n)).unwrap_or_default();
+    let sa_node = f.opt("serviceAccount");
+    let sa = sa_node.and_then(|n| d.ident(n));
+    f.finish(d, "an identity (`as`)");
+    // The groups the API server gives `kubectl --as` (and `--as-group`), so both targets
+    // ask the same question.
+    let as_kubectl = |u: &str, g: &[String]| crate::offline::rbac::impersonated(u, g);
+    match (user, sa) {
+        (Some(u), None) => Some(as_kubectl(&u, &groups)),
+        (None, Some(sa)) => match sa.split_once(':') {
+            Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains(':') => {
+                let id = crate::target::Identity::service_account(ns, name);
+                let mut all = id.groups;
+                all.extend(groups);
+                Some(as_kubectl(&id.user, &all))
+            }
+            _ => {
+                d.error_hint(
+                    sa_node.map_or(n.pos, |n| n.pos),
+                    format!("`{sa}` is not NAMESPACE:NAME"),
+                    "write e.g. `serviceAccount: kyverno:kyverno-background-controller`",
+                );
+                None
+            }
+        },
+        (Some(_), Some(_)) => {
+            d.error(n.pos, "give either `user` or `serviceAccount`, not both");
+            None
+        }
+        (None, None) => {
+            d.error_hint(
+                n.pos,
+                "no identity",
+                "add `user:` (with `groups:`) or `serviceAccount: NS:NAME`",
+            );
+            None
+        }
+    }
+}
+
+fn decode_can_i(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
+    let who = f.req(d, "as").and_then(|n| identity(d, n));
+    let verb = f.req(d, "verb").and_then(|n| d.ident(n));
+    let resource = f.req(d, "resource").and_then(|n| d.ident(n));
+    let mut s = |k: &str| f.opt(k).and_then(|n| d.string(n)).unwrap_or_default();
+    let (group, subresource, namespace, name) =
+        (s("group"), s("subresource"), s("namespace"), s("name"));
+    let expect = f.req(d, "expect").and_then(|n| d.bool(n));
+    let (user, groups) = who?;
+    Some(Spec::CanI {
+        query: crate::target::AccessQuery {
+            user,
+            groups,
+            verb: verb?,
+            group,
+            resource: resource?,
+            subresource,
+            namespace,
+            name,
+        },
+        expect: expect?,
+    })
+}
+
+/// `probe: FILE` (one object, beside lab.yaml) or `probe: {object}` inline.
+fn decode_probe(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option<Probe> {
+    let (source, object) = match &n.value {
+        Yaml::Str(_) => {
+            let path = rel_path(d, n)?;
+            let src = dir.join(&path);
+            let Ok(text) = crate::input::read_text(&src) else {
+                d.error_hint(
+                    n.pos,
+                    format!("missing probe file `{path}`"),
+                    format!("create {} or write the object inline", src.display()),
+                );
+                return None;
+            };
+            match crate::yaml::parse_json_stream(&text) {
+                Ok(mut docs) if docs.len() == 1 => (Some(path), docs.remove(0)),
+                Ok(docs) => {
+                    d.error(
+                        n.pos,
+                        format!("probe `{path}` must hold one object, found {}", docs.len()),
+                    );
+                    return None;
+                }
+                Err(e) => {
+                    d.error(n.pos, format!("probe `{path}` is not valid YAML: {e}"));
+                    return None;
+                }
+            }
+        }
+        Yaml::Map(_) => (None, n.to_json()),
+        _ => {
+            d.error(
+                n.pos,
+                format!("expected a file name or an object, found {}", n.type_name()),
+            );
+            return None;
+        }
+    };
+    let has = |p: &str| object.pointer(p).and_then(Value::as_str).is_some();
+    if !has("/apiVersion") || !has("/kind") {
+        d.error_hint(
+            n.pos,
+            "the probe object has no apiVersion or kind",
+            "write a whole Kubernetes object",
+        );
+        return None;
+    }
+    Some(Probe { source, object })
+}
+
+fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<Spec> {
+    let probe = f.req(d, "probe").and_then(|n| decode_probe(d, n, dir));
+    let update = match f.opt("operation") {
+        None => Some(false),
+        Some(n) => match d.string(n).as_deref() {
+            Some("create") => Some(false),
+            Some("update") => Some(true),
+            Some(o) => {
+                d.error_hint(
+                    n.pos,
+                    format!("unknown operation `{o}`"),
+                    "use `create` or `update`",
+                );
+                None
+            }
+            None => None,
+        },
+    };
+    let user = match f.opt("as") {
+        Some(n) => Some(identity(d, n)?),
+        None => None,
+    };
+    let expect_node = f.req(d, "expect");
+    let expect = expect_node.and_then(|n| d.string(n));
+    let mut denier = None;
+    if let Some(n) = f.opt("deniedBy") {
+        let b = d.fields(n)?;
+        let policy = b.opt("policy").and_then(|n| d.ident(n));
+        let rule = b.opt("rule").and_then(|n| d.ident(n));
+        let vap = b.opt("validatingAdmissionPolicy").and_then(|n| d.ident(n));
+        b.finish(d, "`deniedBy`");
+        denier = match (policy, vap) {
+            (Some(policy), None) => Some(Denier::Kyverno { policy, rule }),
+            (None, Some(policy)) if rule.is_none() => Some(Denier::Vap { policy }),
+            _ => {
+                d.error_hint(
+                    n.pos,
+                    "`deniedBy` needs `policy` (with optional `rule`) or `validatingAdmissionPolicy`",
+                    "name exactly one denier",
+                );
+                return None;
+            }
+        };
+    }
+    let expect = match expect.as_deref() {
+        Some("allowed") => {
+            if denier.is_some() {
+                d.error(f.pos(), "`deniedBy` needs `expect: denied`");
+            }
+            Expect::Allowed
+        }
+        Some("denied") => Expect::Denied(denier.clone()),
+        Some(o) => {
+            d.error_hint(
+                expect_node.map_or(f.pos(), |n| n.pos),
+                format!("unknown expectation `{o}`"),
+                "use `allowed` or `denied`",
+            );
+            return None;
+        }
+        None => return None,
+    };
+    let assert = f.opt("assert").and_then(|n| tree_checked(d, n));
+    if assert.is_some() && expect != Expect::Allowed {
+        d.error(
+            f.pos(),
+            "`assert` checks the admitted object: it needs `expect: allowed`",
+        );
+    }
+    let mut policies = f.opt("policies").map(|n| d.strings(n)).unwrap_or_default();
+    if let Some(Denier::Kyverno { policy, .. }) = &denier
+        && !policies.contains(policy)
+    {
+        policies.push(policy.clone());
+    }
+    Some(Spec::Admission {
+        probe: probe?,
+        update: update?,
+        user,
+        expect,
+        assert,
+        policies,
+    })
+}
+
+fn decode_generated(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<Spec> {
+    let trigger = f.req(d, "trigger").and_then(|n| decode_probe(d, n, dir));
+    let expect = f.req(d, "expect").and_then(|n| obj_sel(d, n, true));
+    let matches = f.opt("matches").and_then(|n| tree_checked(d, n));
+    let policy = f.opt("policy").and_then(|n| d.ident(n));
+    let sync = match f.opt("sync").and_then(|n| d.fields(n)) {
+        Some(s) => {
+            let source = s.req(d, "source").and_then(|n| obj_sel(d, n, true));
+            let patch = s.req(d, "patch").map(tree);
+            let matches = s.req(d, "matches").and_then(|n| tree_checked(d, n));
+            let at = s.pos();
+            s.finish(d, "a `sync` step");
+            if patch.as_ref().is_some_and(|p| !p.is_object()) {
+                d.error(at, "`patch` must be a mapping (a JSON merge patch)");
+                return None;
+            }
+            Some(SyncStep {
+                source: source?,
+                patch: patch?,
+                matches: matches?,
+            })
+        }
+        None => None,
+    };
+    Some(Spec::Generated {
+        trigger: trigger?,
+        expect: expect?,
+        matches,
+        policy,
+        sync,
+    })
+}
+
+fn regexes(d: &mut Decoder<'_>, n: Option<&Node>) -> Vec<Regex> {
+    let mut out = Vec::new();
+    let Some(n) = n else { return out };
+    let items: Vec<&Node> = match &n.value {
+        Yaml::Seq(items) => items.iter().collect(),
+        _ => vec![n],
+    };
+    for item in items {
+        if let Some(s) = d.string(item) {
+            // Line anchors: `^ok$` should find a line of output, as grep would.
+            match regex::RegexBuilder::new(&s)
+                .multi_line(true)
+                .size_limit(1 << 20)
+                .build()
+            {
+                Ok(r) => out.push(r),
+                Err(e) => d.error(item.pos, format!("invalid regular expression: {e}")),
+            }
+        }
+    }
+    out
+}
+
+fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> Option<Spec> {
+    let run_node = f.req(d, "run");
+    let run = run_node.map(|n| d.strings(n)).unwrap_or_default();
+    if let Some(n) = run_node {
+        for arg in run.iter().filter(|a| a.contains("{{")) {
+            if let Err(e) = crate::lab::template::render(arg, tctx) {
+                d.error_hint(
+                    n.pos,
+                    format!("argument `{arg}` does not render: {e}"),
+                    "arguments know `lab`, `workspace`, `lab_dir` and the lab's `vars`",
+                );
+            }
+        }
+    }
+    if run.is_empty() && run_node.is_some() {
+        d.error(
+            f.pos(),
+            "`run` needs a program (a list: program, then arguments)",
+        );
+    }
+    let mut env = BTreeMap::new();
+    if let Some(n) = f.opt("env") {
+        if let Yaml::Map(entries) = &n.value {
+            for (k, v) in entries {
+                if let (Some(k), Some(v)) = (d.ident(k), d.string(v)) {
+                    env.insert(k, v);
+                }
+            }
+        } else {
+            d.error(
+                n.pos,
+                format!("expected a mapping, found {}", n.type_name()),
+            );
+        }
+    }
+    let stdin = f.opt("stdin").and_then(|n| d.string(n));
+    let exit = match f.opt("exit") {
+        None => Some(ExitWant::Code(0)),
+        Some(n) => match &n.value {
+            Yaml::Int(i) if (0..=255).contains(i) => Some(ExitWant::Code(*i as i32)),
+            Yaml::Str(s) if s == "nonzero" => Some(ExitWant::NonZero),
+            _ => {
+                d.error_hint(
+                    n.pos,
+                    "`exit` must be a code 0..=255 or `nonzero`",
+                    "e.g. `exit: 0` or `exit: nonzero`",
+                );
+                None
+            }
+        },
+    };
+    let stdout = regexes(d, f.opt("stdout"));
+    let stderr = regexes(d, f.opt("stderr"));
+    if run.is_empty() {
+        return None;
+    }
+    Some(Spec::Command {
+        run,
+        env,
+        stdin,
+        exit: exit?,
+        stdout,
+        stderr,
+    })
+}

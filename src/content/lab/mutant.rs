@@ -1,0 +1,108 @@
+//! Mutants: realistic wrong answers, as files, edits and removals over the solution.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::super::decode::{Decoder, closest};
+use super::files::{file_refs, lab_id, rel_path};
+use super::*;
+use crate::yaml::Node;
+
+pub(super) fn decode_mutant(
+    d: &mut Decoder<'_>,
+    node: &Node,
+    dir: &Path,
+    tctx: &tera::Context,
+    check_ids: &[&str],
+    solution: &BTreeSet<&str>,
+    starter: &BTreeSet<&str>,
+) -> Option<Mutant> {
+    let f = d.fields(node)?;
+    let id = f.req(d, "id").and_then(|n| lab_id(d, n));
+    let description = f.req(d, "description").and_then(|n| d.text(n));
+    let files = match (&id, f.opt("files")) {
+        (Some(id), Some(n)) => file_refs(d, n, &dir.join("mutants"), id, tctx),
+        _ => Vec::new(),
+    };
+    let mut edits = Vec::new();
+    if let Some(list) = f.opt("edits").and_then(|n| d.list(n)) {
+        for n in list {
+            let Some(e) = d.fields(n) else { continue };
+            let path_node = e.req(d, "path");
+            let path = path_node.and_then(|p| rel_path(d, p));
+            let find = e.req(d, "find").and_then(|n| d.string(n));
+            let replace = e.req(d, "replace").and_then(|n| d.string(n));
+            let find_at = e.key_pos("find");
+            e.finish(d, "an edit");
+            let (Some(path), Some(find), Some(replace)) = (path, find, replace) else {
+                continue;
+            };
+            let at = path_node.map_or(n.pos, |p| p.pos);
+            // The edit applies to the solution's copy when it has one, else the starter's.
+            let section = if solution.contains(path.as_str()) {
+                "solution"
+            } else if starter.contains(path.as_str()) {
+                "starter"
+            } else {
+                d.error_hint(
+                    at,
+                    format!("edit of `{path}`, which neither the solution nor the starter has"),
+                    "edit a file listed under `solution:` or `starter:`",
+                );
+                continue;
+            };
+            let src = dir.join(section).join(&path);
+            match crate::input::read_text(&src) {
+                Ok(text) if text.contains(&find) => {}
+                Ok(_) => d.error_hint(
+                    find_at.unwrap_or(at),
+                    format!("`find` text does not occur in {section}/{path}"),
+                    "copy the exact text (spaces and line breaks included) from the file",
+                ),
+                Err(_) => {}
+            }
+            edits.push(Edit {
+                path,
+                find,
+                replace,
+            });
+        }
+    }
+    let remove: Vec<String> = f
+        .opt("remove")
+        .and_then(|n| d.list(n))
+        .map(|l| l.iter().filter_map(|n| rel_path(d, n)).collect())
+        .unwrap_or_default();
+    let mut fails = Vec::new();
+    if let Some(n) = f.req(d, "fails") {
+        let ids = d.strings(n);
+        if ids.is_empty() {
+            d.error(n.pos, "a mutant must name at least one check it fails");
+        }
+        for c in ids {
+            if !check_ids.contains(&c.as_str()) {
+                let near = closest(&c, check_ids.iter().copied())
+                    .map(|k| format!("did you mean `{k}`?"))
+                    .unwrap_or_else(|| format!("checks are: {}", check_ids.join(", ")));
+                d.error_hint(n.pos, format!("mutant names unknown check `{c}`"), near);
+            }
+            fails.push(c);
+        }
+    }
+    if files.is_empty() && edits.is_empty() && remove.is_empty() {
+        d.error_hint(
+            f.pos(),
+            "this mutant changes nothing",
+            "add `files:`, `edits:` or `remove:`",
+        );
+    }
+    f.finish(d, "a mutant");
+    Some(Mutant {
+        id: id?,
+        description: description?,
+        files,
+        edits,
+        remove,
+        fails,
+    })
+}

@@ -1,0 +1,148 @@
+//! Offline, Kyverno's answer when a learner's policy is created (the `accepted` check) and
+//! whether a generate rule keeps its copies in sync. Pure: the cluster is the lab's object
+//! set over the baseline RBAC. What Kyverno refuses is decided by the engine's policy
+//! validation (`offline::kyverno::validation`); this module turns it into the API server's
+//! answer and adds the deprecation warning 1.19 gives every ClusterPolicy/Policy.
+
+use serde_json::Value;
+
+use crate::offline::kyverno::background::Access;
+use crate::offline::kyverno::validation::{self, Mode};
+use crate::target::{Admission, Denial, DeniedBy};
+
+/// Kyverno's answer to creating `policy`, as its policy validation webhook
+/// (`validate-policy.kyverno.svc`, pkg/webhooks/policy/handlers.go) gives it: the problems
+/// `validation::validate_policy` finds against the cluster's RBAC (`access`), else an
+/// allow with the deprecation warning of pkg/deprecations/deprecations.go.
+pub fn admit_policy(access: &Access, policy: &Value) -> Result<Admission, String> {
+    let kind = policy.get("kind").and_then(Value::as_str).unwrap_or("");
+    if !matches!(kind, "ClusterPolicy" | "Policy") {
+        return Err(format!(
+            "offline, kca models Kyverno's creation checks of ClusterPolicy and Policy \
+             only; whether Kyverno accepts this {kind} needs a cluster"
+        ));
+    }
+    let problems = validation::validate_policy(
+        policy,
+        Mode::Cluster {
+            authorizer: access.authorizer(),
+            mapper: access.mapper(),
+        },
+    );
+    if let Some(message) = validation::denial_text(&problems) {
+        let by = DeniedBy::Other;
+        return Ok(Admission::Denied(Denial {
+            by: by.clone(),
+            message,
+            code: 400,
+            all: vec![by],
+        }));
+    }
+    let guide = "https://kyverno.io/docs/guides/migration-to-cel/";
+    let replacement = if kind == "ClusterPolicy" {
+        "ValidatingPolicy, MutatingPolicy, GeneratingPolicy or ImageValidatingPolicy"
+    } else {
+        "NamespacedValidatingPolicy, NamespacedMutatingPolicy, NamespacedGeneratingPolicy \
+         or NamespacedImageValidatingPolicy"
+    };
+    Ok(Admission::Allowed {
+        object: policy.clone(),
+        warnings: vec![format!(
+            "{kind} (kyverno.io) is deprecated and will be removed in a future release; \
+             migrate to {replacement} (policies.kyverno.io), see {guide}"
+        )],
+    })
+}
+
+/// Whether the generate rule that makes `generated` has `synchronize: true`.
+pub fn synchronized(objects: &[Value], generated: &Value) -> bool {
+    let s = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
+    let (kind, name) = (s(generated, "/kind"), s(generated, "/metadata/name"));
+    objects
+        .iter()
+        .filter(|o| {
+            matches!(
+                o.get("kind").and_then(Value::as_str),
+                Some("ClusterPolicy" | "Policy")
+            )
+        })
+        .filter_map(|o| o.pointer("/spec/rules").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|r| r.get("generate"))
+        .any(|g| {
+            s(g, "/kind") == kind
+                && s(g, "/name") == name
+                && g.get("synchronize").and_then(Value::as_bool) == Some(true)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn generate_policy(sync: bool) -> Value {
+        json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "p"},
+            "spec": {"rules": [{"name": "r",
+                "match": {"any": [{"resources": {"kinds": ["Namespace"]}}]},
+                "generate": {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                    "name": "d", "namespace": "{{request.object.metadata.name}}",
+                    "synchronize": sync, "data": {"spec": {"podSelector": {}}}}}]}})
+    }
+
+    fn grant(verbs: &[&str], who: &str) -> Vec<Value> {
+        vec![
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": format!("g-{who}")},
+                "rules": [{"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": verbs}]}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": format!("g-{who}")},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": format!("g-{who}")},
+                "subjects": [{"kind": "ServiceAccount", "name": who, "namespace": "kyverno"}]}),
+        ]
+    }
+
+    #[test]
+    fn a_generate_policy_without_the_grant_is_rejected_in_kyvernos_words() {
+        match admit_policy(&Access::new(&[]), &generate_policy(false)).unwrap() {
+            Admission::Denied(d) => assert_eq!(
+                d.message,
+                "admission webhook \"validate-policy.kyverno.svc\" denied the request: path: \
+                 spec.rules[0].generate..: system:serviceaccount:kyverno:kyverno-background-controller \
+                 requires permissions get,create for resource networking.k8s.io/v1/NetworkPolicy \
+                 in namespace {{request.object.metadata.name}}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn synchronize_needs_update_and_delete_too() {
+        let bg = grant(&["get", "create"], "kyverno-background-controller");
+        assert!(matches!(
+            admit_policy(&Access::new(&bg), &generate_policy(false)).unwrap(),
+            Admission::Allowed { .. }
+        ));
+        let mut objs = bg.clone();
+        objs.extend(grant(&["get", "list"], "kyverno-admission-controller"));
+        match admit_policy(&Access::new(&objs), &generate_policy(true)).unwrap() {
+            Admission::Denied(d) => assert!(
+                d.message.contains("requires permissions update,delete"),
+                "{}",
+                d.message
+            ),
+            other => panic!("{other:?}"),
+        }
+        let mut all = grant(
+            &["get", "create", "update", "delete"],
+            "kyverno-background-controller",
+        );
+        all.extend(grant(&["get", "list"], "kyverno-admission-controller"));
+        match admit_policy(&Access::new(&all), &generate_policy(true)).unwrap() {
+            Admission::Allowed { warnings, .. } => {
+                assert!(warnings[0].starts_with("ClusterPolicy (kyverno.io) is deprecated"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

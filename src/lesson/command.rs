@@ -1,0 +1,63 @@
+//! `kca lesson N[#anchor]`: shows a module's lesson, paged on a terminal, wrapped to its
+//! width; `--output json` gives the parsed lesson to other front ends.
+
+use super::render;
+use crate::cli::LessonArgs;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+use crate::settings::OutputFormat;
+use crate::state::Store;
+
+pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
+    let (module, anchor) = super::parse_ref(&args.lesson).map_err(|e| {
+        Error::usage(
+            e,
+            "name a module number, e.g. `kca lesson 0` or `kca lesson 1#flow`",
+        )
+    })?;
+    let anchor = args.section.clone().or(anchor);
+    let lesson = super::load(&ctx.settings.content_dir, module, ctx.settings.lang)?;
+    let section = match &anchor {
+        Some(a) => Some(lesson.section(a).ok_or_else(|| {
+            Error::usage(
+                format!("lesson {module} has no section `#{a}`"),
+                format!(
+                    "sections: {}",
+                    lesson
+                        .sections
+                        .iter()
+                        .map(|s| format!("#{}", s.anchor))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })?),
+        None => None,
+    };
+    let p = &ctx.printer;
+    match ctx.settings.output {
+        OutputFormat::Json => {
+            let body = match section {
+                Some(s) => {
+                    serde_json::json!({"lesson": {"module": lesson.module, "lang": lesson.lang,
+                    "title": lesson.title, "intro": [], "sections": [s]}})
+                }
+                None => serde_json::json!({"lesson": lesson}),
+            };
+            p.json(&crate::envelope::Envelope::new(body));
+        }
+        _ => {
+            let lines = render::lines(p, p.color(), &lesson, section);
+            p.page(&lines);
+        }
+    }
+    // Reading the whole lesson counts; a failure to remember it is not worth an error.
+    if section.is_none() {
+        let store = Store::new(&ctx.settings.state_dir);
+        if let Err(e) = crate::course::mark_read(&store, module) {
+            p.verbose(&format!("could not remember the lesson as read: {e}"));
+        }
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,317 @@
+//! Lessons: each module's text in `lessons/module-N/{ja,en}.md`, in a small Markdown
+//! subset (`# Title`, `## Heading {#anchor}` sections with the same anchors in both
+//! languages, paragraphs, `- ` lists, fenced code, inline `code` and **bold**). Parsing
+//! and lookup here; `render` turns a lesson into terminal lines, `kca lesson` prints them.
+
+pub mod command;
+pub mod render;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::settings::Lang;
+
+/// One block of a section.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Block {
+    Paragraph { text: String },
+    List { items: Vec<String> },
+    Code { lang: String, text: String },
+    Heading { text: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Section {
+    pub anchor: String,
+    pub heading: String,
+    pub blocks: Vec<Block>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lesson {
+    pub module: i64,
+    pub lang: Lang,
+    pub title: String,
+    /// Blocks before the first `##` heading.
+    pub intro: Vec<Block>,
+    pub sections: Vec<Section>,
+}
+
+pub fn lessons_dir(content_dir: &Path) -> PathBuf {
+    content_dir.join("lessons")
+}
+
+/// `lessons/module-N/<lang>.md`.
+pub fn file(content_dir: &Path, module: i64, lang: Lang) -> PathBuf {
+    let name = match lang {
+        Lang::Ja => "ja.md",
+        Lang::En => "en.md",
+    };
+    lessons_dir(content_dir)
+        .join(format!("module-{module}"))
+        .join(name)
+}
+
+/// Module numbers that have a lesson folder, sorted.
+pub fn modules(content_dir: &Path) -> Vec<i64> {
+    let mut out: Vec<i64> = std::fs::read_dir(lessons_dir(content_dir))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_prefix("module-")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Loads module `module`'s lesson in `lang`, falling back to the other language.
+pub fn load(content_dir: &Path, module: i64, lang: Lang) -> Result<Lesson> {
+    let other = match lang {
+        Lang::Ja => Lang::En,
+        Lang::En => Lang::Ja,
+    };
+    for l in [lang, other] {
+        let path = file(content_dir, module, l);
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            return Ok(parse(&text, module, l));
+        }
+    }
+    let have = modules(content_dir);
+    let hint = if have.is_empty() {
+        format!(
+            "no lessons under {}; set --content-dir",
+            lessons_dir(content_dir).display()
+        )
+    } else {
+        format!(
+            "lessons: {}",
+            have.iter()
+                .map(|m| format!("`kca lesson {m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Err(Error::usage(format!("no lesson for module {module}"), hint))
+}
+
+/// Splits `## Heading {#anchor}` into the heading and its anchor (a slug of the
+/// heading when the anchor is missing).
+fn heading_anchor(line: &str) -> (String, String) {
+    if let Some(open) = line.rfind("{#")
+        && line.trim_end().ends_with('}')
+    {
+        let anchor = line[open + 2..line.trim_end().len() - 1].trim().to_string();
+        return (line[..open].trim().to_string(), anchor);
+    }
+    let slug: String = line
+        .trim()
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '-' })
+        .collect();
+    (line.trim().to_string(), slug)
+}
+
+/// Parses the lesson subset; anything unrecognised is kept as paragraph text.
+pub fn parse(text: &str, module: i64, lang: Lang) -> Lesson {
+    let mut lesson = Lesson {
+        module,
+        lang,
+        title: String::new(),
+        intro: Vec::new(),
+        sections: Vec::new(),
+    };
+    let mut para: Vec<String> = Vec::new();
+    let mut list: Vec<String> = Vec::new();
+    let mut code: Option<(String, Vec<String>)> = None;
+    let mut blocks: Vec<Block> = Vec::new();
+    fn flush(para: &mut Vec<String>, list: &mut Vec<String>, blocks: &mut Vec<Block>) {
+        if !para.is_empty() {
+            blocks.push(Block::Paragraph {
+                text: para.join(" "),
+            });
+            para.clear();
+        }
+        if !list.is_empty() {
+            blocks.push(Block::List {
+                items: std::mem::take(list),
+            });
+        }
+    }
+    let close = |lesson: &mut Lesson, blocks: &mut Vec<Block>| match lesson.sections.last_mut() {
+        Some(s) => s.blocks.append(blocks),
+        None => lesson.intro.append(blocks),
+    };
+    for line in text.lines() {
+        if let Some((lang, body)) = code.as_mut() {
+            if line.trim_start().starts_with("```") {
+                blocks.push(Block::Code {
+                    lang: std::mem::take(lang),
+                    text: body.join("\n"),
+                });
+                code = None;
+            } else {
+                body.push(line.to_string());
+            }
+            continue;
+        }
+        let t = line.trim_end();
+        if let Some(rest) = t.trim_start().strip_prefix("```") {
+            flush(&mut para, &mut list, &mut blocks);
+            code = Some((rest.trim().to_string(), Vec::new()));
+        } else if let Some(h) = t.strip_prefix("# ") {
+            flush(&mut para, &mut list, &mut blocks);
+            lesson.title = h.trim().to_string();
+        } else if let Some(h) = t.strip_prefix("## ") {
+            flush(&mut para, &mut list, &mut blocks);
+            close(&mut lesson, &mut blocks);
+            let (heading, anchor) = heading_anchor(h);
+            lesson.sections.push(Section {
+                anchor,
+                heading,
+                blocks: Vec::new(),
+            });
+        } else if let Some(h) = t.strip_prefix("### ") {
+            flush(&mut para, &mut list, &mut blocks);
+            blocks.push(Block::Heading {
+                text: heading_anchor(h).0,
+            });
+        } else if let Some(item) = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")) {
+            if !para.is_empty() {
+                flush(&mut para, &mut Vec::new(), &mut blocks);
+            }
+            list.push(item.trim().to_string());
+        } else if t.trim().is_empty() {
+            flush(&mut para, &mut list, &mut blocks);
+        } else if !list.is_empty() && t.starts_with("  ") {
+            // A list item continued on the next line.
+            if let Some(last) = list.last_mut() {
+                last.push(' ');
+                last.push_str(t.trim());
+            }
+        } else {
+            if !list.is_empty() {
+                flush(&mut Vec::new(), &mut list, &mut blocks);
+            }
+            para.push(t.trim().to_string());
+        }
+    }
+    if let Some((lang, body)) = code {
+        blocks.push(Block::Code {
+            lang,
+            text: body.join("\n"),
+        });
+    }
+    flush(&mut para, &mut list, &mut blocks);
+    close(&mut lesson, &mut blocks);
+    lesson
+}
+
+impl Lesson {
+    pub fn section(&self, anchor: &str) -> Option<&Section> {
+        self.sections.iter().find(|s| s.anchor == anchor)
+    }
+}
+
+/// A lesson reference as tasks and questions carry it: `module-N#anchor`. Returns the
+/// module and anchor, or what is wrong with it.
+pub fn parse_ref(reference: &str) -> std::result::Result<(i64, Option<String>), String> {
+    let (module, anchor) = match reference.split_once('#') {
+        Some((m, a)) => (m, Some(a.to_string())),
+        None => (reference, None),
+    };
+    let n = module
+        .strip_prefix("module-")
+        .unwrap_or(module)
+        .parse::<i64>()
+        .map_err(|_| format!("`{reference}` is not `module-N#anchor`"))?;
+    Ok((n, anchor.filter(|a| !a.is_empty())))
+}
+
+/// Checks that `reference` names an existing lesson section (in every language the
+/// lesson has); the problem otherwise, for `kca validate`.
+pub fn check_ref(content_dir: &Path, reference: &str) -> std::result::Result<(), String> {
+    let (module, anchor) = parse_ref(reference)?;
+    let mut found_any = false;
+    for lang in [Lang::Ja, Lang::En] {
+        let Ok(text) = std::fs::read_to_string(file(content_dir, module, lang)) else {
+            continue;
+        };
+        found_any = true;
+        let lesson = parse(&text, module, lang);
+        if let Some(a) = &anchor
+            && lesson.section(a).is_none()
+        {
+            let have: Vec<&str> = lesson.sections.iter().map(|s| s.anchor.as_str()).collect();
+            return Err(format!(
+                "lesson module-{module} ({}) has no section `#{a}`; sections: {}",
+                file(content_dir, module, lang).display(),
+                have.join(", ")
+            ));
+        }
+    }
+    if !found_any {
+        return Err(format!("no lesson for module {module}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "# 入門\n\n最初の段落は\n二行です。\n\n## 流れ {#flow}\n\n- 認証\n- 認可\n  続き\n\n```yaml\nkind: Pod\n```\n\n## Other\n\n**太字** と `code`。\n";
+
+    #[test]
+    fn parses_title_sections_lists_and_code() {
+        let l = parse(SAMPLE, 0, Lang::Ja);
+        assert_eq!(l.title, "入門");
+        assert_eq!(
+            l.intro,
+            vec![Block::Paragraph {
+                text: "最初の段落は 二行です。".into()
+            }]
+        );
+        assert_eq!(l.sections[0].anchor, "flow");
+        assert_eq!(l.sections[0].heading, "流れ");
+        assert_eq!(
+            l.sections[0].blocks[0],
+            Block::List {
+                items: vec!["認証".into(), "認可 続き".into()]
+            }
+        );
+        assert_eq!(
+            l.sections[0].blocks[1],
+            Block::Code {
+                lang: "yaml".into(),
+                text: "kind: Pod".into()
+            }
+        );
+        assert_eq!(l.sections[1].anchor, "other");
+    }
+
+    #[test]
+    fn references_are_checked_against_the_lesson() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("lessons/module-0");
+        std::fs::create_dir_all(&m).unwrap();
+        std::fs::write(m.join("ja.md"), SAMPLE).unwrap();
+        assert_eq!(check_ref(dir.path(), "module-0#flow"), Ok(()));
+        let e = check_ref(dir.path(), "module-0#nope").unwrap_err();
+        assert!(
+            e.contains("no section `#nope`") && e.contains("flow"),
+            "{e}"
+        );
+        assert!(check_ref(dir.path(), "module-3#flow").is_err());
+        assert!(check_ref(dir.path(), "lesson three").is_err());
+    }
+}
