@@ -1014,3 +1014,25 @@ async fn concurrent_checks_share_one_discovery_fetch_per_group_version() {
     );
     finish(live, server).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_api_server_is_a_timeout_an_environment_error() {
+    // The server takes the request and never answers (a wedged apiserver or proxy).
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let task = tokio::spawn(async move {
+        let (_request, send) = handle.next_request().await.unwrap();
+        std::future::pending::<()>().await;
+        drop(send);
+    });
+    let live = Live::from_client(kube::Client::new(service, "default"));
+    let started = tokio::time::Instant::now();
+    match live.server_version().await {
+        Err(e @ LiveError::Timeout(_)) => {
+            let e: kca::error::Error = e.into();
+            assert_eq!(e.exit(), kca::exit::Exit::Environment);
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(started.elapsed() >= Duration::from_secs(45));
+    task.abort();
+}
