@@ -767,3 +767,37 @@ async fn verify_live_applies_a_variant_as_the_labs_objects_namespaces_first() {
         );
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_accepted_check_on_a_kind_the_server_does_not_serve_is_skipped() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        admission_v1_without_vap(s)
+            .or_else(|| discovery(s))
+            .unwrap_or_else(not_found)
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("vap.yaml"),
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: require-limits-vap}\nspec: {}\n",
+    )
+    .unwrap();
+    let check = Check {
+        id: "vap-accepted".into(),
+        spec: Spec::Accepted {
+            path: "vap.yaml".into(),
+            document: None,
+            accepted: true,
+            message: None,
+        },
+        ..lab.check("no-team-denied").unwrap().clone()
+    };
+    let env = Submission {
+        lab: &lab,
+        workspace: ws.path(),
+    };
+    let o = kca::lab::live::evaluate(&live, env, &check, &printer()).await;
+    assert_eq!(o.verdict, Verdict::Skipped, "{o:?}");
+    assert!(o.detail.contains("1.30"), "{}", o.detail);
+    assert!(!log.lock().unwrap().iter().any(|s| s.method == "POST"));
+}

@@ -404,12 +404,12 @@ async fn admit_webhook_down_is_an_error_not_a_denial() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn admit_kind_not_served_is_unsupported() {
+async fn admit_kind_not_served_says_so() {
     let (live, _log, task) = mock(Box::new(|s| discovery(s).unwrap_or_else(not_found_page)));
     let vap = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "x"}});
     assert!(matches!(
         live.admit(&vap, Operation::Create, None).await,
-        Err(LiveError::Unsupported(_))
+        Err(LiveError::NotServed { .. })
     ));
     finish(live, task).await;
 }
