@@ -19,7 +19,7 @@ pub const API_VERSION: &str = "kca.dev/v1alpha1";
 /// A loaded content file.
 #[derive(Debug, Clone)]
 pub enum Document {
-    Quiz(quiz::Quiz),
+    Quiz(Box<quiz::Quiz>),
     Lab(Box<lab::Lab>),
 }
 
@@ -133,7 +133,7 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
         );
     }
     let doc = match kind.as_deref() {
-        Some("Quiz") => quiz::decode(&mut d, &fields).map(Document::Quiz),
+        Some("Quiz") => quiz::decode(&mut d, &fields).map(|q| Document::Quiz(Box::new(q))),
         Some("Lab") => lab::decode(&mut d, &fields, path).map(|l| Document::Lab(Box::new(l))),
         Some(other) => {
             d.error_hint(
@@ -222,7 +222,7 @@ pub fn load_quizzes(content_dir: &Path) -> (Vec<quiz::Quiz>, Vec<Diagnostic>) {
     let mut problems = Vec::new();
     for file in discover(&content_dir.join("quizzes")) {
         match load_file(&file) {
-            Ok(Document::Quiz(q)) => quizzes.push(q),
+            Ok(Document::Quiz(q)) => quizzes.push(*q),
             Ok(Document::Lab(_)) => {}
             Err(d) => problems.extend(d),
         }

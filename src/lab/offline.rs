@@ -144,7 +144,7 @@ impl Offline {
                 policy,
                 sync,
                 ..
-            } => self.generated(check, trigger, expect, policy.as_deref(), sync.as_ref()),
+            } => self.generated(check, trigger, expect, policy.as_deref(), sync.as_deref()),
             Spec::Accepted { .. } => match check::accepted_document(env, check) {
                 Err(o) => o,
                 Ok(doc) => match super::creation::admit_policy(&self.access, &doc) {

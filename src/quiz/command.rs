@@ -86,7 +86,7 @@ fn find(ctx: &Ctx, id: &str) -> Result<Quiz> {
             .unwrap_or_default();
         if stem == id {
             return match content::load_file(&file) {
-                Ok(content::Document::Quiz(q)) => Ok(q),
+                Ok(content::Document::Quiz(q)) => Ok(*q),
                 Ok(_) => Err(Error::usage(
                     format!("{} is not a quiz", file.display()),
                     "name a quiz id from `kca quiz list`",

@@ -487,7 +487,7 @@ fn decode_generated(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
         expect: expect?,
         matches,
         policy,
-        sync,
+        sync: sync.map(Box::new),
     })
 }
 

@@ -145,7 +145,7 @@ pub enum Spec {
         policy: Option<String>,
         /// `synchronize: true` exercised: after generation the source changes and the
         /// generated copy must follow.
-        sync: Option<SyncStep>,
+        sync: Option<Box<SyncStep>>,
     },
     /// Kyverno's answer when the learner's own policy is created (a server-side dry run of
     /// a workspace file: the policy validation webhook decides, e.g. the generate
