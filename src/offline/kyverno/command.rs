@@ -284,6 +284,13 @@ fn apply(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
     for s in &skipped {
         ctx.printer.status(&format!("warning: skipped {s}"));
     }
+    // As `kyverno apply`: a policy Kyverno refuses is not applied and counts as an error.
+    let (policies, invalid) = super::split_invalid(policies);
+    for (name, why) in &invalid {
+        ctx.printer.status(&format!(
+            "warning: policy {name} is invalid and was skipped: {why}"
+        ));
+    }
     if policies.is_empty() {
         return Err(Error::usage(
             "no ClusterPolicy or Policy found in the policy files",
@@ -316,7 +323,10 @@ fn apply(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
     for e in &args.exceptions {
         opts.exceptions.extend(read_path(e)?);
     }
-    let mut summary = ApplySummary::default();
+    let mut summary = ApplySummary {
+        error: invalid.len(),
+        ..ApplySummary::default()
+    };
     let mut report = Vec::new();
     for res in &resources {
         let ns = res

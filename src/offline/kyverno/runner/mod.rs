@@ -369,7 +369,8 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
             other_kinds.insert(name.to_string(), why);
         }
     }
-    let (policies, _) = load_policies(&policy_objs);
+    // As `kyverno test`, a policy Kyverno refuses is skipped with its validation error.
+    let (policies, invalid) = super::split_invalid(load_policies(&policy_objs).0);
 
     let mut resources = Vec::new();
     for r in str_list(test.get("resources")) {
@@ -600,7 +601,9 @@ pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
             }
             let Some(pi) = policies.iter().position(|p| p.name == policy_name) else {
                 out.verdict = Verdict::Fail;
-                out.reason = if load_problems.is_empty() {
+                out.reason = if let Some((_, why)) = invalid.iter().find(|i| i.0 == policy_name) {
+                    format!("policy {policy_name} is invalid: {why}")
+                } else if load_problems.is_empty() {
                     format!("policy {policy_name} not found in the test's policies")
                 } else {
                     load_problems.join("; ")
@@ -702,6 +705,8 @@ struct EvalOut {
     /// The object right after each policy (policies apply in the test's order).
     patched_after: BTreeMap<String, Value>,
     generated: Vec<Value>,
+    /// Existing resources patched by mutate rules with `targets`.
+    targets: Vec<Value>,
 }
 
 /// Applies every policy of the test to one resource in order; each policy sees the object
@@ -727,6 +732,7 @@ fn evaluate(
         patched: resource.clone(),
         patched_after: BTreeMap::new(),
         generated: Vec::new(),
+        targets: Vec::new(),
     };
     for policy in policies {
         let mut vals = values.global.clone();
@@ -787,6 +793,7 @@ fn evaluate(
         out.patched_after
             .insert(policy.name.clone(), out.patched.clone());
         out.generated.extend(resp.generated);
+        out.targets.extend(resp.patched_targets);
     }
     out
 }
@@ -836,10 +843,15 @@ fn judge(out: &mut Row, row: &Value, eval: &EvalOut, dir: &Path) {
             .patched_after
             .get(&policy_name)
             .unwrap_or(&eval.patched);
+        // A mutate-existing rule patched its targets, not the trigger.
+        let produced = if eval.targets.is_empty() {
+            std::slice::from_ref(patched)
+        } else {
+            eval.targets.as_slice()
+        };
         for key in ["patchedResources", "patchedResource"] {
             if let Some(f) = row.get(key).and_then(Value::as_str)
-                && let Err(why) =
-                    compare_file(&dir.join(f), std::slice::from_ref(patched), patched, false)
+                && let Err(why) = compare_file(&dir.join(f), produced, patched, false)
             {
                 out.actual = "fail".into();
                 reason = format!("patched resource differs: {why}");
