@@ -456,6 +456,7 @@ mod tests {
                 exit: crate::content::lab::ExitWant::Code(0),
                 stdout: vec![],
                 stderr: vec![],
+                skip_exit: None,
             },
         };
         let tpl = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "t-"}});

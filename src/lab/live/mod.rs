@@ -65,6 +65,7 @@ pub async fn evaluate(
             target,
             present,
             matches,
+            ..
         } => resource(live, target, *present, matches.as_ref()).await,
         Spec::CanI { query, .. } => live
             .can_i(query)
