@@ -399,7 +399,7 @@ impl Printer {
     /// A warning on stderr, always shown.
     pub fn warn(&self, line: &str) {
         let word = self.paint_err(Style::Skip, "warning:");
-        self.say_err(&format!("{word} {line}"));
+        self.say_err(&format!("{word} {}", crate::escape::lines(line)));
     }
 
     /// Diagnostics (warnings for authors) on stderr, each with its position and source line.

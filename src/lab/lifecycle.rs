@@ -98,7 +98,7 @@ fn delete_rank(api_version: &str, kind: &str) -> u8 {
 fn owned_kinds(lab: &Lab) -> Vec<(String, String)> {
     let mut docs: Vec<Value> = workspace::fixtures(lab).unwrap_or_default();
     for f in &lab.solution {
-        if let Ok(text) = std::fs::read_to_string(lab.source("solution", &f.path))
+        if let Ok(text) = crate::input::read_text(&lab.source("solution", &f.path))
             && let Ok(d) = crate::yaml::parse_json_stream(&text)
         {
             docs.extend(d);
@@ -416,7 +416,8 @@ fn announce_setup(ctx: &Ctx, lab: &Lab, task: &crate::content::lab::Task, done: 
         .position(|t| t.id == task.id)
         .map_or(0, |i| i + 1);
     ctx.printer.status(&format!(
-        "task {n} ({}) begins: kca changed the lab's objects; read its instructions \
+        "task {n} ({}) begins: kca changed the lab's objects, as an incident would; checks \
+         that passed may fail until you find and fix it. Read its instructions \
          (`kca lab start {}` shows them) — {}",
         task.id,
         lab.id,

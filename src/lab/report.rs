@@ -305,6 +305,7 @@ mod tests {
                 exit: ExitWant::Code(0),
                 stdout: vec![],
                 stderr: vec![],
+                skip_exit: None,
             },
         };
         Lab {
