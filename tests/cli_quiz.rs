@@ -639,3 +639,24 @@ fn validate_finds_a_lesson_link_to_a_missing_section() {
     assert!(err.contains("demo.yaml:"), "{err}");
     assert!(err.contains("{#no-such-section}"), "{err}");
 }
+
+#[test]
+fn every_json_document_starts_with_a_schema_version() {
+    let env = Env::new();
+    for args in [
+        &["quiz", "list"][..],
+        &["quiz", "key", "demo"],
+        &["quiz", "review"],
+        &["status"],
+    ] {
+        let out = demo(&env)
+            .arg("-o")
+            .arg("json")
+            .args(args)
+            .output()
+            .unwrap();
+        let v = json(&out);
+        assert_eq!(v["schemaVersion"], 1, "{args:?}: {v}");
+        assert!(v.is_object(), "{args:?}");
+    }
+}
