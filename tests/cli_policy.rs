@@ -776,18 +776,24 @@ fn a_policy_kyverno_rejects_is_reported_invalid() {
     policy_test(&dir, &[])
         .code(1)
         .stdout(predicate::str::contains(
-            "invalid policy: A clusterpolicy should not have the namespace defined",
+            "policy namespaced-cluster-policy is invalid: A clusterpolicy should not have the namespace defined",
         ));
+    // `apply` leaves it out beside a valid one and counts it as an error.
+    std::fs::write(
+        dir.path().join("both.yaml"),
+        format!("{POLICY}---{INVALID}"),
+    )
+    .unwrap();
     let home = TempDir::new().unwrap();
     kca(home.path())
         .args(["policy", "apply"])
-        .arg(dir.path().join("policy.yaml"))
+        .arg(dir.path().join("both.yaml"))
         .arg("-r")
         .arg(dir.path().join("resources.yaml"))
         .assert()
-        .code(0)
+        .code(1)
         .stderr(predicate::str::contains(
-            "policy namespaced-cluster-policy is invalid: A clusterpolicy should not have the namespace defined",
+            "policy namespaced-cluster-policy is invalid and was skipped: A clusterpolicy should not have the namespace defined",
         ))
         .stdout(predicate::str::contains("error: 1,"));
 }

@@ -48,8 +48,10 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
                 ..req.clone()
             };
             let (result, patched) = run_mutate(policy, rule, &current, opts);
-            if let Some(p) = patched {
-                resp.patched = p;
+            match patched {
+                Some(Patched::Request(p)) => resp.patched = p,
+                Some(Patched::Targets(t)) => resp.patched_targets.extend(t),
+                None => {}
             }
             if let Some(r) = result {
                 resp.results.push(r);
@@ -424,26 +426,40 @@ fn excepted(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Opt
     None
 }
 
+/// What a mutate rule changed: the request's object, or existing resources (`targets`).
+enum Patched {
+    Request(Value),
+    Targets(Vec<Value>),
+}
+
 fn run_mutate(
     policy: &Policy,
     rule: &Value,
     req: &Request,
     opts: &Options,
-) -> (Option<RuleResult>, Option<Value>) {
+) -> (Option<RuleResult>, Option<Patched>) {
     let ctx = match gate(policy, rule, req, opts) {
         Gate::Run(ctx) => ctx,
         Gate::Done(d) => {
             return (d.map(|o| result(policy, rule, RuleKind::Mutate, o)), None);
         }
     };
-    match mutate::apply_rule_with(rule, &req.object, &ctx, opts) {
-        Ok(patched) => (
-            Some(result(
-                policy,
-                rule,
-                RuleKind::Mutate,
-                Outcome::pass("mutated resource"),
-            )),
+    let has_targets = rule
+        .pointer("/mutate/targets")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let applied = if has_targets {
+        super::existing::apply_targets(rule, &ctx, opts).map(|t| {
+            let msg = format!("mutated {} target resource(s)", t.len());
+            (msg, Patched::Targets(t))
+        })
+    } else {
+        mutate::apply_rule_with(rule, &req.object, &ctx, opts)
+            .map(|p| ("mutated resource".to_string(), Patched::Request(p)))
+    };
+    match applied {
+        Ok((msg, patched)) => (
+            Some(result(policy, rule, RuleKind::Mutate, Outcome::pass(msg))),
             Some(patched),
         ),
         Err(o) => (Some(result(policy, rule, RuleKind::Mutate, o)), None),

@@ -3,10 +3,12 @@
 
 pub mod autogen;
 pub mod background;
+pub mod budget;
 pub mod command;
 pub mod conditions;
 pub mod context;
 pub mod engine;
+pub mod existing;
 pub mod generate;
 pub mod jsonpatch;
 pub mod matching;
@@ -136,6 +138,8 @@ pub struct Response {
     /// The object after all mutate rules.
     pub patched: Value,
     pub generated: Vec<Value>,
+    /// Existing resources patched by mutate rules with `targets`.
+    pub patched_targets: Vec<Value>,
     /// Generate rules the background controller could not carry out (permissions).
     pub failed_requests: Vec<background::FailedRequest>,
 }
@@ -190,6 +194,22 @@ pub fn load_policies(objects: &[Value]) -> (Vec<Policy>, Vec<String>) {
         });
     }
     (policies, skipped)
+}
+
+/// Leaves out the policies Kyverno's CLI refuses before evaluating (`kyverno apply/test`
+/// validate in mock mode: field checks, no permission checks), with Kyverno's message
+/// per refused policy name.
+pub fn split_invalid(policies: Vec<Policy>) -> (Vec<Policy>, Vec<(String, String)>) {
+    let mut valid = Vec::new();
+    let mut invalid = Vec::new();
+    for p in policies {
+        let problems = validation::validate_policy(&p.raw, validation::Mode::Cli);
+        match validation::message(&problems) {
+            Some(message) => invalid.push((p.name, message)),
+            None => valid.push(p),
+        }
+    }
+    (valid, invalid)
 }
 
 /// Full admission as the API server sees it: all mutate rules of all policies first (in

@@ -190,3 +190,21 @@ fn a_clusterpolicy_with_a_namespace_is_refused() {
          A clusterpolicy should not have the namespace defined"
     );
 }
+
+#[test]
+fn the_cli_leaves_out_policies_kyverno_refuses() {
+    let bad = policy(json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "c",
+        "namespace": "x", "data": {"data": {}}, "clone": {"namespace": "a", "name": "b"}}));
+    let good = netpol(false);
+    let mut good = good;
+    good["metadata"]["name"] = json!("good");
+    let (policies, _) = crate::offline::kyverno::load_policies(&[bad, good]);
+    let (valid, invalid) = crate::offline::kyverno::split_invalid(policies);
+    assert_eq!(valid.len(), 1);
+    assert_eq!(valid[0].name, "good");
+    assert_eq!(invalid[0].0, "p");
+    assert!(
+        invalid[0].1.contains("only one of generate patterns"),
+        "{invalid:?}"
+    );
+}

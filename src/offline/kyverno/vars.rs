@@ -8,9 +8,9 @@ use jmespath::functions::Function;
 use jmespath::{Context as JpContext, ErrorReason, JmespathError, Rcvar, Runtime, Variable};
 use serde_json::{Map, Value, json};
 
-use super::Context;
 use super::matching::wildcard_match;
 use super::quantity::{format_duration, format_quantity, parse_duration, parse_quantity};
+use super::{Context, budget};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum VarError {
@@ -143,8 +143,27 @@ pub fn to_text(v: &Value) -> String {
     }
 }
 
-/// Evaluates one JMESPath expression against the context.
+/// Evaluates one JMESPath expression against the context, within kca's bounds
+/// ([`super::budget`]).
 pub fn query(expr: &str, ctx: &Context) -> Result<Value, VarError> {
+    if let Err(reason) = budget::check_shape(expr) {
+        return Err(VarError::Invalid {
+            expr: abbreviated(expr),
+            reason,
+        });
+    }
+    budget::scoped(|| query_unbounded(expr, ctx))
+}
+
+/// The start of a long expression, for messages.
+fn abbreviated(expr: &str) -> String {
+    match expr.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &expr[..i]),
+        None => expr.to_string(),
+    }
+}
+
+fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     let mut expr = expr.trim().to_string();
     if ctx
         .doc
@@ -174,9 +193,18 @@ pub fn query(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     let compiled = jmespath::Expression::new(expr.as_str(), ast, runtime());
     let data = ctx.variable();
     let result = compiled.search(data).map_err(|e| VarError::Invalid {
-        expr: expr.clone(),
+        expr: abbreviated(&expr),
         reason: e.to_string(),
     })?;
+    if budget::size(&result, budget::MAX_PRODUCED + 1) > budget::MAX_PRODUCED {
+        return Err(VarError::Invalid {
+            expr: abbreviated(&expr),
+            reason: format!(
+                "the result is larger than {} MiB; kca stops it there",
+                budget::MAX_PRODUCED / (1024 * 1024)
+            ),
+        });
+    }
     let value = to_value(&result);
     if value.is_null() && path_missing(compiled.as_ast(), &ctx.doc) {
         return Err(VarError::NotResolved(expr));
@@ -393,6 +421,11 @@ fn arg_str(args: Args, i: usize, ctx: &JpContext<'_>) -> Result<String, Jmespath
 }
 
 fn arg_val(args: Args, i: usize, ctx: &JpContext<'_>) -> Result<Value, JmespathError> {
+    if let Some(a) = args.get(i)
+        && budget::size(a, budget::MAX_PRODUCED + 1) > budget::MAX_PRODUCED
+    {
+        return Err(fail(ctx, "an argument is larger than kca's budget"));
+    }
     args.get(i)
         .map(|a| to_value(a))
         .ok_or_else(|| fail(ctx, format!("missing argument {}", i + 1)))
@@ -408,10 +441,25 @@ fn runtime() -> &'static Runtime {
     })
 }
 
+/// Pins a function body's closure type.
+fn typed<F>(f: F) -> F
+where
+    F: Fn(Args, &mut JpContext<'_>) -> Result<Rcvar, JmespathError>,
+{
+    f
+}
+
+/// Registers a Kyverno function; what it returns is charged to the query's budget.
 macro_rules! func {
-    ($rt:expr, $name:expr, $body:expr) => {
-        $rt.register_function($name, Box::new($body) as Box<dyn Function>);
-    };
+    ($rt:expr, $name:expr, $body:expr) => {{
+        let body = typed($body);
+        let charged = move |a: Args, c: &mut JpContext<'_>| -> Result<Rcvar, JmespathError> {
+            let out = body(a, c)?;
+            budget::charge(&out).map_err(|e| fail(c, e))?;
+            Ok(out)
+        };
+        $rt.register_function($name, Box::new(charged) as Box<dyn Function>);
+    }};
 }
 
 fn register(rt: &mut Runtime) {

@@ -4,6 +4,10 @@
 //! synchronous: objects in, decisions out; it never reads files, talks to a cluster, or
 //! prints. Files are `manifest`'s and `validate`'s business, the CLI is `command`'s.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::Hash;
+
 use serde_json::Value;
 
 pub mod aggregate;
@@ -53,9 +57,8 @@ pub struct Decision {
 }
 
 #[derive(Debug, Clone)]
+/// A Role's or ClusterRole's rules; its identity is the key of the index that finds it.
 struct Role {
-    namespace: String,
-    name: String,
     rules: Vec<PolicyRule>,
 }
 
@@ -84,6 +87,10 @@ pub struct Authorizer {
     role_bindings: Vec<Binding>,
     cluster_role_bindings: Vec<Binding>,
     warnings: Vec<String>,
+    /// (namespace, name) → index in `roles`.
+    role_index: HashMap<(String, String), usize>,
+    /// name → index in `cluster_roles`.
+    cluster_role_index: HashMap<String, usize>,
 }
 
 impl Authorizer {
@@ -102,6 +109,11 @@ impl Authorizer {
         }
         let mut a = Authorizer::default();
         let mut cluster_roles: Vec<aggregate::Aggregable> = Vec::new();
+        // Later objects replace earlier ones with the same identity, as `kubectl apply`
+        // of the files in order would; the indexes keep that linear.
+        let mut cluster_role_at: HashMap<String, usize> = HashMap::new();
+        let mut rb_at: HashMap<(String, String), usize> = HashMap::new();
+        let mut crb_at: HashMap<(String, String), usize> = HashMap::new();
         for o in flat {
             let Some(kind) = rbac_kind(o) else { continue };
             let meta = o.get("metadata").unwrap_or(&Value::Null);
@@ -117,14 +129,9 @@ impl Authorizer {
             };
             match kind {
                 "Role" => {
-                    let role = Role {
-                        namespace,
-                        name,
-                        rules: rules_of(o),
-                    };
-                    replace_or_push(&mut a.roles, role, |r| {
-                        (r.namespace.clone(), r.name.clone())
-                    });
+                    let key = (namespace, name);
+                    let role = Role { rules: rules_of(o) };
+                    upsert(&mut a.roles, &mut a.role_index, key, role);
                 }
                 "ClusterRole" => {
                     let selectors = o.get("aggregationRule").map(|rule| {
@@ -148,22 +155,23 @@ impl Authorizer {
                         selectors,
                         name,
                     };
-                    if let Some(old) = cluster_roles.iter_mut().find(|r| r.name == role.name) {
-                        *old = role;
-                    } else {
-                        cluster_roles.push(role);
-                    }
+                    upsert(
+                        &mut cluster_roles,
+                        &mut cluster_role_at,
+                        role.name.clone(),
+                        role,
+                    );
                 }
                 "RoleBinding" | "ClusterRoleBinding" => {
                     let cluster = kind == "ClusterRoleBinding";
                     let b = binding_of(o, if cluster { "" } else { &namespace }, name);
                     a.check_binding(kind, &b);
-                    let list = if cluster {
-                        &mut a.cluster_role_bindings
+                    let key = (b.namespace.clone(), b.name.clone());
+                    if cluster {
+                        upsert(&mut a.cluster_role_bindings, &mut crb_at, key, b);
                     } else {
-                        &mut a.role_bindings
-                    };
-                    replace_or_push(list, b, |b| (b.namespace.clone(), b.name.clone()));
+                        upsert(&mut a.role_bindings, &mut rb_at, key, b);
+                    }
                 }
                 _ => {}
             }
@@ -171,17 +179,14 @@ impl Authorizer {
         aggregate::apply(&mut cluster_roles);
         a.cluster_roles = cluster_roles
             .into_iter()
-            .map(|r| Role {
-                namespace: String::new(),
-                name: r.name,
-                rules: r.rules,
-            })
+            .map(|r| Role { rules: r.rules })
             .collect();
         // The API server's listers have no meaningful order; name order keeps reasons
         // independent of how the files were laid out.
         a.role_bindings
             .sort_by(|x, y| (&x.namespace, &x.name).cmp(&(&y.namespace, &y.name)));
         a.cluster_role_bindings.sort_by(|x, y| x.name.cmp(&y.name));
+        a.cluster_role_index = cluster_role_at;
         a
     }
 
@@ -203,10 +208,9 @@ impl Authorizer {
 
     /// The rules a ClusterRole holds after aggregation, for callers that explain.
     pub fn cluster_role_rules(&self, name: &str) -> Option<&[PolicyRule]> {
-        self.cluster_roles
-            .iter()
-            .find(|r| r.name == name)
-            .map(|r| r.rules.as_slice())
+        self.cluster_role_index
+            .get(name)
+            .map(|&i| self.cluster_roles[i].rules.as_slice())
     }
 
     fn check_binding(&mut self, kind: &str, b: &Binding) {
@@ -336,10 +340,13 @@ impl Authorizer {
     fn role_rules(&self, b: &Binding) -> Option<&[PolicyRule]> {
         let found = match b.role_kind.as_str() {
             "Role" => self
-                .roles
-                .iter()
-                .find(|r| r.namespace == b.namespace && r.name == b.role_name),
-            "ClusterRole" => self.cluster_roles.iter().find(|r| r.name == b.role_name),
+                .role_index
+                .get(&(b.namespace.clone(), b.role_name.clone()))
+                .map(|&i| &self.roles[i]),
+            "ClusterRole" => self
+                .cluster_role_index
+                .get(&b.role_name)
+                .map(|&i| &self.cluster_roles[i]),
             _ => None,
         };
         found.map(|r| r.rules.as_slice())
@@ -549,11 +556,15 @@ fn binding_of(o: &Value, namespace: &str, name: String) -> Binding {
 
 /// A later object with the same identity replaces the earlier one, as a second
 /// `kubectl apply` of the same name does.
-fn replace_or_push<T, K: PartialEq>(list: &mut Vec<T>, item: T, key: impl Fn(&T) -> K) {
-    let k = key(&item);
-    match list.iter_mut().find(|x| key(x) == k) {
-        Some(old) => *old = item,
-        None => list.push(item),
+/// Puts `item` in `list` under `key`, replacing the item already there: one hash lookup
+/// per object, however many objects are loaded.
+fn upsert<T, K: Eq + Hash>(list: &mut Vec<T>, index: &mut HashMap<K, usize>, key: K, item: T) {
+    match index.entry(key) {
+        Entry::Occupied(at) => list[*at.get()] = item,
+        Entry::Vacant(at) => {
+            at.insert(list.len());
+            list.push(item);
+        }
     }
 }
 

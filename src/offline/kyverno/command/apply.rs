@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::offline::kyverno::engine::{Options, admit_with};
 use crate::offline::kyverno::runner::{self, Values};
-use crate::offline::kyverno::{Policy, Request, RuleStatus, UserInfo, load_policies, validation};
+use crate::offline::kyverno::{Policy, Request, RuleStatus, UserInfo, load_policies};
 use crate::settings::OutputFormat;
 use crate::ui::{Printer, Style};
 
@@ -58,9 +58,9 @@ impl ApplySummary {
 
 /// What every resource is evaluated with, read once.
 struct Apply {
-    /// Policies left out as invalid (each counts as an error).
-    invalid: usize,
     policies: Vec<Policy>,
+    /// Policies Kyverno refuses: not applied, each counted as an error (as `kyverno apply`).
+    invalid: usize,
     resources: Vec<Value>,
     values: Values,
     user: UserInfo,
@@ -75,29 +75,17 @@ impl Apply {
         for p in &args.policies {
             objs.extend(read_path(p)?);
         }
-        // A policy Kyverno would reject is left out and counted as an error, as
-        // `kyverno apply` does.
-        let mut invalid = Vec::new();
-        objs.retain(|o| {
-            let problems = validation::validate_policy(o, validation::Mode::Cli);
-            let Some(message) = validation::message(&problems) else {
-                return true;
-            };
-            let name = o
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            invalid.push(format!("policy {name} is invalid: {message}"));
-            false
-        });
-        for line in &invalid {
-            ctx.printer.warn(line);
-        }
         let (policies, skipped) = load_policies(&objs);
         for s in &skipped {
             ctx.printer.status(&format!("warning: skipped {s}"));
         }
-        if policies.is_empty() && invalid.is_empty() {
+        let (policies, invalid) = crate::offline::kyverno::split_invalid(policies);
+        for (name, why) in &invalid {
+            ctx.printer.status(&format!(
+                "warning: policy {name} is invalid and was skipped: {why}"
+            ));
+        }
+        if policies.is_empty() {
             return Err(Error::usage(
                 "no ClusterPolicy or Policy found in the policy files",
                 "pass files holding kyverno.io/v1 ClusterPolicy or Policy objects",
@@ -130,8 +118,8 @@ impl Apply {
             opts.exceptions.extend(read_path(e)?);
         }
         Ok(Apply {
-            invalid: invalid.len(),
             policies,
+            invalid: invalid.len(),
             resources,
             values,
             user,

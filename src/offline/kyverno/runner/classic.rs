@@ -24,19 +24,11 @@ pub(super) fn classic_row(
     row: &ResultRow,
     policy_name: &str,
 ) {
-    if let Some(why) = suite.invalid.get(policy_name) {
-        out.actual = "skip".into();
-        out.reason = format!("invalid policy: {why}");
-        out.verdict = if out.expected == "skip" {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        };
-        return;
-    }
     let Some(pi) = suite.policies.iter().position(|p| p.name == policy_name) else {
         out.verdict = Verdict::Fail;
-        out.reason = if suite.load_problems.is_empty() {
+        out.reason = if let Some((_, why)) = suite.invalid.iter().find(|i| i.0 == policy_name) {
+            format!("policy {policy_name} is invalid: {why}")
+        } else if suite.load_problems.is_empty() {
             format!("policy {policy_name} not found in the test's policies")
         } else {
             suite.load_problems.join("; ")

@@ -13,7 +13,7 @@ mod compare;
 pub mod testfile;
 
 use super::engine::Options;
-use super::{Policy, UserInfo, load_policies, validation};
+use super::{Policy, UserInfo, load_policies};
 use cel::{CelActionRow, VapRow, gpol_row, mpol_row, vap_row, vpol_row};
 use testfile::{Flagged, ResultRow, TestFile};
 
@@ -117,7 +117,10 @@ fn walk(dir: &Path, names: &[&str], out: &mut Vec<PathBuf>) {
 }
 
 pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)
+        .map_err(|e| e.to_string())?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
     let docs =
         crate::yaml::parse_json_stream(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
@@ -310,11 +313,10 @@ pub(crate) struct Suite {
     pub(super) policy_objs: Vec<Value>,
     /// Policies of kinds kca does not evaluate, by name, with the reason.
     other_kinds: BTreeMap<String, &'static str>,
-    /// ClusterPolicies/Policies Kyverno's CLI rejects as invalid, by name, with its
-    /// message: their rows are `skip` ("Invalid Policy"), as `kyverno test` reports them.
-    pub(super) invalid: BTreeMap<String, String>,
     /// The ClusterPolicies and Policies.
     pub(super) policies: Vec<Policy>,
+    /// Policies Kyverno's CLI refuses (name, Kyverno's message): left out, as `kyverno test` does.
+    pub(super) invalid: Vec<(String, String)>,
     pub(super) resources: Vec<Value>,
     /// `targetResources`: what mutate-existing rules patch.
     pub(super) targets: Vec<Value>,
@@ -413,24 +415,15 @@ impl Suite {
                 Some((text(&o["metadata"], "name"), why))
             })
             .collect();
-        let invalid = policy_objs
-            .iter()
-            .filter_map(|o| {
-                let problems = validation::validate_policy(o, validation::Mode::Cli);
-                Some((
-                    text(&o["metadata"], "name"),
-                    validation::message(&problems)?,
-                ))
-            })
-            .collect();
-        let (policies, _) = load_policies(&policy_objs);
+        // As `kyverno test`, a policy Kyverno refuses is skipped with its validation error.
+        let (policies, invalid) = super::split_invalid(load_policies(&policy_objs).0);
         Suite {
-            invalid,
             file: path.display().to_string(),
             dir,
             policy_objs,
             other_kinds,
             policies,
+            invalid,
             resources,
             targets,
             vap_objs,

@@ -1,0 +1,144 @@
+//! `mutate.targets`: a mutate rule that patches existing resources when its trigger is
+//! admitted (Kyverno's mutate-existing, `pkg/engine/mutate`'s target loading). The
+//! targets come from the objects the caller knows (`Options::cluster`, a test's
+//! `targetResources`); each is patched with `target` bound to it, while `request.object`
+//! stays the trigger. The trigger itself is never changed.
+
+use serde_json::Value;
+
+use super::engine::{Options, load_context};
+use super::matching::{selector_matches, wildcard_match};
+use super::outcome::Outcome;
+use super::{Context, conditions, mutate, vars};
+use crate::offline::labels::labels_of;
+
+/// The targets the rule patched (only those it changed). An `Err` is the rule's outcome
+/// otherwise: no target found or nothing changed (a skip), or a rule error.
+pub fn apply_targets(rule: &Value, ctx: &Context, opts: &Options) -> Result<Vec<Value>, Outcome> {
+    let specs = rule
+        .pointer("/mutate/targets")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    // The patch part of the rule, without its targets.
+    let mut body = rule.clone();
+    if let Some(m) = body.get_mut("mutate").and_then(Value::as_object_mut) {
+        m.shift_remove("targets");
+    }
+    let mut patched = Vec::new();
+    let mut found = 0;
+    for (i, spec) in specs.iter().enumerate() {
+        let mut spec_ctx = ctx.clone();
+        load_context(spec, &mut spec_ctx, opts, None)?;
+        let resolved = vars::substitute(spec, &spec_ctx).map_err(|e| {
+            Outcome::error(format!(
+                "variable substitution failed in mutate.targets[{i}]: {e}"
+            ))
+        })?;
+        for target in opts.cluster.iter().filter(|o| is_target(&resolved, o)) {
+            let mut target_ctx = spec_ctx.clone();
+            target_ctx.add_variable("target", target.clone());
+            if let Some(pre) = spec.get("preconditions").filter(|p| !p.is_null()) {
+                let pass = conditions::evaluate_preconditions(pre, &target_ctx).map_err(|e| {
+                    Outcome::error(format!(
+                        "failed to evaluate mutate.targets[{i}].preconditions: {e}"
+                    ))
+                })?;
+                if !pass {
+                    continue;
+                }
+            }
+            found += 1;
+            match mutate::apply_rule_with(&body, target, &target_ctx, opts) {
+                Ok(p) => patched.push(p),
+                Err(o) if o.message == mutate::NO_CHANGE => {}
+                Err(o) => return Err(o),
+            }
+        }
+    }
+    if found == 0 {
+        return Err(Outcome::skip("no target resources found"));
+    }
+    if patched.is_empty() {
+        return Err(Outcome::skip(mutate::NO_CHANGE));
+    }
+    Ok(patched)
+}
+
+/// Whether `object` is one of the resources a resolved target spec names: apiVersion
+/// and kind, name (wildcards), namespace and label selector where given.
+fn is_target(spec: &Value, object: &Value) -> bool {
+    let s = |v: &Value, p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let want_version = s(spec, "/apiVersion");
+    if s(object, "/kind") != s(spec, "/kind")
+        || (!want_version.is_empty() && s(object, "/apiVersion") != want_version)
+    {
+        return false;
+    }
+    let name = s(spec, "/name");
+    if !name.is_empty() && !wildcard_match(&name, &s(object, "/metadata/name")) {
+        return false;
+    }
+    let namespace = s(spec, "/namespace");
+    if !namespace.is_empty() && !wildcard_match(&namespace, &s(object, "/metadata/namespace")) {
+        return false;
+    }
+    match spec.get("selector").filter(|v| !v.is_null()) {
+        Some(sel) => selector_matches(sel, &labels_of(object)).unwrap_or(false),
+        None => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::offline::kyverno::{Request, load_policies};
+    use serde_json::json;
+
+    fn secret(ns: &str, name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns}})
+    }
+
+    #[test]
+    fn targets_are_patched_and_the_trigger_is_left_alone() {
+        let policy = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "metadata": {"name": "p"}, "spec": {"rules": [{"name": "r",
+                "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
+                "mutate": {"targets": [{"apiVersion": "v1", "kind": "Secret", "name": "secret-*",
+                                        "namespace": "{{request.object.metadata.namespace}}"}],
+                           "patchStrategicMerge": {"metadata": {"labels": {
+                               "from": "{{request.object.metadata.name}}",
+                               "was": "{{target.metadata.name}}"}}}}}]}});
+        let (policies, _) = load_policies(&[policy]);
+        let trigger = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cm", "namespace": "staging"}});
+        let opts = Options {
+            cluster: vec![
+                secret("staging", "secret-1"),
+                secret("prod", "secret-1"),
+                secret("staging", "other"),
+            ],
+            ..Options::default()
+        };
+        let req = Request {
+            object: trigger.clone(),
+            ..Request::default()
+        };
+        let resp = crate::offline::kyverno::admit_with(&policies, &req, &opts);
+        assert_eq!(
+            resp.results[0].status,
+            crate::offline::kyverno::RuleStatus::Pass
+        );
+        assert_eq!(resp.patched, trigger);
+        assert_eq!(resp.patched_targets.len(), 1, "{:?}", resp.patched_targets);
+        let t = &resp.patched_targets[0];
+        assert_eq!(t.pointer("/metadata/namespace"), Some(&json!("staging")));
+        assert_eq!(t.pointer("/metadata/labels/from"), Some(&json!("cm")));
+        assert_eq!(t.pointer("/metadata/labels/was"), Some(&json!("secret-1")));
+    }
+}
