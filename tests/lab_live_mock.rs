@@ -425,6 +425,7 @@ fn vap_checks() -> (Check, Check) {
             },
             present: true,
             matches: None,
+            installed: false,
         },
         ..base.clone()
     };

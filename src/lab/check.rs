@@ -313,6 +313,7 @@ fn judge_run(check: &Check, shown: &str, f: &crate::exec::Finished) -> Outcome {
         exit,
         stdout,
         stderr,
+        skip_exit,
         ..
     } = &check.spec
     else {
@@ -320,6 +321,10 @@ fn judge_run(check: &Check, shown: &str, f: &crate::exec::Finished) -> Outcome {
     };
     let (out, err) = (f.stdout.text(), f.stderr.text());
     let code = f.code();
+    if code.is_some() && code == *skip_exit {
+        let why = last_line(&err, &out);
+        return Outcome::skipped(format!("`{shown}` cannot judge here: {why}"));
+    }
     let code_ok = match (exit, code) {
         (ExitWant::Code(want), Some(c)) => *want == c,
         (ExitWant::NonZero, Some(c)) => c != 0,
@@ -487,6 +492,14 @@ pub fn judge_generated(check: &Check, what: &str, found: Option<&Value>) -> Outc
             Err(e) => Outcome::fail(format!("{what} was generated, but {e}")),
         },
     }
+}
+
+/// The last non-empty line a program printed (its error output first): why it skipped.
+fn last_line(err: &str, out: &str) -> String {
+    [err, out]
+        .iter()
+        .find_map(|t| t.lines().rev().find(|l| !l.trim().is_empty()))
+        .map_or_else(|| "(it said nothing)".to_string(), |l| l.trim().to_string())
 }
 
 /// The learner's policy an `accepted` check sends: the document of `path` with the given
@@ -669,6 +682,7 @@ mod tests {
                 exit: ExitWant::Code(0),
                 stdout: vec![regex::Regex::new("^ok").unwrap()],
                 stderr: vec![],
+                skip_exit: None,
             },
         }
     }

@@ -57,6 +57,7 @@ pub async fn evaluate(
             target,
             present,
             matches,
+            ..
         } => resource(live, target, *present, matches.as_ref()).await,
         Spec::CanI { query, .. } => live
             .can_i(query)
@@ -942,6 +943,7 @@ mod tests {
                 exit: crate::content::lab::ExitWant::Code(0),
                 stdout: vec![],
                 stderr: vec![],
+                skip_exit: None,
             },
         };
         let tpl = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "t-"}});

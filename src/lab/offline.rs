@@ -137,7 +137,17 @@ impl Offline {
                 target,
                 present,
                 matches,
-            } => self.resource(target, *present, matches.as_ref()),
+                installed,
+            } => {
+                if *installed && self.find(target).is_none() {
+                    return Outcome::skipped(format!(
+                        "{} belongs to the running installation, not to the lab; offline \
+                         has no such object and cannot judge it",
+                        describe(target)
+                    ));
+                }
+                self.resource(target, *present, matches.as_ref())
+            }
             Spec::CanI { query, .. } => match engine::can_i(self.access.authorizer(), query) {
                 Ok(answer) => check::judge_can_i(check, &answer),
                 Err(reason) => Outcome::skipped(reason),

@@ -136,6 +136,25 @@ fn incident_stages(lab: &Lab) -> Result<Vec<StageVerdict>> {
     Ok(out)
 }
 
+/// A skip the lab declared possible (a resource of the running installation, a command's
+/// `skipExit`): this environment cannot prove the check, and that is not the content's fault.
+fn declared_skip(lab: &Lab, r: &CheckResult) -> bool {
+    use crate::content::lab::Spec;
+    r.verdict == Verdict::Skipped
+        && lab.check(&r.id).is_some_and(|c| {
+            matches!(
+                c.spec,
+                Spec::Resource {
+                    installed: true,
+                    ..
+                } | Spec::Command {
+                    skip_exit: Some(_),
+                    ..
+                }
+            )
+        })
+}
+
 fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
     results
         .iter()
@@ -178,7 +197,7 @@ pub fn verify_with(
     let solution = grade_stage(Stage::Solution)?;
     let not_pass: Vec<&CheckResult> = solution
         .iter()
-        .filter(|r| r.verdict != Verdict::Pass)
+        .filter(|r| r.verdict != Verdict::Pass && !declared_skip(lab, r))
         .collect();
     let solution_v = StageVerdict {
         name: "solution".into(),
@@ -405,6 +424,81 @@ pub fn json(verdicts: &[LabVerdict]) -> VerifyReport<'_> {
 mod tests {
     use super::*;
     use crate::content::{Document, load_file};
+    use std::path::Path;
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// A lab whose solution meets a tool that is missing (`skipExit`) and an object of the
+    /// running installation (`installed: true`); `extra` adds one more check to its task.
+    fn lab(dir: &Path, extra: &str) -> Lab {
+        let yaml = format!(
+            r#"apiVersion: kca.dev/v1alpha1
+kind: Lab
+metadata: {{id: declared, title: T, module: 2, concepts: [x]}}
+starter: [answer.txt]
+solution: [answer.txt]
+tasks:
+  - id: t
+    title: T
+    instructions: I
+    checks:
+      - {{id: answered, kind: command, run: [grep, -q, yes, answer.txt]}}
+      - {{id: no-tool, kind: command, run: [sh, -c, "echo 'kyverno is not on PATH' >&2; exit 77"], skipExit: 77}}
+      - id: lease
+        kind: resource
+        installed: true
+        object: {{apiVersion: coordination.k8s.io/v1, kind: Lease, namespace: kyverno, name: kyverno-reports-controller}}
+{extra}"#
+        );
+        write(dir, "lab.yaml", &yaml);
+        write(dir, "starter/answer.txt", "no\n");
+        write(dir, "solution/answer.txt", "yes\n");
+        match load_file(&dir.join("lab.yaml")) {
+            Ok(Document::Lab(l)) => *l,
+            Ok(_) => panic!("not a lab"),
+            Err(d) => panic!("{:?}", d.iter().map(|d| &d.message).collect::<Vec<_>>()),
+        }
+    }
+
+    #[test]
+    fn declared_skips_do_not_fail_the_solution_but_say_why() {
+        let tmp = tempfile::tempdir().unwrap();
+        let l = lab(&tmp.path().join("declared"), "");
+        let v = verify(&l).unwrap();
+        assert!(v.ok, "{:?}", v.solution.problems);
+        let ws = tmp.path().join("ws");
+        workspace::materialize(&l, Stage::Solution, &ws).unwrap();
+        let res = grade::offline(&l, &ws, &[]).unwrap();
+        let get = |id: &str| res.iter().find(|r| r.id == id).unwrap();
+        assert_eq!(get("no-tool").verdict, Verdict::Skipped);
+        assert!(
+            get("no-tool").detail.ends_with("kyverno is not on PATH"),
+            "{}",
+            get("no-tool").detail
+        );
+        assert_eq!(get("lease").verdict, Verdict::Skipped);
+        assert!(
+            get("lease").detail.contains("running installation"),
+            "{}",
+            get("lease").detail
+        );
+    }
+
+    #[test]
+    fn an_undeclared_skip_or_exit_still_fails_the_solution() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Exit 77 without `skipExit` is a plain failure, and a lab-owned resource that is
+        // missing offline is a failure too.
+        let extra = "      - {id: plain, kind: command, run: [sh, -c, \"exit 77\"]}\n      - {id: owned, kind: resource, object: {apiVersion: v1, kind: ConfigMap, namespace: kyverno, name: mine}}\n";
+        let l = lab(&tmp.path().join("declared"), extra);
+        let v = verify(&l).unwrap();
+        assert!(!v.solution.ok);
+        assert_eq!(v.solution.failed, vec!["plain", "owned"]);
+    }
 
     fn testlab() -> Lab {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testlab/lab.yaml");
