@@ -234,6 +234,40 @@ impl Mapper {
     }
 }
 
+/// The resource (plural) name of `kind` in `api_version`: the built-in discovery table
+/// when it serves the kind, else the guess a REST mapper makes for an unknown custom
+/// resource (lower case, `y` → `ies`, sibilants + `es`). The one kind → resource resolver
+/// of the offline engines; the live target asks the server's discovery instead.
+pub fn plural_of(api_version: &str, kind: &str) -> String {
+    static TABLE: std::sync::OnceLock<Mapper> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(Mapper::built_in);
+    let known = if api_version.is_empty() {
+        table.for_bare_kind(kind)
+    } else {
+        table.for_kind(api_version, kind)
+    };
+    match known {
+        Some(r) => r.plural.clone(),
+        None => guess_plural(kind),
+    }
+}
+
+fn guess_plural(kind: &str) -> String {
+    let k = kind.to_lowercase();
+    if k == "endpoints" || k.ends_with("metrics") {
+        return k;
+    }
+    if let Some(stem) = k.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        return format!("{stem}ies");
+    }
+    if k.ends_with('s') || k.ends_with('x') || k.ends_with("ch") || k.ends_with("sh") {
+        return format!("{k}es");
+    }
+    format!("{k}s")
+}
+
 /// The API group of an `apiVersion`: `apps/v1` → `apps`, `v1` → `` (core).
 pub fn group_of(api_version: &str) -> &str {
     api_version

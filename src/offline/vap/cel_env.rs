@@ -156,7 +156,8 @@ pub(super) fn add_resource_library(ctx: &mut Context<'_, '_>, cluster: Arc<Vec<V
             .iter()
             .find(|o| {
                 o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
-                    && plural(kind_of(o)) == *resource
+                    && crate::offline::rbac::resource::plural_of(&api_version, kind_of(o))
+                        == *resource
                     && name_of(o) == *name
                     && o.pointer("/metadata/namespace")
                         .and_then(Value::as_str)
@@ -188,7 +189,8 @@ pub(super) fn add_resource_library(ctx: &mut Context<'_, '_>, cluster: Arc<Vec<V
             .iter()
             .filter(|o| {
                 o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
-                    && plural(kind_of(o)) == *resource
+                    && crate::offline::rbac::resource::plural_of(&api_version, kind_of(o))
+                        == *resource
                     && (namespace.is_empty()
                         || o.pointer("/metadata/namespace").and_then(Value::as_str)
                             == Some(namespace.as_str()))

@@ -5,6 +5,7 @@
 use super::*;
 use crate::offline::labels::labels_of;
 pub use crate::offline::labels::selector_matches;
+use crate::offline::rbac::resource::plural_of;
 
 /// `(group, version, resource)` of an object: the resource is its kind's plural.
 pub fn resource_of(obj: &Value) -> (String, String, String) {
@@ -13,23 +14,12 @@ pub fn resource_of(obj: &Value) -> (String, String, String) {
         Some((g, v)) => (g.to_string(), v.to_string()),
         None => (String::new(), api_version.to_string()),
     };
-    (group, version, plural(kind_of(obj)))
+    (group, version, plural_of(api_version, kind_of(obj)))
 }
 
+/// The resource name of a kind (group unknown: the first group serving it).
 pub(super) fn plural(kind: &str) -> String {
-    let k = kind.to_lowercase();
-    if k == "endpoints" || k.ends_with("metrics") {
-        return k;
-    }
-    if let Some(stem) = k.strip_suffix('y')
-        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
-    {
-        return format!("{stem}ies");
-    }
-    if k.ends_with('s') || k.ends_with('x') || k.ends_with("ch") || k.ends_with("sh") {
-        return format!("{k}es");
-    }
-    format!("{k}s")
+    plural_of("", kind)
 }
 
 /// The `namespaceObject` of a request in `ns`: its manifest among `objects` (or a bare

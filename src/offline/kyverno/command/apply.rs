@@ -189,7 +189,10 @@ pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
     let mut json_out = JsonStream::default();
     let mut mutated = Vec::new();
     if json {
-        p.out("{\n  \"schemaVersion\": 1,\n  \"resources\": [");
+        p.out(&format!(
+            "{{\n  \"schemaVersion\": {},\n  \"resources\": [",
+            crate::envelope::SCHEMA_VERSION
+        ));
     }
     for res in &apply.resources {
         let mut r = apply.evaluate(res);
