@@ -237,7 +237,44 @@ impl KeyId {
 struct MapFrame {
     entries: Vec<(Node, Node)>,
     pending: Option<Node>,
+    /// Built once the mapping has more keys than a scan is worth.
     seen: HashMap<KeyId, usize>,
+}
+
+/// Mappings up to this many keys (nearly all of them) are checked by a scan.
+const SCAN_KEYS: usize = 16;
+
+impl MapFrame {
+    /// The line of an earlier key equal to `key`, if any.
+    fn first_line_of(&self, key: &Yaml) -> Option<usize> {
+        if self.entries.len() < SCAN_KEYS {
+            return self
+                .entries
+                .iter()
+                .find(|(k, _)| &k.value == key)
+                .map(|(k, _)| k.pos.line);
+        }
+        KeyId::of(key).and_then(|id| self.seen.get(&id).copied())
+    }
+
+    /// Records `key` (about to be added) for later duplicate checks.
+    fn remember(&mut self, key: &Node) {
+        let n = self.entries.len();
+        if n + 1 < SCAN_KEYS {
+            return;
+        }
+        if n + 1 == SCAN_KEYS {
+            // Crossing over: index every key so far.
+            for (k, _) in &self.entries {
+                if let Some(id) = KeyId::of(&k.value) {
+                    self.seen.entry(id).or_insert(k.pos.line);
+                }
+            }
+        }
+        if let Some(id) = KeyId::of(&key.value) {
+            self.seen.entry(id).or_insert(key.pos.line);
+        }
+    }
 }
 
 enum Frame {
@@ -398,13 +435,13 @@ impl Builder {
             Some(Frame::Seq(items, ..)) => items.push(node),
             Some(Frame::Map(map, ..)) => match map.pending.take() {
                 None => {
-                    let Some(id) = KeyId::of(&node.value) else {
+                    if matches!(node.value, Yaml::Seq(_) | Yaml::Map(_)) {
                         return Err(YamlError {
                             pos: node.pos,
                             message: "a mapping key must be a scalar".into(),
                         });
-                    };
-                    if let Some(first) = map.seen.get(&id) {
+                    }
+                    if let Some(first) = map.first_line_of(&node.value) {
                         return Err(YamlError {
                             pos: node.pos,
                             message: format!(
@@ -413,7 +450,7 @@ impl Builder {
                             ),
                         });
                     }
-                    map.seen.insert(id, node.pos.line);
+                    map.remember(&node);
                     map.pending = Some(node);
                 }
                 Some(key) => map.entries.push((key, node)),
