@@ -234,6 +234,42 @@ impl Mapper {
     }
 }
 
+/// The resource (plural) that serves `kind` in `api_version`'s group: the built-in
+/// discovery table, then CustomResourceDefinitions among `objects`, and for a kind
+/// neither knows, the guess Kubernetes' own fake REST mapper makes
+/// (`meta.UnsafeGuessKindToResource`: lower case, `y` → `ies`, `s`/`x`/`ch`/`sh` →
+/// `…es`), which is what Kyverno's CLI resolves with. The one kind → resource resolver
+/// of the offline engines (`vap` and `lab::live` are to use it too).
+pub fn resource_for_kind(api_version: &str, kind: &str, objects: &[Value]) -> String {
+    static BUILT_IN_MAPPER: std::sync::OnceLock<Mapper> = std::sync::OnceLock::new();
+    let built_in = BUILT_IN_MAPPER.get_or_init(Mapper::built_in);
+    if let Some(r) = built_in.for_kind(api_version, kind) {
+        return r.plural.clone();
+    }
+    let crds = Mapper {
+        resources: Vec::new(),
+    }
+    .with_crds(objects);
+    if let Some(r) = crds.for_kind(api_version, kind) {
+        return r.plural.clone();
+    }
+    guess_resource(kind)
+}
+
+/// `meta.UnsafeGuessKindToResource` of k8s.io/apimachinery.
+fn guess_resource(kind: &str) -> String {
+    let k = kind.to_lowercase();
+    if k.ends_with('s') || k.ends_with('x') || k.ends_with("ch") || k.ends_with("sh") {
+        format!("{k}es")
+    } else if let Some(stem) = k.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        format!("{stem}ies")
+    } else {
+        format!("{k}s")
+    }
+}
+
 /// The API group of an `apiVersion`: `apps/v1` → `apps`, `v1` → `` (core).
 pub fn group_of(api_version: &str) -> &str {
     api_version
@@ -275,6 +311,24 @@ pub fn resolve_resource(ty: &str) -> Option<(String, String)> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn resource_for_kind_uses_discovery_then_crds_then_the_guess() {
+        assert_eq!(
+            resource_for_kind("networking.k8s.io/v1", "NetworkPolicy", &[]),
+            "networkpolicies"
+        );
+        assert_eq!(resource_for_kind("v1", "Endpoints", &[]), "endpoints");
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "spec": {"group": "x.io", "scope": "Namespaced",
+                     "names": {"plural": "gizmata", "kind": "Gizmo"}}});
+        assert_eq!(resource_for_kind("x.io/v1", "Gizmo", &[crd]), "gizmata");
+        assert_eq!(
+            resource_for_kind("x.io/v1", "ComputeClass", &[]),
+            "computeclasses"
+        );
+        assert_eq!(resource_for_kind("x.io/v1", "Policy", &[]), "policies");
+    }
 
     #[test]
     fn resolve_table() {
