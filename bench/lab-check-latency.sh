@@ -14,13 +14,28 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 kca="$repo/target/release/kca"
+# Everything is checked before the cluster is touched: a missing tool changes nothing.
+for tool in hyperfine kubectl; do
+  command -v "$tool" >/dev/null || { echo "needs $tool on PATH (nothing was changed)" >&2; exit 3; }
+done
 [ -x "$kca" ] || { echo "build first: cargo build --release" >&2; exit 3; }
 : "${KUBECONFIG:?set KUBECONFIG to a cluster-admin kubeconfig}"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+started=
+cleanup() {
+  # Whatever happened (a failed hyperfine run, Ctrl-C), the lab's objects go again.
+  if [ -n "$started" ]; then
+    "$kca" -q lab reset testlab --allow-any-context >/dev/null 2>&1 ||
+      echo "could not reset the test lab: run \`kca lab reset testlab --allow-any-context\`" >&2
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$work/content/labs" "$work/content/quizzes"
 cp -r "$repo/tests/testlab" "$work/content/labs/testlab"
 export KCA_CONTENT_DIR="$work/content" XDG_STATE_HOME="$work/state" KCA_WORKSPACE_ROOT="$work/ws"
+started=1
 "$kca" -q lab start testlab --allow-any-context
 ws="$work/ws/testlab"
 cp "$repo"/tests/testlab/solution/* "$ws/"
@@ -49,4 +64,3 @@ for t in "${tasks[@]}"; do
   hyperfine --warmup 2 --runs 20 -n "kca lab check --task $t" "$kca -q lab check testlab --task $t" \
     -n "kubectl ($t)" "bash -c kubectl_$t"
 done
-"$kca" -q lab reset testlab --allow-any-context >/dev/null || true

@@ -13,6 +13,7 @@ pub mod diag;
 pub mod envelope;
 pub mod error;
 pub mod escape;
+pub mod exec;
 pub mod exit;
 pub mod input;
 pub mod junit;

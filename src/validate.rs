@@ -46,7 +46,9 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
                 if let Document::Quiz(q) = &doc {
                     // The file loaded a moment ago; the lint needs its text for the source lines.
                     let src = std::fs::read_to_string(file).unwrap_or_default();
-                    let (bias, found) = quiz_lint::lint(file, &src, q);
+                    let (bias, mut found) = quiz_lint::lint(file, &src, q);
+                    let lessons = ctx.settings.content_dir.join("lessons");
+                    found.extend(quiz_lint::lesson_links(file, &src, q, &lessons));
                     entry["bias"] = json!(bias);
                     entry["warnings"] = json!(found.len());
                     warnings.extend(found);

@@ -480,6 +480,65 @@ fn verify_catches_a_mutant_that_does_not_fail_its_checks() {
 
 /// The course labs: every starter fails, every solution passes, every mutant fails what it
 /// names — except where a check needs CEL, which is `skipped` offline (never a pass).
+/// A lab that does not validate (work in progress in labs/) fails with its name and
+/// every problem, not with an unreadable "not JSON" panic.
+fn assert_course_labs_load(v: &Value) {
+    let Some(err) = v.get("error") else {
+        return;
+    };
+    let problems: Vec<String> = err["problems"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            format!(
+                "  {}:{}:{}: {}",
+                p["file"].as_str().unwrap_or("?"),
+                p["line"],
+                p["column"],
+                p["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    panic!(
+        "a lab in labs/ does not validate ({}); run `kca validate labs/`:\n{}",
+        err["message"].as_str().unwrap_or(""),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn a_lab_that_does_not_validate_is_named_with_its_problems() {
+    let v: Value = serde_json::json!({"schemaVersion": 1, "error": {"message": "1 problem(s) in content",
+        "problems": [{"file": "labs/kca-wip/lab.yaml", "line": 3, "column": 1, "message": "missing field `tasks`"}]}});
+    let caught = std::panic::catch_unwind(|| assert_course_labs_load(&v)).unwrap_err();
+    let text = caught.downcast_ref::<String>().unwrap();
+    assert!(
+        text.contains("labs/kca-wip/lab.yaml:3:1: missing field `tasks`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_broken_lab_under_json_output_is_a_json_error_naming_the_file() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.content().join("labs/kca-wip")).unwrap();
+    std::fs::write(
+        env.content().join("labs/kca-wip/lab.yaml"),
+        "apiVersion: kca.dev/v1alpha1\nkind: Lab\n",
+    )
+    .unwrap();
+    let out = env
+        .kca()
+        .args(["-o", "json", "lab", "verify", "--offline"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v = json_of(&out.stdout);
+    let file = v["error"]["problems"][0]["file"].as_str().unwrap();
+    assert!(file.ends_with("labs/kca-wip/lab.yaml"), "{v}");
+}
+
 #[test]
 fn verify_offline_on_the_course_labs() {
     let env = Env::new();
@@ -497,6 +556,7 @@ fn verify_offline_on_the_course_labs() {
         .output()
         .unwrap();
     let v = json_of(&out.stdout);
+    assert_course_labs_load(&v);
     let labs = v["labs"].as_array().unwrap();
     let ids: Vec<&str> = labs.iter().map(|l| l["lab"].as_str().unwrap()).collect();
     for want in ["kca-admission", "kca-gates", "kca-mutate", "kca-operations"] {
@@ -597,21 +657,79 @@ fn a_lab_of_files_and_commands_needs_no_cluster() {
 }
 
 #[test]
-fn check_without_a_reachable_cluster_grades_offline_and_says_so() {
+fn check_without_a_reachable_cluster_exits_3_and_never_grades_offline() {
     let t = Env::new();
     t.start_offline();
-    let out = t
-        .kca()
-        .args(["lab", "check", "testlab", "--kubeconfig"])
-        .arg(t.tmp.path().join("missing-kubeconfig"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("grading offline instead"), "{err}");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("offline: no cluster reachable"), "{text}");
-    // The starter does not pass: a result (exit 1), not an environment error (exit 3).
-    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    // Everything that would pass offline: a silent fallback would exit 0 with full marks.
+    for f in ["app.yaml", "check.sh", "policy.yaml", "rbac.yaml"] {
+        t.solve(f);
+    }
+    let refused = t.tmp.path().join("refused-kubeconfig");
+    std::fs::write(
+        &refused,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:9\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: x}\n",
+    )
+    .unwrap();
+    for kubeconfig in [t.tmp.path().join("missing-kubeconfig"), refused] {
+        let out = t
+            .kca()
+            .args(["lab", "check", "testlab", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(3), "{text}{err}");
+        assert!(!err.contains("grading offline"), "{err}");
+        assert!(text.is_empty(), "no results without a cluster: {text}");
+        assert!(err.contains("--offline"), "the hint names --offline: {err}");
+    }
+    // Nothing was recorded as checked.
+    t.kca()
+        .args(["lab", "status"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not checked yet"));
+    // Asked for, offline grading runs and is recorded as offline.
+    t.kca()
+        .args(["lab", "check", "testlab", "--offline"])
+        .assert()
+        .stdout(predicate::str::contains("(offline)"));
+    t.kca()
+        .args(["lab", "status"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("offline"));
+}
+
+#[test]
+fn task_accepts_several_values() {
+    let t = Env::new();
+    t.start_offline();
+    for args in [
+        vec!["--task", "config", "--task", "script"],
+        vec!["--task", "config,script"],
+    ] {
+        let out = t
+            .kca()
+            .args(["--output", "json", "lab", "check", "testlab"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let rep: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+        let ids: Vec<&str> = rep["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, vec!["config", "script"], "{args:?}");
+    }
+    t.kca()
+        .args(["lab", "check", "testlab", "--task", "config,nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no task `nope`"));
 }
 
 #[test]

@@ -2,73 +2,32 @@
 //! deletes its trigger, and explains a missing object the way the course teaches (no
 //! UpdateRequest → the rule did not match; a failed one → the controller's permissions).
 
+mod common;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http::{Request, Response};
+use common::kube_mock::{self, Seen, not_found_page, resources};
+use kca::content::lab::{Check, Spec};
 use kca::content::{Document, load_file};
-use kca::lab::check::{Env, Verdict};
+use kca::lab::check::{Submission, Verdict};
 use kca::settings::{Lang, OutputFormat, Settings};
 use kca::target::live::Live;
 use kca::ui::Printer;
-use kube::client::Body;
 use serde_json::{Value, json};
-
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    body: Value,
-}
 
 type Router = Arc<dyn Fn(&Seen) -> (u16, Value) + Send + Sync>;
 
+/// A `Live` on the shared mock server (`tests/common/kube_mock.rs`), and its request log.
 fn mock(route: Router) -> (Live, Arc<Mutex<Vec<Seen>>>) {
-    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let task_log = log.clone();
-    tokio::spawn(async move {
-        while let Some((request, send)) = handle.next_request().await {
-            let (parts, body) = request.into_parts();
-            let bytes = body.collect_bytes().await.expect("body");
-            let seen = Seen {
-                method: parts.method.to_string(),
-                path: parts.uri.path().to_string(),
-                body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            };
-            let (status, body) = route(&seen);
-            task_log.lock().unwrap().push(seen);
-            let resp = Response::builder()
-                .status(status)
-                .header("content-type", "application/json")
-                .body(Body::from(serde_json::to_vec(&body).unwrap()))
-                .unwrap();
-            send.send_response(resp);
-        }
-    });
-    (
-        Live::from_client(kube::Client::new(service, "default")),
-        log,
-    )
-}
-
-fn resources(gv: &str, list: &[(&str, &str, bool)]) -> Value {
-    json!({
-        "kind": "APIResourceList", "groupVersion": gv,
-        "resources": list.iter().map(|(name, kind, ns)| json!({
-            "name": name, "singularName": "", "namespaced": ns, "kind": kind,
-            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-        })).collect::<Vec<_>>(),
-    })
+    let (client, server) = kube_mock::serve(Box::new(move |s| route(s).into()));
+    (Live::from_client(client), server.log.clone())
 }
 
 fn not_found() -> (u16, Value) {
-    (
-        404,
-        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-               "reason": "NotFound", "code": 404, "message": "not found"}),
-    )
+    let r = not_found_page();
+    (r.status, r.body)
 }
 
 /// Discovery answers for the kinds these checks touch.
@@ -153,7 +112,7 @@ fn trigger_name(log: &Mutex<Vec<Seen>>) -> Option<String> {
 async fn run_generated(lab: &kca::content::lab::Lab, live: &Live) -> kca::lab::check::Outcome {
     let check = lab.check("marker-generated").unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let env = Env {
+    let env = Submission {
         lab,
         workspace: ws.path(),
     };
@@ -167,13 +126,13 @@ fn deleted(log: &Mutex<Vec<Seen>>, name: &str) -> bool {
         .any(|s| s.method == "DELETE" && s.path == format!("/api/v1/namespaces/{name}"))
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn generated_object_found_and_trigger_deleted() {
     let created: Arc<Mutex<Option<Value>>> = Arc::default();
     let polls = Arc::new(Mutex::new(0));
     let (c, p) = (created.clone(), polls.clone());
     let (live, log) = mock(Arc::new(move |s: &Seen| {
-        if let Some(r) = discovery(s) {
+        if let Some(r) = discovery(s).or_else(|| ready_policy(s)) {
             return r;
         }
         match s.method.as_str() {
@@ -223,10 +182,10 @@ async fn generated_object_found_and_trigger_deleted() {
     assert_eq!(gets, 2);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn no_update_request_means_the_rule_did_not_match() {
     let (live, log) = mock(Arc::new(|s: &Seen| {
-        if let Some(r) = discovery(s) {
+        if let Some(r) = discovery(s).or_else(|| ready_policy(s)) {
             return r;
         }
         match (s.method.as_str(), s.path.as_str()) {
@@ -247,12 +206,12 @@ async fn no_update_request_means_the_rule_did_not_match() {
     assert!(deleted(&log, &name), "trigger not deleted after a failure");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_failed_update_request_points_at_the_controller_permissions() {
     let name: Arc<Mutex<String>> = Arc::default();
     let n = name.clone();
     let (live, log) = mock(Arc::new(move |s: &Seen| {
-        if let Some(r) = discovery(s) {
+        if let Some(r) = discovery(s).or_else(|| ready_policy(s)) {
             return r;
         }
         match (s.method.as_str(), s.path.as_str()) {
@@ -328,7 +287,7 @@ async fn run_admission(
 ) -> kca::lab::check::Outcome {
     let check = lab.check(id).unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let env = Env {
+    let env = Submission {
         lab,
         workspace: ws.path(),
     };
@@ -347,7 +306,7 @@ fn ready_policy(s: &Seen) -> Option<(u16, Value)> {
         })
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn admission_is_judged_by_the_parsed_denier_not_the_text() {
     let (live, log) = mock(Arc::new(|s: &Seen| {
         discovery(s).or_else(|| ready_policy(s)).unwrap_or_else(|| {
@@ -378,7 +337,7 @@ async fn admission_is_judged_by_the_parsed_denier_not_the_text() {
     assert_eq!(posted.body["metadata"]["generateName"], "testlab-probe-");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_denial_by_another_policy_fails_even_when_its_text_mentions_ours() {
     let (live, _log) = mock(Arc::new(|s: &Seen| {
         discovery(s)
@@ -400,7 +359,7 @@ async fn a_denial_by_another_policy_fails_even_when_its_text_mentions_ours() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_policy_that_never_gets_ready_fails_before_probing() {
     let (live, log) = mock(Arc::new(|s: &Seen| {
         discovery(s).unwrap_or_else(|| match (s.method.as_str(), s.path.as_str()) {
@@ -421,4 +380,425 @@ async fn a_policy_that_never_gets_ready_fails_before_probing() {
         !log.lock().unwrap().iter().any(|s| s.method == "POST"),
         "probed an unready policy"
     );
+}
+
+// ---- a server without ValidatingAdmissionPolicy (Kubernetes 1.24) ----
+
+/// `admissionregistration.k8s.io/v1` as a 1.24 API server serves it: webhooks only.
+fn admission_v1_without_vap(s: &Seen) -> Option<(u16, Value)> {
+    (s.method == "GET" && s.path == "/apis/admissionregistration.k8s.io/v1").then(|| {
+        (
+            200,
+            resources(
+                "admissionregistration.k8s.io/v1",
+                &[
+                    (
+                        "validatingwebhookconfigurations",
+                        "ValidatingWebhookConfiguration",
+                        false,
+                    ),
+                    (
+                        "mutatingwebhookconfigurations",
+                        "MutatingWebhookConfiguration",
+                        false,
+                    ),
+                ],
+            ),
+        )
+    })
+}
+
+fn vap_checks() -> (Check, Check) {
+    use kca::content::lab::{Denier, Expect, ObjSel, Probe};
+    let base = testlab(Duration::from_secs(30))
+        .check("no-team-denied")
+        .unwrap()
+        .clone();
+    let binding = Check {
+        id: "vap-binding".into(),
+        spec: Spec::Resource {
+            target: ObjSel {
+                api_version: "admissionregistration.k8s.io/v1".into(),
+                kind: "ValidatingAdmissionPolicyBinding".into(),
+                namespace: None,
+                name: "require-limits-vap".into(),
+            },
+            present: true,
+            matches: None,
+            installed: false,
+        },
+        ..base.clone()
+    };
+    let denies = Check {
+        id: "vap-denies".into(),
+        spec: Spec::Admission {
+            probe: Probe {
+                source: None,
+                object: json!({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"generateName": "p-", "namespace": "kca-testlab"},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
+            },
+            update: false,
+            user: None,
+            expect: Expect::Denied(Some(Denier::Vap {
+                policy: "require-limits-vap".into(),
+            })),
+            assert: None,
+            policies: vec![],
+        },
+        ..base
+    };
+    (binding, denies)
+}
+
+#[tokio::test(start_paused = true)]
+async fn checks_needing_validating_admission_policy_are_skipped_at_once_on_a_server_without_it() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        admission_v1_without_vap(s)
+            .or_else(|| discovery(s))
+            // Without a VAP the probe is admitted: a check that got this far would FAIL.
+            .unwrap_or_else(|| (201, s.body.clone()))
+    }));
+    let lab = testlab(Duration::from_secs(30));
+    let ws = tempfile::tempdir().unwrap();
+    let (binding, denies) = vap_checks();
+    for check in [&binding, &denies] {
+        let started = tokio::time::Instant::now();
+        let env = Submission {
+            lab: &lab,
+            workspace: ws.path(),
+        };
+        let o = kca::lab::live::evaluate(&live, env, check, &printer()).await;
+        assert_eq!(o.verdict, Verdict::Skipped, "{}: {o:?}", check.id);
+        assert!(
+            o.detail
+                .contains("does not serve ValidatingAdmissionPolicy"),
+            "{}",
+            o.detail
+        );
+        assert!(o.detail.contains("1.30"), "{}", o.detail);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{} waited {:?}",
+            check.id,
+            started.elapsed()
+        );
+    }
+    assert!(
+        !log.lock().unwrap().iter().any(|s| s.method == "POST"),
+        "probed a server that cannot judge the check"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn apply_advice_names_the_files_a_server_without_vap_cannot_take() {
+    let (live, _log) = mock(Arc::new(|s: &Seen| {
+        admission_v1_without_vap(s)
+            .or_else(|| discovery(s))
+            .unwrap_or_else(not_found)
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let ws = tempfile::tempdir().unwrap();
+    let policies = ws.path().join("policies");
+    std::fs::create_dir(&policies).unwrap();
+    std::fs::write(
+        policies.join("require-team.yaml"),
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: a}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        policies.join("require-limits-vap.yaml"),
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: v}\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: v}\n",
+    )
+    .unwrap();
+    let advice = kca::lab::live::apply_advice(&live, &lab, ws.path())
+        .await
+        .expect("advice for a server without VAP");
+    assert!(
+        advice.en.contains("policies/require-limits-vap.yaml"),
+        "{}",
+        advice.en
+    );
+    assert!(
+        advice
+            .en
+            .contains("kubectl apply -f policies/require-team.yaml"),
+        "{}",
+        advice.en
+    );
+    assert!(
+        advice
+            .ja
+            .contains("kubectl apply -f policies/require-team.yaml")
+    );
+    // A workspace the server can take entirely needs no advice.
+    std::fs::remove_file(policies.join("require-limits-vap.yaml")).unwrap();
+    assert!(
+        kca::lab::live::apply_advice(&live, &lab, ws.path())
+            .await
+            .is_none()
+    );
+}
+
+// ---- generated: the UpdateRequest of this trigger, and a controller that does nothing ----
+
+/// A Kyverno 1.19 UpdateRequest naming `trigger` in `spec.ruleContext[].trigger`.
+fn update_request(name: &str, trigger: &str, state: &str, message: &str) -> Value {
+    json!({
+        "apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
+        "metadata": {"name": name, "namespace": "kyverno"},
+        "spec": {"requestType": "generate", "policy": "testlab-require-team",
+                 "ruleContext": [{"rule": "make-marker", "deleteDownstream": false,
+                    "trigger": {"apiVersion": "v1", "kind": "Namespace", "name": trigger}}],
+                 "resource": {}, "context": {}},
+        "status": {"state": state, "message": message}
+    })
+}
+
+/// A server where the trigger is created and nothing is generated; UpdateRequests are made
+/// by `urs` from the trigger's name.
+fn generating_nothing(
+    urs: impl Fn(&str) -> Vec<Value> + Send + Sync + 'static,
+) -> (Live, Arc<Mutex<Vec<Seen>>>) {
+    let trigger: Arc<Mutex<String>> = Arc::default();
+    mock(Arc::new(move |s: &Seen| {
+        if let Some(r) = discovery(s).or_else(|| ready_policy(s)) {
+            return r;
+        }
+        match (s.method.as_str(), s.path.as_str()) {
+            ("POST", "/api/v1/namespaces") => {
+                *trigger.lock().unwrap() = s.body["metadata"]["name"].as_str().unwrap().into();
+                (201, s.body.clone())
+            }
+            ("GET", "/apis/kyverno.io/v2/namespaces/kyverno/updaterequests") => (
+                200,
+                json!({"kind": "UpdateRequestList", "items": urs(&trigger.lock().unwrap())}),
+            ),
+            ("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews") => (
+                201,
+                json!({"kind": "SubjectAccessReview", "spec": s.body["spec"].clone(),
+                       "status": {"allowed": false}}),
+            ),
+            ("DELETE", _) => (200, json!({"kind": "Status", "status": "Success"})),
+            _ => not_found(),
+        }
+    }))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stale_update_request_of_the_same_policy_is_not_blamed_for_a_new_trigger() {
+    let (live, _log) = generating_nothing(|_| {
+        vec![update_request(
+            "ur-old",
+            "testlab-trigger-earlier",
+            "Failed",
+            "old failure from an earlier run",
+        )]
+    });
+    let lab = testlab(Duration::from_secs(1));
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(o.detail.contains("no UpdateRequest"), "{}", o.detail);
+    assert!(!o.detail.contains("old failure"), "{}", o.detail);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_failed_update_request_of_this_trigger_shows_its_own_message() {
+    let (live, _log) = generating_nothing(|trigger| {
+        vec![
+            update_request("ur-old", "testlab-trigger-earlier", "Failed", "old failure"),
+            update_request("ur-new", trigger, "Failed", "configmaps is forbidden"),
+        ]
+    });
+    let lab = testlab(Duration::from_secs(1));
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(
+        o.detail
+            .contains("the UpdateRequest failed: configmaps is forbidden"),
+        "{}",
+        o.detail
+    );
+    assert!(!o.detail.contains("old failure"), "{}", o.detail);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pending_update_request_is_an_error_not_a_fail() {
+    let (live, log) =
+        generating_nothing(|trigger| vec![update_request("ur-1", trigger, "Pending", "")]);
+    let lab = testlab(Duration::from_secs(5));
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+    assert!(o.detail.contains("still Pending"), "{}", o.detail);
+    assert!(
+        o.detail.contains("kyverno-background-controller"),
+        "{}",
+        o.detail
+    );
+    let name = trigger_name(&log).unwrap();
+    assert!(deleted(&log, &name), "trigger not deleted");
+}
+
+#[tokio::test(start_paused = true)]
+async fn generated_fails_at_once_when_its_policy_is_not_in_the_cluster() {
+    let (live, log) = mock(Arc::new(|s: &Seen| discovery(s).unwrap_or_else(not_found)));
+    let lab = testlab(Duration::from_secs(60));
+    let started = tokio::time::Instant::now();
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert_eq!(
+        o.detail,
+        "policy `testlab-require-team` is not in the cluster; apply it with `kubectl apply -f`"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        trigger_name(&log).is_none(),
+        "created a trigger for a missing policy"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn access_reviews_name_resources_from_discovery_tables_not_a_plural_guess() {
+    use kca::target::ObjRef;
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        if s.path == "/apis/example.com/v1" {
+            (
+                200,
+                resources("example.com/v1", &[("gooses", "Goose", true)]),
+            )
+        } else {
+            not_found()
+        }
+    }));
+    let of = |a: &str, k: &str| ObjRef::new(a, k, None, "x");
+    let r = |o: ObjRef| {
+        let live = &live;
+        async move { kca::lab::live::resource_of(live, &o).await }
+    };
+    assert_eq!(
+        r(of("networking.k8s.io/v1", "NetworkPolicy")).await,
+        Some(("networking.k8s.io".into(), "networkpolicies".into()))
+    );
+    assert_eq!(
+        r(of("v1", "Endpoints")).await,
+        Some((String::new(), "endpoints".into()))
+    );
+    // The built-in table answered without a request; a CRD asks the server.
+    assert!(log.lock().unwrap().is_empty());
+    assert_eq!(
+        r(of("example.com/v1", "Goose")).await,
+        Some(("example.com".into(), "gooses".into()))
+    );
+    assert_eq!(r(of("example.com/v1", "Moose")).await, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn verify_live_applies_a_variant_as_the_labs_objects_namespaces_first() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        if let Some(r) = admission_v1_without_vap(s).or_else(|| discovery(s)) {
+            return r;
+        }
+        match (s.method.as_str(), s.path.as_str()) {
+            // Kyverno's policy webhook refuses the policy: reported, the rest still applied.
+            ("PATCH", p) if p.starts_with("/apis/kyverno.io/") => (
+                400,
+                json!({"kind": "Status", "status": "Failure", "code": 400,
+                       "message": "admission webhook \"validate-policy.kyverno.svc\" denied the request"}),
+            ),
+            ("PATCH", _) => (200, s.body.clone()),
+            _ => not_found(),
+        }
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("a-policy.yaml"),
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("b-vap.yaml"),
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: v}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("c-app.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: extra}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: extra}\n",
+    )
+    .unwrap();
+    let cli = <kca::cli::Cli as clap::Parser>::try_parse_from(["kca", "validate"]).unwrap();
+    let ctx = kca::ctx::Ctx::new(kca::app::settings_from(
+        &cli,
+        &kca::settings::Env::default(),
+    ));
+    kca::lab::verify::apply_workspace(&ctx, &live, &lab, ws.path())
+        .await
+        .expect("a refused object is reported, not fatal");
+    let patches: Vec<Seen> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.method == "PATCH")
+        .cloned()
+        .collect();
+    let paths: Vec<&str> = patches.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "/api/v1/namespaces/extra",
+            "/apis/kyverno.io/v1/clusterpolicies/p",
+            "/api/v1/namespaces/extra/configmaps/settings",
+        ],
+        "namespaces first, the unserved VAP left out"
+    );
+    for p in &patches {
+        assert_eq!(
+            p.body.pointer("/metadata/labels/kca.dev~1lab"),
+            Some(&json!("testlab")),
+            "{} is not labelled as the lab's (the next reset would leave it)",
+            p.path
+        );
+        assert_eq!(
+            p.query_pairs(),
+            vec![("fieldManager", "kca"), ("force", "true")]
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_accepted_check_on_a_kind_the_server_does_not_serve_is_skipped() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        admission_v1_without_vap(s)
+            .or_else(|| discovery(s))
+            .unwrap_or_else(not_found)
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("vap.yaml"),
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: require-limits-vap}\nspec: {}\n",
+    )
+    .unwrap();
+    let check = Check {
+        id: "vap-accepted".into(),
+        spec: Spec::Accepted {
+            path: "vap.yaml".into(),
+            document: None,
+            accepted: true,
+            message: None,
+        },
+        ..lab.check("no-team-denied").unwrap().clone()
+    };
+    let env = Submission {
+        lab: &lab,
+        workspace: ws.path(),
+    };
+    let o = kca::lab::live::evaluate(&live, env, &check, &printer()).await;
+    assert_eq!(o.verdict, Verdict::Skipped, "{o:?}");
+    assert!(o.detail.contains("1.30"), "{}", o.detail);
+    assert!(!log.lock().unwrap().iter().any(|s| s.method == "POST"));
 }

@@ -592,7 +592,7 @@ async fn resources_get_list_apply_create_delete() {
     let bogus = ObjRef::new("kca.dev/v1alpha1", "Lab", Some(&ns), "x");
     assert!(matches!(
         live.get(&bogus).await,
-        Err(LiveError::Unsupported(_))
+        Err(LiveError::NotServed { .. })
     ));
 }
 
@@ -872,4 +872,44 @@ async fn unreachable_server_is_an_environment_error() {
         .assert()
         .code(3)
         .stderr(predicates::str::contains("does not answer"));
+}
+
+/// `kca lab verify --live` on the test lab: the same proof as offline, on the cluster.
+/// Needs a lab cluster (marked by `kca cluster adopt`/`up`) with Kyverno.
+#[tokio::test]
+async fn lab_verify_live_proves_the_test_lab() {
+    let Some(path) = kubeconfig() else { return };
+    let live = connect(&path).await;
+    if !kca::cluster::is_lab_cluster(&live).await.unwrap_or(false) {
+        skip(
+            "lab verify --live",
+            "the cluster is not marked as a lab cluster (`kca cluster adopt`)",
+        );
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let content = home.path().join("content");
+    std::fs::create_dir_all(content.join("labs")).unwrap();
+    std::fs::create_dir_all(content.join("quizzes")).unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testlab"))
+        .arg(content.join("labs/testlab"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = kca(home.path())
+        .timeout(Duration::from_secs(900))
+        .args(["--output", "json", "lab", "verify", "--live", "testlab"])
+        .arg("--content-dir")
+        .arg(&content)
+        .arg("--kubeconfig")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("no JSON report: {}", String::from_utf8_lossy(&out.stderr)));
+    let lab = &report["labs"][0];
+    assert_eq!(lab["lab"], "testlab");
+    assert_eq!(lab["ok"], true, "{lab:#}");
 }

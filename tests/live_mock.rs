@@ -2,130 +2,24 @@
 //! headers and body are recorded and asserted, and the answers are shaped like a real API
 //! server's (discovery lists, Status objects, Warning headers).
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::kube_mock::{
+    self, Reply, Router, Seen, Server, not_found_page, reply, status_failure, without_discovery,
+};
 use http::{Request, Response};
 use kca::target::live::{Live, LiveError};
 use kca::target::{AccessQuery, Admission, DeniedBy, Identity, ObjRef, Operation};
 use kube::client::Body;
 use serde_json::{Value, json};
 
-/// One request as the mock server saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    query: BTreeMap<String, String>,
-    headers: Vec<(String, String)>,
-    body: Value,
-}
-
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-    fn headers_named(&self, name: &str) -> Vec<&str> {
-        self.headers
-            .iter()
-            .filter(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .collect()
-    }
-    fn query_pairs(&self) -> Vec<(&str, &str)> {
-        self.query
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect()
-    }
-}
-
-/// A canned answer: status, JSON body, extra headers.
-struct Reply {
-    status: u16,
-    body: Value,
-    headers: Vec<(&'static str, String)>,
-}
-
-fn reply(status: u16, body: Value) -> Reply {
-    Reply {
-        status,
-        body,
-        headers: Vec::new(),
-    }
-}
-
-type Router = Box<dyn Fn(&Seen) -> Reply + Send + Sync>;
-
 /// A `Live` on a mock service answering with `route`, and the log of what it was asked.
-fn mock(route: Router) -> (Live, Arc<Mutex<Vec<Seen>>>, tokio::task::JoinHandle<()>) {
-    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let task_log = log.clone();
-    let task = tokio::spawn(async move {
-        while let Some((request, send)) = handle.next_request().await {
-            let (parts, body) = request.into_parts();
-            let bytes = body.collect_bytes().await.expect("request body");
-            let seen = Seen {
-                method: parts.method.to_string(),
-                path: parts.uri.path().to_string(),
-                query: parts.uri.query().map(parse_query).unwrap_or_default(),
-                headers: parts
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
-                    .collect(),
-                body: if bytes.is_empty() {
-                    Value::Null
-                } else {
-                    serde_json::from_slice(&bytes).expect("request body is JSON")
-                },
-            };
-            let r = route(&seen);
-            task_log.lock().unwrap().push(seen);
-            let mut builder = Response::builder()
-                .status(r.status)
-                .header("content-type", "application/json");
-            for (k, v) in r.headers {
-                builder = builder.header(k, v);
-            }
-            let body = serde_json::to_vec(&r.body).unwrap();
-            send.send_response(builder.body(Body::from(body)).unwrap());
-        }
-    });
-    let client = kube::Client::new(service, "default");
-    (Live::from_client(client), log, task)
-}
-
-fn parse_query(q: &str) -> BTreeMap<String, String> {
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
-        })
-        .collect()
-}
-
-fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
-            out.push(u8::from_str_radix(hex, 16).unwrap());
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).unwrap()
+fn mock(route: Router) -> (Live, Arc<Mutex<Vec<Seen>>>, Server) {
+    let (client, server) = kube_mock::serve(route);
+    (Live::from_client(client), server.log.clone(), server)
 }
 
 // ---- realistic server answers ----
@@ -163,28 +57,6 @@ fn kyverno_v1_resources() -> Value {
     })
 }
 
-fn status_failure(code: u16, reason: &str, message: &str, details: Value) -> Value {
-    json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "details": details,
-        "code": code
-    })
-}
-
-fn not_found_page() -> Reply {
-    reply(
-        404,
-        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-               "message": "the server could not find the requested resource", "reason": "NotFound",
-               "details": {}, "code": 404}),
-    )
-}
-
 fn discovery(seen: &Seen) -> Option<Reply> {
     match (seen.method.as_str(), seen.path.as_str()) {
         ("GET", "/api/v1") => Some(reply(200, core_v1_resources())),
@@ -205,27 +77,14 @@ fn pod(ns: &str, name: &str) -> Value {
     })
 }
 
-async fn finish(live: Live, task: tokio::task::JoinHandle<()>) {
+async fn finish(live: Live, server: Server) {
     drop(live);
-    task.await.expect("mock server task");
-}
-
-fn without_discovery(log: &Arc<Mutex<Vec<Seen>>>) -> Vec<Seen> {
-    log.lock()
-        .unwrap()
-        .iter()
-        .filter(|s| {
-            !(s.method == "GET"
-                && (s.path == "/api/v1"
-                    || s.path.matches('/').count() == 3 && s.path.starts_with("/apis/")))
-        })
-        .cloned()
-        .collect()
+    server.finish().await;
 }
 
 // ---- tests ----
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn server_version_reads_vendor_minor() {
     let (live, log, task) = mock(Box::new(|s| {
         assert_eq!((s.method.as_str(), s.path.as_str()), ("GET", "/version"));
@@ -239,7 +98,7 @@ async fn server_version_reads_vendor_minor() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn serves_uses_discovery_and_caches_it() {
     let (live, log, task) = mock(Box::new(|s| discovery(s).unwrap_or_else(not_found_page)));
     assert!(live.serves("kyverno.io/v1", "ClusterPolicy").await.unwrap());
@@ -268,7 +127,7 @@ async fn serves_uses_discovery_and_caches_it() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn can_i_sends_a_subject_access_review_without_impersonation() {
     let (live, log, task) = mock(Box::new(|s| {
         reply(
@@ -323,7 +182,7 @@ async fn can_i_sends_a_subject_access_review_without_impersonation() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn can_i_denied_carries_reason_and_evaluation_error() {
     let (live, log, task) = mock(Box::new(|s| {
         reply(
@@ -358,7 +217,7 @@ async fn can_i_denied_carries_reason_and_evaluation_error() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn admit_create_is_a_dry_run_as_the_identity_and_returns_the_mutated_object() {
     let (live, log, task) = mock(Box::new(|s| {
         if let Some(r) = discovery(s) {
@@ -408,7 +267,7 @@ async fn admit_create_is_a_dry_run_as_the_identity_and_returns_the_mutated_objec
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn admit_update_puts_to_the_object_path() {
     let (live, log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| reply(200, s.body.clone()))
@@ -425,7 +284,7 @@ async fn admit_update_puts_to_the_object_path() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn admit_without_namespace_uses_the_context_namespace_and_cluster_scope_has_none() {
     let (live, log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| reply(201, s.body.clone()))
@@ -446,7 +305,7 @@ async fn admit_without_namespace_uses_the_context_namespace_and_cluster_scope_ha
 
 const KYVERNO_DENIAL: &str = "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Pod/lab/probe was blocked due to the following policies \n\nrequire-labels:\n  check-team: 'validation error: label team is required. rule check-team failed at\n    path /metadata/labels/team/'\n";
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn admit_denied_by_kyverno_names_policy_and_rule() {
     let (live, _log, task) = mock(Box::new(|s| {
         discovery(s)
@@ -473,7 +332,7 @@ async fn admit_denied_by_kyverno_names_policy_and_rule() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn admit_denied_by_rbac_when_impersonating_a_user_without_rights() {
     let msg = "pods is forbidden: User \"nobody\" cannot create resource \"pods\" in API group \"\" in the namespace \"lab\"";
     let (live, _log, task) = mock(Box::new(move |s| {
@@ -499,7 +358,7 @@ async fn admit_denied_by_rbac_when_impersonating_a_user_without_rights() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn admit_denied_by_quota_and_missing_namespace_is_other() {
     let (live, _log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| {
@@ -525,7 +384,7 @@ async fn admit_denied_by_quota_and_missing_namespace_is_other() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn admit_webhook_down_is_an_error_not_a_denial() {
     let msg = "Internal error occurred: failed calling webhook \"validate.kyverno.svc-fail\": failed to call webhook: Post \"https://kyverno-svc.kyverno.svc:443/validate/fail?timeout=10s\": dial tcp 10.96.12.3:443: connect: connection refused";
     let (live, _log, task) = mock(Box::new(move |s| {
@@ -544,18 +403,18 @@ async fn admit_webhook_down_is_an_error_not_a_denial() {
     finish(live, task).await;
 }
 
-#[tokio::test]
-async fn admit_kind_not_served_is_unsupported() {
+#[tokio::test(start_paused = true)]
+async fn admit_kind_not_served_says_so() {
     let (live, _log, task) = mock(Box::new(|s| discovery(s).unwrap_or_else(not_found_page)));
     let vap = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "x"}});
     assert!(matches!(
         live.admit(&vap, Operation::Create, None).await,
-        Err(LiveError::Unsupported(_))
+        Err(LiveError::NotServed { .. })
     ));
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn get_returns_none_for_missing_and_the_object_otherwise() {
     let (live, log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| match s.path.as_str() {
@@ -590,7 +449,7 @@ async fn get_returns_none_for_missing_and_the_object_otherwise() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn list_sends_the_label_selector_and_fills_in_kind() {
     let (live, log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| {
@@ -624,7 +483,7 @@ async fn list_sends_the_label_selector_and_fills_in_kind() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn apply_is_server_side_apply_as_kca_and_tolerates_deprecation_warnings() {
     let warning = "299 - \"kyverno.io/v1 ClusterPolicy is deprecated; use policies.kyverno.io/v1 ValidatingPolicy\"";
     let (live, log, task) = mock(Box::new(move |s| {
@@ -664,7 +523,7 @@ async fn apply_is_server_side_apply_as_kca_and_tolerates_deprecation_warnings() 
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn create_posts_with_generate_name() {
     let (live, log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| {
@@ -685,7 +544,7 @@ async fn create_posts_with_generate_name() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn create_conflict_is_an_api_error() {
     let (live, _log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| {
@@ -708,7 +567,7 @@ async fn create_conflict_is_an_api_error() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn delete_is_background_and_not_found_is_fine() {
     let (live, log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| {
@@ -736,7 +595,7 @@ async fn delete_is_background_and_not_found_is_fine() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn delete_forbidden_is_an_error() {
     let (live, _log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| reply(403, status_failure(403, "Forbidden",
@@ -751,7 +610,7 @@ async fn delete_forbidden_is_an_error() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn wait_ready_polls_until_the_ready_condition() {
     let gets = Arc::new(Mutex::new(0));
     let counter = gets.clone();
@@ -770,7 +629,7 @@ async fn wait_ready_polls_until_the_ready_condition() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn wait_ready_gives_up_at_the_deadline() {
     let (live, _log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| {
@@ -797,7 +656,7 @@ async fn wait_ready_gives_up_at_the_deadline() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn transport_failures_are_unreachable_or_timeout() {
     let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let task = tokio::spawn(async move {
@@ -826,7 +685,7 @@ async fn transport_failures_are_unreachable_or_timeout() {
     task.await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn connect_reports_kubeconfig_problems_and_unreachable_servers() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope");
@@ -882,7 +741,7 @@ fn deployment(name: &str, ready: bool) -> Value {
                       "readyReplicas": if ready { 1 } else { 0 }, "availableReplicas": if ready { 1 } else { 0 }}})
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn kyverno_state_reads_deployments_and_webhooks() {
     let (live, log, task) = mock(Box::new(|s| {
         apps_and_admission_discovery(s).unwrap_or_else(|| match s.path.as_str() {
@@ -926,7 +785,7 @@ async fn kyverno_state_reads_deployments_and_webhooks() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn background_grants_ask_as_the_background_controller() {
     let (live, log, task) = mock(Box::new(|s| {
         let resource = s.body["spec"]["resourceAttributes"]["resource"]
@@ -973,7 +832,7 @@ async fn background_grants_ask_as_the_background_controller() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn marker_is_applied_read_and_removed_in_kube_public() {
     let stored: Arc<Mutex<Option<Value>>> = Arc::new(Mutex::new(None));
     let state = stored.clone();
@@ -1035,7 +894,7 @@ async fn marker_is_applied_read_and_removed_in_kube_public() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_marker_without_the_label_does_not_count() {
     let (live, _log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| reply(200, json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -1045,7 +904,7 @@ async fn a_marker_without_the_label_does_not_count() {
     finish(live, task).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn repeated_warnings_are_kept_once() {
     let (live, _log, task) = mock(Box::new(|s| {
         discovery(s).unwrap_or_else(|| Reply {
@@ -1063,4 +922,117 @@ async fn repeated_warnings_are_kept_once() {
         vec!["kyverno.io/v1 is deprecated".to_string()]
     );
     finish(live, task).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kyverno_deployment_scaled_to_zero_is_not_ready() {
+    let (live, _log, server) = mock(Box::new(|s| {
+        apps_and_admission_discovery(s).unwrap_or_else(|| match s.path.as_str() {
+            "/apis/apps/v1/namespaces/kyverno/deployments" => {
+                let mut background = deployment("kyverno-background-controller", false);
+                background["spec"]["replicas"] = json!(0);
+                background["status"] = json!({"observedGeneration": 1});
+                reply(
+                    200,
+                    json!({"kind": "DeploymentList", "items": [
+                        deployment("kyverno-admission-controller", true),
+                        background,
+                        deployment("kyverno-cleanup-controller", true),
+                        deployment("kyverno-reports-controller", true),
+                    ]}),
+                )
+            }
+            p if p.ends_with("webhookconfigurations") => reply(
+                200,
+                json!({"items": [{"metadata": {"name": "kyverno-resource-webhook-cfg"}}]}),
+            ),
+            other => panic!("unexpected request {other}"),
+        })
+    }));
+    let k = kca::cluster::kyverno_state(&live).await.unwrap();
+    let bg = k
+        .deployments
+        .iter()
+        .find(|d| d.name == "kyverno-background-controller")
+        .unwrap();
+    assert_eq!(bg.ready, "0/0");
+    assert!(!bg.rolled_out, "a Deployment scaled to 0 counts as ready");
+    assert!(!k.ready());
+    finish(live, server).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_request_says_it_is_kca() {
+    let (live, log, server) = mock(Box::new(|s| {
+        discovery(s).unwrap_or_else(|| match s.method.as_str() {
+            "GET" if s.path == "/version" => reply(
+                200,
+                json!({"major": "1", "minor": "24", "gitVersion": "v1.24.17"}),
+            ),
+            _ => reply(201, s.body.clone()),
+        })
+    }));
+    live.server_version().await.unwrap();
+    live.admit(&pod("lab", "p"), Operation::Create, None)
+        .await
+        .unwrap();
+    let reqs = log.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 3, "{reqs:?}");
+    for s in &reqs {
+        assert_eq!(
+            s.header("user-agent"),
+            Some(concat!("kca/", env!("CARGO_PKG_VERSION"))),
+            "{} {}",
+            s.method,
+            s.path
+        );
+    }
+    finish(live, server).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_checks_share_one_discovery_fetch_per_group_version() {
+    let (live, _log, server) = mock(Box::new(|s| discovery(s).unwrap_or_else(not_found_page)));
+    let (a, b, c) = tokio::join!(
+        live.serves("kyverno.io/v1", "ClusterPolicy"),
+        live.serves("kyverno.io/v1", "Policy"),
+        live.serves("kyverno.io/v1", "ClusterPolicy"),
+    );
+    assert!(a.unwrap() && b.unwrap() && c.unwrap());
+    assert_eq!(server.count("GET", "/apis/kyverno.io/v1"), 1);
+    // A kind the server does not serve: the waiters take the answer fetched meanwhile.
+    let vap = "admissionregistration.k8s.io/v1";
+    let (a, b, c) = tokio::join!(
+        live.serves(vap, "ValidatingAdmissionPolicy"),
+        live.serves(vap, "ValidatingAdmissionPolicy"),
+        live.serves(vap, "ValidatingAdmissionPolicyBinding"),
+    );
+    assert!(!a.unwrap() && !b.unwrap() && !c.unwrap());
+    assert_eq!(
+        server.count("GET", "/apis/admissionregistration.k8s.io/v1"),
+        1
+    );
+    finish(live, server).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_api_server_is_a_timeout_an_environment_error() {
+    // The server takes the request and never answers (a wedged apiserver or proxy).
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let task = tokio::spawn(async move {
+        let (_request, send) = handle.next_request().await.unwrap();
+        std::future::pending::<()>().await;
+        drop(send);
+    });
+    let live = Live::from_client(kube::Client::new(service, "default"));
+    let started = tokio::time::Instant::now();
+    match live.server_version().await {
+        Err(e @ LiveError::Timeout(_)) => {
+            let e: kca::error::Error = e.into();
+            assert_eq!(e.exit(), kca::exit::Exit::Environment);
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(started.elapsed() >= Duration::from_secs(45));
+    task.abort();
 }

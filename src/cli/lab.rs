@@ -75,9 +75,9 @@ pub struct StartArgs {
 pub struct CheckArgs {
     /// Lab id (default: the lab you started last)
     pub lab: Option<String>,
-    /// Only this task's checks
-    #[arg(long, value_name = "TASK")]
-    pub task: Option<String>,
+    /// Only these tasks' checks (repeat, or separate with commas)
+    #[arg(long, value_name = "TASK", value_delimiter = ',')]
+    pub task: Vec<String>,
     /// Grade in-process against your workspace manifests, without a cluster
     #[arg(long, conflicts_with_all = ["context", "kubeconfig"])]
     pub offline: bool,
@@ -112,9 +112,15 @@ pub struct ResetArgs {
 pub struct VerifyArgs {
     /// Lab ids (default: every lab)
     pub labs: Vec<String>,
-    /// Evaluate in-process (the only mode so far; required so the intent is explicit)
-    #[arg(long)]
+    /// Evaluate in-process, without a cluster
+    #[arg(long, conflicts_with = "live")]
     pub offline: bool,
+    /// Apply each variant to the current lab cluster (reset in between), grade it live, and
+    /// report every check whose live verdict differs from the offline one
+    #[arg(long)]
+    pub live: bool,
+    #[command(flatten)]
+    pub target: crate::cli::cluster::TargetArgs,
 }
 
 #[derive(Debug, clap::Args)]

@@ -7,6 +7,7 @@
 //! length or position; "all of the above"-style multi questions reward guessing); the
 //! thresholds are ours: a third for longest-is-correct, 40 % for a strategy's score.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
@@ -56,6 +57,52 @@ pub fn lint(path: &Path, src: &str, quiz: &Quiz) -> (Bias, Vec<Diagnostic>) {
         warn_hints(&mut out, q);
     }
     (bias, out.finish())
+}
+
+/// Warns about `lesson:` links whose `{#anchor}` heading is in neither language file of
+/// `lessons/module-N/`. Says nothing when the content has no lessons folder at all (a quiz
+/// collection of its own, or lessons not written yet).
+pub fn lesson_links(path: &Path, src: &str, quiz: &Quiz, lessons: &Path) -> Vec<Diagnostic> {
+    let mut out = Collector::new(path, src);
+    if !lessons.is_dir() {
+        return out.finish();
+    }
+    let mut texts: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for q in &quiz.questions {
+        let Some((module, anchor)) = q.lesson.as_deref().and_then(|l| l.split_once('#')) else {
+            continue;
+        };
+        let files = texts.entry(module.to_string()).or_insert_with(|| {
+            ["ja", "en"]
+                .into_iter()
+                .filter_map(|lang| {
+                    let file = format!("lessons/{module}/{lang}.md");
+                    std::fs::read_to_string(lessons.join(module).join(format!("{lang}.md")))
+                        .ok()
+                        .map(|text| (file, text))
+                })
+                .collect()
+        });
+        let tag = format!("{{#{anchor}}}");
+        let missing: Vec<&str> = files
+            .iter()
+            .filter(|(_, text)| !text.contains(&tag))
+            .map(|(file, _)| file.as_str())
+            .collect();
+        if files.is_empty() || !missing.is_empty() {
+            let place = if files.is_empty() {
+                format!("lessons/{module}/ has no ja.md or en.md")
+            } else {
+                format!("no heading `{tag}` in {}", missing.join(", "))
+            };
+            out.warning(
+                q.pos,
+                format!("`{}`: lesson link `{module}#{anchor}`: {place}", q.id),
+                "link to an existing `## Heading {#anchor}` of that module's lesson",
+            );
+        }
+    }
+    out.finish()
 }
 
 /// Scores every strategy with the grader, so a warning means what a learner would get.
@@ -500,6 +547,43 @@ mod tests {
         // Multi with partial credit: 3 right picks, 1 wrong, over 3 → 2/3.
         let s = bias.select_all.unwrap();
         assert!((s - 2.0 / 3.0).abs() < 1e-9, "{s}");
+    }
+
+    #[test]
+    fn a_lesson_link_to_a_missing_heading_is_pointed_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let lessons = dir.path().join("lessons");
+        std::fs::create_dir_all(lessons.join("module-0")).unwrap();
+        std::fs::write(
+            lessons.join("module-0/ja.md"),
+            "## 診断 {#diagnosis}\n## 古い {#old}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            lessons.join("module-0/en.md"),
+            "## Diagnosis {#diagnosis}\n",
+        )
+        .unwrap();
+        let src = "apiVersion: kca.dev/v1alpha1\nkind: Quiz\nmetadata: {id: l, title: T}\npassMark: 50\nquestions:\n  - {id: ok, type: true-false, answer: true, prompt: P, explanation: E, lesson: \"module-0#diagnosis\"}\n  - {id: half, type: true-false, answer: false, prompt: P, explanation: E, lesson: \"module-0#old\"}\n  - {id: gone, type: true-false, answer: true, prompt: P, explanation: E, lesson: \"module-9#x\"}\n";
+        let path = Path::new("l.yaml");
+        let Ok(Document::Quiz(q)) = load_str(path, src) else {
+            panic!("quiz does not load")
+        };
+        let got: Vec<String> = lesson_links(path, src, &q, &lessons)
+            .iter()
+            .map(|d| format!("{}:{} {}", d.pos.line, d.pos.col, d.message))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                "7:5 `half`: lesson link `module-0#old`: no heading `{#old}` in lessons/module-0/en.md"
+                    .to_string(),
+                "8:5 `gone`: lesson link `module-9#x`: lessons/module-9/ has no ja.md or en.md"
+                    .to_string(),
+            ]
+        );
+        // No lessons folder: nothing to check against, nothing said.
+        assert!(lesson_links(path, src, &q, &dir.path().join("none")).is_empty());
     }
 
     #[test]

@@ -2,10 +2,8 @@
 //! found, as a result rather than an error. Reads the workspace and runs local programs;
 //! never talks to a cluster (that is `lab::live`) and never prints.
 
-use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -111,15 +109,15 @@ impl CheckResult {
     }
 }
 
-/// What every check may look at: the lab and the workspace it grades.
+/// What a check grades: the lab, and the learner's workspace for it.
 #[derive(Clone, Copy)]
-pub struct Env<'a> {
+pub struct Submission<'a> {
     pub lab: &'a Lab,
     pub workspace: &'a Path,
 }
 
 /// Evaluates the kinds that do not depend on the target; `None` for the others.
-pub fn local(env: Env<'_>, check: &Check) -> Option<Outcome> {
+pub fn local(env: Submission<'_>, check: &Check) -> Option<Outcome> {
     match &check.spec {
         Spec::File {
             path,
@@ -217,18 +215,56 @@ pub fn best_match(want: &Value, docs: &[Value]) -> Result<(), String> {
     Err(first_err.unwrap_or_else(|| format!("no document to compare with {}", short(want))))
 }
 
-fn command(env: Env<'_>, check: &Check) -> Outcome {
+/// Runs a `command` check's program (through `crate::exec`: own process group, killed
+/// whole at the timeout, output capped) and judges its exit code and output.
+fn command(env: Submission<'_>, check: &Check) -> Outcome {
     let Spec::Command {
         run,
         env: vars,
         stdin,
-        exit,
-        stdout,
-        stderr,
+        ..
     } = &check.spec
     else {
         return Outcome::error("not a command check");
     };
+    let cmd = match program(env, run, vars) {
+        Ok(c) => c,
+        Err(e) => return Outcome::error(e),
+    };
+    let shown = cmd.get_args().fold(
+        cmd.get_program().to_string_lossy().into_owned(),
+        |mut s, a| {
+            s.push(' ');
+            s.push_str(&a.to_string_lossy());
+            s
+        },
+    );
+    let name = cmd.get_program().to_string_lossy().into_owned();
+    let mut job = crate::exec::Job::new(cmd, check.timeout);
+    job.stdin = Some(stdin.clone().unwrap_or_default().into_bytes());
+    match crate::exec::run(job) {
+        Err(e) => Outcome::error(format!(
+            "cannot run `{name}`: {e} (is it installed and on PATH?)"
+        )),
+        Ok(f) if f.end == crate::exec::End::TimedOut => Outcome::error(format!(
+            "`{shown}` did not finish within {}s",
+            check.timeout.as_secs()
+        )),
+        Ok(f) => {
+            let mut o = judge_run(check, &shown, &f);
+            o.detail.push_str(&f.truncation_note());
+            o
+        }
+    }
+}
+
+/// The check's program: arguments and environment rendered (tera), run in the workspace
+/// with the lab's variables and the running kca first on PATH.
+fn program(
+    env: Submission<'_>,
+    run: &[String],
+    vars: &std::collections::BTreeMap<String, String>,
+) -> Result<Command, String> {
     let ctx = super::workspace::template_context(env.lab, env.workspace);
     let render = |s: &str| -> Result<String, String> {
         if s.contains("{{") {
@@ -237,19 +273,16 @@ fn command(env: Env<'_>, check: &Check) -> Outcome {
             Ok(s.to_string())
         }
     };
-    let mut argv = Vec::new();
-    for a in run {
-        match render(a) {
-            Ok(s) => argv.push(s),
-            Err(e) => return Outcome::error(format!("cannot render argument `{a}`: {e}")),
-        }
-    }
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..])
+    let argv = run
+        .iter()
+        .map(|a| render(a).map_err(|e| format!("cannot render argument `{a}`: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some((first, rest)) = argv.split_first() else {
+        return Err("the command is empty".into());
+    };
+    let mut cmd = Command::new(first);
+    cmd.args(rest)
         .current_dir(env.workspace)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .env("KCA_LAB", &env.lab.id)
         .env("KCA_LAB_DIR", super::workspace::lab_dir(env.lab))
         .env("KCA_WORKSPACE", env.workspace);
@@ -266,71 +299,32 @@ fn command(env: Env<'_>, check: &Check) -> Outcome {
         }
     }
     for (k, v) in vars {
-        match render(v) {
-            Ok(v) => {
-                cmd.env(k, v);
-            }
-            Err(e) => return Outcome::error(format!("cannot render env `{k}`: {e}")),
-        }
+        cmd.env(
+            k,
+            render(v).map_err(|e| format!("cannot render env `{k}`: {e}"))?,
+        );
     }
-    let shown = argv.join(" ");
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            return Outcome::error(format!(
-                "cannot run `{}`: {e} (is it installed and on PATH?)",
-                argv[0]
-            ));
-        }
+    Ok(cmd)
+}
+
+/// Judges a finished program against the check's exit code and output patterns.
+fn judge_run(check: &Check, shown: &str, f: &crate::exec::Finished) -> Outcome {
+    let Spec::Command {
+        exit,
+        stdout,
+        stderr,
+        skip_exit,
+        ..
+    } = &check.spec
+    else {
+        return Outcome::error("not a command check");
     };
-    let input = stdin.clone().unwrap_or_default();
-    let mut pipe_in = child.stdin.take();
-    let writer = std::thread::spawn(move || {
-        if let Some(p) = pipe_in.as_mut() {
-            let _ = p.write_all(input.as_bytes());
-        }
-    });
-    let reader = |p: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = p {
-                let _ = p.read_to_end(&mut buf);
-            }
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out_t = reader(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err_t = reader(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) if started.elapsed() > check.timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Outcome::error(format!(
-                    "`{shown}` did not finish within {}s",
-                    check.timeout.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Outcome::error(format!("waiting for `{shown}`: {e}")),
-        }
-    };
-    let _ = writer.join();
-    let out = out_t.join().unwrap_or_default();
-    let err = err_t.join().unwrap_or_default();
-    let code = status.code();
+    let (out, err) = (f.stdout.text(), f.stderr.text());
+    let code = f.code();
+    if code.is_some() && code == *skip_exit {
+        let why = last_line(&err, &out);
+        return Outcome::skipped(format!("`{shown}` cannot judge here: {why}"));
+    }
     let code_ok = match (exit, code) {
         (ExitWant::Code(want), Some(c)) => *want == c,
         (ExitWant::NonZero, Some(c)) => c != 0,
@@ -500,9 +494,17 @@ pub fn judge_generated(check: &Check, what: &str, found: Option<&Value>) -> Outc
     }
 }
 
+/// The last non-empty line a program printed (its error output first): why it skipped.
+fn last_line(err: &str, out: &str) -> String {
+    [err, out]
+        .iter()
+        .find_map(|t| t.lines().rev().find(|l| !l.trim().is_empty()))
+        .map_or_else(|| "(it said nothing)".to_string(), |l| l.trim().to_string())
+}
+
 /// The learner's policy an `accepted` check sends: the document of `path` with the given
 /// kind and name, else the file's first document. `Err` is the verdict when there is none.
-pub fn accepted_document(env: Env<'_>, check: &Check) -> Result<Value, Outcome> {
+pub fn accepted_document(env: Submission<'_>, check: &Check) -> Result<Value, Outcome> {
     let Spec::Accepted { path, document, .. } = &check.spec else {
         return Err(Outcome::error("not an accepted check"));
     };
@@ -664,6 +666,78 @@ fn tail(err: &str, out: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn command_check(script: &str, timeout: std::time::Duration) -> Check {
+        Check {
+            id: "cmd".into(),
+            title: None,
+            points: 1,
+            timeout,
+            on_fail: None,
+            on_pass: None,
+            spec: Spec::Command {
+                run: vec!["sh".into(), "-c".into(), script.into()],
+                env: Default::default(),
+                stdin: None,
+                exit: ExitWant::Code(0),
+                stdout: vec![regex::Regex::new("^ok").unwrap()],
+                stderr: vec![],
+                skip_exit: None,
+            },
+        }
+    }
+
+    fn run_command(script: &str, timeout: std::time::Duration) -> Outcome {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testlab/lab.yaml");
+        let Ok(crate::content::Document::Lab(lab)) = crate::content::load_file(&path) else {
+            panic!("the test lab does not load");
+        };
+        let ws = tempfile::tempdir().unwrap();
+        let sub = Submission {
+            lab: &lab,
+            workspace: ws.path(),
+        };
+        command(sub, &command_check(script, timeout))
+    }
+
+    #[test]
+    fn a_command_leaving_a_background_child_does_not_hang_the_check() {
+        let started = std::time::Instant::now();
+        let o = run_command(
+            "sleep 1002 & echo $! > orphan.pid; echo ok",
+            std::time::Duration::from_secs(20),
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_command_past_its_timeout_is_an_error_and_its_group_is_killed() {
+        let started = std::time::Instant::now();
+        let o = run_command("sleep 1007 & sleep 1008", std::time::Duration::from_secs(1));
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+        assert!(
+            o.detail.contains("did not finish within 1s"),
+            "{}",
+            o.detail
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn huge_command_output_is_capped_and_said() {
+        let o = run_command(
+            "echo ok; head -c 6000000 /dev/zero | tr '\\0' x",
+            std::time::Duration::from_secs(20),
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        assert!(o.detail.contains("output truncated"), "{}", o.detail);
+        assert!(o.detail.len() < 1000, "the detail holds no output");
+    }
 
     #[test]
     fn merge_patch_follows_rfc_7386() {

@@ -1,6 +1,6 @@
 //! `kca lab …`: dispatches the lab commands and prints `verify`/`new` results.
 
-use super::{lifecycle, scaffold, verify};
+use super::{lifecycle, overview, scaffold, verify};
 use crate::cli::lab::{LabCommand, NewArgs, VerifyArgs};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -12,11 +12,11 @@ use crate::ui::Style;
 pub fn run(ctx: &Ctx, cmd: LabCommand) -> Result<Exit> {
     let store = Store::new(&ctx.settings.state_dir);
     let result = match cmd {
-        LabCommand::List => lifecycle::list(ctx, &store),
+        LabCommand::List => overview::list(ctx, &store),
         LabCommand::Start(a) => lifecycle::start(ctx, &store, &a),
         LabCommand::Check(a) => lifecycle::check(ctx, &store, &a),
         LabCommand::Hint(a) => lifecycle::hint(ctx, &store, &a),
-        LabCommand::Status => lifecycle::status(ctx, &store),
+        LabCommand::Status => overview::status(ctx, &store),
         LabCommand::Reset(a) => lifecycle::reset(ctx, &store, &a),
         LabCommand::Verify(a) => run_verify(ctx, &a),
         LabCommand::New(a) => new(ctx, &a),
@@ -29,10 +29,10 @@ pub fn run(ctx: &Ctx, cmd: LabCommand) -> Result<Exit> {
 }
 
 fn run_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Exit> {
-    if !args.offline {
+    if !args.offline && !args.live {
         return Err(Error::usage(
-            "only offline verification exists so far",
-            "run `kca lab verify --offline`",
+            "say where to verify",
+            "run `kca lab verify --offline`, or `--live` on a lab cluster",
         ));
     }
     let ids = if args.labs.is_empty() {
@@ -47,10 +47,27 @@ fn run_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Exit> {
         ));
     }
     let mut verdicts = Vec::new();
-    for id in &ids {
-        let lab = lifecycle::load(ctx, id)?;
-        ctx.printer.status(&format!("verifying {id}…"));
-        verdicts.push(verify::verify(&lab)?);
+    let labs = ids
+        .iter()
+        .map(|id| lifecycle::load(ctx, id))
+        .collect::<Result<Vec<_>>>()?;
+    if args.live {
+        verdicts = ctx.block_on(async {
+            // Variants are applied and deleted again: only on a cluster marked for labs.
+            let sel = crate::cluster::Selection::from(&args.target);
+            let live = std::sync::Arc::new(crate::cluster::ensure_cluster(ctx, &sel, true).await?);
+            let mut out = Vec::new();
+            for lab in &labs {
+                ctx.printer.status(&format!("verifying {} live…", lab.id));
+                let graded = verify::grade_live(ctx, live.clone(), lab).await?;
+                out.push(verify::verdict_from_live(lab, graded)?);
+            }
+            Ok::<_, Error>(out)
+        })?;
+    }
+    for lab in labs.iter().filter(|_| !args.live) {
+        ctx.printer.status(&format!("verifying {}…", lab.id));
+        verdicts.push(verify::verify(lab)?);
     }
     let p = &ctx.printer;
     if ctx.settings.output == OutputFormat::Json {
@@ -78,6 +95,9 @@ fn run_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Exit> {
                 format!(" (fails: {})", s.failed.join(", "))
             };
             p.out(&format!("  {mark} {}{failed}", s.name));
+            for d in &s.differs {
+                p.out(&format!("         ≠ {d}"));
+            }
             for prob in &s.problems {
                 for (i, line) in prob.lines().enumerate() {
                     let lead = if i == 0 { "- " } else { "  " };

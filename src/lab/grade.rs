@@ -5,35 +5,35 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::check::{CheckResult, Env, Outcome};
+use super::check::{CheckResult, Outcome, Submission};
 use super::offline::Offline;
-use crate::content::lab::{Check, Lab, Spec, Task};
+use crate::content::lab::{Check, Lab, Task};
 use crate::error::Result;
 use crate::target::live::Live;
 use crate::ui::Printer;
 
-/// The checks of one task, or of every task.
-pub fn select<'a>(lab: &'a Lab, task: Option<&str>) -> Vec<(&'a Task, &'a Check)> {
+/// The checks of the named tasks, or (none named) of every task.
+pub fn select<'a>(lab: &'a Lab, tasks: &[String]) -> Vec<(&'a Task, &'a Check)> {
     lab.checks()
-        .filter(|(t, _)| task.is_none_or(|id| t.id == id))
+        .filter(|(t, _)| tasks.is_empty() || tasks.contains(&t.id))
         .collect()
 }
 
 /// Grades offline; each check runs on its own thread (commands may take seconds).
-pub fn offline(lab: &Lab, ws: &Path, task: Option<&str>) -> Result<Vec<CheckResult>> {
-    offline_staged(lab, ws, task, &[])
+pub fn offline(lab: &Lab, ws: &Path, tasks: &[String]) -> Result<Vec<CheckResult>> {
+    offline_staged(lab, ws, tasks, &[])
 }
 
 /// Grades offline after the task setups the learner has reached (`lab::setup`).
 pub fn offline_staged(
     lab: &Lab,
     ws: &Path,
-    task: Option<&str>,
+    tasks: &[String],
     staged: &[super::setup::Staged<'_>],
 ) -> Result<Vec<CheckResult>> {
     let target = Offline::load_staged(lab, ws, staged)?;
-    let env = Env { lab, workspace: ws };
-    let selected = select(lab, task);
+    let env = Submission { lab, workspace: ws };
+    let selected = select(lab, tasks);
     let results = std::thread::scope(|s| {
         let handles: Vec<_> = selected
             .iter()
@@ -64,48 +64,31 @@ pub async fn live(
     live: Arc<Live>,
     lab: &Lab,
     ws: &Path,
-    task: Option<&str>,
+    tasks: &[String],
     printer: &Printer,
 ) -> Vec<CheckResult> {
     let lab = Arc::new(lab.clone());
     let ws: Arc<PathBuf> = Arc::new(ws.to_path_buf());
-    let selected: Vec<(Task, Check)> = select(&lab, task)
+    let selected: Vec<(Task, Check)> = select(&lab, tasks)
         .into_iter()
         .map(|(t, c)| (t.clone(), c.clone()))
         .collect();
-    // Admission and generate checks need Kyverno's webhooks and controllers: when they are
-    // not ready the cluster, not the learner, is at fault.
-    let needs_kyverno = selected
-        .iter()
-        .any(|(_, c)| matches!(c.spec, Spec::Admission { .. } | Spec::Generated { .. }));
-    let kyverno_down = if needs_kyverno {
-        match crate::cluster::kyverno_state(&live).await {
-            Ok(s) if s.ready() => None,
-            Ok(s) => Some(format!(
-                "Kyverno is not ready in this cluster (deployments rolled out: {}; webhooks: \
-                 {} validating, {} mutating); see `kca cluster status`",
-                s.deployments.iter().filter(|d| d.rolled_out).count(),
-                s.validating_webhooks,
-                s.mutating_webhooks
-            )),
-            Err(e) => Some(format!("cannot tell whether Kyverno is ready: {e}")),
-        }
-    } else {
-        None
-    };
+    let gate = super::live::KyvernoGate::read(&live, selected.iter().map(|(_, c)| c)).await;
+    if let Some(advice) = super::live::apply_advice(&live, &lab, &ws).await {
+        printer.warn(&advice.ja);
+        printer.warn(&advice.en);
+    }
     let mut set = tokio::task::JoinSet::new();
     for (i, (t, c)) in selected.iter().cloned().enumerate() {
-        if let (Some(why), Spec::Admission { .. } | Spec::Generated { .. }) =
-            (&kyverno_down, &c.spec)
-        {
-            let res = CheckResult::new(&t, &c, Outcome::error(why.clone()), 0.0);
+        if let Some(why) = gate.blocks(&c) {
+            let res = CheckResult::new(&t, &c, Outcome::error(why), 0.0);
             set.spawn(async move { (i, res) });
             continue;
         }
         let (live, lab, ws, printer) = (live.clone(), lab.clone(), ws.clone(), printer.clone());
         set.spawn(async move {
             let start = Instant::now();
-            let env = Env {
+            let env = Submission {
                 lab: &lab,
                 workspace: &ws,
             };

@@ -1,6 +1,9 @@
-//! `kca lab verify`: proves a lab gradable, offline. The starter must fail, the solution
-//! must pass every check (a skipped check is not a pass), and each mutant must fail at
-//! least the checks it names. Works in temporary workspaces; never touches the learner's.
+//! `kca lab verify`: proves a lab gradable, offline or (`--live`) against a lab cluster.
+//! The starter must fail, the solution must pass every check (a skipped check is not a
+//! pass), and each mutant must fail at least the checks it names. Works in temporary
+//! workspaces; never touches the learner's. Live, each variant is applied to a cluster
+//! reset in between, and every check whose live verdict differs from the offline one is
+//! reported.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,6 +39,9 @@ pub struct StageVerdict {
     pub failed: Vec<String>,
     /// True when the only problems are checks this build cannot judge offline.
     pub environment_only: bool,
+    /// Live only: checks whose live verdict differs from the offline one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
 }
 
 /// A scratch folder removed when dropped.
@@ -86,7 +92,7 @@ fn run_staged(lab: &Lab, stage: Stage<'_>, staged: &[Staged<'_>]) -> Result<Vec<
     let tmp = Scratch::new()?;
     let ws = tmp.0.join(&lab.workspace_name);
     workspace::materialize(lab, stage, &ws)?;
-    grade::offline_staged(lab, &ws, None, staged)
+    grade::offline_staged(lab, &ws, &[], staged)
 }
 
 /// A task with a setup must fail right after it (the solution laid out, the setups up to
@@ -124,9 +130,29 @@ fn incident_stages(lab: &Lab) -> Result<Vec<StageVerdict>> {
             environment_only: false,
             problems,
             failed,
+            differs: Vec::new(),
         });
     }
     Ok(out)
+}
+
+/// A skip the lab declared possible (a resource of the running installation, a command's
+/// `skipExit`): this environment cannot prove the check, and that is not the content's fault.
+fn declared_skip(lab: &Lab, r: &CheckResult) -> bool {
+    use crate::content::lab::Spec;
+    r.verdict == Verdict::Skipped
+        && lab.check(&r.id).is_some_and(|c| {
+            matches!(
+                c.spec,
+                Spec::Resource {
+                    installed: true,
+                    ..
+                } | Spec::Command {
+                    skip_exit: Some(_),
+                    ..
+                }
+            )
+        })
 }
 
 fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
@@ -138,7 +164,15 @@ fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
 }
 
 pub fn verify(lab: &Lab) -> Result<LabVerdict> {
-    let starter = run_stage(lab, Stage::Starter)?;
+    verify_with(lab, |stage| run_stage(lab, stage))
+}
+
+/// The proof on any grader of a variant (`starter`, `solution`, each mutant, in that order).
+pub fn verify_with(
+    lab: &Lab,
+    mut grade_stage: impl FnMut(Stage<'_>) -> Result<Vec<CheckResult>>,
+) -> Result<LabVerdict> {
+    let starter = grade_stage(Stage::Starter)?;
     let failed = ids(&starter, Verdict::Fail);
     let mut problems = Vec::new();
     if failed.is_empty() {
@@ -158,11 +192,12 @@ pub fn verify(lab: &Lab) -> Result<LabVerdict> {
         problems,
         environment_only: false,
         failed,
+        differs: Vec::new(),
     };
-    let solution = run_stage(lab, Stage::Solution)?;
+    let solution = grade_stage(Stage::Solution)?;
     let not_pass: Vec<&CheckResult> = solution
         .iter()
-        .filter(|r| r.verdict != Verdict::Pass)
+        .filter(|r| r.verdict != Verdict::Pass && !declared_skip(lab, r))
         .collect();
     let solution_v = StageVerdict {
         name: "solution".into(),
@@ -174,10 +209,11 @@ pub fn verify(lab: &Lab) -> Result<LabVerdict> {
         environment_only: !not_pass.is_empty()
             && not_pass.iter().all(|r| r.verdict != Verdict::Fail),
         failed: ids(&solution, Verdict::Fail),
+        differs: Vec::new(),
     };
     let mut mutants = Vec::new();
     for m in &lab.mutants {
-        let res = run_stage(lab, Stage::Mutant(m))?;
+        let res = grade_stage(Stage::Mutant(m))?;
         let mut problems = Vec::new();
         let mut env_only = true;
         for want in &m.fails {
@@ -206,6 +242,7 @@ pub fn verify(lab: &Lab) -> Result<LabVerdict> {
             environment_only: !problems.is_empty() && env_only,
             problems,
             failed: ids(&res, Verdict::Fail),
+            differs: Vec::new(),
         });
     }
     mutants.extend(incident_stages(lab)?);
@@ -225,6 +262,132 @@ impl LabVerdict {
             .into_iter()
             .chain(self.mutants.iter())
     }
+
+    fn stages_mut(&mut self) -> impl Iterator<Item = &mut StageVerdict> {
+        [&mut self.starter, &mut self.solution]
+            .into_iter()
+            .chain(self.mutants.iter_mut())
+    }
+}
+
+/// Checks whose verdicts differ between two gradings of the same variant, one line each.
+pub fn differences(live: &[CheckResult], offline: &[CheckResult]) -> Vec<String> {
+    live.iter()
+        .filter_map(|l| {
+            let o = offline.iter().find(|o| o.id == l.id)?;
+            (o.verdict != l.verdict).then(|| {
+                format!(
+                    "{}: live {} ({}), offline {} ({})",
+                    l.id,
+                    l.verdict.word(),
+                    l.detail,
+                    o.verdict.word(),
+                    o.detail
+                )
+            })
+        })
+        .collect()
+}
+
+/// One variant graded both ways.
+pub struct Graded {
+    pub live: Vec<CheckResult>,
+    pub offline: Vec<CheckResult>,
+}
+
+/// `verify_with` on live results graded beforehand (in variant order), with the
+/// live/offline differences of each variant attached.
+pub fn verdict_from_live(lab: &Lab, graded: Vec<Graded>) -> Result<LabVerdict> {
+    let mut diffs = Vec::new();
+    let mut runs = graded.into_iter();
+    let mut v = verify_with(lab, |_| {
+        let g = runs.next().ok_or_else(|| {
+            crate::error::Error::environment("a variant was not graded live", "run again")
+        })?;
+        diffs.push(differences(&g.live, &g.offline));
+        Ok(g.live)
+    })?;
+    for (stage, d) in v.stages_mut().zip(diffs) {
+        stage.differs = d;
+    }
+    Ok(v)
+}
+
+/// The variants of a lab in the order `verify_with` grades them.
+pub fn stages(lab: &Lab) -> Vec<Stage<'_>> {
+    [Stage::Starter, Stage::Solution]
+        .into_iter()
+        .chain(lab.mutants.iter().map(Stage::Mutant))
+        .collect()
+}
+
+/// Grades every variant on the cluster: reset the lab's objects, apply the variant's
+/// manifests as the learner would (labelled as the lab's, so the next reset removes them),
+/// grade live, and grade the same workspace offline for the comparison. Leaves the lab
+/// reset. The caller has made sure this is a lab cluster.
+pub async fn grade_live(
+    ctx: &crate::ctx::Ctx,
+    live: std::sync::Arc<crate::target::live::Live>,
+    lab: &Lab,
+) -> Result<Vec<Graded>> {
+    let mut out = Vec::new();
+    for stage in stages(lab) {
+        let tmp = Scratch::new()?;
+        let ws = tmp.0.join(&lab.workspace_name);
+        workspace::materialize(lab, stage, &ws)?;
+        ctx.printer
+            .status(&format!("  {}: {}", lab.id, stage_name(stage)));
+        super::lifecycle::reset_cluster(ctx, &live, lab).await?;
+        apply_workspace(ctx, &live, lab, &ws).await?;
+        let live_results = grade::live(live.clone(), lab, &ws, &[], &ctx.printer).await;
+        let offline = grade::offline(lab, &ws, &[])?;
+        out.push(Graded {
+            live: live_results,
+            offline,
+        });
+    }
+    super::lifecycle::reset_cluster(ctx, &live, lab).await?;
+    Ok(out)
+}
+
+fn stage_name(stage: Stage<'_>) -> String {
+    match stage {
+        Stage::Starter => "starter".into(),
+        Stage::Solution => "solution".into(),
+        Stage::Mutant(m) => format!("mutant {}", m.id),
+    }
+}
+
+/// `kubectl apply -f` of the workspace: namespaces first; kinds the server does not serve
+/// are left out (their checks are skipped), and a refused object is reported, as kubectl
+/// would, without stopping the others.
+pub async fn apply_workspace(
+    ctx: &crate::ctx::Ctx,
+    live: &crate::target::live::Live,
+    lab: &Lab,
+    ws: &std::path::Path,
+) -> Result<()> {
+    let mut objs = workspace::manifests(lab, ws).objects;
+    objs.sort_by_key(|o| o.get("kind").and_then(serde_json::Value::as_str) != Some("Namespace"));
+    for mut o in objs {
+        let Some(r) = crate::target::ObjRef::of(&o) else {
+            continue;
+        };
+        if !live.serves(&r.api_version, &r.kind).await? {
+            ctx.printer
+                .verbose(&format!("{r}: not served here; not applied"));
+            continue;
+        }
+        workspace::label_owned(&mut o, lab);
+        match live.apply(&o).await {
+            Ok(_) => {}
+            Err(e @ crate::target::live::LiveError::Api { .. }) => {
+                ctx.printer.status(&format!("    {r} was refused: {e}"));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 /// 0 all verified; 1 a lab's content is not gradable; 3 only checks this build cannot judge.
@@ -254,5 +417,165 @@ pub fn json(verdicts: &[LabVerdict]) -> VerifyReport<'_> {
     VerifyReport {
         schema_version: report::SCHEMA_VERSION,
         labs: verdicts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::{Document, load_file};
+    use std::path::Path;
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// A lab whose solution meets a tool that is missing (`skipExit`) and an object of the
+    /// running installation (`installed: true`); `extra` adds one more check to its task.
+    fn lab(dir: &Path, extra: &str) -> Lab {
+        let yaml = format!(
+            r#"apiVersion: kca.dev/v1alpha1
+kind: Lab
+metadata: {{id: declared, title: T, module: 2, concepts: [x]}}
+starter: [answer.txt]
+solution: [answer.txt]
+tasks:
+  - id: t
+    title: T
+    instructions: I
+    checks:
+      - {{id: answered, kind: command, run: [grep, -q, yes, answer.txt]}}
+      - {{id: no-tool, kind: command, run: [sh, -c, "echo 'kyverno is not on PATH' >&2; exit 77"], skipExit: 77}}
+      - id: lease
+        kind: resource
+        installed: true
+        object: {{apiVersion: coordination.k8s.io/v1, kind: Lease, namespace: kyverno, name: kyverno-reports-controller}}
+{extra}"#
+        );
+        write(dir, "lab.yaml", &yaml);
+        write(dir, "starter/answer.txt", "no\n");
+        write(dir, "solution/answer.txt", "yes\n");
+        match load_file(&dir.join("lab.yaml")) {
+            Ok(Document::Lab(l)) => *l,
+            Ok(_) => panic!("not a lab"),
+            Err(d) => panic!("{:?}", d.iter().map(|d| &d.message).collect::<Vec<_>>()),
+        }
+    }
+
+    #[test]
+    fn declared_skips_do_not_fail_the_solution_but_say_why() {
+        let tmp = tempfile::tempdir().unwrap();
+        let l = lab(&tmp.path().join("declared"), "");
+        let v = verify(&l).unwrap();
+        assert!(v.ok, "{:?}", v.solution.problems);
+        let ws = tmp.path().join("ws");
+        workspace::materialize(&l, Stage::Solution, &ws).unwrap();
+        let res = grade::offline(&l, &ws, &[]).unwrap();
+        let get = |id: &str| res.iter().find(|r| r.id == id).unwrap();
+        assert_eq!(get("no-tool").verdict, Verdict::Skipped);
+        assert!(
+            get("no-tool").detail.ends_with("kyverno is not on PATH"),
+            "{}",
+            get("no-tool").detail
+        );
+        assert_eq!(get("lease").verdict, Verdict::Skipped);
+        assert!(
+            get("lease").detail.contains("running installation"),
+            "{}",
+            get("lease").detail
+        );
+    }
+
+    #[test]
+    fn an_undeclared_skip_or_exit_still_fails_the_solution() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Exit 77 without `skipExit` is a plain failure, and a lab-owned resource that is
+        // missing offline is a failure too.
+        let extra = "      - {id: plain, kind: command, run: [sh, -c, \"exit 77\"]}\n      - {id: owned, kind: resource, object: {apiVersion: v1, kind: ConfigMap, namespace: kyverno, name: mine}}\n";
+        let l = lab(&tmp.path().join("declared"), extra);
+        let v = verify(&l).unwrap();
+        assert!(!v.solution.ok);
+        assert_eq!(v.solution.failed, vec!["plain", "owned"]);
+    }
+
+    fn testlab() -> Lab {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testlab/lab.yaml");
+        match load_file(&path) {
+            Ok(Document::Lab(lab)) => *lab,
+            _ => panic!("the test lab does not load"),
+        }
+    }
+
+    /// Every check with `verdict`, except those in `fail`.
+    fn results(lab: &Lab, fail: &[&str]) -> Vec<CheckResult> {
+        lab.checks()
+            .map(|(t, c)| {
+                let o = if fail.contains(&c.id.as_str()) {
+                    super::super::check::Outcome::fail("no")
+                } else {
+                    super::super::check::Outcome::pass("yes")
+                };
+                CheckResult::new(t, c, o, 0.0)
+            })
+            .collect()
+    }
+
+    /// The first check of each task: a starter that teaches something in every task.
+    fn starter_fails(lab: &Lab) -> Vec<&str> {
+        lab.tasks.iter().map(|t| t.checks[0].id.as_str()).collect()
+    }
+
+    #[test]
+    fn live_verify_runs_the_same_proof_and_reports_each_differing_check() {
+        let lab = testlab();
+        let mut graded = Vec::new();
+        for stage in stages(&lab) {
+            let fails: Vec<&str> = match stage {
+                Stage::Starter => starter_fails(&lab),
+                Stage::Solution => vec![],
+                Stage::Mutant(m) => m.fails.iter().map(String::as_str).collect(),
+            };
+            let live = results(&lab, &fails);
+            // Offline disagrees on one check of the solution.
+            let offline = match stage {
+                Stage::Solution => results(&lab, &["team-allowed"]),
+                _ => live.clone(),
+            };
+            graded.push(Graded { live, offline });
+        }
+        let v = verdict_from_live(&lab, graded).unwrap();
+        assert!(v.ok, "{v:?}");
+        assert!(v.starter.differs.is_empty());
+        assert_eq!(v.solution.differs.len(), 1, "{:?}", v.solution.differs);
+        assert!(
+            v.solution.differs[0].starts_with("team-allowed: live PASS (yes), offline FAIL (no)"),
+            "{:?}",
+            v.solution.differs
+        );
+        assert!(v.mutants.iter().all(|m| m.differs.is_empty()));
+    }
+
+    #[test]
+    fn a_mutant_that_passes_live_is_not_verified() {
+        let lab = testlab();
+        let graded: Vec<Graded> = stages(&lab)
+            .into_iter()
+            .map(|stage| {
+                let live = match stage {
+                    Stage::Starter => results(&lab, &starter_fails(&lab)),
+                    _ => results(&lab, &[]),
+                };
+                Graded {
+                    offline: live.clone(),
+                    live,
+                }
+            })
+            .collect();
+        let v = verdict_from_live(&lab, graded).unwrap();
+        assert!(!v.ok);
+        assert!(v.mutants.iter().all(|m| !m.ok));
+        assert_eq!(exit(&[v]), Exit::NotPassed);
     }
 }

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -47,6 +48,10 @@ pub enum LiveError {
     /// not serve.
     #[error("{0}")]
     Unsupported(String),
+    /// The server does not serve this kind (no CRD; an API too new for it, such as
+    /// ValidatingAdmissionPolicy before Kubernetes 1.30): a check needing it cannot be judged.
+    #[error("the cluster does not serve {kind} in {api_version}")]
+    NotServed { api_version: String, kind: String },
 }
 
 impl LiveError {
@@ -64,7 +69,7 @@ impl LiveError {
             LiveError::Api { .. } => {
                 "look at the API server's message above; run again with -v for details"
             }
-            LiveError::Unsupported(_) => {
+            LiveError::Unsupported(_) | LiveError::NotServed { .. } => {
                 "the cluster does not serve this kind; is the CRD (e.g. Kyverno) installed? see `kca cluster status`"
             }
         }
@@ -89,11 +94,23 @@ struct ResourceInfo {
 /// A group-version's resources, or None when the server does not serve it.
 type GroupVersion = Option<Arc<Vec<ResourceInfo>>>;
 
+/// One group-version's discovery: concurrent lookups wait on one fetch rather than each
+/// sending their own (checks run concurrently on a cold cache).
+#[derive(Default)]
+struct Slot {
+    /// Fetches completed so far; a waiter that sees this move took a fresh answer.
+    fetches: AtomicU64,
+    list: tokio::sync::Mutex<Option<GroupVersion>>,
+}
+
+/// What kca sends as `User-Agent`, so cluster admins can tell its requests apart.
+pub const USER_AGENT: &str = concat!("kca/", env!("CARGO_PKG_VERSION"));
+
 /// A connection to one cluster. Must be used on the tokio runtime it was created on.
 pub struct Live {
     client: kube::Client,
     context: Option<String>,
-    discovery: Mutex<HashMap<String, GroupVersion>>,
+    discovery: Mutex<HashMap<String, Arc<Slot>>>,
     warnings: Mutex<Vec<String>>,
 }
 
@@ -203,6 +220,12 @@ impl Live {
     /// Whether the server serves `kind` in `api_version` (e.g. `kyverno.io/v1`, `ClusterPolicy`).
     pub async fn serves(&self, api_version: &str, kind: &str) -> Result<bool, LiveError> {
         Ok(self.resource(api_version, kind).await?.is_some())
+    }
+
+    /// The resource (plural) that serves `kind` in `api_version`, from discovery; None when
+    /// the server does not serve it.
+    pub async fn plural(&self, api_version: &str, kind: &str) -> Result<Option<String>, LiveError> {
+        Ok(self.resource(api_version, kind).await?.map(|r| r.plural))
     }
 
     /// Asks the authorizer a SubjectAccessReview: may `q.user` (with `q.groups`) do `q.verb`…
@@ -448,23 +471,26 @@ impl Live {
             gv.as_ref()
                 .and_then(|list| list.iter().find(|r| r.kind == kind).cloned())
         };
-        let cached = self
+        let slot = self
             .discovery
             .lock()
             .expect("discovery lock")
-            .get(api_version)
-            .cloned();
-        if let Some(gv) = &cached
-            && let Some(found) = find(gv)
-        {
-            return Ok(Some(found));
+            .entry(api_version.to_string())
+            .or_default()
+            .clone();
+        let before = slot.fetches.load(Ordering::Acquire);
+        let mut list = slot.list.lock().await;
+        if let Some(gv) = &*list {
+            let found = find(gv);
+            // Found, or fetched afresh by another lookup while this one waited.
+            if found.is_some() || slot.fetches.load(Ordering::Acquire) != before {
+                return Ok(found);
+            }
         }
         let fresh = self.discover(api_version).await?;
         let found = find(&fresh);
-        self.discovery
-            .lock()
-            .expect("discovery lock")
-            .insert(api_version.to_string(), fresh);
+        *list = Some(fresh);
+        slot.fetches.fetch_add(1, Ordering::AcqRel);
         Ok(found)
     }
 
@@ -473,11 +499,12 @@ impl Live {
         api_version: &str,
         kind: &str,
     ) -> Result<ResourceInfo, LiveError> {
-        self.resource(api_version, kind).await?.ok_or_else(|| {
-            LiveError::Unsupported(format!(
-                "the cluster does not serve {kind} in {api_version}"
-            ))
-        })
+        self.resource(api_version, kind)
+            .await?
+            .ok_or_else(|| LiveError::NotServed {
+                api_version: api_version.to_string(),
+                kind: kind.to_string(),
+            })
     }
 
     async fn discover(&self, api_version: &str) -> Result<GroupVersion, LiveError> {
@@ -556,7 +583,8 @@ impl Live {
         let mut req = Request::builder()
             .method(method)
             .uri(&path_and_query)
-            .header(http::header::ACCEPT, "application/json");
+            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::USER_AGENT, USER_AGENT);
         if body.is_some() {
             req = req.header(
                 http::header::CONTENT_TYPE,

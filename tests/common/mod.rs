@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+pub mod kube_mock;
+
 pub struct Env {
     pub home: tempfile::TempDir,
 }

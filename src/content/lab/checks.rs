@@ -248,10 +248,12 @@ fn decode_resource(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
     if present == Some(false) && matches.is_some() {
         d.error(f.pos(), "`matches` makes no sense with `state: absent`");
     }
+    let installed = f.opt("installed").and_then(|n| d.bool(n)).unwrap_or(false);
     Some(Spec::Resource {
         target: target?,
         present: present?,
         matches,
+        installed,
     })
 }
 
@@ -487,7 +489,7 @@ fn decode_generated(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
         expect: expect?,
         matches,
         policy,
-        sync,
+        sync: sync.map(Box::new),
     })
 }
 
@@ -567,6 +569,10 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
     };
     let stdout = regexes(d, f.opt("stdout"));
     let stderr = regexes(d, f.opt("stderr"));
+    let skip_exit = f
+        .opt("skipExit")
+        .and_then(|n| d.int_in(n, 1..=255))
+        .map(|c| c as i32);
     if run.is_empty() {
         return None;
     }
@@ -577,5 +583,6 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
         exit: exit?,
         stdout,
         stderr,
+        skip_exit,
     })
 }

@@ -121,6 +121,10 @@ pub enum Spec {
         target: ObjSel,
         present: bool,
         matches: Option<Value>,
+        /// `installed: true`: the object belongs to the cluster's installation (Kyverno's
+        /// own Lease, webhook configuration, Deployment), not to the lab; an offline object
+        /// set that lacks it cannot judge the check, so it is `skipped`, not failed.
+        installed: bool,
     },
     /// The question `kubectl auth can-i --as` asks, and the answer expected.
     CanI {
@@ -145,7 +149,7 @@ pub enum Spec {
         policy: Option<String>,
         /// `synchronize: true` exercised: after generation the source changes and the
         /// generated copy must follow.
-        sync: Option<SyncStep>,
+        sync: Option<Box<SyncStep>>,
     },
     /// Kyverno's answer when the learner's own policy is created (a server-side dry run of
     /// a workspace file: the policy validation webhook decides, e.g. the generate
@@ -166,6 +170,9 @@ pub enum Spec {
         exit: ExitWant,
         stdout: Vec<Regex>,
         stderr: Vec<Regex>,
+        /// `skipExit: N`: the program ending with N means "cannot judge here" (a tool or a
+        /// chart is missing); the verdict is `skipped` with the program's last words.
+        skip_exit: Option<i32>,
     },
 }
 

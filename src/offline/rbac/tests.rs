@@ -791,8 +791,11 @@ fn loading_many_objects_stays_linear() {
         ..AccessRequest::default()
     });
     assert!(d.allowed, "{d:?}");
+    // The figure that matters is measured by bench/scale.sh; this bound only has to
+    // catch the quadratic loader (30k objects took 21 s in a release build), so it is
+    // generous enough for a loaded CI machine.
     assert!(
-        started.elapsed() < std::time::Duration::from_secs(10),
+        started.elapsed() < std::time::Duration::from_secs(20),
         "{:?}",
         started.elapsed()
     );

@@ -11,8 +11,17 @@ if [ -z "$render" ]; then
     exit 2
   fi
 fi
-if ! kca policy apply policy/require-pinned.yaml --resource "$render"; then
+out="$(kca --color never policy apply policy/require-pinned.yaml --resource "$render")"
+rc=$?
+echo "$out"
+if [ "$rc" -ne 0 ]; then
   echo "ポリシー違反のためデプロイを止めます / policy violation: deployment stopped" >&2
   exit 3
+fi
+# 何も検査していない緑は緑ではない(kyverno apply なら --warn-no-pass --warn-exit-code 4)。
+# A green that checked nothing is no green (with kyverno apply: --warn-no-pass --warn-exit-code 4).
+if ! grep -Eq '^pass: [1-9]' <<< "$out"; then
+  echo "ポリシーに合格したリソースがありません(空のレンダリング?) / nothing passed the policy (an empty render?)" >&2
+  exit 4
 fi
 echo "gate passed"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# 採点用(クラスター): 学習者の answers/reports-leader.sh が出す Pod 名が、reports controller の
+# Lease(kyverno/kyverno-reports-controller)の holderIdentity と一致するか。
+# Grader (cluster): does the learner's answers/reports-leader.sh print the Pod that holds the
+# reports controller's Lease? The Lease is kyverno-reports-controller in Kyverno's namespace,
+# its holder identity the Pod's name (cmd/reports-controller/main.go: leaderelection.New with
+# config.KyvernoPodName(), set from metadata.name by the chart's KYVERNO_POD_NAME).
+# Exits 77 (skipped) when no cluster answers.
+set -uo pipefail
+command -v kubectl > /dev/null || { echo "kubectl is not on PATH: cannot ask the cluster" >&2; exit 77; }
+holder="$(kubectl get lease -n kyverno kyverno-reports-controller -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" \
+  || { echo "no cluster answers (kubectl get lease -n kyverno kyverno-reports-controller failed): a running install is needed" >&2; exit 77; }
+[ -n "$holder" ] || { echo "the Lease kyverno/kyverno-reports-controller has no holder yet" >&2; exit 77; }
+[ -f answers/reports-leader.sh ] || { echo "answers/reports-leader.sh がありません / does not exist" >&2; exit 1; }
+said="$(bash answers/reports-leader.sh 2>/dev/null | tr -d '[:space:]')"
+if [ "$said" != "$holder" ]; then
+  echo "answers/reports-leader.sh printed '$said'; the Lease is held by '$holder'" >&2
+  exit 1
+fi
+echo "the reports controller's leader is $holder"

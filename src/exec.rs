@@ -1,0 +1,367 @@
+//! The one way kca runs another program: a deadline, a process group, capped output.
+//!
+//! The program starts in a process group of its own, so everything it starts can be ended
+//! together: at the deadline the whole group is killed, and once the program has exited
+//! whatever it left running in its group is killed too (`sh -c "sleep 1002 & echo ok"`
+//! must neither hang kca nor leave a `sleep` behind). Output is read by threads that stop
+//! counting at the deadline, even while a process that escaped the group still holds a pipe
+//! open, and at most `cap` bytes of each stream are kept (the rest is read and dropped, so
+//! the program never blocks on a full pipe), with the truncation said. Used by the lab's
+//! `command` checks and by `kca cluster` for kind, helm and the container engine.
+
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How much of each output stream is kept unless a caller says otherwise.
+pub const DEFAULT_CAP: usize = 4 << 20;
+
+/// What to run and how long it may take.
+pub struct Job {
+    pub command: Command,
+    /// Written to the program's stdin, which is then closed (none: stdin is /dev/null).
+    pub stdin: Option<Vec<u8>>,
+    pub timeout: Duration,
+    /// Bytes kept per stream.
+    pub cap: usize,
+}
+
+impl Job {
+    pub fn new(command: Command, timeout: Duration) -> Job {
+        Job {
+            command,
+            stdin: None,
+            timeout,
+            cap: DEFAULT_CAP,
+        }
+    }
+}
+
+/// One output stream as captured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    pub bytes: Vec<u8>,
+    /// Bytes the program wrote beyond `cap` (read and dropped).
+    pub dropped: u64,
+}
+
+impl Captured {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+    pub fn truncated(&self) -> bool {
+        self.dropped > 0
+    }
+}
+
+/// How the program ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// It exited (or was killed by a signal of its own doing).
+    Exited(ExitStatus),
+    /// The deadline passed: its process group was killed.
+    TimedOut,
+}
+
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub end: End,
+    pub stdout: Captured,
+    pub stderr: Captured,
+}
+
+impl Finished {
+    /// The exit code, when the program exited by itself with one.
+    pub fn code(&self) -> Option<i32> {
+        match &self.end {
+            End::Exited(s) => s.code(),
+            End::TimedOut => None,
+        }
+    }
+    /// "exit code N", "signal N" or "timed out", for messages.
+    pub fn describe(&self) -> String {
+        match &self.end {
+            End::Exited(s) => match (s.code(), s.signal()) {
+                (Some(c), _) => format!("exit code {c}"),
+                (None, Some(sig)) => format!("signal {sig}"),
+                (None, None) => "an unknown status".into(),
+            },
+            End::TimedOut => "timed out".into(),
+        }
+    }
+    /// A note for reports when output was cut, e.g. " (output truncated: 1073741824 bytes
+    /// beyond the first 4194304 of stdout dropped)"; empty otherwise.
+    pub fn truncation_note(&self) -> String {
+        let mut parts = Vec::new();
+        for (name, c) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
+            if c.truncated() {
+                parts.push(format!(
+                    "{} bytes of {name} beyond the first {} dropped",
+                    c.dropped,
+                    c.bytes.len()
+                ));
+            }
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" (output truncated: {})", parts.join("; "))
+        }
+    }
+}
+
+/// Runs the job to its end or its deadline. Blocks the calling thread; `run_async` is the
+/// same on a blocking thread of the tokio runtime.
+pub fn run(job: Job) -> std::io::Result<Finished> {
+    let Job {
+        mut command,
+        stdin,
+        timeout,
+        cap,
+    } = job;
+    let deadline = Instant::now() + timeout;
+    command
+        .process_group(0)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = spawn(&mut command)?;
+    let group = Group(child.id() as i32);
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        // A program that never reads its stdin must not block kca: write on a thread.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
+    let (done_tx, done_rx) = mpsc::channel();
+    let out = reader(child.stdout.take(), cap, done_tx.clone());
+    let err = reader(child.stderr.take(), cap, done_tx);
+    let end = wait(child, deadline, &group)?;
+    // Whatever the program left in its group goes with it; its pipes close with them.
+    group.kill();
+    // Readers end at end-of-file, or at the deadline if something outside the group still
+    // holds a pipe (give a program that ended at the deadline a moment to flush).
+    let until = deadline.max(Instant::now() + Duration::from_millis(200));
+    for _ in 0..2 {
+        let left = until.saturating_duration_since(Instant::now());
+        if done_rx.recv_timeout(left).is_err() {
+            break;
+        }
+    }
+    let take = |c: &Arc<Mutex<Captured>>| std::mem::take(&mut *c.lock().expect("capture lock"));
+    Ok(Finished {
+        end,
+        stdout: take(&out),
+        stderr: take(&err),
+    })
+}
+
+/// `run` on tokio's blocking pool, for async callers.
+pub async fn run_async(job: Job) -> std::io::Result<Finished> {
+    tokio::task::spawn_blocking(move || run(job))
+        .await
+        .map_err(std::io::Error::other)?
+}
+
+/// The process group of a started job; killing it reaches every process still in it.
+struct Group(i32);
+
+impl Group {
+    fn kill(&self) {
+        // SAFETY: killpg only sends a signal; a group already gone answers ESRCH. The
+        // group id is the child's pid, which stays reserved while any member lives.
+        unsafe {
+            libc::killpg(self.0, libc::SIGKILL);
+        }
+    }
+}
+
+fn spawn(command: &mut Command) -> std::io::Result<Child> {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            // ETXTBSY: the program file is still open for writing in another process (a
+            // tool being installed or updated right now); it clears within moments.
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempts < 5 => {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Waits for the child on a thread (no polling); at the deadline kills its group.
+fn wait(mut child: Child, deadline: Instant, group: &Group) -> std::io::Result<End> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let left = deadline.saturating_duration_since(Instant::now());
+    match rx.recv_timeout(left) {
+        Ok(status) => Ok(End::Exited(status?)),
+        Err(_) => {
+            group.kill();
+            // Reap it (the kill makes this immediate).
+            let _ = rx.recv_timeout(Duration::from_secs(5));
+            Ok(End::TimedOut)
+        }
+    }
+}
+
+/// Reads a pipe to its end on a thread, keeping the first `cap` bytes; says when done.
+fn reader(
+    pipe: Option<impl Read + Send + 'static>,
+    cap: usize,
+    done: mpsc::Sender<()>,
+) -> Arc<Mutex<Captured>> {
+    let captured = Arc::new(Mutex::new(Captured::default()));
+    let shared = captured.clone();
+    std::thread::spawn(move || {
+        if let Some(mut pipe) = pipe {
+            let mut buf = vec![0u8; 64 << 10];
+            loop {
+                let n = match pipe.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                let mut c = shared.lock().expect("capture lock");
+                let room = cap.saturating_sub(c.bytes.len());
+                let keep = n.min(room);
+                c.bytes.extend_from_slice(&buf[..keep]);
+                c.dropped += (n - keep) as u64;
+            }
+        }
+        let _ = done.send(());
+    });
+    captured
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, timeout: Duration) -> Finished {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(script);
+        run(Job::new(c, timeout)).unwrap()
+    }
+
+    /// Running (a killed orphan may linger as a zombie until its new parent reaps it).
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(") ")
+                    .map(|(_, rest)| rest.starts_with(['Z', 'X']))
+            })
+            .is_some_and(|dead| !dead)
+    }
+
+    #[test]
+    fn output_and_exit_code() {
+        let f = sh("echo out; echo err >&2; exit 3", Duration::from_secs(10));
+        assert_eq!(f.code(), Some(3));
+        assert_eq!(f.stdout.text(), "out\n");
+        assert_eq!(f.stderr.text(), "err\n");
+        assert_eq!(f.truncation_note(), "");
+    }
+
+    #[test]
+    fn stdin_is_written_and_closed() {
+        let mut c = Command::new("cat");
+        c.arg("-");
+        let mut job = Job::new(c, Duration::from_secs(10));
+        job.stdin = Some(b"hello".to_vec());
+        assert_eq!(run(job).unwrap().stdout.text(), "hello");
+    }
+
+    #[test]
+    fn a_background_child_holding_stdout_open_does_not_hang_and_does_not_survive() {
+        let started = Instant::now();
+        let f = sh(
+            "sleep 1002 & echo $! > /dev/stderr; echo ok",
+            Duration::from_secs(20),
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "waited {:?} for an orphan's pipe",
+            started.elapsed()
+        );
+        assert_eq!(f.code(), Some(0));
+        assert_eq!(f.stdout.text(), "ok\n");
+        let orphan: i32 = f.stderr.text().trim().parse().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!alive(orphan), "the background sleep {orphan} survived");
+    }
+
+    #[test]
+    fn at_the_deadline_the_whole_group_is_killed() {
+        let started = Instant::now();
+        let f = sh(
+            "sleep 1003 & echo $! >&2; sleep 1004",
+            Duration::from_millis(500),
+        );
+        assert_eq!(f.end, End::TimedOut);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let child: i32 = f.stderr.text().trim().parse().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!alive(child), "sleep {child} survived the timeout");
+    }
+
+    #[test]
+    fn reading_stops_at_the_deadline_when_an_escaped_process_holds_the_pipe() {
+        // setsid leaves the group: killing the group cannot close this pipe.
+        let started = Instant::now();
+        let f = sh(
+            "setsid sleep 1005 & echo $! >&2; echo started; sleep 1006",
+            Duration::from_millis(500),
+        );
+        assert_eq!(f.end, End::TimedOut);
+        assert_eq!(f.stdout.text(), "started\n");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        // Tidy up the escaped sleep ourselves, by its pid.
+        let escaped: i32 = f.stderr.text().trim().parse().unwrap();
+        // SAFETY: sends a signal to the process this test started.
+        unsafe {
+            libc::kill(escaped, libc::SIGKILL);
+        }
+    }
+
+    #[test]
+    fn output_is_capped_and_the_cut_is_said() {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg("head -c 3000000 /dev/zero");
+        let mut job = Job::new(c, Duration::from_secs(20));
+        job.cap = 1000;
+        let f = run(job).unwrap();
+        assert_eq!(
+            f.code(),
+            Some(0),
+            "the program was not blocked by a full pipe"
+        );
+        assert_eq!(f.stdout.bytes.len(), 1000);
+        assert_eq!(f.stdout.dropped, 2_999_000);
+        assert!(
+            f.truncation_note()
+                .contains("2999000 bytes of stdout beyond the first 1000 dropped"),
+            "{}",
+            f.truncation_note()
+        );
+    }
+}
