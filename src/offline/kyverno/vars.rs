@@ -176,6 +176,39 @@ fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     if expr == "@" {
         return Ok(ctx.doc.get("@").cloned().unwrap_or(Value::Null));
     }
+    let compiled = compiled_expression(&expr)?;
+    let data = ctx.variable();
+    let result = compiled.search(data).map_err(|e| VarError::Invalid {
+        expr: abbreviated(&expr),
+        reason: e.to_string(),
+    })?;
+    finish(&expr, &compiled, &result, ctx)
+}
+
+/// Compiled expressions, kept per thread: the same rule runs against every resource.
+type Compiled = std::rc::Rc<jmespath::Expression<'static>>;
+
+fn compiled_expression(expr: &str) -> Result<Compiled, VarError> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Compiled>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    if let Some(hit) = CACHE.with(|c| c.borrow().get(expr).cloned()) {
+        return Ok(hit);
+    }
+    let compiled = std::rc::Rc::new(compile(expr)?);
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= 4096 {
+            c.clear();
+        }
+        c.insert(expr.to_string(), compiled.clone());
+    });
+    Ok(compiled)
+}
+
+fn compile(expr: &str) -> Result<jmespath::Expression<'static>, VarError> {
+    let expr = expr.to_string();
     let compiled = match runtime().compile(&expr) {
         Ok(c) => c,
         // go-jmespath also takes multiselect hashes whose keys are not comma-separated.
@@ -190,12 +223,16 @@ fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
         },
     };
     let ast = null_safe(compiled.as_ast().clone());
-    let compiled = jmespath::Expression::new(expr.as_str(), ast, runtime());
-    let data = ctx.variable();
-    let result = compiled.search(data).map_err(|e| VarError::Invalid {
-        expr: abbreviated(&expr),
-        reason: e.to_string(),
-    })?;
+    Ok(jmespath::Expression::new(expr.as_str(), ast, runtime()))
+}
+
+fn finish(
+    expr: &str,
+    compiled: &jmespath::Expression<'static>,
+    result: &Rcvar,
+    ctx: &Context,
+) -> Result<Value, VarError> {
+    let result = result.clone();
     if budget::size(&result, budget::MAX_PRODUCED + 1) > budget::MAX_PRODUCED {
         return Err(VarError::Invalid {
             expr: abbreviated(&expr),
@@ -207,7 +244,7 @@ fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     }
     let value = to_value(&result);
     if value.is_null() && path_missing(compiled.as_ast(), &ctx.doc) {
-        return Err(VarError::NotResolved(expr));
+        return Err(VarError::NotResolved(expr.to_string()));
     }
     Ok(value)
 }
