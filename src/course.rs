@@ -128,7 +128,8 @@ pub fn map(ctx: &Ctx, store: &Store) -> Result<(Vec<ModuleRow>, Next)> {
         });
     }
     let due = quiz_progress::due(&qp, None, chrono::Utc::now().timestamp(), usize::MAX).len();
-    Ok((next_step(lang, &rows, lp.current.as_deref(), due), rows)).map(|(n, r)| (r, n))
+    let next = next_step(lang, &rows, lp.current.as_deref(), due);
+    Ok((rows, next))
 }
 
 /// The one next step: the first module's first unfinished piece, lesson → lab → quiz;

@@ -7,7 +7,9 @@
 //! counting at the deadline, even while a process that escaped the group still holds a pipe
 //! open, and at most `cap` bytes of each stream are kept (the rest is read and dropped, so
 //! the program never blocks on a full pipe), with the truncation said. Used by the lab's
-//! `command` checks and by `kca cluster` for kind, helm and the container engine.
+//! `command` checks and by `kca cluster` for kind, helm and the container engine; those
+//! trusted tools run `in_foreground` (kca's own group), so a learner's Ctrl-C stops them
+//! with kca instead of leaving a half-made cluster behind.
 
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -27,6 +29,11 @@ pub struct Job {
     pub timeout: Duration,
     /// Bytes kept per stream.
     pub cap: usize,
+    /// Start the program in a process group of its own (the default). A trusted tool that
+    /// a learner may want to stop with Ctrl-C (kind, helm) stays in kca's group instead:
+    /// the terminal's interrupt then reaches it as it reaches kca, and a timeout ends the
+    /// program itself rather than a group.
+    pub own_group: bool,
 }
 
 impl Job {
@@ -36,7 +43,14 @@ impl Job {
             stdin: None,
             timeout,
             cap: DEFAULT_CAP,
+            own_group: true,
         }
+    }
+
+    /// The same job, left in kca's process group (see `own_group`).
+    pub fn in_foreground(mut self) -> Job {
+        self.own_group = false;
+        self
     }
 }
 
@@ -121,10 +135,13 @@ pub fn run(job: Job) -> std::io::Result<Finished> {
         stdin,
         timeout,
         cap,
+        own_group,
     } = job;
     let deadline = Instant::now() + timeout;
+    if own_group {
+        command.process_group(0);
+    }
     command
-        .process_group(0)
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -133,7 +150,10 @@ pub fn run(job: Job) -> std::io::Result<Finished> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = spawn(&mut command)?;
-    let group = Group(child.id() as i32);
+    let group = Group {
+        id: child.id() as i32,
+        whole: own_group,
+    };
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
         // A program that never reads its stdin must not block kca: write on a thread.
         std::thread::spawn(move || {
@@ -171,14 +191,33 @@ pub async fn run_async(job: Job) -> std::io::Result<Finished> {
 }
 
 /// The process group of a started job; killing it reaches every process still in it.
-struct Group(i32);
+/// A job left in kca's own group (`whole: false`) is ended alone.
+struct Group {
+    id: i32,
+    whole: bool,
+}
 
 impl Group {
     fn kill(&self) {
-        // SAFETY: killpg only sends a signal; a group already gone answers ESRCH. The
-        // group id is the child's pid, which stays reserved while any member lives.
+        // SAFETY: killpg/kill only send a signal; a group or process already gone answers
+        // ESRCH. The id is the child's pid, which stays reserved while the child (or, for
+        // a group, any member) lives, until it is reaped.
         unsafe {
-            libc::killpg(self.0, libc::SIGKILL);
+            if self.whole {
+                libc::killpg(self.id, libc::SIGKILL);
+            }
+        }
+    }
+
+    /// At the deadline: the whole group, or the program alone.
+    fn kill_at_deadline(&self) {
+        // SAFETY: as above.
+        unsafe {
+            if self.whole {
+                libc::killpg(self.id, libc::SIGKILL);
+            } else {
+                libc::kill(self.id, libc::SIGKILL);
+            }
         }
     }
 }
@@ -208,7 +247,7 @@ fn wait(mut child: Child, deadline: Instant, group: &Group) -> std::io::Result<E
     match rx.recv_timeout(left) {
         Ok(status) => Ok(End::Exited(status?)),
         Err(_) => {
-            group.kill();
+            group.kill_at_deadline();
             // Reap it (the kill makes this immediate).
             let _ = rx.recv_timeout(Duration::from_secs(5));
             Ok(End::TimedOut)
@@ -252,6 +291,29 @@ mod tests {
         let mut c = Command::new("sh");
         c.arg("-c").arg(script);
         run(Job::new(c, timeout)).unwrap()
+    }
+
+    #[test]
+    fn a_foreground_job_stays_in_kcas_group_so_ctrl_c_reaches_it() {
+        // Field 5 of /proc/self/stat is the process group of `cut` (sh's, here).
+        let mut c = Command::new("sh");
+        c.arg("-c").arg("cut -d' ' -f5 /proc/self/stat");
+        let f = run(Job::new(c, Duration::from_secs(10)).in_foreground()).unwrap();
+        // SAFETY: getpgrp has no preconditions.
+        let ours = unsafe { libc::getpgrp() };
+        assert_eq!(f.stdout.text().trim(), ours.to_string());
+        let f = sh("cut -d' ' -f5 /proc/self/stat", Duration::from_secs(10));
+        assert_ne!(f.stdout.text().trim(), ours.to_string());
+    }
+
+    #[test]
+    fn a_foreground_job_is_ended_at_its_deadline() {
+        let mut c = Command::new("sleep");
+        c.arg("30");
+        let started = Instant::now();
+        let f = run(Job::new(c, Duration::from_millis(300)).in_foreground()).unwrap();
+        assert_eq!(f.end, End::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     /// Running (a killed orphan may linger as a zombie until its new parent reaps it).

@@ -55,7 +55,9 @@ impl Store {
         if !self.path(name).exists() {
             return Ok(T::default());
         }
-        let _lock = self.lock(name)?;
+        // Writes replace the file by rename, so a read without the lock still sees a whole
+        // file; a state folder that cannot be written (no lock file) must not stop reading.
+        let _lock = self.lock(name).ok();
         self.load(name)
     }
 

@@ -375,8 +375,12 @@ impl Printer {
     }
 
     /// A result written as JSON on stdout (the whole of stdout in json mode).
+    /// A JSON document on stdout, always in the one envelope (`schemaVersion` first; see
+    /// `envelope`): a command cannot print a document without it, or spell it otherwise.
     pub fn json<T: serde::Serialize>(&self, value: &T) {
-        let text = serde_json::to_string_pretty(value)
+        let text = serde_json::to_value(value)
+            .map(crate::envelope::stamp)
+            .and_then(|v| serde_json::to_string_pretty(&v))
             .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
         self.out(&text);
     }

@@ -936,3 +936,39 @@ fn a_failed_check_queues_the_quiz_questions_of_its_concepts() {
     assert!(text.contains("Shared concept?"), "{text}");
     assert!(!text.contains("Other concept?"), "{text}");
 }
+
+#[test]
+fn check_with_an_unwritable_state_folder_still_grades_and_says_so() {
+    let env = Env::new();
+    env.start_offline();
+    // Move the state away and block its place: a path under a regular file cannot be
+    // created, even by root. The lab is found again from the copy of its progress.
+    let state = env.tmp.path().join("state");
+    let moved = env.tmp.path().join("state-moved");
+    std::fs::rename(&state, &moved).unwrap();
+    std::fs::create_dir_all(env.tmp.path().join("ro")).unwrap();
+    let blocker = env.tmp.path().join("ro/file");
+    std::fs::write(&blocker, "").unwrap();
+    let out = env
+        .kca()
+        .env("XDG_STATE_HOME", blocker.join("state"))
+        .args(["lab", "check", "testlab"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Not started as far as this (empty) state knows: a usage error that says so.
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not started"), "{err}");
+    // With the progress readable but not writable, the grade stands and a warning says so.
+    std::fs::rename(&moved, &state).unwrap();
+    let lock = state.join("kca/labs.json.lock");
+    let _ = std::fs::remove_file(&lock);
+    std::fs::create_dir_all(&lock).unwrap(); // the lock file cannot be opened for writing
+    let out = env.kca().args(["lab", "check"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert!(text.contains("score 1/9"), "{text}");
+    assert!(err.contains("progress was not saved"), "{err}");
+    assert!(err.contains("XDG_STATE_HOME="), "{err}");
+}

@@ -740,3 +740,60 @@ fn apply_json_is_one_document_streamed_per_resource() {
         "{v}"
     );
 }
+
+const INVALID: &str = r#"
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: namespaced-cluster-policy
+  namespace: default
+spec:
+  rules:
+  - name: no-latest
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      pattern:
+        spec:
+          containers:
+          - image: "!*:latest"
+"#;
+
+#[test]
+fn a_policy_kyverno_rejects_is_reported_invalid() {
+    let dir = TempDir::new().expect("temp dir");
+    std::fs::write(dir.path().join("policy.yaml"), INVALID).unwrap();
+    std::fs::write(dir.path().join("resources.yaml"), RESOURCES).unwrap();
+    std::fs::write(
+        dir.path().join("kyverno-test.yaml"),
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\n\
+         policies: [policy.yaml]\nresources: [resources.yaml]\nresults:\n\
+         - {policy: namespaced-cluster-policy, rule: no-latest, kind: Pod, resources: [bad], result: fail}\n",
+    )
+    .unwrap();
+    policy_test(&dir, &[])
+        .code(1)
+        .stdout(predicate::str::contains(
+            "policy namespaced-cluster-policy is invalid: A clusterpolicy should not have the namespace defined",
+        ));
+    // `apply` leaves it out beside a valid one and counts it as an error.
+    std::fs::write(
+        dir.path().join("both.yaml"),
+        format!("{POLICY}---{INVALID}"),
+    )
+    .unwrap();
+    let home = TempDir::new().unwrap();
+    kca(home.path())
+        .args(["policy", "apply"])
+        .arg(dir.path().join("both.yaml"))
+        .arg("-r")
+        .arg(dir.path().join("resources.yaml"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "policy namespaced-cluster-policy is invalid and was skipped: A clusterpolicy should not have the namespace defined",
+        ))
+        .stdout(predicate::str::contains("error: 1,"));
+}

@@ -802,3 +802,25 @@ async fn an_accepted_check_on_a_kind_the_server_does_not_serve_is_skipped() {
     assert!(o.detail.contains("1.30"), "{}", o.detail);
     assert!(!log.lock().unwrap().iter().any(|s| s.method == "POST"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_update_request_ends_the_wait_before_the_timeout() {
+    let (live, _log) = generating_nothing(|trigger| {
+        vec![update_request(
+            "ur-1",
+            trigger,
+            "Failed",
+            "configmaps is forbidden",
+        )]
+    });
+    let lab = testlab(Duration::from_secs(60));
+    let started = tokio::time::Instant::now();
+    let o = run_generated(&lab, &live).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(o.detail.contains("configmaps is forbidden"), "{}", o.detail);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "waited {:?} for an UpdateRequest that had failed",
+        started.elapsed()
+    );
+}

@@ -168,3 +168,108 @@ async fn accepted_dry_runs_an_update_of_an_existing_policy_and_reads_the_webhook
     );
     assert!(!seen.iter().any(|s| s.method == "POST"), "{seen:?}");
 }
+
+const SOURCE: &str = "/api/v1/namespaces/kca-mutate-source/configmaps/org-ca";
+
+/// A cluster where the clone's copy follows its source (`follows`) or keeps the old data.
+async fn run_sync(follows: bool) -> (kca::lab::check::Outcome, Vec<Seen>) {
+    let source_data = Arc::new(Mutex::new(json!({"ca.crt": "old"})));
+    let src = source_data.clone();
+    let (live, log) = mock(move |s| {
+        if s.method == "GET" && s.path == "/api/v1" {
+            return reply(
+                200,
+                resources(
+                    "v1",
+                    &[
+                        ("namespaces", "Namespace", false),
+                        ("configmaps", "ConfigMap", true),
+                    ],
+                ),
+            );
+        }
+        if let Some(r) = discovery(s) {
+            return r;
+        }
+        let method = s.method.as_str();
+        match method {
+            "GET" if s.path == "/apis/kyverno.io/v1/clusterpolicies/kca-clone-ca" => reply(
+                200,
+                json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+                    "metadata": {"name": "kca-clone-ca"},
+                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+            ),
+            "POST" if s.path == "/api/v1/namespaces" => reply(201, s.body.clone()),
+            "GET" if s.path == SOURCE => reply(
+                200,
+                json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "org-ca", "namespace": "kca-mutate-source",
+                        "labels": {"kca.dev/lab": "kca-mutate", "app.kubernetes.io/managed-by": "kca"}},
+                    "data": src.lock().unwrap().clone()}),
+            ),
+            "PATCH" if s.path == SOURCE => {
+                if let Some(d) = s.body.get("data") {
+                    *src.lock().unwrap() = d.clone();
+                }
+                reply(200, json!({}))
+            }
+            "GET" if s.path.ends_with("/configmaps/org-ca") => {
+                let data = if follows {
+                    src.lock().unwrap().clone()
+                } else {
+                    json!({"ca.crt": "old"})
+                };
+                let data = match data.get("ca.crt").and_then(Value::as_str) {
+                    Some("old") => json!({"ca.crt": "the organisation's CA bundle"}),
+                    _ => data,
+                };
+                reply(
+                    200,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "org-ca"}, "data": data}),
+                )
+            }
+            "DELETE" => kube_mock::success(),
+            _ => not_found_page(),
+        }
+    });
+    let mut lab = mutate_lab();
+    for t in &mut lab.tasks {
+        for c in &mut t.checks {
+            c.timeout = std::time::Duration::from_secs(5);
+        }
+    }
+    let check = lab.check("ca-cloned").unwrap().clone();
+    let tmp = tempfile::tempdir().unwrap();
+    let env = Submission {
+        lab: &lab,
+        workspace: tmp.path(),
+    };
+    let o = kca::lab::live::evaluate(&live, env, &check, &printer()).await;
+    let seen = log.lock().unwrap().clone();
+    (o, seen)
+}
+
+fn source_patches(seen: &[Seen]) -> Vec<Value> {
+    seen.iter()
+        .filter(|s| s.method == "PATCH" && s.path == SOURCE)
+        .map(|s| s.body.clone())
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_synchronized_copy_follows_its_source_and_the_source_is_put_back() {
+    let (o, seen) = run_sync(true).await;
+    assert_eq!(o.verdict, Verdict::Pass, "{}", o.detail);
+    let patches = source_patches(&seen);
+    assert_eq!(patches.len(), 2, "change, then restore: {patches:?}");
+    assert_eq!(patches[1], json!({"data": {"ca.crt": "old"}}));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_copy_that_does_not_follow_fails_and_the_source_is_still_put_back() {
+    let (o, seen) = run_sync(false).await;
+    assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
+    assert!(o.detail.contains("did not follow"), "{}", o.detail);
+    assert_eq!(source_patches(&seen).len(), 2);
+}

@@ -287,7 +287,7 @@ pub(super) async fn exec(cmd: &Cmd, timeout: Duration) -> Result<Output> {
     command
         .args(&cmd.args)
         .envs(cmd.env.iter().map(|(k, v)| (k, v)));
-    let out = crate::exec::run_async(crate::exec::Job::new(command, timeout))
+    let out = crate::exec::run_async(crate::exec::Job::new(command, timeout).in_foreground())
         .await
         .map_err(|e| {
             Error::environment(

@@ -8,6 +8,7 @@ use std::process::Command;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use super::tree::{inverse_patch, merge_patch};
 use super::tree::{partial_match, short};
 use crate::content::Text;
 use crate::content::lab::{Check, ExitWant, Lab, Spec, Task};
@@ -613,44 +614,6 @@ pub fn judge_synced(check: &Check, what: &str, copy: Option<&Value>) -> Outcome 
     }
 }
 
-/// RFC 7386 JSON merge patch (what a setup `patch` and a `sync` step apply).
-pub fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(p) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Default::default());
-    }
-    let Value::Object(t) = target else { return };
-    for (k, v) in p {
-        if v.is_null() {
-            t.remove(k);
-        } else {
-            merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-        }
-    }
-}
-
-/// The merge patch that undoes `patch` on `original` (each patched key back to its value
-/// there, or removed when it had none).
-pub fn inverse_patch(original: &Value, patch: &Value) -> Value {
-    let Value::Object(p) = patch else {
-        return original.clone();
-    };
-    let mut out = serde_json::Map::new();
-    for (k, v) in p {
-        let before = original.get(k);
-        let undo = match (before, v) {
-            (None, _) => Value::Null,
-            (Some(b), Value::Object(_)) if b.is_object() => inverse_patch(b, v),
-            (Some(b), _) => b.clone(),
-        };
-        out.insert(k.clone(), undo);
-    }
-    Value::Object(out)
-}
-
 /// The last lines a program printed, for the report.
 fn tail(err: &str, out: &str) -> String {
     let text = if err.trim().is_empty() { out } else { err };
@@ -737,22 +700,6 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert!(o.detail.contains("output truncated"), "{}", o.detail);
         assert!(o.detail.len() < 1000, "the detail holds no output");
-    }
-
-    #[test]
-    fn merge_patch_follows_rfc_7386() {
-        let mut t = json!({"a": "b", "c": {"d": "e", "f": "g"}});
-        merge_patch(&mut t, &json!({"a": "z", "c": {"f": null}}));
-        assert_eq!(t, json!({"a": "z", "c": {"d": "e"}}));
-        let orig = json!({"a": "b", "c": {"d": "e"}});
-        let patch = json!({"a": "z", "c": {"d": "y", "new": 1}, "x": 2});
-        let mut t = orig.clone();
-        merge_patch(&mut t, &patch);
-        merge_patch(&mut t, &inverse_patch(&orig, &patch));
-        assert_eq!(t, orig);
-        let mut t = json!({"a": [1, 2]});
-        merge_patch(&mut t, &json!({"a": [3], "n": {"x": 1}}));
-        assert_eq!(t, json!({"a": [3], "n": {"x": 1}}));
     }
 
     #[test]

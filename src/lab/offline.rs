@@ -354,7 +354,14 @@ impl Offline {
         self.objects.iter().any(|o| {
             matches!(
                 o.get("kind").and_then(Value::as_str),
-                Some("ClusterPolicy" | "Policy" | "ValidatingAdmissionPolicy")
+                Some(
+                    "ClusterPolicy"
+                        | "Policy"
+                        | "ValidatingAdmissionPolicy"
+                        | "ValidatingPolicy"
+                        | "MutatingPolicy"
+                        | "GeneratingPolicy"
+                )
             ) && o.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
         })
     }

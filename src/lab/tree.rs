@@ -5,7 +5,7 @@
 //! `{$inOrder: [..]}` (a list holding these items in this order, others may sit between)
 //! and `{$anyOf: [TREE, ..]}` (at least one of the trees); an operator key beside other
 //! keys applies to the mapping it sits in. Pure; the first mismatch comes back with its
-//! path.
+//! path. Also the JSON merge patch (RFC 7386) that setup and sync steps apply, and its inverse.
 
 use serde_json::Value;
 
@@ -255,6 +255,44 @@ fn collect_problems(want: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
+/// RFC 7386 JSON merge patch (what a setup `patch` and a `sync` step apply).
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(p) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Default::default());
+    }
+    let Value::Object(t) = target else { return };
+    for (k, v) in p {
+        if v.is_null() {
+            t.remove(k);
+        } else {
+            merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+        }
+    }
+}
+
+/// The merge patch that undoes `patch` on `original` (each patched key back to its value
+/// there, or removed when it had none).
+pub fn inverse_patch(original: &Value, patch: &Value) -> Value {
+    let Value::Object(p) = patch else {
+        return original.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (k, v) in p {
+        let before = original.get(k);
+        let undo = match (before, v) {
+            (None, _) => Value::Null,
+            (Some(b), Value::Object(_)) if b.is_object() => inverse_patch(b, v),
+            (Some(b), _) => b.clone(),
+        };
+        out.insert(k.clone(), undo);
+    }
+    Value::Object(out)
+}
+
 /// Numbers compare by value; a string and a number compare by text, because manifests
 /// write `"80"` and `80` for the same port or quantity.
 fn scalar_eq(want: &Value, got: &Value) -> bool {
@@ -431,6 +469,22 @@ mod tests {
             "{p:?}"
         );
         assert!(p[2].contains("c.$regex: unknown operator"), "{p:?}");
+    }
+
+    #[test]
+    fn merge_patch_follows_rfc_7386() {
+        let mut t = json!({"a": "b", "c": {"d": "e", "f": "g"}});
+        merge_patch(&mut t, &json!({"a": "z", "c": {"f": null}}));
+        assert_eq!(t, json!({"a": "z", "c": {"d": "e"}}));
+        let orig = json!({"a": "b", "c": {"d": "e"}});
+        let patch = json!({"a": "z", "c": {"d": "y", "new": 1}, "x": 2});
+        let mut t = orig.clone();
+        merge_patch(&mut t, &patch);
+        merge_patch(&mut t, &inverse_patch(&orig, &patch));
+        assert_eq!(t, orig);
+        let mut t = json!({"a": [1, 2]});
+        merge_patch(&mut t, &json!({"a": [3], "n": {"x": 1}}));
+        assert_eq!(t, json!({"a": [3], "n": {"x": 1}}));
     }
 
     #[test]

@@ -722,7 +722,10 @@ fn key(ctx: &Ctx, args: &KeyArgs) -> Result<Exit> {
     }
     let value = Value::Object(map);
     match ctx.settings.output {
-        OutputFormat::Json => ctx.printer.json(&value),
+        // The envelope like every JSON document; the text form is the answers file itself.
+        OutputFormat::Json => ctx.printer.json(&crate::envelope::Envelope::new(
+            json!({"quiz": quiz.id, "answers": value}),
+        )),
         _ => {
             let explained = Text {
                 ja: Some(format!(

@@ -61,6 +61,19 @@ pub struct QuestionRecord {
     pub last_correct: bool,
 }
 
+impl QuestionRecord {
+    /// A question never answered: box 1, due now.
+    fn unseen(now: i64) -> QuestionRecord {
+        QuestionRecord {
+            r#box: 1,
+            due: now,
+            seen: 0,
+            correct: 0,
+            last_correct: false,
+        }
+    }
+}
+
 impl QuizRecord {
     pub fn best(&self) -> Option<&Attempt> {
         self.attempts
@@ -90,13 +103,7 @@ impl QuizRecord {
         let rec = self
             .questions
             .entry(question.to_string())
-            .or_insert(QuestionRecord {
-                r#box: 1,
-                due: now,
-                seen: 0,
-                correct: 0,
-                last_correct: false,
-            });
+            .or_insert_with(|| QuestionRecord::unseen(now));
         rec.seen += 1;
         rec.last_correct = correct;
         if correct {
@@ -115,13 +122,7 @@ pub fn queue(rec: &mut QuizRecord, question: &str, now: i64) {
     let q = rec
         .questions
         .entry(question.to_string())
-        .or_insert(QuestionRecord {
-            r#box: 1,
-            due: now,
-            seen: 0,
-            correct: 0,
-            last_correct: false,
-        });
+        .or_insert_with(|| QuestionRecord::unseen(now));
     q.r#box = 1;
     q.due = q.due.min(now);
 }

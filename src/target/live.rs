@@ -748,8 +748,13 @@ fn warning_text(header: &str) -> String {
 }
 
 fn is_ready(obj: &Value) -> bool {
-    if obj.pointer("/status/ready").and_then(Value::as_bool) == Some(true) {
-        return true;
+    // kyverno.io policies: `status.ready` or a Ready condition; policies.kyverno.io
+    // (ValidatingPolicy, MutatingPolicy, …): `status.conditionStatus.ready` (the READY
+    // column of config/crds/policies.kyverno.io/*.yaml at v1.19.0).
+    for p in ["/status/ready", "/status/conditionStatus/ready"] {
+        if obj.pointer(p).and_then(Value::as_bool) == Some(true) {
+            return true;
+        }
     }
     obj.pointer("/status/conditions")
         .and_then(Value::as_array)
@@ -856,6 +861,13 @@ mod tests {
         ));
         assert!(!is_ready(&json!({"status": {}})));
         assert!(!is_ready(&json!({})));
+        // policies.kyverno.io kinds (MutatingPolicy, GeneratingPolicy, ValidatingPolicy)
+        assert!(is_ready(
+            &json!({"status": {"conditionStatus": {"ready": true}}})
+        ));
+        assert!(!is_ready(
+            &json!({"status": {"conditionStatus": {"ready": false}}})
+        ));
     }
 
     #[test]

@@ -110,7 +110,15 @@ pub(super) async fn generated(
     ));
     // The sync step runs while the trigger (and so the generated copy) still exists.
     let wait_and_sync = async {
-        let found = await_object(live, &want, check.timeout, printer, &check.id).await?;
+        let (found, waited) = await_object(
+            live,
+            &want,
+            check.timeout,
+            printer,
+            &check.id,
+            (&trig_ref, uid.as_deref()),
+        )
+        .await?;
         let first = check::judge_generated(check, &want.to_string(), found.as_ref());
         let synced = match (&check.spec, first.verdict) {
             (Spec::Generated { sync: Some(_), .. }, check::Verdict::Pass) => {
@@ -118,7 +126,7 @@ pub(super) async fn generated(
             }
             _ => None,
         };
-        Ok::<_, LiveError>((found, synced))
+        Ok::<_, LiveError>((found, synced, waited))
     };
     let waited = tokio::select! {
         r = wait_and_sync => Some(r),
@@ -136,7 +144,7 @@ pub(super) async fn generated(
             }
         )));
     };
-    let (found, synced) = found?;
+    let (found, synced, waited) = found?;
     let mut outcome =
         synced.unwrap_or_else(|| check::judge_generated(check, &want.to_string(), found.as_ref()));
     if found.is_none() {
@@ -144,7 +152,7 @@ pub(super) async fn generated(
         outcome.verdict = verdict;
         outcome
             .detail
-            .push_str(&format!(" within {}s; {why}", check.timeout.as_secs()));
+            .push_str(&format!(" within {}s; {why}", waited.as_secs()));
     }
     if let Err(e) = deleted {
         outcome
@@ -210,21 +218,37 @@ pub(super) async fn synced(
     Ok(o)
 }
 
+/// How often the wait looks at the trigger's UpdateRequest: one that failed or was skipped
+/// means nothing will come, so the check ends then rather than at its timeout.
+const UR_LOOK: Duration = Duration::from_secs(5);
+
 pub(super) async fn await_object(
     live: &Live,
     want: &ObjRef,
     deadline: Duration,
     printer: &Printer,
     id: &str,
-) -> Result<Option<Value>, LiveError> {
+    (trig, uid): (&ObjRef, Option<&str>),
+) -> Result<(Option<Value>, Duration), LiveError> {
     let start = Instant::now();
     let mut last_note = Instant::now();
+    let mut last_look = Instant::now();
     loop {
         if let Some(obj) = live.get(want).await? {
-            return Ok(Some(obj));
+            return Ok((Some(obj), start.elapsed()));
         }
         if start.elapsed() >= deadline {
-            return Ok(None);
+            return Ok((None, start.elapsed()));
+        }
+        if last_look.elapsed() >= UR_LOOK {
+            last_look = Instant::now();
+            if let Ok(urs) = update_requests(live, trig, uid).await
+                && urs
+                    .iter()
+                    .any(|u| matches!(ur_state(u).as_str(), "Failed" | "Skip"))
+            {
+                return Ok((None, start.elapsed()));
+            }
         }
         if last_note.elapsed() >= Duration::from_secs(10) {
             printer.status(&format!(
@@ -268,6 +292,29 @@ pub(super) fn names_trigger(ur: &Value, trig: &ObjRef, uid: Option<&str>) -> boo
     in_rules || same(&spec["resource"]) || in_request
 }
 
+/// The UpdateRequests Kyverno made for this trigger (in its namespace, `kyverno`).
+async fn update_requests(
+    live: &Live,
+    trig: &ObjRef,
+    uid: Option<&str>,
+) -> Result<Vec<Value>, LiveError> {
+    let all = live
+        .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
+        .await?;
+    Ok(all
+        .into_iter()
+        .filter(|u| names_trigger(u, trig, uid))
+        .collect())
+}
+
+/// An UpdateRequest's state; one without a status yet is Pending.
+fn ur_state(u: &Value) -> String {
+    u.pointer("/status/state")
+        .and_then(Value::as_str)
+        .unwrap_or("Pending")
+        .to_string()
+}
+
 /// The course's diagnosis order, on the UpdateRequest of this trigger: none means the rule
 /// did not match (the learner's to fix); a failed one means the background controller could
 /// not do it (often permissions); one still pending means the controller is not working,
@@ -279,20 +326,12 @@ pub(super) async fn explain(
     want: &ObjRef,
 ) -> (check::Verdict, String) {
     use check::Verdict::{Error, Fail};
-    let urs = match live
-        .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
-        .await
-    {
+    let ours = match update_requests(live, trig, uid).await {
         Ok(l) => l,
         Err(e) => return (Error, format!("could not list UpdateRequests: {e}")),
     };
-    let ours: Vec<&Value> = urs.iter().filter(|u| names_trigger(u, trig, uid)).collect();
-    let state = |u: &Value| {
-        u.pointer("/status/state")
-            .and_then(Value::as_str)
-            .unwrap_or("Pending")
-            .to_string()
-    };
+    let ours: Vec<&Value> = ours.iter().collect();
+    let state = |u: &Value| ur_state(u);
     let message = |u: &Value| {
         u.pointer("/status/message")
             .and_then(Value::as_str)

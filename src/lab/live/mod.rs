@@ -119,12 +119,23 @@ async fn find_policy(
     name: &str,
     namespace: &str,
 ) -> Result<Option<ObjRef>, LiveError> {
-    let cluster = ObjRef::new("kyverno.io/v1", "ClusterPolicy", None, name);
-    if live.get(&cluster).await?.is_some() {
-        return Ok(Some(cluster));
+    // The kinds a lab's policy can be, most common first; Kyverno's CEL kinds
+    // (policies.kyverno.io, 1.19) only where the server serves them.
+    let candidates = [
+        ObjRef::new("kyverno.io/v1", "ClusterPolicy", None, name),
+        ObjRef::new("kyverno.io/v1", "Policy", Some(namespace), name),
+        ObjRef::new("policies.kyverno.io/v1", "ValidatingPolicy", None, name),
+        ObjRef::new("policies.kyverno.io/v1", "MutatingPolicy", None, name),
+        ObjRef::new("policies.kyverno.io/v1", "GeneratingPolicy", None, name),
+    ];
+    for r in candidates {
+        match live.get(&r).await {
+            Ok(Some(_)) => return Ok(Some(r)),
+            Ok(None) | Err(LiveError::NotServed { .. }) => {}
+            Err(e) => return Err(e),
+        }
     }
-    let ns = ObjRef::new("kyverno.io/v1", "Policy", Some(namespace), name);
-    Ok(live.get(&ns).await?.map(|_| ns))
+    Ok(None)
 }
 
 /// Each named policy must be in the cluster and Ready before a check relies on it (shared
