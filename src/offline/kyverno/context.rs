@@ -2,16 +2,19 @@
 //! variables. It must not evaluate expressions itself (that is `vars`).
 
 use std::cell::OnceCell;
+use std::rc::Rc;
 
 use jmespath::{Rcvar, Variable};
 use serde_json::{Map, Value, json};
 
 use super::Request;
 
+/// Cheap to clone: the document and its JMESPath form are shared until a clone adds a
+/// variable (copy on write), so one request's context serves every rule.
 #[derive(Debug, Clone)]
 pub struct Context {
-    pub(crate) doc: Value,
-    cache: OnceCell<Rcvar>,
+    pub(crate) doc: Rc<Value>,
+    cache: Rc<OnceCell<Rcvar>>,
 }
 
 impl Context {
@@ -64,10 +67,7 @@ impl Context {
         doc["serviceAccountName"] = json!(sa_name);
         doc["serviceAccountNamespace"] = json!(sa_ns);
         doc["images"] = images(subject);
-        let mut ctx = Context {
-            doc,
-            cache: OnceCell::new(),
-        };
+        let mut ctx = Context::from_document(doc);
         if let Value::Object(values) = &req.values {
             for (k, v) in values {
                 ctx.add_variable(k, v.clone());
@@ -79,8 +79,8 @@ impl Context {
     /// A context whose whole document is `doc` (JMESPath over a context entry's value).
     pub fn from_document(doc: Value) -> Self {
         Context {
-            doc,
-            cache: OnceCell::new(),
+            doc: Rc::new(doc),
+            cache: Rc::new(OnceCell::new()),
         }
     }
 
@@ -93,8 +93,8 @@ impl Context {
 
     /// Sets a variable; a dotted name (`request.operation`) writes into the nested path.
     pub fn add_variable(&mut self, name: &str, value: Value) {
-        self.cache = OnceCell::new();
-        set_path(&mut self.doc, &split_path(name), value);
+        self.cache = Rc::new(OnceCell::new());
+        set_path(Rc::make_mut(&mut self.doc), &split_path(name), value);
     }
 
     pub fn document(&self) -> &Value {
@@ -104,7 +104,7 @@ impl Context {
     /// The document as a JMESPath value, converted once per change.
     pub(crate) fn variable(&self) -> Rcvar {
         self.cache
-            .get_or_init(|| Rcvar::new(Variable::try_from(&self.doc).unwrap_or(Variable::Null)))
+            .get_or_init(|| Rcvar::new(Variable::try_from(&*self.doc).unwrap_or(Variable::Null)))
             .clone()
     }
 }

@@ -13,6 +13,7 @@ use super::outcome::{ContextSource, Outcome, Unsupported};
 use super::pattern::{PatternError, validate_pattern};
 use super::vars::{self, VarError};
 use super::{Policy, Request, Response, RuleKind, RuleResult, RuleStatus, generate, mutate};
+use crate::offline::rbac::resource::resource_for_kind;
 
 /// What the caller knows beyond the request: exceptions, cluster objects and values
 /// supplied for individual rules (a test's values file).
@@ -37,19 +38,22 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
         patched: req.object.clone(),
         ..Response::default()
     };
-    // Mutation first, every policy in order, each seeing the previous result.
+    // Mutation first, every policy in order, each seeing the previous result. The
+    // context is built once per state of the object and shared by the rules.
+    let mut current = req.clone();
+    let mut base = Context::from_request(&current);
     for policy in policies {
         for rule in &policy.rules {
             if rule.get("mutate").is_none() {
                 continue;
             }
-            let current = Request {
-                object: resp.patched.clone(),
-                ..req.clone()
-            };
-            let (result, patched) = run_mutate(policy, rule, &current, opts);
+            let (result, patched) = run_mutate(policy, rule, &current, opts, &base);
             match patched {
-                Some(Patched::Request(p)) => resp.patched = p,
+                Some(Patched::Request(p)) => {
+                    resp.patched = p.clone();
+                    current.object = p;
+                    base = Context::from_request(&current);
+                }
                 Some(Patched::Targets(t)) => resp.patched_targets.extend(t),
                 None => {}
             }
@@ -58,18 +62,15 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
             }
         }
     }
-    let validated = Request {
-        object: resp.patched.clone(),
-        ..req.clone()
-    };
+    let validated = current;
     for policy in policies {
         for rule in &policy.rules {
             if rule.get("validate").is_some() {
-                if let Some(r) = run_validate(policy, rule, &validated, opts) {
+                if let Some(r) = run_validate(policy, rule, &validated, opts, &base) {
                     resp.results.push(r);
                 }
             } else if rule.get("generate").is_some() {
-                let (r, generated) = run_generate(policy, rule, &validated, opts);
+                let (r, generated) = run_generate(policy, rule, &validated, opts, &base);
                 if !generated.refused.is_empty() {
                     resp.failed_requests.push(super::background::FailedRequest {
                         policy: policy.name.clone(),
@@ -120,7 +121,8 @@ enum Gate {
     Done(Option<Outcome>),
 }
 
-fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Gate {
+/// `base` is the request's context, shared by every rule (rules add their own values).
+fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options, base: &Context) -> Gate {
     match rule_matches(rule, policy, req) {
         Ok(true) => {}
         Ok(false) => return Gate::Done(None),
@@ -129,7 +131,7 @@ fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Gate {
     if let Some(why) = excepted(policy, rule, req, opts) {
         return Gate::Done(Some(Outcome::skip(why)));
     }
-    let mut ctx = Context::from_request(req);
+    let mut ctx = base.clone();
     // Values given for a rule also hold for its autogen copies.
     let name = rule_name(rule);
     let base = name
@@ -307,7 +309,7 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
     let matches = |o: &&Value| {
         let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
         o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
-            && plural_of(kind) == plural
+            && resource_for_kind(&api_version, kind, cluster) == plural
             && namespace.is_none_or(|ns| {
                 o.pointer("/metadata/namespace")
                     .and_then(Value::as_str)
@@ -336,20 +338,6 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
             Some(vars::query(expr, &Context::from_document(result)).map_err(|e| e.to_string()))
         }
         _ => Some(Ok(result)),
-    }
-}
-
-/// The resource name of a kind as the API spells it (`ComputeClass` → `computeclasses`).
-fn plural_of(kind: &str) -> String {
-    let k = kind.to_lowercase();
-    if k.ends_with('s') || k.ends_with('x') || k.ends_with("ch") || k.ends_with("sh") {
-        format!("{k}es")
-    } else if let Some(stem) = k.strip_suffix('y')
-        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
-    {
-        format!("{stem}ies")
-    } else {
-        format!("{k}s")
     }
 }
 
@@ -437,8 +425,9 @@ fn run_mutate(
     rule: &Value,
     req: &Request,
     opts: &Options,
+    base: &Context,
 ) -> (Option<RuleResult>, Option<Patched>) {
-    let ctx = match gate(policy, rule, req, opts) {
+    let ctx = match gate(policy, rule, req, opts, base) {
         Gate::Run(ctx) => ctx,
         Gate::Done(d) => {
             return (d.map(|o| result(policy, rule, RuleKind::Mutate, o)), None);
@@ -471,8 +460,9 @@ fn run_generate(
     rule: &Value,
     req: &Request,
     opts: &Options,
+    base: &Context,
 ) -> (Option<RuleResult>, generate::Generated) {
-    let ctx = match gate(policy, rule, req, opts) {
+    let ctx = match gate(policy, rule, req, opts, base) {
         Gate::Run(ctx) => ctx,
         Gate::Done(d) => {
             return (
@@ -515,8 +505,9 @@ fn run_validate(
     rule: &Value,
     req: &Request,
     opts: &Options,
+    base: &Context,
 ) -> Option<RuleResult> {
-    let ctx = match gate(policy, rule, req, opts) {
+    let ctx = match gate(policy, rule, req, opts, base) {
         Gate::Run(ctx) => ctx,
         Gate::Done(d) => {
             return d.map(|o| result(policy, rule, RuleKind::Validate, o));

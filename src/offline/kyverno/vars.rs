@@ -176,6 +176,39 @@ fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     if expr == "@" {
         return Ok(ctx.doc.get("@").cloned().unwrap_or(Value::Null));
     }
+    let compiled = compiled_expression(&expr)?;
+    let data = ctx.variable();
+    let result = compiled.search(data).map_err(|e| VarError::Invalid {
+        expr: abbreviated(&expr),
+        reason: e.to_string(),
+    })?;
+    finish(&expr, &compiled, &result, ctx)
+}
+
+/// Compiled expressions, kept per thread: the same rule runs against every resource.
+type Compiled = std::rc::Rc<jmespath::Expression<'static>>;
+
+fn compiled_expression(expr: &str) -> Result<Compiled, VarError> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Compiled>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    if let Some(hit) = CACHE.with(|c| c.borrow().get(expr).cloned()) {
+        return Ok(hit);
+    }
+    let compiled = std::rc::Rc::new(compile(expr)?);
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= 4096 {
+            c.clear();
+        }
+        c.insert(expr.to_string(), compiled.clone());
+    });
+    Ok(compiled)
+}
+
+fn compile(expr: &str) -> Result<jmespath::Expression<'static>, VarError> {
+    let expr = expr.to_string();
     let compiled = match runtime().compile(&expr) {
         Ok(c) => c,
         // go-jmespath also takes multiselect hashes whose keys are not comma-separated.
@@ -190,12 +223,16 @@ fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
         },
     };
     let ast = null_safe(compiled.as_ast().clone());
-    let compiled = jmespath::Expression::new(expr.as_str(), ast, runtime());
-    let data = ctx.variable();
-    let result = compiled.search(data).map_err(|e| VarError::Invalid {
-        expr: abbreviated(&expr),
-        reason: e.to_string(),
-    })?;
+    Ok(jmespath::Expression::new(expr.as_str(), ast, runtime()))
+}
+
+fn finish(
+    expr: &str,
+    compiled: &jmespath::Expression<'static>,
+    result: &Rcvar,
+    ctx: &Context,
+) -> Result<Value, VarError> {
+    let result = result.clone();
     if budget::size(&result, budget::MAX_PRODUCED + 1) > budget::MAX_PRODUCED {
         return Err(VarError::Invalid {
             expr: abbreviated(&expr),
@@ -207,7 +244,7 @@ fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     }
     let value = to_value(&result);
     if value.is_null() && path_missing(compiled.as_ast(), &ctx.doc) {
-        return Err(VarError::NotResolved(expr));
+        return Err(VarError::NotResolved(expr.to_string()));
     }
     Ok(value)
 }
@@ -960,27 +997,34 @@ fn canonical_path(p: &str) -> String {
     }
 }
 
-fn semver_parts(v: &str) -> Option<(u64, u64, u64)> {
+/// A version as `semver_compare` reads it: an optional `v`, missing minor/patch as 0;
+/// pre-release versions order before their release (the `semver` crate's ordering).
+fn parse_version(v: &str) -> Option<semver::Version> {
     let v = v.trim().trim_start_matches('v');
-    let core = v.split(['-', '+']).next()?;
-    let mut it = core.split('.');
-    let a = it.next()?.parse().ok()?;
-    let b = it.next().unwrap_or("0").parse().ok()?;
-    let c = it.next().unwrap_or("0").parse().ok()?;
-    Some((a, b, c))
+    let split = v.find(['-', '+']).unwrap_or(v.len());
+    let (core, rest) = v.split_at(split);
+    let parts = core.split('.').count();
+    let padded = match parts {
+        1 => format!("{core}.0.0{rest}"),
+        2 => format!("{core}.0{rest}"),
+        _ => v.to_string(),
+    };
+    semver::Version::parse(&padded).ok()
 }
 
 fn semver_match(v: &str, range: &str) -> bool {
-    let Some(ver) = semver_parts(v) else {
+    let Some(ver) = parse_version(v) else {
         return false;
     };
+    // blang/semver ranges, as Kyverno takes them: `||` between alternatives, spaces
+    // between the conditions of one.
     range.split("||").any(|alt| {
         alt.split_whitespace().all(|cond| {
             let (op, rest) = ["<=", ">=", "!=", "<", ">", "=", "^", "~"]
                 .iter()
                 .find_map(|op| cond.strip_prefix(op).map(|r| (*op, r)))
                 .unwrap_or(("=", cond));
-            let Some(want) = semver_parts(rest) else {
+            let Some(want) = parse_version(rest) else {
                 return false;
             };
             match op {
@@ -989,57 +1033,39 @@ fn semver_match(v: &str, range: &str) -> bool {
                 "<" => ver < want,
                 ">" => ver > want,
                 "!=" => ver != want,
-                "^" => ver >= want && ver.0 == want.0,
-                "~" => ver >= want && ver.0 == want.0 && ver.1 == want.1,
+                "^" => ver >= want && ver.major == want.major,
+                "~" => ver >= want && ver.major == want.major && ver.minor == want.minor,
                 _ => ver == want,
             }
         })
     })
 }
 
-const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 pub fn base64_encode(data: &[u8]) -> String {
-    let mut out = String::new();
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(data)
 }
 
 pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut buf = 0u32;
-    let mut bits = 0;
-    for ch in s.trim().bytes() {
-        if ch == b'=' {
-            break;
-        }
-        if ch == b'\n' || ch == b'\r' {
-            continue;
-        }
-        let v = B64.iter().position(|&c| c == ch)? as u32;
-        buf = (buf << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buf >> bits) as u8);
-            buf &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    // Line breaks are skipped and padding is optional, as PEM bodies and values
+    // written by hand need.
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new()
+            .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    let clean: String = s
+        .trim()
+        .split('=')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| *c != '\n' && *c != '\r')
+        .collect();
+    LENIENT.decode(clean).ok()
 }
 
 #[cfg(test)]
@@ -1121,6 +1147,10 @@ mod tests {
         assert_eq!(q("pattern_match('ng*', 'nginx')"), json!(true));
         assert_eq!(q("items(`{\"b\":1,\"a\":2}`, 'k', 'v')[0].k"), json!("a"));
         assert_eq!(q("semver_compare('1.2.3', '>=1.2.0')"), json!(true));
+        // A pre-release orders before its release (the hand-written parser dropped it).
+        assert_eq!(q("semver_compare('1.2.0-rc.1', '<1.2.0')"), json!(true));
+        assert_eq!(q("semver_compare('1.2.0-rc.1', '=1.2.0')"), json!(false));
+        assert_eq!(q("base64_decode('aGk')"), json!("hi"));
         assert_eq!(q("path_canonicalize('/a/../b//c')"), json!("/b/c"));
         assert_eq!(q("add(`1`, `2`)"), json!(3));
         assert_eq!(q("{\n a: `1`\n b: `2`\n}.b"), json!(2));

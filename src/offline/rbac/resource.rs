@@ -234,38 +234,56 @@ impl Mapper {
     }
 }
 
-/// The resource (plural) name of `kind` in `api_version`: the built-in discovery table
-/// when it serves the kind, else the guess a REST mapper makes for an unknown custom
-/// resource (lower case, `y` → `ies`, sibilants + `es`). The one kind → resource resolver
-/// of the offline engines; the live target asks the server's discovery instead.
-pub fn plural_of(api_version: &str, kind: &str) -> String {
-    static TABLE: std::sync::OnceLock<Mapper> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(Mapper::built_in);
+/// The resource (plural) that serves `kind` in `api_version`'s group: the built-in
+/// discovery table (for an empty `api_version`, the first group serving the kind), then
+/// CustomResourceDefinitions among `objects`, and for a kind neither knows, the guess
+/// Kubernetes' own fake REST mapper makes (`meta.UnsafeGuessKindToResource`: lower case,
+/// `y` → `ies`, `s`/`x`/`ch`/`sh` → `…es`), which is what Kyverno's CLI resolves with. The
+/// one kind → resource resolver of the offline engines (the live target asks the server's
+/// discovery, after this table).
+pub fn resource_for_kind(api_version: &str, kind: &str, objects: &[Value]) -> String {
+    static BUILT_IN_MAPPER: std::sync::OnceLock<Mapper> = std::sync::OnceLock::new();
+    let built_in = BUILT_IN_MAPPER.get_or_init(Mapper::built_in);
     let known = if api_version.is_empty() {
-        table.for_bare_kind(kind)
+        built_in.for_bare_kind(kind)
     } else {
-        table.for_kind(api_version, kind)
+        built_in.for_kind(api_version, kind)
     };
-    match known {
-        Some(r) => r.plural.clone(),
-        None => guess_plural(kind),
+    if let Some(r) = known {
+        return r.plural.clone();
     }
+    if !objects.is_empty() {
+        let crds = Mapper {
+            resources: Vec::new(),
+        }
+        .with_crds(objects);
+        if let Some(r) = crds.for_kind(api_version, kind) {
+            return r.plural.clone();
+        }
+    }
+    guess_resource(kind)
 }
 
-fn guess_plural(kind: &str) -> String {
+/// [`resource_for_kind`] without objects to read CRDs from.
+pub fn plural_of(api_version: &str, kind: &str) -> String {
+    resource_for_kind(api_version, kind, &[])
+}
+
+/// `meta.UnsafeGuessKindToResource` of k8s.io/apimachinery (which leaves `endpoints`
+/// alone), and the metrics kinds that are their own plural.
+fn guess_resource(kind: &str) -> String {
     let k = kind.to_lowercase();
     if k == "endpoints" || k.ends_with("metrics") {
-        return k;
-    }
-    if let Some(stem) = k.strip_suffix('y')
+        k
+    } else if k.ends_with('s') || k.ends_with('x') || k.ends_with("ch") || k.ends_with("sh") {
+        format!("{k}es")
+    } else if let Some(stem) = k.strip_suffix('y')
         && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
     {
-        return format!("{stem}ies");
+        format!("{stem}ies")
+    } else {
+        format!("{k}s")
     }
-    if k.ends_with('s') || k.ends_with('x') || k.ends_with("ch") || k.ends_with("sh") {
-        return format!("{k}es");
-    }
-    format!("{k}s")
 }
 
 /// The API group of an `apiVersion`: `apps/v1` → `apps`, `v1` → `` (core).
@@ -309,6 +327,24 @@ pub fn resolve_resource(ty: &str) -> Option<(String, String)> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn resource_for_kind_uses_discovery_then_crds_then_the_guess() {
+        assert_eq!(
+            resource_for_kind("networking.k8s.io/v1", "NetworkPolicy", &[]),
+            "networkpolicies"
+        );
+        assert_eq!(resource_for_kind("v1", "Endpoints", &[]), "endpoints");
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "spec": {"group": "x.io", "scope": "Namespaced",
+                     "names": {"plural": "gizmata", "kind": "Gizmo"}}});
+        assert_eq!(resource_for_kind("x.io/v1", "Gizmo", &[crd]), "gizmata");
+        assert_eq!(
+            resource_for_kind("x.io/v1", "ComputeClass", &[]),
+            "computeclasses"
+        );
+        assert_eq!(resource_for_kind("x.io/v1", "Policy", &[]), "policies");
+    }
 
     #[test]
     fn resolve_table() {

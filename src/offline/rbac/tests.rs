@@ -767,8 +767,8 @@ mod never_panics {
 #[test]
 fn loading_many_objects_stays_linear() {
     // `replace_or_push` scanned (and cloned keys of) every earlier object per object:
-    // 100k objects took 446 s. Here 30k roles and bindings must load in well under a
-    // second even unoptimised.
+    // 100k objects took 446 s. Here 30k roles and bindings must load within a
+    // few seconds even unoptimised on a busy machine (it took 215 s before).
     let mut objects = Vec::new();
     for i in 0..15_000 {
         objects.push(

@@ -118,6 +118,8 @@ pub(super) struct EvalOut {
     /// The object right after each policy (policies apply in the test's order).
     patched_after: BTreeMap<String, Value>,
     generated: Vec<Value>,
+    /// Existing resources patched by mutate rules with `targets`.
+    targets: Vec<Value>,
 }
 
 /// Applies every policy of the test to one resource in order; each policy sees the object
@@ -143,6 +145,7 @@ fn evaluate(
         patched: resource.clone(),
         patched_after: BTreeMap::new(),
         generated: Vec::new(),
+        targets: Vec::new(),
     };
     for policy in policies {
         let mut vals = values.global.clone();
@@ -203,6 +206,7 @@ fn evaluate(
         out.patched_after
             .insert(policy.name.clone(), out.patched.clone());
         out.generated.extend(resp.generated);
+        out.targets.extend(resp.patched_targets);
     }
     out
 }
@@ -252,9 +256,14 @@ fn judge(out: &mut Row, row: &ResultRow, eval: &EvalOut, dir: &Path) {
             .patched_after
             .get(&policy_name)
             .unwrap_or(&eval.patched);
+        // A mutate-existing rule patched its targets, not the trigger.
+        let produced = if eval.targets.is_empty() {
+            std::slice::from_ref(patched)
+        } else {
+            eval.targets.as_slice()
+        };
         if let Some(f) = row.patched_file()
-            && let Err(why) =
-                compare_file(&dir.join(f), std::slice::from_ref(patched), patched, false)
+            && let Err(why) = compare_file(&dir.join(f), produced, patched, false)
         {
             out.actual = "fail".into();
             reason = format!("patched resource differs: {why}");
