@@ -7,6 +7,7 @@
 #   KCA=/path/to/kca bash bench/scale.sh  # measures that binary (e.g. an older build)
 #   RUNS=5 bash bench/scale.sh          # more runs per size (default 3)
 #   ONLY=yaml bash bench/scale.sh       # one workload: canI, yaml, quiz, apply
+#   LIMIT=60 bash bench/scale.sh        # give up on a run after this many seconds (default 300)
 #
 # Workloads (a superlinear one shows up as a row whose time grows faster than its size):
 #   auth can-i -f over N RBAC objects (Roles, ClusterRoles and their bindings)
@@ -18,6 +19,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 runs=${RUNS:-3}
 only=${ONLY:-}
+limit=${LIMIT:-300}
 if [ -z "${KCA:-}" ]; then
   (cd "$repo" && cargo build --release --quiet)
   KCA="$repo/target/release/kca"
@@ -34,14 +36,26 @@ measure() {
   for ((i = 0; i < runs; i++)); do
     rm -rf "$XDG_STATE_HOME"
     code=0
-    /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>"$work/err" || code=$?
-    read -r s k <"$work/time" || { tail -1 "$work/time" >&2; s=0; k=0; }
+    /usr/bin/time -f "%e %M" -o "$work/time" timeout "$limit" "$@" >/dev/null 2>"$work/err" || code=$?
+    if [ "$code" = 124 ]; then
+      echo ">$limit 0 124"
+      return
+    fi
+    read -r s k < <(tail -1 "$work/time") || { s=0; k=0; }
     t+=("$s"); m+=("$k")
   done
   local med mem
   med=$(printf '%s\n' "${t[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   mem=$(printf '%s\n' "${m[@]}" | sort -n | tail -1)
   echo "$med $((mem / 1024)) $code"
+}
+
+# One table cell from measure's output.
+cell() { # seconds mib code
+  if [ "$3" = 124 ]; then echo "stopped after ${limit} s"; return; fi
+  local c="$1 / $2"
+  [ "$3" -le 1 ] || c+=" (exit $3)"
+  echo "$c"
 }
 
 row() { # workload, sizes label, then "time mem" pairs
@@ -104,8 +118,7 @@ if [ -z "$only" ] || [ "$only" = canI ]; then
   for n in 10000 30000 100000; do
     rbac "$n" >"$work/rbac-$n.yaml"
     read -r s mem code < <(measure "$KCA" auth can-i get configmaps --as user-7 -n ns-7 -f "$work/rbac-$n.yaml")
-    cells+=("${s} / ${mem}")
-    [ "$code" -le 1 ] || cells[-1]+=" (exit $code)"
+    cells+=("$(cell "$s" "$mem" "$code")")
   done
   row '`auth can-i -f` over 10k / 30k / 100k RBAC objects' "10k / 30k / 100k" "$(IFS='|'; echo "${cells[*]}" | sed 's/|/ ; /g')"
 fi
@@ -115,8 +128,7 @@ if [ -z "$only" ] || [ "$only" = yaml ]; then
   for n in 10000 20000 40000; do
     mapping "$n" >"$work/map-$n.yaml"
     read -r s mem code < <(measure "$KCA" auth can-i get pods --as nobody -f "$work/map-$n.yaml")
-    cells+=("${s} / ${mem}")
-    [ "$code" -le 1 ] || cells[-1]+=" (exit $code)"
+    cells+=("$(cell "$s" "$mem" "$code")")
   done
   row 'one YAML mapping with 10k / 20k / 40k keys' "10k / 20k / 40k" "$(IFS='|'; echo "${cells[*]}" | sed 's/|/ ; /g')"
 fi
@@ -126,8 +138,7 @@ if [ -z "$only" ] || [ "$only" = quiz ]; then
   for n in 1000 10000 30000; do
     quiz "$n" "$work/quiz-$n"
     read -r s mem code < <(measure "$KCA" --content-dir "$work/quiz-$n" quiz grade big --answers "$work/quiz-$n/answers.yaml")
-    cells+=("${s} / ${mem}")
-    [ "$code" -le 1 ] || cells[-1]+=" (exit $code)"
+    cells+=("$(cell "$s" "$mem" "$code")")
   done
   row '`quiz grade` with 1k / 10k / 30k questions' "1k / 10k / 30k" "$(IFS='|'; echo "${cells[*]}" | sed 's/|/ ; /g')"
 fi
@@ -136,7 +147,5 @@ if [ -z "$only" ] || [ "$only" = apply ]; then
   policies 1000 >"$work/policies.yaml"
   pods 1000 >"$work/pods.yaml"
   read -r s mem code < <(measure "$KCA" policy apply "$work/policies.yaml" --resource "$work/pods.yaml")
-  cell="${s} / ${mem}"
-  [ "$code" -le 1 ] || cell+=" (exit $code)"
-  row '`policy apply` 1,000 policies × 1,000 Pods' "1k × 1k" "$cell"
+  row '`policy apply` 1,000 policies × 1,000 Pods' "1k × 1k" "$(cell "$s" "$mem" "$code")"
 fi

@@ -136,7 +136,7 @@ impl KindConfig {
                 ));
             }
         }
-        let text = std::fs::read_to_string(&versions_path)?;
+        let text = crate::input::read_text(&versions_path)?;
         let doc = crate::yaml::parse_json_stream(&text)
             .map_err(|e| Error::usage(format!("{}: {e}", versions_path.display()), "fix the YAML"))?
             .into_iter()

@@ -11,7 +11,7 @@ use crate::content::quiz::Quiz;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::lab::{lifecycle, progress as lab_progress};
+use crate::lab::progress as lab_progress;
 use crate::quiz::progress as quiz_progress;
 use crate::settings::{Lang, OutputFormat};
 use crate::state::Store;
@@ -91,7 +91,7 @@ fn quiz_item(lang: Lang, q: &Quiz, p: &quiz_progress::Progress) -> Item {
 pub fn map(ctx: &Ctx, store: &Store) -> Result<(Vec<ModuleRow>, Next)> {
     let lang = ctx.settings.lang;
     let dir = &ctx.settings.content_dir;
-    let (labs, _) = lifecycle::all_labs(ctx)?;
+    let (labs, _) = crate::lab::overview::all_labs(ctx)?;
     let (quizzes, _) = crate::content::load_quizzes(dir);
     let lp = lab_progress::read(store).unwrap_or_default();
     let qp: quiz_progress::Progress = store.read(quiz_progress::FILE).unwrap_or_default();

@@ -57,6 +57,18 @@ impl ReadError {
     }
 }
 
+/// A file kca cannot read as given is the caller's to fix (exit 2); an I/O failure is
+/// the environment's (exit 3).
+impl From<ReadError> for crate::error::Error {
+    fn from(e: ReadError) -> Self {
+        let hint = e.hint();
+        match e {
+            ReadError::Io { .. } => crate::error::Error::environment(e.to_string(), hint),
+            _ => crate::error::Error::usage(e.to_string(), hint),
+        }
+    }
+}
+
 fn size_text(bytes: u64) -> String {
     if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)

@@ -58,6 +58,8 @@ pub struct Env {
     pub cwd: Option<PathBuf>,
     /// `COLUMNS`, when set: the width to wrap to if stdout is not a terminal.
     pub columns: Option<usize>,
+    /// `PAGER`, for long text on a terminal (`kca lesson`).
+    pub pager: Option<String>,
 }
 
 impl Env {
@@ -74,6 +76,7 @@ impl Env {
             content_dir: var("KCA_CONTENT_DIR").map(PathBuf::from),
             cwd: std::env::current_dir().ok(),
             columns: var("COLUMNS").and_then(|c| c.parse().ok()),
+            pager: var("PAGER"),
         }
     }
 }

@@ -117,11 +117,12 @@ pub fn relative(
     let secs = (t - now).num_seconds();
     let ago = secs < 0;
     let a = secs.unsigned_abs();
+    // Rounded to the nearest unit, as people say it: 23h59m from now is "tomorrow".
     let (n, ja, en) = match a {
-        0..60 => return tr(lang, "たった今", "just now").to_string(),
-        60..3600 => (a / 60, "分", "minute"),
-        3600..86_400 => (a / 3600, "時間", "hour"),
-        _ => (a / 86_400, "日", "day"),
+        0..45 => return tr(lang, "たった今", "just now").to_string(),
+        45..2700 => (a.div_ceil(60).max(1), "分", "minute"),
+        2700..79_200 => ((a + 1800) / 3600, "時間", "hour"),
+        _ => ((a + 43_200) / 86_400, "日", "day"),
     };
     if en == "day" && n == 1 {
         return if ago {
@@ -221,6 +222,8 @@ pub struct Printer {
     err: Sink,
     /// Whether stdout is a terminal (long text then goes through a pager).
     tty: bool,
+    /// `$PAGER`, else `less -R`.
+    pager: Option<String>,
 }
 
 impl Printer {
@@ -235,7 +238,14 @@ impl Printer {
             out: Sink::Stdout,
             err: Sink::Stderr,
             tty: false,
+            pager: None,
         }
+    }
+
+    /// The pager for long text (`$PAGER`); `less -R` when none.
+    pub fn with_pager(mut self, pager: Option<String>) -> Self {
+        self.pager = pager;
+        self
     }
 
     /// Marks stdout as a terminal: long text is paged.
@@ -255,8 +265,7 @@ impl Printer {
         let rows = terminal_size::terminal_size_of(std::io::stdout())
             .map_or(24, |(_, h)| usize::from(h.0));
         if self.tty && lines.len() + 1 > rows && matches!(self.out, Sink::Stdout) {
-            let pager = std::env::var("PAGER").ok().filter(|p| !p.trim().is_empty());
-            let (prog, args): (String, Vec<String>) = match &pager {
+            let (prog, args): (String, Vec<String>) = match &self.pager {
                 Some(p) => {
                     let mut parts = p.split_whitespace().map(str::to_string);
                     (parts.next().unwrap_or_default(), parts.collect())
@@ -390,7 +399,7 @@ impl Printer {
     /// A warning on stderr, always shown.
     pub fn warn(&self, line: &str) {
         let word = self.paint_err(Style::Skip, "warning:");
-        self.say_err(&format!("{word} {line}"));
+        self.say_err(&format!("{word} {}", crate::escape::lines(line)));
     }
 
     /// Diagnostics (warnings for authors) on stderr, each with its position and source line.
@@ -402,7 +411,8 @@ impl Printer {
     /// Renders an error in the one format: diagnostics, `error: …`, one `caused by: …`
     /// per cause, `hint: …`. In json mode the error is a JSON object on stdout instead.
     /// The level words stay as they are in every language (as a compiler's do), so logs
-    /// read the same; the messages after them are the localised part.
+    /// read the same; the messages after them are the localised part. Messages quote
+    /// files and clusters: control characters are escaped.
     pub fn error(&self, err: &Error) {
         if self.output == OutputFormat::Json {
             self.json(&error_json(err));
@@ -549,6 +559,12 @@ mod tests {
             "5分前"
         );
         assert_eq!(relative(Lang::En, now - day, now), "yesterday");
+        let almost = now + day - chrono::Duration::seconds(3);
+        assert_eq!(
+            relative(Lang::Ja, almost, now),
+            "明日",
+            "a due time set a moment ago"
+        );
     }
 
     #[test]

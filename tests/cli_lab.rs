@@ -480,6 +480,65 @@ fn verify_catches_a_mutant_that_does_not_fail_its_checks() {
 
 /// The course labs: every starter fails, every solution passes, every mutant fails what it
 /// names — except where a check needs CEL, which is `skipped` offline (never a pass).
+/// A lab that does not validate (work in progress in labs/) fails with its name and
+/// every problem, not with an unreadable "not JSON" panic.
+fn assert_course_labs_load(v: &Value) {
+    let Some(err) = v.get("error") else {
+        return;
+    };
+    let problems: Vec<String> = err["problems"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            format!(
+                "  {}:{}:{}: {}",
+                p["file"].as_str().unwrap_or("?"),
+                p["line"],
+                p["column"],
+                p["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    panic!(
+        "a lab in labs/ does not validate ({}); run `kca validate labs/`:\n{}",
+        err["message"].as_str().unwrap_or(""),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn a_lab_that_does_not_validate_is_named_with_its_problems() {
+    let v: Value = serde_json::json!({"schemaVersion": 1, "error": {"message": "1 problem(s) in content",
+        "problems": [{"file": "labs/kca-wip/lab.yaml", "line": 3, "column": 1, "message": "missing field `tasks`"}]}});
+    let caught = std::panic::catch_unwind(|| assert_course_labs_load(&v)).unwrap_err();
+    let text = caught.downcast_ref::<String>().unwrap();
+    assert!(
+        text.contains("labs/kca-wip/lab.yaml:3:1: missing field `tasks`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_broken_lab_under_json_output_is_a_json_error_naming_the_file() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.content().join("labs/kca-wip")).unwrap();
+    std::fs::write(
+        env.content().join("labs/kca-wip/lab.yaml"),
+        "apiVersion: kca.dev/v1alpha1\nkind: Lab\n",
+    )
+    .unwrap();
+    let out = env
+        .kca()
+        .args(["-o", "json", "lab", "verify", "--offline"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v = json_of(&out.stdout);
+    let file = v["error"]["problems"][0]["file"].as_str().unwrap();
+    assert!(file.ends_with("labs/kca-wip/lab.yaml"), "{v}");
+}
+
 #[test]
 fn verify_offline_on_the_course_labs() {
     let env = Env::new();
@@ -497,6 +556,7 @@ fn verify_offline_on_the_course_labs() {
         .output()
         .unwrap();
     let v = json_of(&out.stdout);
+    assert_course_labs_load(&v);
     let labs = v["labs"].as_array().unwrap();
     let ids: Vec<&str> = labs.iter().map(|l| l["lab"].as_str().unwrap()).collect();
     for want in ["kca-admission", "kca-gates", "kca-mutate", "kca-operations"] {

@@ -548,3 +548,195 @@ fn validating_policy_rows_are_evaluated_in_their_own_scope() {
         "{rows:?}"
     );
 }
+
+const MPOL_GPOL: &str = r#"
+apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata:
+  name: add-team
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [pods]
+  matchConditions:
+  - name: not-latest
+    expression: "!object.spec.containers.exists(c, c.image.endsWith(':latest'))"
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: "Object{metadata: Object.metadata{labels: {'team': 'platform'}}}"
+---
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata:
+  name: default-deny
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [namespaces]
+  variables:
+  - name: np
+    expression: >-
+      [{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+        "metadata": {"name": "default-deny"},
+        "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}}]
+  generate:
+  - expression: generator.Apply(object.metadata.name, variables.np)
+"#;
+
+const PATCHED_GOOD: &str = r#"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: good
+  namespace: default
+  labels:
+    team: platform
+spec:
+  containers:
+  - name: c
+    image: nginx:1.27
+"#;
+
+const GENERATED: &str = r#"
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: default-deny
+  namespace: team-a
+spec:
+  podSelector: {}
+  policyTypes: [Ingress]
+"#;
+
+#[test]
+fn mutating_and_generating_policy_rows_are_evaluated_in_their_own_scopes() {
+    let dir = TempDir::new().expect("temp dir");
+    std::fs::write(dir.path().join("policy.yaml"), MPOL_GPOL).unwrap();
+    std::fs::write(
+        dir.path().join("resources.yaml"),
+        format!("{RESOURCES}---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("patched.yaml"), PATCHED_GOOD).unwrap();
+    std::fs::write(dir.path().join("generated.yaml"), GENERATED).unwrap();
+    std::fs::write(
+        dir.path().join("kyverno-test.yaml"),
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\n\
+         policies: [policy.yaml]\nresources: [resources.yaml]\n\
+         results:\n\
+         - {policy: add-team, kind: Pod, resources: [good], patchedResources: patched.yaml, result: pass, isMutatingPolicy: true}\n\
+         - {policy: add-team, kind: Pod, resources: [bad], result: skip, isMutatingPolicy: true}\n\
+         - {policy: default-deny, kind: Namespace, resources: [team-a], generatedResource: generated.yaml, result: pass, isGeneratingPolicy: true}\n",
+    )
+    .unwrap();
+    let home = TempDir::new().unwrap();
+    let out = kca(home.path())
+        .args(["policy", "test", "--output", "json"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is JSON only");
+    let rows = v["rows"].as_array().unwrap();
+    let verdicts: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["verdict"].as_str().unwrap(), r["scope"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("pass", "mpol"), ("pass", "mpol"), ("pass", "gpol")],
+        "{rows:?}"
+    );
+    // A patched file the mutation does not produce fails the row.
+    std::fs::write(
+        dir.path().join("patched.yaml"),
+        PATCHED_GOOD.replace("platform", "web"),
+    )
+    .unwrap();
+    policy_test(&dir, &[])
+        .code(1)
+        .stdout(predicate::str::contains("patched resource differs"));
+}
+
+#[test]
+fn a_policy_over_the_cel_cost_limit_is_an_error_and_finishes_quickly() {
+    let range: Vec<String> = (0..1000).map(|i| i.to_string()).collect();
+    let r = format!("[{}]", range.join(", "));
+    let vap = format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
+         metadata:\n  name: slow\nspec:\n  matchConstraints:\n    resourceRules:\n\
+         \x20   - apiGroups: ['']\n      apiVersions: [v1]\n      operations: [CREATE]\n      resources: [pods]\n\
+         \x20 validations:\n  - expression: \"{r}.all(x, {r}.all(y, {r}.all(z, true)))\"\n"
+    );
+    let dir = TempDir::new().expect("temp dir");
+    std::fs::write(dir.path().join("vap.yaml"), vap).unwrap();
+    std::fs::write(dir.path().join("resources.yaml"), RESOURCES).unwrap();
+    std::fs::write(
+        dir.path().join("kyverno-test.yaml"),
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\n\
+         policies: [vap.yaml]\nresources: [resources.yaml]\nresults:\n\
+         - {policy: slow, kind: Pod, resources: [good], result: error, isValidatingAdmissionPolicy: true}\n",
+    )
+    .unwrap();
+    let start = std::time::Instant::now();
+    let home = TempDir::new().unwrap();
+    let out = kca(home.path())
+        .args(["policy", "test", "--output", "json"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is JSON only");
+    let reason = v["rows"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("estimated rule cost exceeds budget by factor of more than 100x"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn apply_json_is_one_document_streamed_per_resource() {
+    let dir = suite(AGREEING);
+    let home = TempDir::new().unwrap();
+    let out = kca(home.path())
+        .args(["policy", "apply", "--output", "json", "--print-mutated"])
+        .arg(dir.path().join("policy.yaml"))
+        .arg("-r")
+        .arg(dir.path().join("resources.yaml"))
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is one JSON document");
+    assert_eq!(v["schemaVersion"], 1);
+    let resources = v["resources"].as_array().unwrap();
+    assert_eq!(resources.len(), 2, "{v}");
+    assert_eq!(resources[0]["resource"], "Pod default/good");
+    assert_eq!(resources[1]["resource"], "Pod default/bad");
+    assert_eq!(
+        resources[0]["mutated"]["metadata"]["labels"]["team"],
+        "platform"
+    );
+    assert_eq!(v["summary"]["fail"], 1, "{v}");
+    assert_eq!(
+        v["summary"]["pass"].as_u64().unwrap() + 1,
+        resources
+            .iter()
+            .map(|r| r["results"].as_array().unwrap().len() as u64)
+            .sum::<u64>(),
+        "{v}"
+    );
+}

@@ -257,7 +257,7 @@ fn review_asks_missed_questions_first_and_nothing_when_all_known() {
         .output()
         .unwrap();
     assert!(
-        stdout(&again).contains("Nothing is due for review"),
+        stdout(&again).contains("Nothing is due for review. Next one due: tomorrow"),
         "{}",
         stdout(&again)
     );
@@ -615,4 +615,43 @@ fn report_reads_many_learners_results_and_prints_failure_rates() {
     let v = json(&json_out);
     assert_eq!(v["schemaVersion"], 1);
     assert_eq!(v["questions"][0]["id"], "demo/d-single", "{v}");
+}
+
+#[test]
+fn an_explanation_points_at_its_lesson_section() {
+    let env = Env::new();
+    let out = demo(&env)
+        .args(["--lang", "en", "quiz", "run", "demo"])
+        .write_stdin("b\na,c\nfalse\nq\n")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("→ kca lesson 1#mutate-first  §Mutation comes before validation"),
+        "{text}"
+    );
+}
+
+#[test]
+fn validate_finds_a_lesson_link_to_a_missing_section() {
+    let env = Env::new();
+    let content = env.home.path().join("content");
+    std::fs::create_dir_all(content.join("quizzes")).unwrap();
+    std::fs::create_dir_all(content.join("labs")).unwrap();
+    let demo_text = std::fs::read_to_string(data("quizzes/demo.yaml")).unwrap();
+    std::fs::write(
+        content.join("quizzes/demo.yaml"),
+        demo_text.replace("module-1#mutate-first", "module-1#no-such-section"),
+    )
+    .unwrap();
+    let lessons = content.join("lessons/module-1");
+    std::fs::create_dir_all(&lessons).unwrap();
+    for f in ["ja.md", "en.md"] {
+        std::fs::copy(data("lessons/module-1").join(f), lessons.join(f)).unwrap();
+    }
+    // The quiz lint reports it (as a warning for authors, as it does all link problems).
+    let out = env.kca_in(&content).arg("validate").output().unwrap();
+    let err = stderr(&out);
+    assert!(err.contains("demo.yaml:"), "{err}");
+    assert!(err.contains("{#no-such-section}"), "{err}");
 }

@@ -246,6 +246,43 @@ mod tests {
     }
 
     #[test]
+    fn answers_are_found_among_many_questions_in_constant_time() {
+        let quiz = |n: usize| -> quiz::Quiz {
+            let mut s = String::from(
+                "apiVersion: kca.dev/v1alpha1\nkind: Quiz\nmetadata: {id: big, title: Big}\npassMark: 50\nquestions:\n",
+            );
+            for i in 0..n {
+                s.push_str(&format!(
+                    "  - {{id: q-{i}, type: true-false, answer: true, prompt: P, explanation: E}}\n"
+                ));
+            }
+            match load_str(Path::new("big.yaml"), &s) {
+                Ok(Document::Quiz(q)) => q,
+                other => panic!("{other:?}"),
+            }
+        };
+        // What `quiz grade` does for each line of the answers file.
+        let time = |q: &quiz::Quiz| {
+            let ids: Vec<String> = (0..q.questions.len()).map(|i| format!("q-{i}")).collect();
+            (0..3)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    assert!(ids.iter().all(|id| q.question(id).is_some()));
+                    start.elapsed()
+                })
+                .min()
+                .unwrap()
+        };
+        let (small, big) = (quiz(500), quiz(4_000));
+        let (t1, t8) = (time(&small), time(&big));
+        // Linear in the answers: 8x. A scan per answer made it 64x (10 s for 30k questions).
+        assert!(
+            t8 < t1 * 24 + std::time::Duration::from_millis(5),
+            "500: {t1:?}, 4k: {t8:?}"
+        );
+    }
+
+    #[test]
     fn a_duplicate_id_is_pointed_at_where_it_is_written() {
         let (_tmp, diags, src) = lab_with(|s| s.replace("id: pod-denied", "id: policy-file"));
         let d = diags

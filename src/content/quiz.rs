@@ -18,7 +18,7 @@ pub struct Quiz {
     pub questions: Vec<Question>,
     /// Question id → index in `questions` (first occurrence), so grading 30k answers is
     /// not 30k linear scans.
-    by_id: std::collections::HashMap<String, usize>,
+    by_id: std::sync::Arc<std::collections::HashMap<String, usize>>,
 }
 
 impl Quiz {
@@ -153,7 +153,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>) -> Option<Quiz> {
         description,
         pass_mark: pass_mark? as u32,
         questions,
-        by_id,
+        by_id: std::sync::Arc::new(by_id),
     })
 }
 

@@ -1,6 +1,6 @@
 //! `kca lab …`: dispatches the lab commands and prints `verify`/`new` results.
 
-use super::{lifecycle, scaffold, verify};
+use super::{lifecycle, overview, scaffold, verify};
 use crate::cli::lab::{LabCommand, NewArgs, VerifyArgs};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -12,11 +12,11 @@ use crate::ui::Style;
 pub fn run(ctx: &Ctx, cmd: LabCommand) -> Result<Exit> {
     let store = Store::new(&ctx.settings.state_dir);
     let result = match cmd {
-        LabCommand::List => lifecycle::list(ctx, &store),
+        LabCommand::List => overview::list(ctx, &store),
         LabCommand::Start(a) => lifecycle::start(ctx, &store, &a),
         LabCommand::Check(a) => lifecycle::check(ctx, &store, &a),
         LabCommand::Hint(a) => lifecycle::hint(ctx, &store, &a),
-        LabCommand::Status => lifecycle::status(ctx, &store),
+        LabCommand::Status => overview::status(ctx, &store),
         LabCommand::Reset(a) => lifecycle::reset(ctx, &store, &a),
         LabCommand::Verify(a) => run_verify(ctx, &a),
         LabCommand::New(a) => new(ctx, &a),

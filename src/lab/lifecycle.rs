@@ -18,11 +18,12 @@ use crate::content::{self, Document, decode::closest};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
+use crate::settings::Lang;
 use crate::settings::OutputFormat;
 use crate::state::Store;
 use crate::target::ObjRef;
 use crate::target::live::Live;
-use crate::ui::{self, Style, tr};
+use crate::ui::{Style, tr};
 
 pub fn labs_dir(ctx: &Ctx) -> PathBuf {
     ctx.settings.content_dir.join("labs")
@@ -82,107 +83,6 @@ fn current(ctx: &Ctx, store: &Store, named: Option<&str>) -> Result<(Lab, Option
     Ok((lab, entry))
 }
 
-/// Every lab that loads, in course order (module, then id), and the problems of those
-/// that do not.
-pub fn all_labs(ctx: &Ctx) -> Result<(Vec<Lab>, Vec<crate::diag::Diagnostic>)> {
-    let mut rows = Vec::new();
-    let mut problems = Vec::new();
-    for id in lab_ids(ctx) {
-        match load(ctx, &id) {
-            Ok(lab) => rows.push(lab),
-            Err(Error::Content(d)) => problems.extend(d),
-            Err(e) => return Err(e),
-        }
-    }
-    rows.sort_by(|a, b| {
-        (a.module.unwrap_or(i64::MAX), &a.id).cmp(&(b.module.unwrap_or(i64::MAX), &b.id))
-    });
-    Ok((rows, problems))
-}
-
-/// The first unfinished lab after `id` in course order (wrapping round to earlier ones).
-pub fn next_lab<'a>(labs: &'a [Lab], p: &progress::Progress, id: &str) -> Option<&'a Lab> {
-    let at = labs.iter().position(|l| l.id == id).map_or(0, |i| i + 1);
-    labs[at..]
-        .iter()
-        .chain(&labs[..at.min(labs.len())])
-        .filter(|l| l.id != id)
-        .find(|l| !p.labs.get(&l.id).is_some_and(|e| e.standing(l).finished))
-}
-
-/// A lab's state as one short word or score: `12/12 ✓`, `4/23`, `started`, `-`.
-pub fn state_word(lang: crate::settings::Lang, lab: &Lab, e: Option<&LabProgress>) -> String {
-    match e {
-        Some(e) if e.checked() => {
-            let s = e.standing(lab);
-            let mark = if s.finished {
-                tr(lang, " 完了", " done")
-            } else {
-                ""
-            };
-            format!("{}/{}{mark}", s.score, s.max_score)
-        }
-        Some(_) => tr(lang, "開始済み", "started").to_string(),
-        None => "-".to_string(),
-    }
-}
-
-pub fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
-    let p = progress::read(store)?;
-    let (rows, problems) = all_labs(ctx)?;
-    let lang = ctx.settings.lang;
-    if ctx.settings.output == OutputFormat::Json {
-        let labs: Vec<Value> = rows
-            .iter()
-            .map(|l| {
-                let prog = p.labs.get(&l.id);
-                let standing = prog.filter(|e| e.checked()).map(|e| e.standing(l));
-                json!({
-                    "id": l.id, "title": l.title, "module": l.module, "concepts": l.concepts,
-                    "tasks": l.tasks.len(), "maxScore": l.max_points(),
-                    "started": prog.is_some(),
-                    "score": standing.as_ref().map(|s| s.score),
-                    "finished": standing.as_ref().is_some_and(|s| s.finished),
-                })
-            })
-            .collect();
-        ctx.printer
-            .json(&crate::envelope::Envelope::new(json!({"labs": labs})));
-    } else if rows.is_empty() {
-        ctx.printer
-            .out(tr(lang, "ラボがありません", "no labs found"));
-    } else {
-        let pr = &ctx.printer;
-        let mut table = vec![vec![
-            tr(lang, "モジュール", "MODULE").to_string(),
-            "ID".to_string(),
-            tr(lang, "タスク", "TASKS").to_string(),
-            tr(lang, "進捗", "PROGRESS").to_string(),
-            tr(lang, "タイトル", "TITLE").to_string(),
-        ]];
-        for l in &rows {
-            table.push(vec![
-                l.module.map_or("-".to_string(), |m| m.to_string()),
-                l.id.clone(),
-                l.tasks.len().to_string(),
-                state_word(lang, l, p.labs.get(&l.id)),
-                l.title.get(lang).to_string(),
-            ]);
-        }
-        for (i, line) in ui::table(&table, pr.width()).iter().enumerate() {
-            pr.out(&if i == 0 {
-                pr.paint(Style::Heading, line)
-            } else {
-                line.clone()
-            });
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Error::Content(problems));
-    }
-    Ok(Exit::Success)
-}
-
 /// Kinds that must go before everything else on reset: a fail-closed admission webhook or
 /// policy could otherwise refuse (or wedge) the deletion of the namespaces after it.
 fn delete_rank(api_version: &str, kind: &str) -> u8 {
@@ -198,7 +98,7 @@ fn delete_rank(api_version: &str, kind: &str) -> u8 {
 fn owned_kinds(lab: &Lab) -> Vec<(String, String)> {
     let mut docs: Vec<Value> = workspace::fixtures(lab).unwrap_or_default();
     for f in &lab.solution {
-        if let Ok(text) = std::fs::read_to_string(lab.source("solution", &f.path))
+        if let Ok(text) = crate::input::read_text(&lab.source("solution", &f.path))
             && let Ok(d) = crate::yaml::parse_json_stream(&text)
         {
             docs.extend(d);
@@ -244,8 +144,11 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
     };
     let offline = args.offline || !lab.needs_cluster();
     if offline && !args.offline {
-        ctx.printer
-            .status("this lab grades files and commands only: no cluster needed");
+        ctx.printer.status(tr(
+            ctx.settings.lang,
+            "このラボはファイルとコマンドだけを採点します: クラスターは不要です",
+            "this lab grades files and commands only: no cluster needed",
+        ));
     }
     let target = TargetRecord {
         offline,
@@ -258,14 +161,16 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
             let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
             let n = apply_fixtures(ctx, &live, &lab).await?;
             let swept = super::live::sweep_triggers(&live, &lab).await?;
-            ctx.printer.status(&format!(
-                "applied {n} fixture object(s){}",
-                if swept > 0 {
-                    format!(", removed {swept} leftover trigger(s)")
-                } else {
-                    String::new()
+            ctx.printer.status(&match (ctx.settings.lang, swept) {
+                (Lang::Ja, 0) => format!("準備用のオブジェクトを {n} 個適用しました"),
+                (Lang::Ja, _) => format!(
+                    "準備用のオブジェクトを {n} 個適用し、残っていたトリガーを {swept} 個削除しました"
+                ),
+                (Lang::En, 0) => format!("applied {n} fixture object(s)"),
+                (Lang::En, _) => {
+                    format!("applied {n} fixture object(s), removed {swept} leftover trigger(s)")
                 }
-            ));
+            });
             for w in live.take_warnings() {
                 ctx.printer.verbose(&format!("server warning: {w}"));
             }
@@ -456,18 +361,34 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let rep = Report::new(&lab, target.clone(), results, |t| {
         hints.get(t).copied().unwrap_or(0)
     });
+    record_check(ctx, store, &lab, &rep, &target, task, &setups);
+    Ok(rep.exit())
+}
+
+/// Records a check's results (per check, never replacing other tasks'), prints the
+/// report and the lab's standing, and queues related quiz questions when a check failed.
+/// Saving is never a reason to fail: the result stands, with a warning.
+fn record_check(
+    ctx: &Ctx,
+    store: &Store,
+    lab: &Lab,
+    rep: &Report,
+    target: &str,
+    task: &[String],
+    setups: &std::collections::BTreeMap<String, String>,
+) {
     let saved = progress::update(store, |p| {
         let e = p.labs.get_mut(&lab.id)?;
         e.setups = setups.clone();
         let only = (!task.is_empty()).then(|| task.join(","));
         e.record(
             rep.tasks.iter().flat_map(|t| &t.checks),
-            &target,
+            target,
             only.as_deref(),
         );
-        Some(e.standing(&lab))
+        Some(e.standing(lab))
     });
-    print_report(ctx, &lab, &rep);
+    print_report(ctx, lab, rep);
     let standing = match saved {
         Ok(s) => s,
         Err(e) => {
@@ -478,12 +399,11 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     if ctx.settings.output == OutputFormat::Text
         && let Some(s) = standing
     {
-        print_standing(ctx, store, &lab, &s, !task.is_empty());
+        super::overview::print_standing(ctx, store, lab, &s, !task.is_empty());
     }
     if rep.counts.fail > 0 {
-        queue_related_questions(ctx, store, &lab);
+        super::overview::queue_related_questions(ctx, store, lab);
     }
-    Ok(rep.exit())
 }
 
 /// Tells the learner that a task's situation was staged (what changed is theirs to find;
@@ -496,7 +416,8 @@ fn announce_setup(ctx: &Ctx, lab: &Lab, task: &crate::content::lab::Task, done: 
         .position(|t| t.id == task.id)
         .map_or(0, |i| i + 1);
     ctx.printer.status(&format!(
-        "task {n} ({}) begins: kca changed the lab's objects; read its instructions \
+        "task {n} ({}) begins: kca changed the lab's objects, as an incident would; checks \
+         that passed may fail until you find and fix it. Read its instructions \
          (`kca lab start {}` shows them) — {}",
         task.id,
         lab.id,
@@ -504,73 +425,6 @@ fn announce_setup(ctx: &Ctx, lab: &Lab, task: &crate::content::lab::Task, done: 
     ));
     for d in done {
         ctx.printer.verbose(&format!("  setup: {d}"));
-    }
-}
-
-/// After a check: the lab's score over all tasks, and, when every task passed, that the
-/// lab is finished and which lab comes next.
-fn print_standing(ctx: &Ctx, store: &Store, lab: &Lab, s: &progress::Standing, one_task: bool) {
-    let lang = ctx.settings.lang;
-    let p = &ctx.printer;
-    if one_task || s.unchecked > 0 {
-        p.out(&format!(
-            "{} {}/{} ({} {}/{})",
-            tr(lang, "ラボ全体:", "lab total:"),
-            s.score,
-            s.max_score,
-            tr(lang, "完了したタスク", "tasks passed"),
-            s.tasks_passed.len(),
-            s.tasks_total
-        ));
-    }
-    if !s.finished {
-        return;
-    }
-    p.out(&p.paint(
-        Style::Pass,
-        &format!(
-            "{} {} {}/{}",
-            tr(lang, "✓ ラボ完了", "✓ Lab finished:"),
-            lab.id,
-            s.score,
-            s.max_score
-        ),
-    ));
-    let all = all_labs(ctx).map(|(l, _)| l).unwrap_or_default();
-    let prog = progress::read(store).unwrap_or_default();
-    let next = match next_lab(&all, &prog, &lab.id) {
-        Some(n) => format!("`kca lab start {}` — {}", n.id, n.title.get(lang)),
-        None => tr(
-            lang,
-            "`kca` でコースの進み具合を確認",
-            "`kca` shows the course map",
-        )
-        .to_string(),
-    };
-    p.out(&p.paint(Style::Hint, &format!("{} {next}", tr(lang, "次:", "next:"))));
-}
-
-/// A failed check sends the quiz questions that share the lab's concepts back to review.
-fn queue_related_questions(ctx: &Ctx, store: &Store, lab: &Lab) {
-    let (quizzes, _) = content::load_quizzes(&ctx.settings.content_dir);
-    let n = crate::quiz::progress::queue_concepts(store, &quizzes, &lab.concepts);
-    match n {
-        Ok(0) => {}
-        Ok(n) => ctx.printer.out(&ctx.printer.paint(
-            Style::Hint,
-            &format!(
-                "{} {n} {} `kca quiz review`",
-                tr(
-                    ctx.settings.lang,
-                    "関連するクイズ",
-                    "related quiz questions:"
-                ),
-                tr(ctx.settings.lang, "問を復習に追加しました:", "queued for"),
-            ),
-        )),
-        Err(e) => ctx
-            .printer
-            .verbose(&format!("could not queue quiz questions: {e}")),
     }
 }
 
@@ -672,77 +526,6 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
-pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
-    let p = progress::read(store)?;
-    let lang = ctx.settings.lang;
-    let labs: Vec<(String, Option<Lab>, &LabProgress)> = p
-        .labs
-        .iter()
-        .map(|(id, e)| (id.clone(), load(ctx, id).ok(), e))
-        .collect();
-    if ctx.settings.output == OutputFormat::Json {
-        let rows: Vec<Value> = labs
-            .iter()
-            .map(|(id, lab, e)| {
-                json!({
-                    "id": id, "workspace": e.workspace, "started": e.started,
-                    "target": e.target, "hints": e.hints, "lastCheck": e.last_check,
-                    "checks": e.checks,
-                    "standing": lab.as_ref().map(|l| e.standing(l)),
-                })
-            })
-            .collect();
-        ctx.printer.json(&crate::envelope::Envelope::new(
-            json!({"current": p.current, "labs": rows}),
-        ));
-        return Ok(Exit::Success);
-    }
-    if p.labs.is_empty() {
-        ctx.printer.out(tr(
-            lang,
-            "まだラボを始めていません — `kca lab list` の後 `kca lab start LAB`",
-            "no lab started yet — `kca lab list`, then `kca lab start LAB`",
-        ));
-        return Ok(Exit::Success);
-    }
-    let now = chrono::Utc::now();
-    for (id, lab, e) in &labs {
-        let mark = if p.current.as_deref() == Some(id) {
-            "*"
-        } else {
-            " "
-        };
-        let score = match (lab, &e.last_check) {
-            (Some(l), Some(c)) => {
-                let s = e.standing(l);
-                format!(
-                    "{}/{}  {} {}/{}  ({}, {})",
-                    s.score,
-                    s.max_score,
-                    tr(lang, "タスク", "tasks"),
-                    s.tasks_passed.len(),
-                    s.tasks_total,
-                    ui::relative_rfc3339(lang, &c.at, now),
-                    c.target
-                )
-            }
-            _ => tr(lang, "未チェック", "not checked yet").to_string(),
-        };
-        let hints: usize = e.hints.values().sum();
-        ctx.printer.out(&format!(
-            "{mark} {}  {score}  {} {hints}",
-            ui::pad(id, 18),
-            tr(lang, "ヒント", "hints"),
-        ));
-        ctx.printer.out(&format!(
-            "    {} {}",
-            tr(lang, "作業フォルダー:", "workspace:"),
-            e.workspace.display()
-        ));
-    }
-    Ok(Exit::Success)
-}
-
 pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
     let lab = load(ctx, &args.lab)?;
     let entry = progress::read(store)?.labs.get(&lab.id).cloned();
@@ -769,9 +552,10 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         let archived = if ws.exists() {
             let a = workspace::archive(&ws, &ctx.settings.state_dir, &lab.id)?;
             std::fs::remove_dir_all(&ws).map_err(|e| {
-                Error::environment(
-                    format!("cannot clear {}: {e}", ws.display()),
+                Error::environment_with(
+                    format!("cannot clear {}", ws.display()),
                     format!("your files are safe in {}", a.display()),
+                    e,
                 )
             })?;
             Some(a)
@@ -813,17 +597,31 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
             "archived": archived, "deletedObjects": deleted, "offline": offline,
         }));
     } else {
+        let ja = ctx.settings.lang == Lang::Ja;
         if let Some(a) = &archived {
-            ctx.printer
-                .out(&format!("archived your workspace to {}", a.display()));
+            ctx.printer.out(&if ja {
+                format!("作業フォルダーを {} に保管しました", a.display())
+            } else {
+                format!("archived your workspace to {}", a.display())
+            });
         }
-        ctx.printer
-            .out(&format!("restored the starter files in {}", ws.display()));
+        ctx.printer.out(&if ja {
+            format!("{} にスターターファイルを戻しました", ws.display())
+        } else {
+            format!("restored the starter files in {}", ws.display())
+        });
         if !offline {
-            ctx.printer.out(&format!(
-                "deleted {deleted} object(s) labelled {} and re-applied the fixtures",
-                lab.selector()
-            ));
+            ctx.printer.out(&if ja {
+                format!(
+                    "ラベル {} の付いたオブジェクトを {deleted} 個削除し、準備用のオブジェクトを適用し直しました",
+                    lab.selector()
+                )
+            } else {
+                format!(
+                    "deleted {deleted} object(s) labelled {} and re-applied the fixtures",
+                    lab.selector()
+                )
+            });
         }
     }
     Ok(Exit::Success)

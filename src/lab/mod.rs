@@ -8,6 +8,7 @@ pub mod grade;
 pub mod lifecycle;
 pub mod live;
 pub mod offline;
+pub mod overview;
 pub mod progress;
 pub mod report;
 pub mod scaffold;

@@ -192,13 +192,20 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
             }
             if c.verdict != Verdict::Pass {
                 // Details quote files and the cluster: no control character reaches the terminal.
-                for line in c.detail.lines() {
-                    let line = crate::escape::escape(line);
-                    out.push(p.paint(Style::Dim, &format!("          {line}")));
+                let detail = crate::escape::lines(&c.detail);
+                for line in crate::ui::wrap(&detail, p.width(), "          ") {
+                    out.push(p.paint(Style::Dim, &line));
                 }
             }
         }
         let failing = t.checks.iter().any(|c| c.verdict == Verdict::Fail);
+        let content_dir = lab.dir.join("..").join("..");
+        if failing
+            && let Some(link) = lab.task(&t.id).and_then(|t| t.lesson.as_ref())
+            && let Some(line) = crate::lesson::link_line(&content_dir, link, lang)
+        {
+            out.push(format!("  {}", p.paint(Style::Hint, &line)));
+        }
         if failing && t.hints_seen < t.hints_total {
             let (ja, en) = (
                 format!(

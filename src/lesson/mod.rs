@@ -265,6 +265,20 @@ pub fn check_ref(content_dir: &Path, reference: &str) -> std::result::Result<(),
     Ok(())
 }
 
+/// The line that points a learner from feedback to the lesson: `→ kca lesson 0#anchor
+/// §Heading` (the heading in the learner's language, when the lesson is there).
+pub fn link_line(content_dir: &Path, reference: &str, lang: Lang) -> Option<String> {
+    let (module, anchor) = parse_ref(reference).ok()?;
+    let anchor = anchor?;
+    let heading = load(content_dir, module, lang)
+        .ok()
+        .and_then(|l| l.section(&anchor).map(|s| s.heading.clone()));
+    Some(match heading {
+        Some(h) => format!("→ kca lesson {module}#{anchor}  §{h}"),
+        None => format!("→ kca lesson {module}#{anchor}"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

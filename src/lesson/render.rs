@@ -1,7 +1,7 @@
 //! A lesson as terminal lines: title and headings styled, paragraphs and list items
 //! wrapped to the terminal (Japanese between characters, English at spaces), code blocks
-//! indented and never wrapped, inline `code` and **bold** styled (kept as written
-//! without colour, so the marks still carry the meaning).
+//! indented and never wrapped, inline `code` and **bold** styled (without colour, code
+//! keeps its backticks and bold its plain text).
 
 use super::{Block, Lesson, Section};
 use crate::ui::{self, Printer, Style};
@@ -9,7 +9,8 @@ use crate::ui::{self, Printer, Style};
 /// Styles inline `code` and **bold** spans; without colour the text is left as written.
 fn inline(p: &Printer, text: &str, color: bool) -> String {
     if !color {
-        return text.to_string();
+        // Bold has no plain-text form worth keeping; `code` keeps its backticks.
+        return text.replace("**", "");
     }
     let mut out = String::new();
     let mut rest = text;

@@ -378,7 +378,8 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
     }
     let to_stderr = ctx.settings.output != OutputFormat::Text;
     let stdin = std::io::stdin();
-    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr);
+    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr)
+        .with_lessons(&ctx.settings.content_dir);
     let title = quiz.title.get(lang);
     if to_stderr {
         ctx.printer.say_err(title);
@@ -509,7 +510,11 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
                     "今は復習する問題がありません。次の復習:",
                     "Nothing is due for review. Next one due:"
                 ),
-                rfc3339(at)
+                crate::ui::relative(
+                    lang,
+                    chrono::DateTime::from_timestamp(at, 0).unwrap_or_default(),
+                    chrono::Utc::now()
+                )
             ),
             None => tr(
                 lang,
@@ -527,7 +532,8 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
     }
     let to_stderr = ctx.settings.output != OutputFormat::Text;
     let stdin = std::io::stdin();
-    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr);
+    let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr)
+        .with_lessons(&ctx.settings.content_dir);
     let mut asked: Vec<(String, String, bool)> = Vec::new();
     let total = due.len();
     for (n, d) in due.iter().enumerate() {

@@ -33,6 +33,8 @@ pub struct Asker<'p, R> {
     to_stderr: bool,
     /// Piped answers are echoed after the prompt so a transcript reads like a session.
     echo: bool,
+    /// Where lessons are, to point from an explanation to its lesson section.
+    content_dir: Option<std::path::PathBuf>,
 }
 
 impl<'p, R: BufRead> Asker<'p, R> {
@@ -45,6 +47,22 @@ impl<'p, R: BufRead> Asker<'p, R> {
             lang,
             to_stderr,
             echo,
+            content_dir: None,
+        }
+    }
+
+    /// Points explanations at their lesson section (`lesson:` of a question).
+    pub fn with_lessons(mut self, content_dir: &std::path::Path) -> Self {
+        self.content_dir = Some(content_dir.to_path_buf());
+        self
+    }
+
+    /// Paints for the stream the conversation goes to (stderr in json mode).
+    fn paint(&self, style: Style, text: &str) -> String {
+        if self.to_stderr {
+            self.printer.paint_err(style, text)
+        } else {
+            self.printer.paint(style, text)
         }
     }
 
@@ -104,66 +122,18 @@ impl<'p, R: BufRead> Asker<'p, R> {
         self.say("");
         self.say(&format!(
             "{} {}",
-            self.printer.paint(Style::Heading, heading),
-            self.printer.paint(
+            self.paint(Style::Heading, heading),
+            self.paint(
                 Style::Dim,
                 &format!("({points}, {})", kind_label(lang, &q.kind))
             )
         ));
         self.say_hanging("", &self.t(&q.prompt));
-        // The displayed options: (label, id, text).
-        let mut shown: Vec<(String, String, String)> = Vec::new();
-        match &q.kind {
-            Kind::Single { choices } | Kind::Multi { choices, .. } => {
-                let mut order: Vec<usize> = (0..choices.len()).collect();
-                if let Some(rng) = rng {
-                    rng.shuffle(&mut order);
-                }
-                for (i, idx) in order.into_iter().enumerate() {
-                    let c = &choices[idx];
-                    shown.push((letter(i), c.id.clone(), self.t(&c.text)));
-                }
-            }
-            Kind::Order { items } => {
-                let mut order: Vec<usize> = (0..items.len()).collect();
-                let mut fallback = Rng::new(seed_of(&q.id));
-                match rng {
-                    Some(rng) => rng.shuffle(&mut order),
-                    None => fallback.shuffle(&mut order),
-                }
-                // A scramble that happens to be the answer teaches nothing: rotate it.
-                if order.iter().enumerate().all(|(i, v)| i == *v) {
-                    order.rotate_left(1);
-                }
-                for (i, idx) in order.into_iter().enumerate() {
-                    shown.push((
-                        (i + 1).to_string(),
-                        items[idx].id.clone(),
-                        self.t(&items[idx].text),
-                    ));
-                }
-            }
-            _ => {}
-        }
+        let shown = self.options(q, rng);
         for (label, _, text) in &shown {
             self.say_hanging(&format!("  {label}) "), text);
         }
-        let how = match &q.kind {
-            Kind::Single { .. } => tr(lang, "記号を1つ入力", "type one letter"),
-            Kind::Multi { .. } => tr(
-                lang,
-                "当てはまる記号をすべて入力 (例: a,c)",
-                "type every letter that applies (e.g. a,c)",
-            ),
-            Kind::TrueFalse { .. } => tr(lang, "true / false (はい / いいえ)", "true / false"),
-            Kind::Short { .. } => tr(lang, "語句を入力", "type a term"),
-            Kind::Numeric { .. } => tr(lang, "数値を入力", "type a number"),
-            Kind::Order { .. } => tr(
-                lang,
-                "正しい順に番号を並べて入力 (例: 3,1,2)",
-                "type the numbers in the right order (e.g. 3,1,2)",
-            ),
-        };
+        let how = how_to_answer(lang, &q.kind);
         let unit = match &q.kind {
             Kind::Numeric { unit: Some(u), .. } => format!(" [{}]", self.t(u)),
             _ => String::new(),
@@ -177,7 +147,7 @@ impl<'p, R: BufRead> Asker<'p, R> {
             )
         );
         for line in crate::ui::wrap(&keys, self.printer.width(), "") {
-            self.say(&self.printer.paint(Style::Dim, &line));
+            self.say(&self.paint(Style::Dim, &line));
         }
         let mut hints_used = 0;
         loop {
@@ -193,7 +163,7 @@ impl<'p, R: BufRead> Asker<'p, R> {
                     match q.hints.get(hints_used) {
                         Some(h) => {
                             hints_used += 1;
-                            let word = self.printer.paint(
+                            let word = self.paint(
                                 Style::Hint,
                                 &format!(
                                     "{} {hints_used}/{}:",
@@ -234,32 +204,60 @@ impl<'p, R: BufRead> Asker<'p, R> {
         }
     }
 
+    /// The options as shown: (label, id, text); choices shuffled with `rng`, order items
+    /// always scrambled (stably without `rng`), never in the answer's order.
+    fn options(&self, q: &Question, rng: Option<&mut Rng>) -> Vec<(String, String, String)> {
+        let mut shown: Vec<(String, String, String)> = Vec::new();
+        match &q.kind {
+            Kind::Single { choices } | Kind::Multi { choices, .. } => {
+                let mut order: Vec<usize> = (0..choices.len()).collect();
+                if let Some(rng) = rng {
+                    rng.shuffle(&mut order);
+                }
+                for (i, idx) in order.into_iter().enumerate() {
+                    let c = &choices[idx];
+                    shown.push((letter(i), c.id.clone(), self.t(&c.text)));
+                }
+            }
+            Kind::Order { items } => {
+                let mut order: Vec<usize> = (0..items.len()).collect();
+                let mut fallback = Rng::new(seed_of(&q.id));
+                match rng {
+                    Some(rng) => rng.shuffle(&mut order),
+                    None => fallback.shuffle(&mut order),
+                }
+                // A scramble that happens to be the answer teaches nothing: rotate it.
+                if order.iter().enumerate().all(|(i, v)| i == *v) {
+                    order.rotate_left(1);
+                }
+                for (i, idx) in order.into_iter().enumerate() {
+                    shown.push((
+                        (i + 1).to_string(),
+                        items[idx].id.clone(),
+                        self.t(&items[idx].text),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        shown
+    }
+
     /// Shows the verdict, feedback, the right answer when missed, and the explanation.
     fn reveal(&self, q: &Question, shown: &[(String, String, String)], graded: Option<&Graded>) {
         let lang = self.lang;
         match graded {
-            Some(g) if g.correct => self.say(
-                &self
-                    .printer
-                    .paint(Style::Pass, tr(lang, "✓ 正解", "✓ CORRECT")),
-            ),
+            Some(g) if g.correct => {
+                self.say(&self.paint(Style::Pass, tr(lang, "✓ 正解", "✓ CORRECT")))
+            }
             Some(g) if g.points > 0.0 => self.say(&format!(
                 "{} ({:.1}/{})",
-                self.printer
-                    .paint(Style::Skip, tr(lang, "△ 部分点", "△ PARTIAL")),
+                self.paint(Style::Skip, tr(lang, "△ 部分点", "△ PARTIAL")),
                 g.points,
                 q.points
             )),
-            Some(_) => self.say(
-                &self
-                    .printer
-                    .paint(Style::Fail, tr(lang, "✗ 不正解", "✗ INCORRECT")),
-            ),
-            None => self.say(
-                &self
-                    .printer
-                    .paint(Style::Skip, tr(lang, "– スキップ", "– SKIPPED")),
-            ),
+            Some(_) => self.say(&self.paint(Style::Fail, tr(lang, "✗ 不正解", "✗ INCORRECT"))),
+            None => self.say(&self.paint(Style::Skip, tr(lang, "– スキップ", "– SKIPPED"))),
         }
         if let Some(g) = graded {
             for fb in &g.feedback {
@@ -270,8 +268,33 @@ impl<'p, R: BufRead> Asker<'p, R> {
             let answer = describe(lang, &grade::key(q), shown);
             self.say_hanging(&format!("{} ", tr(lang, "正解:", "Answer:")), &answer);
         }
-        let word = self.printer.paint(Style::Hint, tr(lang, "解説:", "Why:"));
+        let word = self.paint(Style::Hint, tr(lang, "解説:", "Why:"));
         self.say_hanging(&format!("{word} "), &self.t(&q.explanation));
+        if let (Some(dir), Some(link)) = (&self.content_dir, &q.lesson)
+            && let Some(line) = crate::lesson::link_line(dir, link, lang)
+        {
+            self.say_hanging("", &self.paint(Style::Hint, &line));
+        }
+    }
+}
+
+/// How to type an answer to a question of this kind.
+fn how_to_answer(lang: Lang, kind: &Kind) -> &'static str {
+    match kind {
+        Kind::Single { .. } => tr(lang, "記号を1つ入力", "type one letter"),
+        Kind::Multi { .. } => tr(
+            lang,
+            "当てはまる記号をすべて入力 (例: a,c)",
+            "type every letter that applies (e.g. a,c)",
+        ),
+        Kind::TrueFalse { .. } => tr(lang, "true / false (はい / いいえ)", "true / false"),
+        Kind::Short { .. } => tr(lang, "語句を入力", "type a term"),
+        Kind::Numeric { .. } => tr(lang, "数値を入力", "type a number"),
+        Kind::Order { .. } => tr(
+            lang,
+            "正しい順に番号を並べて入力 (例: 3,1,2)",
+            "type the numbers in the right order (e.g. 3,1,2)",
+        ),
     }
 }
 

@@ -194,3 +194,174 @@ fn broken_template_syntax_is_a_content_error() {
     let p = problems(&dir);
     assert!(p.iter().any(|m| m.contains("does not render")), "{p:?}");
 }
+
+const SECOND_TASK: &str = r#"  - id: t2
+    title: T2
+    instructions: I2
+    lesson: LESSON
+    setup:
+      - delete: {apiVersion: v1, kind: Namespace, name: demo}
+      - patch: {object: {apiVersion: v1, kind: ConfigMap, namespace: demo, name: foreign}, merge: {data: {k: v}}}
+      - apply: setup/extra.yaml
+    checks:
+      - {id: c-acc, kind: accepted, path: policy.yaml, expect: rejected, message: "requires permissions"}
+      - {id: c-gen2, kind: generated, trigger: {apiVersion: v1, kind: Namespace, metadata: {generateName: y-}}, expect: {apiVersion: v1, kind: ConfigMap, name: c}, sync: {source: {apiVersion: v1, kind: ConfigMap, namespace: demo, name: src}, patch: {data: {k: w}}, matches: {data: {k: w}}}}
+"#;
+
+fn with_second_task(lesson: &str) -> String {
+    GOOD.replace(
+        "mutants:\n",
+        &format!("{}mutants:\n", SECOND_TASK.replace("LESSON", lesson)),
+    )
+}
+
+#[test]
+fn a_setup_may_touch_only_objects_the_lab_owns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    good_lab(&dir);
+    write(&dir, "lab.yaml", &with_second_task("\"module-0#x\""));
+    write(
+        &dir,
+        "setup/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: demo}\n",
+    );
+    let p = problems(&dir);
+    // The fixture namespace is owned; the ConfigMap `foreign` is declared nowhere.
+    assert!(
+        p.iter()
+            .any(|m| m.contains("setup touches ConfigMap demo/foreign, which the lab does not own")),
+        "{p:?}"
+    );
+    assert!(!p.iter().any(|m| m.contains("Namespace demo")), "{p:?}");
+    assert_eq!(p.len(), 1, "{p:?}");
+}
+
+#[test]
+fn the_first_task_cannot_have_a_setup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    good_lab(&dir);
+    let src = GOOD.replace(
+        "    hints: [first, second]\n",
+        "    hints: [first, second]\n    setup: [{delete: {apiVersion: v1, kind: Namespace, name: demo}}]\n",
+    );
+    write(&dir, "lab.yaml", &src);
+    let p = problems(&dir);
+    assert!(
+        p.iter()
+            .any(|m| m.contains("the first task cannot have a setup")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn new_check_kinds_and_a_lesson_link_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    good_lab(&dir);
+    let src = with_second_task("\"module-0#x\"").replace(
+        "      - patch: {object: {apiVersion: v1, kind: ConfigMap, namespace: demo, name: foreign}, merge: {data: {k: v}}}\n",
+        "",
+    );
+    write(&dir, "lab.yaml", &src);
+    write(
+        &dir,
+        "setup/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: demo}\n",
+    );
+    match load_file(&dir.join("lab.yaml")) {
+        Ok(Document::Lab(lab)) => {
+            let t = lab.task("t2").unwrap();
+            assert_eq!(t.lesson.as_deref(), Some("module-0#x"));
+            assert_eq!(t.setup.len(), 2);
+            assert!(matches!(
+                lab.check("c-acc").unwrap().spec,
+                super::Spec::Accepted {
+                    accepted: false,
+                    ..
+                }
+            ));
+            assert!(matches!(
+                lab.check("c-gen2").unwrap().spec,
+                super::Spec::Generated { sync: Some(_), .. }
+            ));
+        }
+        Err(d) => panic!("{d:?}"),
+        Ok(other) => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_lesson_link_must_name_a_section_of_the_lessons() {
+    let tmp = tempfile::tempdir().unwrap();
+    // <content>/labs/demo/lab.yaml beside <content>/lessons/module-0/{ja,en}.md
+    let dir = tmp.path().join("labs").join("demo");
+    good_lab(&dir);
+    write(
+        tmp.path(),
+        "lessons/module-0/ja.md",
+        "# M0\n\n## 一言 {#summary}\n",
+    );
+    write(
+        tmp.path(),
+        "lessons/module-0/en.md",
+        "# M0\n\n## In short {#summary}\n",
+    );
+    let lesson_only = |lesson: &str| {
+        GOOD.replace(
+            "    hints: [first, second]\n",
+            &format!("    lesson: {lesson}\n    hints: [first, second]\n"),
+        )
+    };
+    write(&dir, "lab.yaml", &lesson_only("\"module-0#summary\""));
+    assert!(problems(&dir).is_empty(), "{:?}", problems(&dir));
+    write(&dir, "lab.yaml", &lesson_only("\"module-0#nowhere\""));
+    let p = problems(&dir);
+    assert!(
+        p.iter().any(|m| m.contains("no section `{#nowhere}`")),
+        "{p:?}"
+    );
+    write(&dir, "lab.yaml", &lesson_only("module-0"));
+    let p = problems(&dir);
+    assert!(
+        p.iter().any(|m| m.contains("is not a lesson section")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn a_file_check_must_name_a_file_the_lab_lays_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    good_lab(&dir);
+    let src = GOOD.replace(
+        "{id: c-file, kind: file, path: policy.yaml,",
+        "{id: c-file, kind: file, path: polcy.yaml,",
+    );
+    write(&dir, "lab.yaml", &src);
+    let p = problems(&dir);
+    assert!(
+        p.iter()
+            .any(|m| m.contains("`polcy.yaml` is in neither the starter nor the solution")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn a_broken_tree_operator_is_a_content_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    good_lab(&dir);
+    let src = GOOD.replace(
+        "kinds: [ClusterPolicy]}",
+        "kinds: [ClusterPolicy], matches: {spec: {$matches: \"(\"}}}",
+    );
+    write(&dir, "lab.yaml", &src);
+    let p = problems(&dir);
+    assert!(
+        p.iter()
+            .any(|m| m.contains("`$matches`: invalid regular expression")),
+        "{p:?}"
+    );
+}

@@ -58,7 +58,36 @@ pub(super) fn to_cel(v: &Value) -> cel::Value {
     }
 }
 
-pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Context<'a, 'a> {
+/// A CEL context with what the cost limit reads: the JSON of its root variables, and the
+/// cost spent so far in this policy evaluation.
+pub(super) struct Scope<'a> {
+    pub(super) cel: Context<'a, 'a>,
+    roots: BTreeMap<String, Value>,
+    spent: std::cell::Cell<f64>,
+}
+
+impl Scope<'_> {
+    /// Binds a root variable (`object`, `params`, …).
+    pub(super) fn set(&mut self, name: &str, value: &Value) {
+        self.cel
+            .add_variable_from_value(name.to_string(), to_cel(value));
+        self.roots.insert(name.to_string(), value.clone());
+    }
+
+    /// Binds the evaluated `variables`.
+    pub(super) fn bind_variables(&mut self, vars: &BTreeMap<String, cel::Value>) {
+        let map: std::collections::HashMap<String, cel::Value> =
+            vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        self.cel.add_variable_from_value("variables", map);
+        let json: serde_json::Map<String, Value> = vars
+            .iter()
+            .map(|(k, v)| (k.clone(), from_cel(v).unwrap_or(Value::Null)))
+            .collect();
+        self.roots.insert("variables".into(), Value::Object(json));
+    }
+}
+
+pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
     let mut ctx = Context::with_env(env().clone());
     register_functions(&mut ctx);
     let obj = if req.object.is_null() {
@@ -84,11 +113,6 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Context<'a, 
         },
         "dryRun": req.dry_run,
     });
-    ctx.add_variable_from_value("object", to_cel(&req.object));
-    ctx.add_variable_from_value("oldObject", to_cel(&req.old_object));
-    ctx.add_variable_from_value("request", to_cel(&request));
-    ctx.add_variable_from_value("params", to_cel(params));
-    ctx.add_variable_from_value("namespaceObject", to_cel(&req.namespace_object));
     ctx.add_variable_from_value(
         "jsonpatch",
         to_cel(&json!({"kca.dev/jsonpatch-library": true})),
@@ -96,7 +120,17 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Context<'a, 
     if let Some(cluster) = &req.cluster {
         add_resource_library(&mut ctx, cluster.clone());
     }
-    ctx
+    let mut scope = Scope {
+        cel: ctx,
+        roots: BTreeMap::new(),
+        spent: std::cell::Cell::new(0.0),
+    };
+    scope.set("object", &req.object);
+    scope.set("oldObject", &req.old_object);
+    scope.set("request", &request);
+    scope.set("params", params);
+    scope.set("namespaceObject", &req.namespace_object);
+    scope
 }
 
 /// Kyverno's `resource.get(apiVersion, resource, namespace, name)` (also spelt
@@ -267,18 +301,35 @@ impl EvalError {
 
 /// Compiles and runs one expression. Compile failures, the `authorizer` and calls the
 /// interpreter does not know are `unsupported`.
-pub(super) fn eval(ctx: &Context<'_, '_>, expr: &str) -> Result<cel::Value, EvalError> {
+pub(super) fn eval(scope: &Scope<'_>, expr: &str) -> Result<cel::Value, EvalError> {
     if mentions(expr, "authorizer") {
         return Err(EvalError {
             message: "`authorizer` (authorization checks from CEL) is not evaluated offline".into(),
             unsupported: true,
         });
     }
-    let program = compiled(expr).map_err(|message| EvalError {
+    let compiled = compiled(expr).map_err(|message| EvalError {
         message,
         unsupported: true,
     })?;
-    program.execute(ctx).map_err(|e| {
+    // The interpreter cannot be stopped part-way: an expression whose cost on these
+    // values would pass the limits is refused before it runs.
+    let (cost, _) = cost::estimate(
+        compiled.program.expression(),
+        &cost::Inputs::Eval(&scope.roots),
+    );
+    let limit = |message: &str| EvalError {
+        message: message.to_string(),
+        unsupported: false,
+    };
+    if cost > cost::PER_CALL_LIMIT {
+        return Err(limit(cost::ACTUAL_LIMIT_EXCEEDED));
+    }
+    scope.spent.set(scope.spent.get() + cost);
+    if scope.spent.get() > cost::RUNTIME_BUDGET {
+        return Err(limit(cost::OUT_OF_BUDGET));
+    }
+    compiled.program.execute(&scope.cel).map_err(|e| {
         let unsupported = matches!(
             e,
             ExecutionError::UndeclaredReference(_)
@@ -300,11 +351,16 @@ pub(super) fn eval(ctx: &Context<'_, '_>, expr: &str) -> Result<cel::Value, Eval
     })
 }
 
+/// A compiled expression (its syntax tree is what the cost estimate walks).
+pub(super) struct Compiled {
+    pub(super) program: Program,
+}
+
 /// Compiles `expr` once per thread: a corpus run evaluates the same few hundred
 /// expressions on thousands of objects, and parsing them again took a third of it.
-pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Program>, String> {
+pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Compiled>, String> {
     thread_local! {
-        static PROGRAMS: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Program>>> =
+        static PROGRAMS: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Compiled>>> =
             Default::default();
     }
     if let Some(p) = PROGRAMS.with_borrow(|m| m.get(expr).cloned()) {
@@ -316,13 +372,12 @@ pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Program>, String> {
     } else {
         expr.to_string()
     };
-    let program = std::rc::Rc::new(
-        env()
-            .compile(&source)
-            .map_err(|e| format!("the offline CEL interpreter cannot compile it: {e}"))?,
-    );
-    PROGRAMS.with_borrow_mut(|m| m.insert(expr.to_string(), program.clone()));
-    Ok(program)
+    let cannot =
+        |e: cel::ParseErrors| format!("the offline CEL interpreter cannot compile it: {e}");
+    let program = env().compile(&source).map_err(cannot)?;
+    let compiled = std::rc::Rc::new(Compiled { program });
+    PROGRAMS.with_borrow_mut(|m| m.insert(expr.to_string(), compiled.clone()));
+    Ok(compiled)
 }
 
 /// `word` as an identifier in `expr` (not inside a longer name).
@@ -333,4 +388,52 @@ pub(super) fn mentions(expr: &str, word: &str) -> bool {
         let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
         !ident(before) && !ident(after) && before != Some('.') && before != Some('\'')
     })
+}
+
+/// The estimated-cost check the API server makes when a policy is created: every CEL
+/// expression of `spec` (variables first, their estimated sizes carried to the
+/// expressions that use them) against the per-expression limit. `Err` is the field and
+/// the API server's message. An expression that does not compile is left to evaluation,
+/// which reports it.
+pub(super) fn check_spec_cost(spec: &Value) -> Result<(), String> {
+    let mut shapes: BTreeMap<String, cost::Shape> = BTreeMap::new();
+    let fields: [(&str, &[&str]); 7] = [
+        ("variables", &["expression"]),
+        ("matchConditions", &["expression"]),
+        ("validations", &["expression", "messageExpression"]),
+        ("auditAnnotations", &["valueExpression"]),
+        (
+            "mutations",
+            &["applyConfiguration/expression", "jsonPatch/expression"],
+        ),
+        ("generate", &["expression"]),
+        ("expressions", &["expression", "messageExpression"]),
+    ];
+    for (list_key, keys) in fields {
+        for (i, item) in list(spec, list_key).enumerate() {
+            for key in keys {
+                let Some(expr) = item.pointer(&format!("/{key}")).and_then(Value::as_str) else {
+                    continue;
+                };
+                let Ok(compiled) = compiled(expr) else {
+                    continue;
+                };
+                let (cost, shape) =
+                    cost::estimate(compiled.program.expression(), &cost::Inputs::Load(&shapes));
+                if list_key == "variables"
+                    && let Some(name) = item.get("name").and_then(Value::as_str)
+                {
+                    shapes.insert(name.to_string(), shape);
+                }
+                if cost > cost::PER_CALL_LIMIT {
+                    return Err(format!(
+                        "spec.{list_key}[{i}].{}: Forbidden: {}",
+                        key.replace('/', "."),
+                        cost::exceeds_budget(cost)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -40,7 +40,7 @@ fn prepare<T>(
     policy: &Value,
     namespaced_kind: &str,
     req: &VapRequest,
-) -> Result<(Context<'static, 'static>, BTreeMap<String, EvalError>), CelPolicyOutcome<T>> {
+) -> Result<(Scope<'static>, BTreeMap<String, EvalError>), CelPolicyOutcome<T>> {
     if kind_of(policy) == namespaced_kind
         && let Some(ns) = policy
             .pointer("/metadata/namespace")
@@ -53,6 +53,13 @@ fn prepare<T>(
     let constraints = spec.get("matchConstraints").unwrap_or(&Value::Null);
     if !matches_resources(constraints, req, true) {
         return Err(CelPolicyOutcome::NotMatched);
+    }
+    if let Err(message) = check_spec_cost(spec) {
+        return Err(CelPolicyOutcome::Error(format!(
+            "{} {}: {message}",
+            kind_of(policy),
+            name_of(policy)
+        )));
     }
     let mut ctx = base_context(req, &Value::Null);
     // Kyverno binds the variables before the match conditions, which may use them.
@@ -70,7 +77,7 @@ fn prepare<T>(
 /// Evaluates one action expression, failing as Kyverno does when it uses a variable
 /// that failed.
 fn run(
-    ctx: &Context<'_, '_>,
+    ctx: &Scope<'_>,
     var_errors: &BTreeMap<String, EvalError>,
     expr: &str,
 ) -> Result<cel::Value, EvalError> {
@@ -141,7 +148,7 @@ pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOu
             Err(e) => return CelPolicyOutcome::Error(format!("mutation {i} ({what}): {e}")),
         };
         // The next mutation sees this one's result.
-        ctx.add_variable_from_value("object", to_cel(&object));
+        ctx.set("object", &object);
     }
     CelPolicyOutcome::Applied(object)
 }
@@ -170,7 +177,7 @@ pub fn evaluate_generating_policy(
         Err(outcome) => return outcome,
     };
     let generated: Arc<Mutex<Vec<Value>>> = Arc::default();
-    add_generator_library(&mut ctx, generated.clone());
+    add_generator_library(&mut ctx.cel, generated.clone());
     let spec = policy.get("spec").unwrap_or(&Value::Null);
     for (i, g) in list(spec, "generate").enumerate() {
         let Some(expr) = g.get("expression").and_then(Value::as_str) else {

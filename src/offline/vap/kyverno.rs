@@ -59,6 +59,13 @@ pub fn evaluate_kyverno_cel(
         spec.insert("matchConditions".into(), p.clone());
     }
     let spec = Value::Object(spec);
+    if let Err(message) = check_spec_cost(&spec) {
+        return CelVerdict::Error(
+            message
+                .replacen("spec.validations", "validate.cel.expressions", 1)
+                .replacen("spec.", "validate.cel.", 1),
+        );
+    }
     let params_list = match (cel.get("paramKind"), cel.get("paramRef")) {
         (Some(kind), Some(pref)) if !kind.is_null() && !pref.is_null() => {
             let found = find_params(objects, kind, pref, req);

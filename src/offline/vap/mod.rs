@@ -8,6 +8,7 @@
 
 mod cel_env;
 mod cel_policy;
+mod cost;
 mod kyverno;
 mod literal;
 mod matching;
@@ -188,6 +189,17 @@ pub fn evaluate_binding(
         && !matches_resources(mr, req, false)
     {
         return Applied::NotMatched;
+    }
+    // The API server would have refused to create a policy over the cost limit: it
+    // exists only as the error.
+    if let Err(message) = check_spec_cost(spec) {
+        out.errors.push(VapError {
+            policy: pname,
+            binding: bname,
+            message: format!("{} {}: {message}", kind_of(policy), name_of(policy)),
+            unsupported: None,
+        });
+        return Applied::Errored;
     }
     let actions: Vec<String> = match binding {
         Some(b) => b

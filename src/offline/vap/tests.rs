@@ -718,3 +718,116 @@ fn plurals() {
         assert_eq!(plural(k), p);
     }
 }
+
+/// `[0, 1, …, n-1]` as CEL.
+fn range_literal(n: usize) -> String {
+    let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn run_one(spec: Value, req: &VapRequest) -> (VapOutcome, std::time::Duration) {
+    let objects = vec![policy(spec), binding(json!({}))];
+    let start = std::time::Instant::now();
+    let out = evaluate(&objects, req);
+    (out, start.elapsed())
+}
+
+#[test]
+fn nested_loops_over_literals_are_refused_at_load_by_their_estimated_cost() {
+    let r = range_literal(1000);
+    let expr = format!("{r}.all(x, {r}.all(y, {r}.all(z, true)))");
+    let (out, took) = run_one(
+        json!({"validations": [{"expression": expr}]}),
+        &create(deploy("a", 1, json!({}))),
+    );
+    assert!(took.as_secs_f64() < 2.0, "took {took:?}");
+    let e = &out.errors[0];
+    assert!(
+        e.message.contains(
+            "spec.validations[0].expression: Forbidden: estimated rule cost exceeds budget by factor of more than 100x"
+        ),
+        "{out:?}"
+    );
+    assert_eq!(e.unsupported, None);
+    // A policy the API server refuses does not exist: it denies nothing.
+    assert!(out.denials.is_empty() && out.allowed, "{out:?}");
+}
+
+#[test]
+fn nested_loops_over_a_large_object_are_cancelled_by_the_runtime_limit() {
+    let items: Vec<i64> = (0..1000).collect();
+    let mut obj = deploy("a", 1, json!({}));
+    obj["spec"]["items"] = json!(items);
+    let expr = "object.spec.items.all(x, object.spec.items.all(y, object.spec.items.all(z, true)))";
+    let (out, took) = run_one(
+        json!({"validations": [{"expression": expr}]}),
+        &create(obj.clone()),
+    );
+    assert!(took.as_secs_f64() < 2.0, "took {took:?}");
+    assert_eq!(
+        out.denials[0].message,
+        format!(
+            "expression '{expr}' resulted in error: operation cancelled: actual cost limit exceeded"
+        ),
+        "{out:?}"
+    );
+    // The same loop over a small list runs.
+    obj["spec"]["items"] = json!([1, 2, 3]);
+    let (out, _) = run_one(json!({"validations": [{"expression": expr}]}), &create(obj));
+    assert!(out.allowed && out.errors.is_empty(), "{out:?}");
+}
+
+#[test]
+fn string_doubling_through_variables_stops_at_the_limit() {
+    // From the request's data, so only evaluation can know the sizes.
+    let mut vars = vec![json!({"name": "v0", "expression": "object.metadata.name"})];
+    for i in 1..=40 {
+        vars.push(json!({"name": format!("v{i}"),
+            "expression": format!("variables.v{0} + variables.v{0}", i - 1)}));
+    }
+    let spec = json!({"variables": vars,
+        "validations": [{"expression": "size(variables.v40) > 0"}]});
+    let (out, took) = run_one(spec, &create(deploy("a", 1, json!({}))));
+    assert!(took.as_secs_f64() < 2.0, "took {took:?}");
+    assert!(
+        out.denials[0]
+            .message
+            .ends_with("operation cancelled: actual cost limit exceeded"),
+        "{out:?}"
+    );
+    // From a literal, the estimate at load already refuses it.
+    let mut vars = vec![json!({"name": "v0", "expression": "'xxxxxxxxxxxxxxxx'"})];
+    for i in 1..=40 {
+        vars.push(json!({"name": format!("v{i}"),
+            "expression": format!("variables.v{0} + variables.v{0}", i - 1)}));
+    }
+    let spec = json!({"variables": vars,
+        "validations": [{"expression": "size(variables.v40) > 0"}]});
+    let (out, took) = run_one(spec, &create(deploy("a", 1, json!({}))));
+    assert!(took.as_secs_f64() < 2.0, "took {took:?}");
+    assert!(
+        out.errors[0]
+            .message
+            .contains("estimated rule cost exceeds budget by factor of"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn many_cheap_expressions_run_out_of_the_policy_budget() {
+    let items: Vec<i64> = (0..300).collect();
+    let mut obj = deploy("a", 1, json!({}));
+    obj["spec"]["items"] = json!(items);
+    // Each estimated at about 300 × 300 steps: under the per-expression limit, together
+    // over the budget (they stop at the first element when they do run).
+    let expr = "object.spec.items.exists(x, object.spec.items.exists(y, y == x))";
+    let validations: Vec<Value> = (0..30).map(|_| json!({"expression": expr})).collect();
+    let (out, took) = run_one(json!({"validations": validations}), &create(obj));
+    assert!(took.as_secs_f64() < 20.0, "took {took:?}");
+    assert!(
+        out.errors.iter().any(|e| e.message.ends_with(
+            "validation failed due to running out of cost budget, no further validation rules will be run"
+        )),
+        "{out:?}"
+    );
+}

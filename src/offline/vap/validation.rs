@@ -133,7 +133,7 @@ pub(super) fn run_validations(
 /// A list of `matchConditions`: one false is `false` whatever the others do; otherwise
 /// the first error (with its `unsupported` reason) is returned.
 pub(super) fn conditions_hold(
-    ctx: &Context<'_, '_>,
+    ctx: &Scope<'_>,
     conditions: &Value,
 ) -> Result<bool, (String, Option<String>)> {
     let mut condition_error = None;
@@ -162,7 +162,7 @@ pub(super) fn conditions_hold(
 
 /// `messageExpression` when it yields a non-empty string, else `message`, else the
 /// API server's `failed expression: …`.
-pub(super) fn failure_message(ctx: &Context<'_, '_>, v: &Value, expr: &str) -> String {
+pub(super) fn failure_message(ctx: &Scope<'_>, v: &Value, expr: &str) -> String {
     if let Some(me) = v.get("messageExpression").and_then(Value::as_str)
         && let Ok(cel::Value::String(s)) = eval(ctx, me)
         && !s.trim().is_empty()
@@ -180,7 +180,7 @@ pub(super) fn failure_message(ctx: &Context<'_, '_>, v: &Value, expr: &str) -> S
 /// fails (or is built on one that failed) is left out and returned with its error, as it
 /// only matters where an expression uses it.
 pub(super) fn bind_spec_variables(
-    ctx: &mut Context<'_, '_>,
+    ctx: &mut Scope<'_>,
     spec: &Value,
 ) -> BTreeMap<String, EvalError> {
     let mut vars: BTreeMap<String, cel::Value> = BTreeMap::new();
@@ -217,8 +217,6 @@ pub(super) fn failed_variable<'a>(
         .find(|(n, _)| expr.contains(&format!("variables.{n}")))
 }
 
-pub(super) fn bind_variables(ctx: &mut Context<'_, '_>, vars: &BTreeMap<String, cel::Value>) {
-    let map: std::collections::HashMap<String, cel::Value> =
-        vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    ctx.add_variable_from_value("variables", map);
+pub(super) fn bind_variables(ctx: &mut Scope<'_>, vars: &BTreeMap<String, cel::Value>) {
+    ctx.bind_variables(vars);
 }

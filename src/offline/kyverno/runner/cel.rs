@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Row, Values, Verdict, compare_file, text};
+use super::compare::compare_file;
+use super::testfile::ResultRow;
+use super::{Row, Values, Verdict, text};
 use crate::offline::kyverno::UserInfo;
 use crate::offline::vap;
 
@@ -23,10 +25,10 @@ pub(super) struct VapRow<'a> {
 /// A ValidatingAdmissionPolicy row: the policy through each of its bindings (on its own
 /// match constraints with Deny when it has none, as `kyverno test` does). Any failing
 /// binding fails the row; none matching is `skip`. Scope `vap`, outside the classic set.
-pub(super) fn vap_row(out: &mut Row, row: &Value, ctx: &VapRow<'_>, row_ns: Option<&str>) {
+pub(super) fn vap_row(out: &mut Row, row: &ResultRow, ctx: &VapRow<'_>) {
     use crate::offline::vap;
     out.scope = "vap";
-    let Some(req) = admission_request(out, row, ctx, row_ns) else {
+    let Some(req) = admission_request(out, row, ctx) else {
         return;
     };
     let name = ctx
@@ -66,9 +68,8 @@ pub(super) fn vap_row(out: &mut Row, row: &Value, ctx: &VapRow<'_>, row_ns: Opti
 /// (`evaluation.mode` JSON, HTTP, Envoy) are not evaluated.
 pub(super) fn vpol_row(
     out: &mut Row,
-    row: &Value,
+    row: &ResultRow,
     ctx: &VapRow<'_>,
-    row_ns: Option<&str>,
     exceptions: &[Value],
     readable: &std::sync::Arc<Vec<Value>>,
 ) {
@@ -84,7 +85,7 @@ pub(super) fn vpol_row(
             format!("evaluation mode {mode} (non-Kubernetes payloads) is not evaluated offline");
         return;
     }
-    let Some(mut req) = admission_request(out, row, ctx, row_ns) else {
+    let Some(mut req) = admission_request(out, row, ctx) else {
         return;
     };
     req.cluster = Some(readable.clone());
@@ -100,10 +101,10 @@ pub(super) fn vpol_row(
 /// when the test does not hold the resource.
 fn admission_request(
     out: &mut Row,
-    row: &Value,
+    row: &ResultRow,
     ctx: &VapRow<'_>,
-    row_ns: Option<&str>,
 ) -> Option<crate::offline::vap::VapRequest> {
+    let row_ns = row.namespace();
     use crate::offline::vap;
     let (ns, rname) = match out.resource.rsplit_once('/') {
         Some((n, r)) => (Some(n.to_string()), r.to_string()),
@@ -136,11 +137,10 @@ fn admission_request(
         }
         _ => Value::Null,
     };
-    let operation = row
-        .get("operation")
-        .and_then(Value::as_str)
-        .unwrap_or("CREATE")
-        .to_string();
+    let operation = match row.operation.as_str() {
+        "" => "CREATE".to_string(),
+        op => op.to_string(),
+    };
     let (object, old_object) = if operation == "DELETE" {
         (Value::Null, resource.clone())
     } else {
@@ -242,8 +242,7 @@ fn verdict(out: &Row) -> Verdict {
 
 /// What a MutatingPolicy or GeneratingPolicy row needs besides its policy.
 pub(super) struct CelActionRow<'a> {
-    pub(super) row: &'a Value,
-    pub(super) row_ns: Option<&'a str>,
+    pub(super) row: &'a ResultRow,
     pub(super) exceptions: &'a [Value],
     pub(super) readable: &'a std::sync::Arc<Vec<Value>>,
     pub(super) dir: &'a Path,
@@ -257,7 +256,7 @@ fn action_request(
     ctx: &VapRow<'_>,
     a: &CelActionRow<'_>,
 ) -> Option<vap::VapRequest> {
-    let mut req = admission_request(out, a.row, ctx, a.row_ns)?;
+    let mut req = admission_request(out, a.row, ctx)?;
     req.cluster = Some(a.readable.clone());
     if excepted(out, ctx.policy, a.exceptions, &req) {
         return None;
@@ -287,18 +286,16 @@ pub(super) fn mpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
         vap::CelPolicyOutcome::Applied(patched) => {
             out.actual = "pass".into();
             out.reason = "mutated".into();
-            for key in ["patchedResources", "patchedResource"] {
-                if let Some(f) = a.row.get(key).and_then(Value::as_str)
-                    && let Err(why) = compare_file(
-                        &a.dir.join(f),
-                        std::slice::from_ref(&patched),
-                        &patched,
-                        false,
-                    )
-                {
-                    out.actual = "fail".into();
-                    out.reason = format!("patched resource differs: {why}");
-                }
+            if let Some(f) = a.row.patched_file()
+                && let Err(why) = compare_file(
+                    &a.dir.join(f),
+                    std::slice::from_ref(&patched),
+                    &patched,
+                    false,
+                )
+            {
+                out.actual = "fail".into();
+                out.reason = format!("patched resource differs: {why}");
             }
         }
         vap::CelPolicyOutcome::Error(why) => {
@@ -328,7 +325,7 @@ pub(super) fn gpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
         vap::CelPolicyOutcome::Applied(generated) => {
             out.actual = "pass".into();
             out.reason = format!("{} object(s) generated", generated.len());
-            if let Some(f) = a.row.get("generatedResource").and_then(Value::as_str) {
+            if let Some(f) = a.row.generated_file() {
                 let first = generated.first().cloned().unwrap_or(Value::Null);
                 if let Err(why) = compare_file(&a.dir.join(f), &generated, &first, true) {
                     out.actual = "fail".into();

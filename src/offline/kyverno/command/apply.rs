@@ -1,0 +1,282 @@
+//! `kca policy apply`: the policies on each resource (`Apply::evaluate`), each resource's
+//! results rendered as soon as they are known and then dropped, so memory does not grow
+//! with the number of results (JSON is streamed too, one resource at a time).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{describe, read_path};
+use crate::cli::policy::ApplyArgs;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+use crate::offline::kyverno::engine::{Options, admit_with};
+use crate::offline::kyverno::runner::{self, Values};
+use crate::offline::kyverno::{Policy, Request, RuleStatus, UserInfo, load_policies};
+use crate::settings::OutputFormat;
+use crate::ui::{Printer, Style};
+
+/// One resource's results.
+#[derive(Serialize)]
+struct ApplyResource {
+    resource: String,
+    results: Vec<ApplyRule>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mutated: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct ApplyRule {
+    policy: String,
+    rule: String,
+    status: &'static str,
+    message: String,
+}
+
+#[derive(Serialize, Default)]
+struct ApplySummary {
+    pass: usize,
+    fail: usize,
+    warn: usize,
+    error: usize,
+    skip: usize,
+}
+
+impl ApplySummary {
+    fn count(&mut self, r: &ApplyResource) {
+        for rule in &r.results {
+            match rule.status {
+                "pass" => self.pass += 1,
+                "fail" => self.fail += 1,
+                "warn" => self.warn += 1,
+                "error" => self.error += 1,
+                _ => self.skip += 1,
+            }
+        }
+    }
+}
+
+/// What every resource is evaluated with, read once.
+struct Apply {
+    policies: Vec<Policy>,
+    /// Policies Kyverno refuses: not applied, each counted as an error (as `kyverno apply`).
+    invalid: usize,
+    resources: Vec<Value>,
+    values: Values,
+    user: UserInfo,
+    opts: Options,
+    operation: String,
+    print_mutated: bool,
+}
+
+impl Apply {
+    fn load(ctx: &Ctx, args: &ApplyArgs) -> Result<Apply> {
+        let mut objs = Vec::new();
+        for p in &args.policies {
+            objs.extend(read_path(p)?);
+        }
+        let (policies, skipped) = load_policies(&objs);
+        for s in &skipped {
+            ctx.printer.status(&format!("warning: skipped {s}"));
+        }
+        let (policies, invalid) = crate::offline::kyverno::split_invalid(policies);
+        for (name, why) in &invalid {
+            ctx.printer.status(&format!(
+                "warning: policy {name} is invalid and was skipped: {why}"
+            ));
+        }
+        if policies.is_empty() {
+            return Err(Error::usage(
+                "no ClusterPolicy or Policy found in the policy files",
+                "pass files holding kyverno.io/v1 ClusterPolicy or Policy objects",
+            ));
+        }
+        let mut resources = Vec::new();
+        for r in &args.resources {
+            resources.extend(read_path(r)?);
+        }
+        resources.iter_mut().for_each(runner::default_namespace);
+        let values = match &args.values_file {
+            Some(f) => read_path(f)?
+                .first()
+                .map(runner::parse_values)
+                .unwrap_or_default(),
+            None => Values::default(),
+        };
+        let user = match &args.userinfo {
+            Some(f) => read_path(f)?
+                .first()
+                .map(runner::parse_user)
+                .unwrap_or_default(),
+            None => UserInfo::default(),
+        };
+        let mut opts = Options {
+            rule_values: values.per_rule.clone(),
+            ..Options::default()
+        };
+        for e in &args.exceptions {
+            opts.exceptions.extend(read_path(e)?);
+        }
+        Ok(Apply {
+            policies,
+            invalid: invalid.len(),
+            resources,
+            values,
+            user,
+            opts,
+            operation: args.operation.to_uppercase(),
+            print_mutated: args.print_mutated,
+        })
+    }
+
+    /// Every policy on one resource, in order.
+    fn evaluate(&self, res: &Value) -> ApplyResource {
+        let ns = res
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let (object, old_object) = if self.operation == "DELETE" {
+            (Value::Null, res.clone())
+        } else {
+            (res.clone(), Value::Null)
+        };
+        let req = Request {
+            operation: self.operation.clone(),
+            object,
+            old_object,
+            user_info: self.user.clone(),
+            namespace_labels: self.values.namespaces.get(ns).cloned().unwrap_or_default(),
+            values: Value::Object(self.values.global.clone()),
+            subresource: res
+                .get("kind")
+                .and_then(Value::as_str)
+                .and_then(|k| self.values.subresources.get(k))
+                .cloned(),
+        };
+        let resp = admit_with(&self.policies, &req, &self.opts);
+        let results = resp
+            .results
+            .into_iter()
+            .map(|r| ApplyRule {
+                status: match r.status {
+                    RuleStatus::Pass => "pass",
+                    RuleStatus::Fail => "fail",
+                    RuleStatus::Warn => "warn",
+                    RuleStatus::Error => "error",
+                    RuleStatus::Skip => "skip",
+                },
+                policy: r.policy,
+                rule: r.rule,
+                message: r.message,
+            })
+            .collect();
+        ApplyResource {
+            resource: describe(res),
+            results,
+            mutated: self.print_mutated.then_some(resp.patched),
+        }
+    }
+}
+
+pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
+    let apply = Apply::load(ctx, &args)?;
+    let p = &ctx.printer;
+    let json = ctx.settings.output == OutputFormat::Json;
+    let mut summary = ApplySummary {
+        error: apply.invalid,
+        ..ApplySummary::default()
+    };
+    let mut json_out = JsonStream::default();
+    let mut mutated = Vec::new();
+    if json {
+        p.out("{\n  \"schemaVersion\": 1,\n  \"resources\": [");
+    }
+    for res in &apply.resources {
+        let mut r = apply.evaluate(res);
+        summary.count(&r);
+        if json {
+            json_out.item(p, &r);
+            continue;
+        }
+        p.out(text_block(p, &r).trim_end());
+        // Printed together after the results, as one YAML stream.
+        mutated.extend(r.mutated.take());
+    }
+    let exit = if summary.fail > 0 {
+        Exit::NotPassed
+    } else {
+        Exit::Success
+    };
+    if json {
+        json_out.finish(p, &summary);
+        return Ok(exit);
+    }
+    if apply.print_mutated {
+        p.out(&crate::yaml::to_stream(&mutated));
+    }
+    p.out(&format!(
+        "pass: {}, fail: {}, warn: {}, error: {}, skip: {}",
+        summary.pass, summary.fail, summary.warn, summary.error, summary.skip
+    ));
+    Ok(exit)
+}
+
+/// One resource's heading and a line per rule.
+fn text_block(p: &Printer, r: &ApplyResource) -> String {
+    let mut block = p.paint(Style::Heading, &r.resource);
+    block.push('\n');
+    if r.results.is_empty() {
+        block.push_str("  no rule applies\n");
+    }
+    for rule in &r.results {
+        let word = match rule.status {
+            "pass" => p.paint(Style::Pass, "✓ PASS"),
+            "fail" => p.paint(Style::Fail, "✗ FAIL"),
+            "error" => p.paint(Style::Error, "✗ ERROR"),
+            "warn" => p.paint(Style::Skip, "! WARN"),
+            _ => p.paint(Style::Skip, "- SKIP"),
+        };
+        block.push_str(&format!("  {word}  {}/{}", rule.policy, rule.rule));
+        if rule.status != "pass" && !rule.message.is_empty() {
+            block.push_str(&format!(": {}", rule.message));
+        }
+        block.push('\n');
+    }
+    block
+}
+
+/// The `{schemaVersion, resources, summary}` report written a resource at a time: each
+/// item is held back until the next one shows whether it needs a trailing comma.
+#[derive(Default)]
+struct JsonStream {
+    pending: Option<String>,
+}
+
+impl JsonStream {
+    fn item(&mut self, p: &Printer, r: &ApplyResource) {
+        let text =
+            serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        let indented = indent(&text, "    ");
+        if let Some(prev) = self.pending.replace(indented) {
+            p.out(&format!("{prev},"));
+        }
+    }
+
+    fn finish(self, p: &Printer, summary: &ApplySummary) {
+        if let Some(last) = self.pending {
+            p.out(&last);
+        }
+        let s = serde_json::to_string_pretty(summary).unwrap_or_default();
+        p.out(&format!(
+            "  ],\n  \"summary\": {}\n}}",
+            indent(&s, "  ").trim_start()
+        ));
+    }
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines()
+        .map(|l| format!("{by}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
