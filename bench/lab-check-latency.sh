@@ -14,12 +14,12 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 kca="$repo/target/release/kca"
-[ -x "$kca" ] || { echo "build first: cargo build --release" >&2; exit 3; }
-: "${KUBECONFIG:?set KUBECONFIG to a cluster-admin kubeconfig}"
-# Every tool is checked before the cluster is touched: a missing one changes nothing.
+# Everything is checked before the cluster is touched: a missing tool changes nothing.
 for tool in hyperfine kubectl; do
   command -v "$tool" >/dev/null || { echo "needs $tool on PATH (nothing was changed)" >&2; exit 3; }
 done
+[ -x "$kca" ] || { echo "build first: cargo build --release" >&2; exit 3; }
+: "${KUBECONFIG:?set KUBECONFIG to a cluster-admin kubeconfig}"
 work=$(mktemp -d)
 started=
 cleanup() {

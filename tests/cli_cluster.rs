@@ -309,3 +309,29 @@ fn lab_verify_live_needs_a_reachable_lab_cluster() {
         .code(2)
         .stderr(predicate::str::contains("--live"));
 }
+
+/// `bench/lab-check-latency.sh` must not touch a cluster it cannot finish with: without
+/// hyperfine it stops before kubectl or kca are called.
+#[test]
+fn the_latency_bench_checks_for_hyperfine_before_touching_the_cluster() {
+    if real_tool_exists("hyperfine") {
+        eprintln!("skipped: hyperfine is installed in /bin or /usr/bin");
+        return;
+    }
+    let b = Bench::new();
+    b.tool("kubectl", "exit 0");
+    let out = std::process::Command::new("/bin/bash")
+        .arg(repo_root().join("bench/lab-check-latency.sh"))
+        .env_clear()
+        .env("PATH", format!("{}:/bin:/usr/bin", b.bin().display()))
+        .env("KUBECONFIG", b.kubeconfig())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("needs hyperfine"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(b.calls().is_empty(), "called {:?}", b.calls());
+}

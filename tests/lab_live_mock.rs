@@ -695,3 +695,110 @@ async fn access_reviews_name_resources_from_discovery_tables_not_a_plural_guess(
     );
     assert_eq!(r(of("example.com/v1", "Moose")).await, None);
 }
+
+#[tokio::test(start_paused = true)]
+async fn verify_live_applies_a_variant_as_the_labs_objects_namespaces_first() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        if let Some(r) = admission_v1_without_vap(s).or_else(|| discovery(s)) {
+            return r;
+        }
+        match (s.method.as_str(), s.path.as_str()) {
+            // Kyverno's policy webhook refuses the policy: reported, the rest still applied.
+            ("PATCH", p) if p.starts_with("/apis/kyverno.io/") => (
+                400,
+                json!({"kind": "Status", "status": "Failure", "code": 400,
+                       "message": "admission webhook \"validate-policy.kyverno.svc\" denied the request"}),
+            ),
+            ("PATCH", _) => (200, s.body.clone()),
+            _ => not_found(),
+        }
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("a-policy.yaml"),
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("b-vap.yaml"),
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: v}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("c-app.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: extra}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: extra}\n",
+    )
+    .unwrap();
+    let cli = <kca::cli::Cli as clap::Parser>::try_parse_from(["kca", "validate"]).unwrap();
+    let ctx = kca::ctx::Ctx::new(kca::app::settings_from(
+        &cli,
+        &kca::settings::Env::default(),
+    ));
+    kca::lab::verify::apply_workspace(&ctx, &live, &lab, ws.path())
+        .await
+        .expect("a refused object is reported, not fatal");
+    let patches: Vec<Seen> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.method == "PATCH")
+        .cloned()
+        .collect();
+    let paths: Vec<&str> = patches.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "/api/v1/namespaces/extra",
+            "/apis/kyverno.io/v1/clusterpolicies/p",
+            "/api/v1/namespaces/extra/configmaps/settings",
+        ],
+        "namespaces first, the unserved VAP left out"
+    );
+    for p in &patches {
+        assert_eq!(
+            p.body.pointer("/metadata/labels/kca.dev~1lab"),
+            Some(&json!("testlab")),
+            "{} is not labelled as the lab's (the next reset would leave it)",
+            p.path
+        );
+        assert_eq!(
+            p.query_pairs(),
+            vec![("fieldManager", "kca"), ("force", "true")]
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_accepted_check_on_a_kind_the_server_does_not_serve_is_skipped() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        admission_v1_without_vap(s)
+            .or_else(|| discovery(s))
+            .unwrap_or_else(not_found)
+    }));
+    let lab = testlab(Duration::from_secs(1));
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("vap.yaml"),
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: require-limits-vap}\nspec: {}\n",
+    )
+    .unwrap();
+    let check = Check {
+        id: "vap-accepted".into(),
+        spec: Spec::Accepted {
+            path: "vap.yaml".into(),
+            document: None,
+            accepted: true,
+            message: None,
+        },
+        ..lab.check("no-team-denied").unwrap().clone()
+    };
+    let env = Submission {
+        lab: &lab,
+        workspace: ws.path(),
+    };
+    let o = kca::lab::live::evaluate(&live, env, &check, &printer()).await;
+    assert_eq!(o.verdict, Verdict::Skipped, "{o:?}");
+    assert!(o.detail.contains("1.30"), "{}", o.detail);
+    assert!(!log.lock().unwrap().iter().any(|s| s.method == "POST"));
+}

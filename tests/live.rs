@@ -592,7 +592,7 @@ async fn resources_get_list_apply_create_delete() {
     let bogus = ObjRef::new("kca.dev/v1alpha1", "Lab", Some(&ns), "x");
     assert!(matches!(
         live.get(&bogus).await,
-        Err(LiveError::Unsupported(_))
+        Err(LiveError::NotServed { .. })
     ));
 }
 

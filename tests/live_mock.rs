@@ -404,12 +404,12 @@ async fn admit_webhook_down_is_an_error_not_a_denial() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn admit_kind_not_served_is_unsupported() {
+async fn admit_kind_not_served_says_so() {
     let (live, _log, task) = mock(Box::new(|s| discovery(s).unwrap_or_else(not_found_page)));
     let vap = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "x"}});
     assert!(matches!(
         live.admit(&vap, Operation::Create, None).await,
-        Err(LiveError::Unsupported(_))
+        Err(LiveError::NotServed { .. })
     ));
     finish(live, task).await;
 }
@@ -1013,4 +1013,26 @@ async fn concurrent_checks_share_one_discovery_fetch_per_group_version() {
         1
     );
     finish(live, server).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_api_server_is_a_timeout_an_environment_error() {
+    // The server takes the request and never answers (a wedged apiserver or proxy).
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let task = tokio::spawn(async move {
+        let (_request, send) = handle.next_request().await.unwrap();
+        std::future::pending::<()>().await;
+        drop(send);
+    });
+    let live = Live::from_client(kube::Client::new(service, "default"));
+    let started = tokio::time::Instant::now();
+    match live.server_version().await {
+        Err(e @ LiveError::Timeout(_)) => {
+            let e: kca::error::Error = e.into();
+            assert_eq!(e.exit(), kca::exit::Exit::Environment);
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(started.elapsed() >= Duration::from_secs(45));
+    task.abort();
 }

@@ -257,7 +257,7 @@ mod tests {
                 ));
             }
             match load_str(Path::new("big.yaml"), &s) {
-                Ok(Document::Quiz(q)) => q,
+                Ok(Document::Quiz(q)) => *q,
                 other => panic!("{other:?}"),
             }
         };

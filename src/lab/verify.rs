@@ -361,7 +361,7 @@ fn stage_name(stage: Stage<'_>) -> String {
 /// `kubectl apply -f` of the workspace: namespaces first; kinds the server does not serve
 /// are left out (their checks are skipped), and a refused object is reported, as kubectl
 /// would, without stopping the others.
-async fn apply_workspace(
+pub async fn apply_workspace(
     ctx: &crate::ctx::Ctx,
     live: &crate::target::live::Live,
     lab: &Lab,

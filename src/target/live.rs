@@ -48,6 +48,10 @@ pub enum LiveError {
     /// not serve.
     #[error("{0}")]
     Unsupported(String),
+    /// The server does not serve this kind (no CRD; an API too new for it, such as
+    /// ValidatingAdmissionPolicy before Kubernetes 1.30): a check needing it cannot be judged.
+    #[error("the cluster does not serve {kind} in {api_version}")]
+    NotServed { api_version: String, kind: String },
 }
 
 impl LiveError {
@@ -65,7 +69,7 @@ impl LiveError {
             LiveError::Api { .. } => {
                 "look at the API server's message above; run again with -v for details"
             }
-            LiveError::Unsupported(_) => {
+            LiveError::Unsupported(_) | LiveError::NotServed { .. } => {
                 "the cluster does not serve this kind; is the CRD (e.g. Kyverno) installed? see `kca cluster status`"
             }
         }
@@ -495,11 +499,12 @@ impl Live {
         api_version: &str,
         kind: &str,
     ) -> Result<ResourceInfo, LiveError> {
-        self.resource(api_version, kind).await?.ok_or_else(|| {
-            LiveError::Unsupported(format!(
-                "the cluster does not serve {kind} in {api_version}"
-            ))
-        })
+        self.resource(api_version, kind)
+            .await?
+            .ok_or_else(|| LiveError::NotServed {
+                api_version: api_version.to_string(),
+                kind: kind.to_string(),
+            })
     }
 
     async fn discover(&self, api_version: &str) -> Result<GroupVersion, LiveError> {

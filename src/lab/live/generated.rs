@@ -1,0 +1,437 @@
+//! `generated` checks live: a real trigger (always deleted again, on Ctrl-C too), the wait
+//! for the generated object, the `sync` step, and the course's diagnosis from the
+//! UpdateRequest of this very trigger.
+
+use super::*;
+
+/// A short, unlikely-to-collide suffix for trigger names.
+pub(super) fn suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut n = (nanos ^ (u128::from(std::process::id()) << 64)) as u64;
+    let mut s = String::new();
+    for _ in 0..6 {
+        let d = (n % 36) as u32;
+        s.push(char::from_digit(d, 36).unwrap_or('x'));
+        n /= 36;
+    }
+    s
+}
+
+pub(super) fn trigger_object(lab: &Lab, check: &Check, template: &Value) -> Value {
+    let mut t = template.clone();
+    crate::lab::workspace::label_owned(&mut t, lab);
+    if let Some(meta) = t.get_mut("metadata").and_then(Value::as_object_mut) {
+        let prefix = meta
+            .remove("generateName")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| format!("kca-{}-", check.id));
+        if !meta.contains_key("name") {
+            meta.insert(
+                "name".into(),
+                Value::String(format!("{prefix}{}", suffix())),
+            );
+        }
+        if let Some(l) = meta.get_mut("labels").and_then(Value::as_object_mut) {
+            l.insert(PROBE_LABEL.into(), Value::String("trigger".into()));
+        }
+    }
+    t
+}
+
+/// Deletes trigger objects an earlier run left behind (killed before it could clean up).
+pub async fn sweep_triggers(live: &Live, lab: &Lab) -> Result<usize, LiveError> {
+    let mut kinds: Vec<(String, String)> = Vec::new();
+    for (_, c) in lab.checks() {
+        if let Spec::Generated { trigger, .. } = &c.spec {
+            let s = |p: &str| {
+                trigger
+                    .object
+                    .pointer(p)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            };
+            let k = (s("/apiVersion").to_string(), s("/kind").to_string());
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+    }
+    let selector = format!("{},{PROBE_LABEL}=trigger", lab.selector());
+    let mut n = 0;
+    for (api, kind) in kinds {
+        for obj in live.list(&api, &kind, None, &selector).await? {
+            if let Some(r) = ObjRef::of(&obj) {
+                live.delete(&r).await?;
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
+
+pub(super) async fn generated(
+    live: &Live,
+    lab: &Lab,
+    check: &Check,
+    printer: &Printer,
+) -> Result<Outcome, LiveError> {
+    let Spec::Generated {
+        trigger,
+        expect,
+        policy,
+        ..
+    } = &check.spec
+    else {
+        return Ok(Outcome::error("not a generated check"));
+    };
+    let trig = trigger_object(lab, check, &trigger.object);
+    let Some(trig_ref) = ObjRef::of(&trig) else {
+        return Ok(Outcome::error(
+            "the trigger has no apiVersion, kind or name",
+        ));
+    };
+    // A policy that is missing or not Ready generates nothing: say so now, not after the
+    // whole wait (issue 8, live 4).
+    let ns = trig_ref.namespace.as_deref().unwrap_or("default");
+    if let Some(not_ready) = require_policies(live, policy.as_slice(), ns, check.timeout).await? {
+        return Ok(not_ready);
+    }
+    let want = expected_generated(expect, &trig);
+    let created = live.create(&trig).await?;
+    let uid = created
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    printer.status(&format!(
+        "  {}: created {trig_ref}, waiting for {want}…",
+        check.id
+    ));
+    // The sync step runs while the trigger (and so the generated copy) still exists.
+    let wait_and_sync = async {
+        let found = await_object(live, &want, check.timeout, printer, &check.id).await?;
+        let first = check::judge_generated(check, &want.to_string(), found.as_ref());
+        let synced = match (&check.spec, first.verdict) {
+            (Spec::Generated { sync: Some(_), .. }, check::Verdict::Pass) => {
+                Some(synced(live, lab, check, &want).await?)
+            }
+            _ => None,
+        };
+        Ok::<_, LiveError>((found, synced))
+    };
+    let waited = tokio::select! {
+        r = wait_and_sync => Some(r),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    // Always clean up, whatever happened while waiting.
+    let deleted = live.delete(&trig_ref).await;
+    let Some(found) = waited else {
+        return Ok(Outcome::error(format!(
+            "interrupted; {trig_ref} {}",
+            if deleted.is_ok() {
+                "was deleted"
+            } else {
+                "could not be deleted (the next run sweeps it)"
+            }
+        )));
+    };
+    let (found, synced) = found?;
+    let mut outcome =
+        synced.unwrap_or_else(|| check::judge_generated(check, &want.to_string(), found.as_ref()));
+    if found.is_none() {
+        let (verdict, why) = explain(live, &trig_ref, uid.as_deref(), &want).await;
+        outcome.verdict = verdict;
+        outcome
+            .detail
+            .push_str(&format!(" within {}s; {why}", check.timeout.as_secs()));
+    }
+    if let Err(e) = deleted {
+        outcome
+            .detail
+            .push_str(&format!("; could not delete {trig_ref}: {e}"));
+    }
+    Ok(outcome)
+}
+
+/// The `sync` step of a `generated` check: change the (owned) source, wait for the copy
+/// to follow, and put the source back whatever happened.
+pub(super) async fn synced(
+    live: &Live,
+    lab: &Lab,
+    check: &Check,
+    want: &ObjRef,
+) -> Result<Outcome, LiveError> {
+    let Spec::Generated {
+        sync: Some(step), ..
+    } = &check.spec
+    else {
+        return Ok(Outcome::error("not a generated check with a sync step"));
+    };
+    let src = obj_ref(&step.source);
+    let Some(original) = live.get(&src).await? else {
+        return Ok(Outcome::error(format!(
+            "the sync source {src} is not in the cluster; `kca lab reset` restores the lab's objects"
+        )));
+    };
+    let owned = lab.owner_labels().iter().all(|(k, v)| {
+        original
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(*k))
+            .and_then(Value::as_str)
+            == Some(*v)
+    });
+    if !owned {
+        return Ok(Outcome::error(format!(
+            "{src} does not carry the lab's labels; kca changes only its own objects"
+        )));
+    }
+    live.merge_patch(&src, &step.patch).await?;
+    let start = Instant::now();
+    let mut last = None;
+    while start.elapsed() < check.timeout {
+        last = live.get(want).await?;
+        if last
+            .as_ref()
+            .is_some_and(|o| partial_match(&step.matches, o).is_ok())
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let restored = live
+        .merge_patch(&src, &check::inverse_patch(&original, &step.patch))
+        .await;
+    let mut o = check::judge_synced(check, &want.to_string(), last.as_ref());
+    if let Err(e) = restored {
+        o.detail
+            .push_str(&format!("; could not restore {src}: {e}"));
+    }
+    Ok(o)
+}
+
+pub(super) async fn await_object(
+    live: &Live,
+    want: &ObjRef,
+    deadline: Duration,
+    printer: &Printer,
+    id: &str,
+) -> Result<Option<Value>, LiveError> {
+    let start = Instant::now();
+    let mut last_note = Instant::now();
+    loop {
+        if let Some(obj) = live.get(want).await? {
+            return Ok(Some(obj));
+        }
+        if start.elapsed() >= deadline {
+            return Ok(None);
+        }
+        if last_note.elapsed() >= Duration::from_secs(10) {
+            printer.status(&format!(
+                "  {id}: still waiting for {want} ({}s of {}s)",
+                start.elapsed().as_secs(),
+                deadline.as_secs()
+            ));
+            last_note = Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+    }
+}
+
+/// Whether an UpdateRequest was made for this trigger: Kyverno 1.19 names the trigger in
+/// `spec.ruleContext[].trigger` (and older releases in `spec.resource`; the admission
+/// request in `spec.context` names it too) — see `api/kyverno/v2/updaterequest_types.go`
+/// and `pkg/webhooks/resource/generation/handler.go`. A UID, where both sides have one,
+/// decides; else kind, namespace and name (trigger names carry a random suffix).
+pub(super) fn names_trigger(ur: &Value, trig: &ObjRef, uid: Option<&str>) -> bool {
+    let same = |spec: &Value| {
+        let s = |k: &str| spec.get(k).and_then(Value::as_str).unwrap_or("");
+        if let Some(u) = uid
+            && !s("uid").is_empty()
+        {
+            return s("uid") == u;
+        }
+        s("name") == trig.name
+            && s("namespace") == trig.namespace.as_deref().unwrap_or("")
+            && (s("kind").is_empty() || s("kind") == trig.kind)
+    };
+    let spec = &ur["spec"];
+    let in_rules = spec["ruleContext"]
+        .as_array()
+        .is_some_and(|rs| rs.iter().any(|r| same(&r["trigger"])));
+    let request = &spec["context"]["admissionRequestInfo"]["admissionRequest"];
+    let in_request = request["name"].as_str() == Some(trig.name.as_str())
+        && request["namespace"].as_str().unwrap_or("") == trig.namespace.as_deref().unwrap_or("")
+        && request["kind"]["kind"]
+            .as_str()
+            .is_none_or(|k| k == trig.kind);
+    in_rules || same(&spec["resource"]) || in_request
+}
+
+/// The course's diagnosis order, on the UpdateRequest of this trigger: none means the rule
+/// did not match (the learner's to fix); a failed one means the background controller could
+/// not do it (often permissions); one still pending means the controller is not working,
+/// which is the environment's fault (ERROR, not FAIL).
+pub(super) async fn explain(
+    live: &Live,
+    trig: &ObjRef,
+    uid: Option<&str>,
+    want: &ObjRef,
+) -> (check::Verdict, String) {
+    use check::Verdict::{Error, Fail};
+    let urs = match live
+        .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
+        .await
+    {
+        Ok(l) => l,
+        Err(e) => return (Error, format!("could not list UpdateRequests: {e}")),
+    };
+    let ours: Vec<&Value> = urs.iter().filter(|u| names_trigger(u, trig, uid)).collect();
+    let state = |u: &Value| {
+        u.pointer("/status/state")
+            .and_then(Value::as_str)
+            .unwrap_or("Pending")
+            .to_string()
+    };
+    let message = |u: &Value| {
+        u.pointer("/status/message")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .unwrap_or("(no message)")
+            .to_string()
+    };
+    let pick = |want: &str| ours.iter().find(|u| state(u) == want).copied();
+    if ours.is_empty() {
+        return (
+            Fail,
+            "no UpdateRequest was created for the trigger: the generate rule did not match \
+             it (check its match/exclude and preconditions)"
+                .into(),
+        );
+    }
+    if let Some(u) = pick("Failed") {
+        return (Fail, failed_ur(live, &message(u), want).await);
+    }
+    if let Some(u) = pick("Skip") {
+        return (
+            Fail,
+            format!(
+                "the background controller skipped the UpdateRequest: {}",
+                message(u)
+            ),
+        );
+    }
+    if let Some(u) = pick("Completed") {
+        return (
+            Fail,
+            format!(
+                "the UpdateRequest completed without generating it: {}",
+                message(u)
+            ),
+        );
+    }
+    let name = ours[0]
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("(unnamed)");
+    (
+        Error,
+        format!(
+            "UpdateRequest {name} for the trigger is still {}: Kyverno's background controller \
+             is not processing it (is `{}` running? see `kca cluster status`)",
+            state(ours[0]),
+            BACKGROUND_SA.1
+        ),
+    )
+}
+
+/// A failed UpdateRequest: its own message, and whether the controller may create the kind.
+pub(super) async fn failed_ur(live: &Live, msg: &str, want: &ObjRef) -> String {
+    let (sa_ns, sa) = BACKGROUND_SA;
+    let id = Identity::service_account(sa_ns, sa);
+    let Some((group, resource)) = resource_of(live, want).await else {
+        return format!(
+            "the UpdateRequest failed: {msg}; the cluster does not serve {} ({})",
+            want.kind, want.api_version
+        );
+    };
+    let q = AccessQuery {
+        user: id.user.clone(),
+        groups: id.groups,
+        verb: "create".into(),
+        group: group.clone(),
+        resource: resource.clone(),
+        namespace: want.namespace.clone().unwrap_or_default(),
+        ..AccessQuery::default()
+    };
+    let can = match live.can_i(&q).await {
+        Ok(a) if a.allowed => "yes".to_string(),
+        Ok(_) => "no — grant it with a (Cluster)Role and binding".to_string(),
+        Err(e) => format!("unknown ({e})"),
+    };
+    format!(
+        "the UpdateRequest failed: {msg}; can {} create {resource}{}? {can}",
+        id.user,
+        if group.is_empty() {
+            String::new()
+        } else {
+            format!(".{group}")
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triggers_are_named_uniquely_and_labelled() {
+        let lab_src = crate::content::lab::Lab {
+            id: "demo".into(),
+            title: crate::content::Text::plain("t"),
+            module: None,
+            concepts: vec![],
+            description: None,
+            dir: ".".into(),
+            workspace_name: "demo".into(),
+            apply: vec![],
+            vars: Default::default(),
+            starter: vec![],
+            fixtures: vec![],
+            tasks: vec![],
+            solution: vec![],
+            mutants: vec![],
+            reset: Default::default(),
+        };
+        let check = Check {
+            id: "gen".into(),
+            title: None,
+            points: 1,
+            timeout: Duration::from_secs(1),
+            on_fail: None,
+            on_pass: None,
+            spec: Spec::Command {
+                run: vec!["true".into()],
+                env: Default::default(),
+                stdin: None,
+                exit: crate::content::lab::ExitWant::Code(0),
+                stdout: vec![],
+                stderr: vec![],
+                skip_exit: None,
+            },
+        };
+        let tpl = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "t-"}});
+        let t = trigger_object(&lab_src, &check, &tpl);
+        let name = t.pointer("/metadata/name").and_then(Value::as_str).unwrap();
+        assert!(name.starts_with("t-") && name.len() == 8, "{name}");
+        assert_eq!(
+            t.pointer("/metadata/labels/kca.dev~1lab"),
+            Some(&Value::from("demo"))
+        );
+        assert_eq!(
+            t.pointer("/metadata/labels/kca.dev~1probe"),
+            Some(&Value::from("trigger"))
+        );
+        assert!(t.pointer("/metadata/generateName").is_none());
+    }
+}

@@ -1,0 +1,243 @@
+//! Evaluates a lab's checks against a real cluster through `target::live::Live` (never
+//! kube-rs directly): objects, access reviews, server-side dry runs, and real triggers for
+//! `generated` checks, which are always deleted again, on Ctrl-C too.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use serde_json::Value;
+
+use super::check::{self, Outcome, Submission};
+use super::offline::expected_generated;
+use super::tree::partial_match;
+use crate::content::lab::{Check, Denier, Expect, Lab, ObjSel, Spec};
+use crate::target::live::{Live, LiveError};
+use crate::target::{AccessQuery, Identity, ObjRef, Operation};
+use crate::ui::Printer;
+
+mod generated;
+mod serves;
+
+pub use generated::sweep_triggers;
+use generated::*;
+use serves::*;
+pub use serves::{ApplyAdvice, KyvernoGate, apply_advice};
+
+/// Label on trigger objects, so a run killed outright leaves leftovers the next run finds.
+pub const PROBE_LABEL: &str = "kca.dev/probe";
+
+/// The background controller's service account (the course's Kyverno install).
+const BACKGROUND_SA: (&str, &str) = ("kyverno", "kyverno-background-controller");
+
+pub async fn evaluate(
+    live: &Live,
+    env: Submission<'_>,
+    check: &Check,
+    printer: &Printer,
+) -> Outcome {
+    if matches!(check.spec, Spec::File { .. } | Spec::Command { .. }) {
+        // Local work (a learner's script may run for a while) must not stall the runtime.
+        let (lab, ws, c) = (env.lab.clone(), env.workspace.to_path_buf(), check.clone());
+        let local = tokio::task::spawn_blocking(move || {
+            check::local(
+                Submission {
+                    lab: &lab,
+                    workspace: &ws,
+                },
+                &c,
+            )
+        })
+        .await;
+        return match local {
+            Ok(Some(o)) => o,
+            Ok(None) => Outcome::error("not a local check"),
+            Err(e) => Outcome::error(format!("the check crashed: {e}")),
+        };
+    }
+    match unserved(live, check).await {
+        Ok(Some(skip)) => return skip,
+        Ok(None) => {}
+        Err(e) => return Outcome::error(e.to_string()),
+    }
+    let r = match &check.spec {
+        Spec::Resource {
+            target,
+            present,
+            matches,
+            ..
+        } => resource(live, target, *present, matches.as_ref()).await,
+        Spec::CanI { query, .. } => live
+            .can_i(query)
+            .await
+            .map(|a| check::judge_can_i(check, &a)),
+        Spec::Admission { .. } => admission(live, check).await,
+        Spec::Generated { .. } => generated(live, env.lab, check, printer).await,
+        Spec::Accepted { .. } => accepted(live, env, check).await,
+        Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::error("evaluated locally")),
+    };
+    r.unwrap_or_else(|e| match e {
+        // Found out only now (an `accepted` document's kind): still not the learner's.
+        LiveError::NotServed { api_version, kind } => Outcome::skipped(format!(
+            "the cluster does not serve {kind} ({api_version}){}; this check cannot be judged on it",
+            why_unserved(&api_version, &kind)
+        )),
+        e => Outcome::error(e.to_string()),
+    })
+}
+
+fn obj_ref(sel: &ObjSel) -> ObjRef {
+    ObjRef {
+        api_version: sel.api_version.clone(),
+        kind: sel.kind.clone(),
+        namespace: sel.namespace.clone(),
+        name: sel.name.clone(),
+    }
+}
+
+async fn resource(
+    live: &Live,
+    sel: &ObjSel,
+    present: bool,
+    matches: Option<&Value>,
+) -> Result<Outcome, LiveError> {
+    let r = obj_ref(sel);
+    Ok(match (live.get(&r).await?, present) {
+        (None, true) => Outcome::fail(format!("{r} does not exist in the cluster")),
+        (None, false) => Outcome::pass(format!("{r} is absent")),
+        (Some(_), false) => Outcome::fail(format!("{r} exists; it should not")),
+        (Some(obj), true) => match matches.map(|w| partial_match(w, &obj)) {
+            None | Some(Ok(())) => Outcome::pass(format!("{r} is there as expected")),
+            Some(Err(e)) => Outcome::fail(format!("{r}: {e}")),
+        },
+    })
+}
+
+/// A Kyverno policy by name: a ClusterPolicy, else a Policy in `namespace`.
+async fn find_policy(
+    live: &Live,
+    name: &str,
+    namespace: &str,
+) -> Result<Option<ObjRef>, LiveError> {
+    let cluster = ObjRef::new("kyverno.io/v1", "ClusterPolicy", None, name);
+    if live.get(&cluster).await?.is_some() {
+        return Ok(Some(cluster));
+    }
+    let ns = ObjRef::new("kyverno.io/v1", "Policy", Some(namespace), name);
+    Ok(live.get(&ns).await?.map(|_| ns))
+}
+
+/// Each named policy must be in the cluster and Ready before a check relies on it (shared
+/// by admission and generated checks): `Some(fail)` naming the first that is not.
+async fn require_policies(
+    live: &Live,
+    policies: &[String],
+    namespace: &str,
+    timeout: Duration,
+) -> Result<Option<Outcome>, LiveError> {
+    for p in policies {
+        let Some(r) = find_policy(live, p, namespace).await? else {
+            return Ok(Some(Outcome::fail(format!(
+                "policy `{p}` is not in the cluster; apply it with `kubectl apply -f`"
+            ))));
+        };
+        if !live.wait_ready(&r, timeout).await? {
+            return Ok(Some(Outcome::fail(format!(
+                "{r} did not become Ready within {}s; see `kubectl describe` for its status",
+                timeout.as_secs()
+            ))));
+        }
+    }
+    Ok(None)
+}
+
+async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
+    let Spec::Admission {
+        probe,
+        update,
+        user,
+        policies,
+        ..
+    } = &check.spec
+    else {
+        return Ok(Outcome::error("not an admission check"));
+    };
+    let ns = probe
+        .object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    // A policy that is not Ready yet would let the probe through and blame the learner.
+    if let Some(not_ready) = require_policies(live, policies, ns, check.timeout).await? {
+        return Ok(not_ready);
+    }
+    let op = if *update {
+        Operation::Update
+    } else {
+        Operation::Create
+    };
+    let who = user
+        .as_ref()
+        .map(|(u, g)| Identity::user(u.clone(), g.clone()));
+    // Webhook configurations and ValidatingAdmissionPolicy bindings reach the API server a
+    // moment after they are applied: a probe that misses them is asked again, briefly.
+    let settle = check.timeout.min(SETTLE);
+    let start = Instant::now();
+    loop {
+        let got = live.admit(&probe.object, op, who.as_ref()).await?;
+        let outcome = check::judge_admission(check, &got);
+        if outcome.verdict == check::Verdict::Pass || start.elapsed() >= settle {
+            return Ok(outcome);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// `accepted`: the learner's policy file sent as a server-side dry run — an update when
+/// the policy exists (a create would only say "already exists"), else a create — so
+/// Kyverno's policy validation webhook answers as it would to `kubectl apply`.
+async fn accepted(live: &Live, env: Submission<'_>, check: &Check) -> Result<Outcome, LiveError> {
+    let mut doc = match check::accepted_document(env, check) {
+        Ok(d) => d,
+        Err(o) => return Ok(o),
+    };
+    let what = check::document_name(check, &doc);
+    let Some(r) = ObjRef::of(&doc) else {
+        return Ok(Outcome::fail(format!(
+            "{what} has no apiVersion, kind or name"
+        )));
+    };
+    let op = match live.get(&r).await? {
+        Some(existing) => {
+            if let (Some(rv), Some(meta)) = (
+                existing.pointer("/metadata/resourceVersion").cloned(),
+                doc.get_mut("metadata").and_then(Value::as_object_mut),
+            ) {
+                meta.insert("resourceVersion".into(), rv);
+            }
+            Operation::Update
+        }
+        None => Operation::Create,
+    };
+    let got = live.admit(&doc, op, None).await?;
+    Ok(check::judge_accepted(check, &what, &got))
+}
+
+/// How long an admission probe is retried while its outcome differs from the expected one.
+const SETTLE: Duration = Duration::from_secs(8);
+
+/// The API group and resource of a kind, for access reviews: the built-in discovery table
+/// (`offline::rbac::resource`, the one kind → resource resolver), else the server's own
+/// discovery for kinds it does not hold (CRDs); None when neither knows the kind.
+pub async fn resource_of(live: &Live, r: &ObjRef) -> Option<(String, String)> {
+    let group = crate::offline::rbac::resource::group_of(&r.api_version).to_string();
+    if let Some(res) =
+        crate::offline::rbac::resource::Mapper::built_in().for_kind(&r.api_version, &r.kind)
+    {
+        return Some((res.group.clone(), res.plural.clone()));
+    }
+    match live.plural(&r.api_version, &r.kind).await {
+        Ok(Some(plural)) => Some((group, plural)),
+        _ => None,
+    }
+}
