@@ -664,6 +664,36 @@ mod tests {
     }
 
     #[test]
+    fn a_declared_skip_exit_is_skipped_with_the_last_words_and_others_still_fail() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testlab/lab.yaml");
+        let Ok(crate::content::Document::Lab(lab)) = crate::content::load_file(&path) else {
+            panic!("the test lab does not load");
+        };
+        let ws = tempfile::tempdir().unwrap();
+        let sub = Submission {
+            lab: &lab,
+            workspace: ws.path(),
+        };
+        let with_skip = |script: &str| {
+            let mut c = command_check(script, std::time::Duration::from_secs(20));
+            if let Spec::Command { skip_exit, .. } = &mut c.spec {
+                *skip_exit = Some(77);
+            }
+            command(sub, &c)
+        };
+        let o = with_skip("echo 'helm is not on PATH' >&2; echo; exit 77");
+        assert_eq!(o.verdict, Verdict::Skipped, "{o:?}");
+        assert!(
+            o.detail.ends_with("cannot judge here: helm is not on PATH"),
+            "{o:?}"
+        );
+        // Another non-zero code is still a failure; 77 without `skipExit` too.
+        assert_eq!(with_skip("exit 3").verdict, Verdict::Fail);
+        let plain = run_command("exit 77", std::time::Duration::from_secs(20));
+        assert_eq!(plain.verdict, Verdict::Fail, "{plain:?}");
+    }
+
+    #[test]
     fn a_command_leaving_a_background_child_does_not_hang_the_check() {
         let started = std::time::Instant::now();
         let o = run_command(
