@@ -239,7 +239,7 @@ fn finish(
     let result = result.clone();
     if budget::size(&result, budget::MAX_PRODUCED + 1) > budget::MAX_PRODUCED {
         return Err(VarError::Invalid {
-            expr: abbreviated(&expr),
+            expr: abbreviated(expr),
             reason: format!(
                 "the result is larger than {} MiB; kca stops it there",
                 budget::MAX_PRODUCED / (1024 * 1024)
