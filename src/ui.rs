@@ -89,7 +89,7 @@ pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
         .word_separator(textwrap::WordSeparator::UnicodeBreakProperties)
         .break_words(false);
     let mut out = Vec::new();
-    for line in text.lines() {
+    for line in reflow(text).lines() {
         if line.trim().is_empty() {
             out.push(String::new());
             continue;
@@ -103,6 +103,37 @@ pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
                 .into_iter()
                 .map(|l| l.into_owned()),
         );
+    }
+    out
+}
+
+/// Joins the lines of each paragraph, so text written with hard line breaks (YAML block
+/// scalars) wraps to the terminal instead of keeping its source's ragged edge. A line that
+/// is indented, starts a list item, or follows a blank line starts anew; Japanese lines are
+/// joined without a space, other text with one.
+fn reflow(text: &str) -> String {
+    let starts_anew = |l: &str| {
+        let t = l.trim_start();
+        l.len() != t.len()
+            || t.starts_with(['-', '*', '•', '→', '|', '#', '`'])
+            || t.split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut prev: Option<&str> = None;
+    for line in text.lines() {
+        match prev {
+            Some(p) if !p.trim().is_empty() && !line.trim().is_empty() && !starts_anew(line) => {
+                let wide = |c: Option<char>| c.is_some_and(|c| width(&c.to_string()) == 2);
+                if !(wide(p.chars().last()) || wide(line.chars().next())) {
+                    out.push(' ');
+                }
+            }
+            Some(_) => out.push('\n'),
+            None => {}
+        }
+        out.push_str(line);
+        prev = Some(line);
     }
     out
 }
@@ -496,6 +527,23 @@ pub fn error_json(err: &Error) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hard_line_breaks_of_a_paragraph_are_reflowed() {
+        let ja =
+            "ラベルの付いた新しい\nNamespace へ作ります。\n\n- 一つめ\n- 二つめ\n    code: yes";
+        assert_eq!(
+            reflow(ja),
+            "ラベルの付いた新しいNamespace へ作ります。\n\n- 一つめ\n- 二つめ\n    code: yes"
+        );
+        let en = "write the policy\nthat gives Pods\n1. first\n2. second";
+        assert_eq!(
+            reflow(en),
+            "write the policy that gives Pods\n1. first\n2. second"
+        );
+        let lines = wrap("一行目の\n続き", 80, "  ");
+        assert_eq!(lines, vec!["  一行目の続き".to_string()]);
+    }
 
     fn settings(output: OutputFormat) -> Settings {
         Settings {
