@@ -19,12 +19,22 @@ pub struct TargetArgs {
 #[derive(Debug, Subcommand)]
 pub enum ClusterCommand {
     /// Create the course's kind cluster `kca` and install Kyverno into it
+    #[command(
+        after_help = "Examples:\n  kca cluster up\n  kca cluster up --no-kyverno\n\nNeeds kind, helm, kubectl and Docker or Podman (kca says which is missing).\nExit codes: 0 ready, 3 environment error (a tool missing, a timeout)."
+    )]
     Up(UpArgs),
     /// Delete the course's kind cluster `kca`
+    #[command(after_help = "Examples:\n  kca cluster down")]
     Down,
     /// Show the cluster: context, server version, Kyverno readiness, lab marker
+    #[command(
+        after_help = "Examples:\n  kca cluster status\n  kca cluster status --context kind-kca -o json\n\nExit codes: 0 Kyverno ready, 1 reachable but not ready, 3 unreachable."
+    )]
     Status(TargetArgs),
     /// Mark another context's cluster as a kca lab cluster, so labs may reset objects in it
+    #[command(
+        after_help = "Examples:\n  kca cluster adopt --context my-lab-cluster\n\nOnly on a cluster you own for the course: `lab reset` deletes the lab's objects there."
+    )]
     Adopt(TargetArgs),
 }
 

@@ -25,15 +25,26 @@ pub enum LabCommand {
     #[command(after_help = "Examples:\n  kca lab hint\n  kca lab hint --task rbac")]
     Hint(HintArgs),
     /// Your progress in each started lab
+    #[command(after_help = "Examples:\n  kca lab status\n  kca lab status -o json")]
     Status,
     /// Archive the workspace, restore the starters, and reset the lab's objects
+    #[command(
+        after_help = "Examples:\n  kca lab reset kca-mutate\n\nYour files are archived in the state folder first (the path is printed); only objects\nlabelled as the lab's are deleted.\n\nExit codes: 0 reset, 2 usage error, 3 environment error (cluster, tools)."
+    )]
     Reset(ResetArgs),
     /// For instructors/CI: prove each lab gradable (starter fails, solution passes, each
     /// mutant fails its named checks)
+    #[command(
+        after_help = "Examples:\n  kca lab verify --offline                 every lab, in-process\n  kca lab verify kca-mutate --offline -o json\n  kca lab verify kca-mutate --live         on a marked lab cluster; lists live/offline differences\n\nExit codes: 0 verified, 1 a lab is not gradable as written, 2 usage or content error,\n3 environment error only (a tool or the cluster, not the lab)."
+    )]
     Verify(VerifyArgs),
     /// Scaffold a new lab (one example task of each check kind) that validates as written
+    #[command(
+        after_help = "Examples:\n  kca lab new my-lab\n  kca validate labs/my-lab && kca lab verify my-lab --offline"
+    )]
     New(NewArgs),
     /// Show a lab's tasks and checks, and every program its `command` checks run
+    #[command(after_help = "Examples:\n  kca lab show kca-gates\n  kca lab show kca-gates -o json")]
     Show(ShowArgs),
 }
 

@@ -67,9 +67,9 @@ pub struct GlobalArgs {
 pub enum Command {
     /// The course map: modules with lesson, lab and quiz, your progress, the next step
     Status,
-    /// Read a module's lesson (paged, wrapped to the terminal): `kca lesson 0`, `kca lesson 1#flow`
+    /// Read a module's lesson (paged, wrapped to the terminal): `kca lesson 0`, `kca lesson 1#request-path`
     #[command(
-        after_help = "Examples:\n  kca lesson 0\n  kca lesson 1#admission-chain\n  kca lesson 2 --section generate\n  kca lesson 0 --output json"
+        after_help = "Examples:\n  kca lesson 0\n  kca lesson 1#request-path\n  kca lesson 0 --section json-patch\n  kca lesson 0 --output json"
     )]
     Lesson(LessonArgs),
     /// Instructor: failure rates per check and per question over many learners' JSON results

@@ -7,8 +7,14 @@ use clap::Subcommand;
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
     /// Run Kyverno CLI test files (kyverno-test.yaml) found under the given folders
+    #[command(
+        after_help = "Examples:\n  kca policy test tests/\n  kca policy test tests/ -o junit > policy-tests.xml\n\nExit codes: 0 every row as expected, 1 a row differs, 2 unreadable test files."
+    )]
     Test(TestArgs),
     /// Apply policies to resources, like `kyverno apply` (exit 1 when a rule fails)
+    #[command(
+        after_help = "Examples:\n  kca policy apply policies/ --resource render.yaml\n  kca policy apply policies/require-limits.yaml -r pod.yaml -o json\n\nExit codes: 0 no rule failed, 1 a rule failed, 2 usage error."
+    )]
     Apply(ApplyArgs),
 }
 
