@@ -12,6 +12,14 @@ use crate::error::Error;
 use crate::settings::{Lang, OutputFormat, Settings};
 
 /// Picks the Japanese or English form of a fixed UI text.
+/// [`tr`] for formatted text: the learner's language of two ready strings.
+pub fn tr_s(lang: Lang, ja: String, en: String) -> String {
+    match lang {
+        Lang::Ja => ja,
+        Lang::En => en,
+    }
+}
+
 pub fn tr(lang: Lang, ja: &'static str, en: &'static str) -> &'static str {
     match lang {
         Lang::Ja => ja,
@@ -433,7 +441,7 @@ impl Printer {
 
     /// A warning on stderr, always shown.
     pub fn warn(&self, line: &str) {
-        let word = self.paint_err(Style::Skip, "warning:");
+        let word = self.paint_err(Style::Skip, tr(self.lang, "警告:", "warning:"));
         self.say_err(&format!("{word} {}", crate::escape::lines(line)));
     }
 
@@ -445,9 +453,9 @@ impl Printer {
 
     /// Renders an error in the one format: diagnostics, `error: …`, one `caused by: …`
     /// per cause, `hint: …`. In json mode the error is a JSON object on stdout instead.
-    /// The level words stay as they are in every language (as a compiler's do), so logs
-    /// read the same; the messages after them are the localised part. Messages quote
-    /// files and clusters: control characters are escaped.
+    /// The level words are the learner's language (`エラー:`/`error:`); file diagnostics
+    /// keep the compiler-style `file:line:col: error:` that editors and CI parse. Messages
+    /// quote files and clusters: control characters are escaped.
     pub fn error(&self, err: &Error) {
         if self.output == OutputFormat::Json {
             self.json(&error_json(err));
@@ -459,16 +467,26 @@ impl Printer {
                 text.push_str(&d.to_string());
             }
         }
-        let word = self.paint_err(Style::Fail, "error:");
+        // Content problems are for authors and sit under compiler-style diagnostics: their
+        // summary keeps the same words.
+        let lang = match err {
+            Error::Content(_) => Lang::En,
+            _ => self.lang,
+        };
+        let word = self.paint_err(Style::Fail, tr(lang, "エラー:", "error:"));
         text.push_str(&format!(
             "{word} {}\n",
             crate::escape::lines(&err.to_string())
         ));
         for cause in causes(err) {
-            text.push_str(&format!("  caused by: {}\n", crate::escape::escape(&cause)));
+            text.push_str(&format!(
+                "  {} {}\n",
+                tr(lang, "原因:", "caused by:"),
+                crate::escape::escape(&cause)
+            ));
         }
         if let Some(hint) = err.hint() {
-            let word = self.paint_err(Style::Hint, "hint:");
+            let word = self.paint_err(Style::Hint, tr(lang, "ヒント:", "hint:"));
             text.push_str(&format!("{word} {hint}\n"));
         }
         self.err.write_str(&text);

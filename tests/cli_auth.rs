@@ -454,7 +454,7 @@ fn unknown_types_are_used_as_given_with_kubectl_s_warning() {
         .assert()
         .code(0)
         .stderr(contains(
-            "warning: the server doesn't have a resource type 'widgets' in group 'example.com'",
+            "the server doesn't have a resource type 'widgets' in group 'example.com'",
         ));
     s.can_i(&["get", "rb", "--as", "u", "-f", "rbac.yaml"])
         .assert()
@@ -553,7 +553,7 @@ fn missing_as_is_a_usage_error_with_a_hint() {
         .code(2)
         .stdout("")
         .stderr(contains("needs --as USER"))
-        .stderr(contains("hint:"));
+        .stderr(contains("ヒント:"));
     s.can_i(&["get", "pods", "--as-group", "g", "-f", "e.yaml"])
         .assert()
         .code(2)

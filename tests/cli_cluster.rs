@@ -104,7 +104,7 @@ fn up_without_kind_says_how_to_install_it() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("`kind` is not installed"))
-        .stderr(predicate::str::contains("hint:"))
+        .stderr(predicate::str::contains("ヒント:"))
         .stderr(predicate::str::contains("kind.sigs.k8s.io"));
 }
 

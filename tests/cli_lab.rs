@@ -972,3 +972,23 @@ fn check_with_an_unwritable_state_folder_still_grades_and_says_so() {
     assert!(err.contains("progress was not saved"), "{err}");
     assert!(err.contains("XDG_STATE_HOME="), "{err}");
 }
+
+#[test]
+fn errors_speak_the_learners_language() {
+    let env = Env::new();
+    let out = env.kca_in("ja").args(["lab", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("エラー: まだラボを始めていません"), "{err}");
+    assert!(
+        err.contains("ヒント: `kca lab start LAB` で始めます"),
+        "{err}"
+    );
+    let out = env.kca_in("en").args(["lab", "check"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error: no lab started yet"), "{err}");
+    assert!(
+        err.contains("hint: start one with `kca lab start LAB`"),
+        "{err}"
+    );
+}

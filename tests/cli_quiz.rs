@@ -270,7 +270,7 @@ fn a_corrupt_progress_file_is_kept_aside_with_a_warning() {
     std::fs::write(env.state_dir().join("quizzes.json"), "garbage").unwrap();
     let out = demo(&env).args(["quiz", "list"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(stderr(&out).contains("warning:"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("警告:"), "{}", stderr(&out));
     let kept = std::fs::read_dir(env.state_dir())
         .unwrap()
         .filter_map(|e| e.ok())
@@ -288,7 +288,7 @@ fn unknown_quiz_suggests_the_closest() {
     let out = demo(&env).args(["quiz", "run", "dmeo"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("did you mean `demo`?"),
+        stderr(&out).contains("`demo` のことですか?"),
         "{}",
         stderr(&out)
     );

@@ -23,7 +23,7 @@ use crate::settings::OutputFormat;
 use crate::state::Store;
 use crate::target::ObjRef;
 use crate::target::live::Live;
-use crate::ui::{Style, tr};
+use crate::ui::{Style, tr, tr_s};
 
 pub fn labs_dir(ctx: &Ctx) -> PathBuf {
     ctx.settings.content_dir.join("labs")
@@ -47,12 +47,26 @@ pub fn load(ctx: &Ctx, id: &str) -> Result<Lab> {
     let file = labs_dir(ctx).join(id).join("lab.yaml");
     if !file.is_file() {
         let ids = lab_ids(ctx);
+        let lang = ctx.settings.lang;
         let hint = match closest(id, ids.iter().map(String::as_str)) {
-            Some(near) => format!("did you mean `{near}`? (`kca lab list` shows them all)"),
-            None => "`kca lab list` shows the labs".to_string(),
+            Some(near) => tr_s(
+                lang,
+                format!("`{near}` のことですか?(一覧は `kca lab list`)"),
+                format!("did you mean `{near}`? (`kca lab list` shows them all)"),
+            ),
+            None => tr(
+                lang,
+                "一覧は `kca lab list`",
+                "`kca lab list` shows the labs",
+            )
+            .into(),
         };
         return Err(Error::usage(
-            format!("no lab `{id}` in {}", labs_dir(ctx).display()),
+            tr_s(
+                lang,
+                format!("ラボ `{id}` は {} にありません", labs_dir(ctx).display()),
+                format!("no lab `{id}` in {}", labs_dir(ctx).display()),
+            ),
             hint,
         ));
     }
@@ -73,8 +87,16 @@ fn current(ctx: &Ctx, store: &Store, named: Option<&str>) -> Result<(Lab, Option
         Some(id) => id.to_string(),
         None => p.current.clone().ok_or_else(|| {
             Error::usage(
-                "no lab started yet",
-                "start one with `kca lab start LAB` (see `kca lab list`)",
+                tr(
+                    ctx.settings.lang,
+                    "まだラボを始めていません",
+                    "no lab started yet",
+                ),
+                tr(
+                    ctx.settings.lang,
+                    "`kca lab start LAB` で始めます(ラボの一覧は `kca lab list`)",
+                    "start one with `kca lab start LAB` (see `kca lab list`)",
+                ),
             )
         })?,
     };
@@ -184,10 +206,19 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
             } => Error::Environment {
                 message,
                 source,
-                hint: Some(format!(
-                    "{}; or work without a cluster: `kca lab start {} --offline`",
-                    hint.unwrap_or_else(|| "check the cluster".into()),
-                    lab.id
+                hint: Some(tr_s(
+                    ctx.settings.lang,
+                    format!(
+                        "{}。クラスターなしで進めるなら `kca lab start {} --offline`",
+                        hint.clone()
+                            .unwrap_or_else(|| "クラスターを確認してください".into()),
+                        lab.id
+                    ),
+                    format!(
+                        "{}; or work without a cluster: `kca lab start {} --offline`",
+                        hint.unwrap_or_else(|| "check the cluster".into()),
+                        lab.id
+                    ),
                 )),
             },
             other => other,
@@ -257,24 +288,37 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
 
 pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
+    let lang = ctx.settings.lang;
     let Some(entry) = entry else {
         return Err(Error::usage(
-            format!("lab `{}` is not started", lab.id),
-            format!("run `kca lab start {}` first", lab.id),
+            tr_s(
+                lang,
+                format!("ラボ `{}` はまだ始めていません", lab.id),
+                format!("lab `{}` is not started", lab.id),
+            ),
+            tr_s(
+                lang,
+                format!("先に `kca lab start {}` を実行します", lab.id),
+                format!("run `kca lab start {}` first", lab.id),
+            ),
         ));
     };
     if let Some(t) = args.task.iter().find(|t| lab.task(t).is_none()) {
-        let ids: Vec<&str> = lab.tasks.iter().map(|t| t.id.as_str()).collect();
-        return Err(Error::usage(
-            format!("lab `{}` has no task `{t}`", lab.id),
-            format!("tasks: {}", ids.join(", ")),
-        ));
+        return Err(no_task(lang, &lab, t));
     }
     let ws = entry.workspace.clone();
     if !ws.is_dir() {
         return Err(Error::usage(
-            format!("the workspace {} is gone", ws.display()),
-            format!("run `kca lab start {}` to scaffold it again", lab.id),
+            tr_s(
+                lang,
+                format!("作業フォルダー {} がありません", ws.display()),
+                format!("the workspace {} is gone", ws.display()),
+            ),
+            tr_s(
+                lang,
+                format!("`kca lab start {}` でもう一度用意します", lab.id),
+                format!("run `kca lab start {}` to scaffold it again", lab.id),
+            ),
         ));
     }
     let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
@@ -346,11 +390,24 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
                 hint,
                 source,
             } => Error::Environment {
-                message: format!("cannot grade `{}` live: {message}", lab.id),
-                hint: Some(format!(
-                    "{}; or grade the files without a cluster: `kca lab check {} --offline`",
-                    hint.unwrap_or_else(|| "check the cluster".into()),
-                    lab.id
+                message: tr_s(
+                    lang,
+                    format!("`{}` をクラスターで採点できません: {message}", lab.id),
+                    format!("cannot grade `{}` live: {message}", lab.id),
+                ),
+                hint: Some(tr_s(
+                    lang,
+                    format!(
+                        "{}。クラスターなしでファイルを採点するなら `kca lab check {} --offline`",
+                        hint.clone()
+                            .unwrap_or_else(|| "クラスターを確認してください".into()),
+                        lab.id
+                    ),
+                    format!(
+                        "{}; or grade the files without a cluster: `kca lab check {} --offline`",
+                        hint.unwrap_or_else(|| "check the cluster".into()),
+                        lab.id
+                    ),
                 )),
                 source,
             },
@@ -442,22 +499,29 @@ pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report) {
     }
 }
 
+/// A `--task` the lab does not have, with the ones it has.
+fn no_task(lang: Lang, lab: &Lab, t: &str) -> Error {
+    let ids: Vec<&str> = lab.tasks.iter().map(|t| t.id.as_str()).collect();
+    Error::usage(
+        tr_s(
+            lang,
+            format!("ラボ `{}` にタスク `{t}` はありません", lab.id),
+            format!("lab `{}` has no task `{t}`", lab.id),
+        ),
+        tr_s(
+            lang,
+            format!("タスク: {}", ids.join(", ")),
+            format!("tasks: {}", ids.join(", ")),
+        ),
+    )
+}
+
 pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
     let task = match &args.task {
-        Some(t) => lab.task(t).ok_or_else(|| {
-            Error::usage(
-                format!("lab `{}` has no task `{t}`", lab.id),
-                format!(
-                    "tasks: {}",
-                    lab.tasks
-                        .iter()
-                        .map(|t| t.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )
-        })?,
+        Some(t) => lab
+            .task(t)
+            .ok_or_else(|| no_task(ctx.settings.lang, &lab, t))?,
         None => {
             let standing = entry.as_ref().map(|e| e.standing(&lab));
             if let Some(st) = standing.as_ref().filter(|s| s.finished) {

@@ -13,7 +13,11 @@ pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
     let (module, anchor) = super::parse_ref(&args.lesson).map_err(|e| {
         Error::usage(
             e,
-            "name a module number, e.g. `kca lesson 0` or `kca lesson 1#flow`",
+            crate::ui::tr(
+                ctx.settings.lang,
+                "モジュールの番号を指定します。例: `kca lesson 0`、`kca lesson 1#request-path`",
+                "name a module number, e.g. `kca lesson 0` or `kca lesson 1#request-path`",
+            ),
         )
     })?;
     let anchor = args.section.clone().or(anchor);
@@ -21,9 +25,14 @@ pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
     let section = match &anchor {
         Some(a) => Some(lesson.section(a).ok_or_else(|| {
             Error::usage(
-                format!("lesson {module} has no section `#{a}`"),
+                crate::ui::tr_s(
+                    ctx.settings.lang,
+                    format!("レッスン {module} に節 `#{a}` はありません"),
+                    format!("lesson {module} has no section `#{a}`"),
+                ),
                 format!(
-                    "sections: {}",
+                    "{} {}",
+                    crate::ui::tr(ctx.settings.lang, "節:", "sections:"),
                     lesson
                         .sections
                         .iter()

@@ -81,7 +81,7 @@ pub fn load(content_dir: &Path, module: i64, lang: Lang) -> Result<Lesson> {
     };
     for l in [lang, other] {
         let path = file(content_dir, module, l);
-        if let Ok(text) = std::fs::read_to_string(&path) {
+        if let Ok(text) = crate::input::read_text(&path) {
             return Ok(parse(&text, module, l));
         }
     }
@@ -93,14 +93,22 @@ pub fn load(content_dir: &Path, module: i64, lang: Lang) -> Result<Lesson> {
         )
     } else {
         format!(
-            "lessons: {}",
+            "{} {}",
+            crate::ui::tr(lang, "レッスン:", "lessons:"),
             have.iter()
                 .map(|m| format!("`kca lesson {m}`"))
                 .collect::<Vec<_>>()
                 .join(", ")
         )
     };
-    Err(Error::usage(format!("no lesson for module {module}"), hint))
+    Err(Error::usage(
+        crate::ui::tr_s(
+            lang,
+            format!("モジュール {module} のレッスンはありません"),
+            format!("no lesson for module {module}"),
+        ),
+        hint,
+    ))
 }
 
 /// Splits `## Heading {#anchor}` into the heading and its anchor (a slug of the

@@ -100,15 +100,31 @@ fn find(ctx: &Ctx, id: &str) -> Result<Quiz> {
         return Ok(q.clone());
     }
     let ids: Vec<&str> = quizzes.iter().map(|q| q.id.as_str()).collect();
+    let lang = ctx.settings.lang;
     let hint = match closest(id, ids.iter().copied()) {
-        Some(near) => format!("did you mean `{near}`? (`kca quiz list` shows them all)"),
+        Some(near) => crate::ui::tr_s(
+            lang,
+            format!("`{near}` のことですか?(一覧は `kca quiz list`)"),
+            format!("did you mean `{near}`? (`kca quiz list` shows them all)"),
+        ),
         None if ids.is_empty() => format!(
             "no quizzes found under {}; set --content-dir",
             dir.display()
         ),
-        None => format!("available: {}", ids.join(", ")),
+        None => crate::ui::tr_s(
+            lang,
+            format!("あるクイズ: {}", ids.join(", ")),
+            format!("available: {}", ids.join(", ")),
+        ),
     };
-    Err(Error::usage(format!("no quiz `{id}`"), hint))
+    Err(Error::usage(
+        crate::ui::tr_s(
+            lang,
+            format!("クイズ `{id}` はありません"),
+            format!("no quiz `{id}`"),
+        ),
+        hint,
+    ))
 }
 
 #[derive(Serialize)]
