@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::engine::{Options, load_context};
+use super::entries::{Options, load_context};
 use super::matching::{selector_matches, wildcard_match};
 use super::outcome::Outcome;
 use super::{Context, conditions, mutate, vars};

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use serde_json::{Map, Value, json};
 
 use super::background::Access;
-use super::engine::{self, Options};
+use super::entries::{self, Options};
 use super::matching::selector_matches;
 use super::mutate::{context_failure, foreach_elements};
 use super::outcome::Outcome;
@@ -146,7 +146,7 @@ impl Run<'_> {
             let mut el_ctx = ctx.with_element(element, index);
             el_ctx.add_variable("element0", element.clone());
             el_ctx.add_variable("elementIndex0", json!(index));
-            if let Err(o) = engine::load_context(entry, &mut el_ctx, &opts, None) {
+            if let Err(o) = entries::load_context(entry, &mut el_ctx, &opts, None) {
                 errors.push(context_failure(o, index));
                 continue;
             }

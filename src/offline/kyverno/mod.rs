@@ -8,6 +8,7 @@ pub mod command;
 pub mod conditions;
 pub mod context;
 pub mod engine;
+pub mod entries;
 pub mod existing;
 pub mod generate;
 pub mod jsonpatch;
@@ -28,7 +29,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 pub use context::Context;
-pub use engine::{Options, admit_with};
+pub use engine::admit_with;
+pub use entries::Options;
 pub use outcome::{ContextSource, Outcome, Unsupported};
 pub use vars::VarError;
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::engine::{self, Options};
+use super::entries::{self, Options};
 use super::outcome::{Outcome, Unsupported};
 use super::{Context, conditions, jsonpatch, smp, vars};
 
@@ -167,7 +167,7 @@ fn mutate_elements(
         let mut el_ctx = ctx.with_element(element, index);
         el_ctx.add_variable(&format!("element{nesting}"), element.clone());
         el_ctx.add_variable(&format!("elementIndex{nesting}"), json!(index));
-        engine::load_context(entry, &mut el_ctx, opts, None)
+        entries::load_context(entry, &mut el_ctx, opts, None)
             .map_err(|o| context_failure(o, index))?;
         if let Some(pre) = entry.get("preconditions").filter(|p| !p.is_null()) {
             let pass = conditions::evaluate_preconditions(pre, &el_ctx).map_err(|e| {

@@ -11,7 +11,8 @@ use serde_json::Value;
 use super::compare::compare_file;
 use super::testfile::ResultRow;
 use super::{Row, Shared, Suite, Values, Verdict, scope_of};
-use crate::offline::kyverno::engine::{Options, admit_with};
+use crate::offline::kyverno::engine::admit_with;
+use crate::offline::kyverno::entries::Options;
 use crate::offline::kyverno::{Policy, Request, RuleResult, RuleStatus, UserInfo};
 
 /// A ClusterPolicy/Policy row: the policy named must be among the test's, the resource

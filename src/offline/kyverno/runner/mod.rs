@@ -12,7 +12,7 @@ mod classic;
 mod compare;
 pub mod testfile;
 
-use super::engine::Options;
+use super::entries::Options;
 use super::{Policy, UserInfo, load_policies};
 use cel::{CelActionRow, VapRow, gpol_row, mpol_row, vap_row, vpol_row};
 use testfile::{Flagged, ResultRow, TestFile};

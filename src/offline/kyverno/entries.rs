@@ -1,0 +1,218 @@
+//! A rule's `context:` entries loaded into its JMESPath context (variables, configMaps,
+//! `apiCall`s served from mocks or the given objects), and the `Options` that say what the
+//! caller knows beyond the request. Layering: runner → engine → {mutate, generate} →
+//! entries → context → vars. It must not decide rule outcomes beyond a failed entry.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::context::Context;
+use super::outcome::{ContextSource, Outcome, Unsupported};
+use super::vars::{self, VarError};
+use crate::offline::rbac::resource::resource_for_kind;
+
+/// What the caller knows beyond the request: exceptions, cluster objects and values
+/// supplied for individual rules (a test's values file).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `PolicyException` objects.
+    pub exceptions: Vec<Value>,
+    /// Existing objects (clone sources for generate, configMaps for context).
+    pub cluster: Vec<Value>,
+    /// Values per (policy, rule): context entry names and variables.
+    pub rule_values: BTreeMap<(String, String), serde_json::Map<String, Value>>,
+    /// Mocked `apiCall` responses (`url`, optional `method`, `response.body`).
+    pub api_responses: Vec<Value>,
+    /// The background controller's permissions in the modelled cluster: generate then
+    /// creates only what they allow. `None` allows everything (the kyverno CLI's view).
+    pub background: Option<std::sync::Arc<super::background::Access>>,
+}
+
+/// Evaluates a rule's `context:` entries in order into `ctx`.
+pub fn load_context(
+    holder: &Value,
+    ctx: &mut Context,
+    opts: &Options,
+    supplied: Option<&serde_json::Map<String, Value>>,
+) -> Result<(), Outcome> {
+    let Some(entries) = holder.get("context").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let name = entry.get("name").and_then(Value::as_str).unwrap_or("");
+        let prefix = format!("{name}.");
+        if supplied.is_some_and(|s| s.keys().any(|k| k == name || k.starts_with(&prefix))) {
+            continue;
+        }
+        if let Some(var) = entry.get("variable") {
+            let value = variable_entry(var, ctx)
+                .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
+            ctx.add_variable(name, value);
+        } else if let Some(cm) = entry.get("configMap") {
+            let cm = vars::substitute(cm, ctx)
+                .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
+            let want_name = cm.get("name").and_then(Value::as_str).unwrap_or("");
+            let want_ns = cm.get("namespace").and_then(Value::as_str).unwrap_or("");
+            let found = opts.cluster.iter().find(|o| {
+                o.get("kind").and_then(Value::as_str) == Some("ConfigMap")
+                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(want_name)
+                    && (want_ns.is_empty()
+                        || o.pointer("/metadata/namespace")
+                            .and_then(Value::as_str)
+                            .unwrap_or("default")
+                            == want_ns)
+            });
+            match found {
+                Some(obj) => ctx.add_variable(name, obj.clone()),
+                None => {
+                    return Err(Outcome::error(format!(
+                        "context entry {name}: configMap {want_ns}/{want_name} not found (supply it as a cluster resource or in the values file)"
+                    )));
+                }
+            }
+        } else if let Some(call) = entry.get("apiCall")
+            && let Some(found) = api_mock(call, ctx, &opts.api_responses)
+                .or_else(|| api_get(call, ctx, &opts.cluster))
+        {
+            let value = found.map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
+            ctx.add_variable(name, value);
+        } else {
+            let source = if entry.get("apiCall").is_some() {
+                ContextSource::ApiCall
+            } else if entry.get("imageRegistry").is_some() {
+                ContextSource::ImageRegistry
+            } else if entry.get("globalReference").is_some() {
+                ContextSource::GlobalReference
+            } else {
+                continue;
+            };
+            return Err(Outcome::unsupported(Unsupported::ContextEntry {
+                name: name.to_string(),
+                source,
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// Serves an `apiCall` from the test's mocked responses, matched by URL (and method).
+fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value, String>> {
+    let raw = call
+        .pointer("/service/url")
+        .or_else(|| call.get("urlPath"))?;
+    let url = match vars::substitute(raw, ctx) {
+        Ok(Value::String(u)) => u,
+        _ => return None,
+    };
+    let method = call.get("method").and_then(Value::as_str).unwrap_or("GET");
+    let hit = mocks.iter().find(|m| {
+        m.get("url").and_then(Value::as_str) == Some(url.as_str())
+            && m.get("method")
+                .and_then(Value::as_str)
+                .is_none_or(|mm| mm.eq_ignore_ascii_case(method))
+    })?;
+    let body = hit
+        .pointer("/response/body")
+        .cloned()
+        .unwrap_or(Value::Null);
+    match call.get("jmesPath").and_then(Value::as_str) {
+        Some(expr) if !expr.is_empty() => {
+            Some(vars::query(expr, &Context::from_document(body)).map_err(|e| e.to_string()))
+        }
+        _ => Some(Ok(body)),
+    }
+}
+
+/// Serves a GET `apiCall` from the objects the test supplies, as Kyverno's CLI does with its
+/// fake client. `None` when nothing could serve it (no cluster objects, POST, a service).
+fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Value, String>> {
+    if cluster.is_empty()
+        || call.get("service").is_some()
+        || call
+            .get("method")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m != "GET")
+    {
+        return None;
+    }
+    let url = match vars::substitute(call.get("urlPath")?, ctx) {
+        Ok(Value::String(u)) => u,
+        Ok(_) => return Some(Err("urlPath is not a string".into())),
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    let path = url.split('?').next().unwrap_or("");
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (api_version, rest) = match parts.as_slice() {
+        ["api", v, rest @ ..] => ((*v).to_string(), rest),
+        ["apis", g, v, rest @ ..] => (format!("{g}/{v}"), rest),
+        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some(*ns), tail),
+        other => (None, other),
+    };
+    let (plural, name) = match rest {
+        [p] => (*p, None),
+        [p, n] => (*p, Some(*n)),
+        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+    };
+    let matches = |o: &&Value| {
+        let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+        o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
+            && resource_for_kind(&api_version, kind, cluster) == plural
+            && namespace.is_none_or(|ns| {
+                o.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default")
+                    == ns
+            })
+    };
+    let result = match name {
+        Some(n) => match cluster
+            .iter()
+            .filter(matches)
+            .find(|o| o.pointer("/metadata/name").and_then(Value::as_str) == Some(n))
+        {
+            Some(o) => o.clone(),
+            None => {
+                return Some(Err(format!(
+                    "{url}: not found among the test's cluster resources"
+                )));
+            }
+        },
+        None => json!({"apiVersion": "v1", "kind": "List",
+            "items": cluster.iter().filter(matches).cloned().collect::<Vec<_>>()}),
+    };
+    match call.get("jmesPath").and_then(Value::as_str) {
+        Some(expr) if !expr.is_empty() => {
+            Some(vars::query(expr, &Context::from_document(result)).map_err(|e| e.to_string()))
+        }
+        _ => Some(Ok(result)),
+    }
+}
+
+fn variable_entry(var: &Value, ctx: &Context) -> Result<Value, VarError> {
+    let default = var.get("default");
+    let value = match var.get("value") {
+        Some(v) => Some(vars::substitute(v, ctx)?),
+        None => None,
+    };
+    let result = match var.get("jmesPath").and_then(Value::as_str) {
+        Some(expr) => {
+            let expr = match vars::substitute(&json!(expr), ctx)? {
+                Value::String(s) => s,
+                other => vars::to_text(&other),
+            };
+            match &value {
+                Some(v) => vars::query(&expr, &Context::from_document(v.clone())),
+                None => vars::query(&expr, ctx),
+            }
+        }
+        None => Ok(value.unwrap_or(Value::Null)),
+    };
+    match (result, default) {
+        (Ok(Value::Null), Some(d)) | (Err(_), Some(d)) => vars::substitute(d, ctx),
+        (r, _) => r,
+    }
+}
