@@ -311,15 +311,8 @@ mod tests {
         Lab {
             id: "l".into(),
             title: Text::plain("L"),
-            module: None,
-            concepts: vec![],
-            description: None,
             dir: ".".into(),
             workspace_name: "l".into(),
-            apply: vec![],
-            vars: Default::default(),
-            starter: vec![],
-            fixtures: vec![],
             tasks: vec![
                 Task {
                     id: "a".into(),
@@ -340,9 +333,7 @@ mod tests {
                     setup: vec![],
                 },
             ],
-            solution: vec![],
-            mutants: vec![],
-            reset: Default::default(),
+            ..Default::default()
         }
     }
 

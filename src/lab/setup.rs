@@ -155,7 +155,7 @@ pub async fn apply_live(live: &Live, lab: &Lab, task: &Task) -> Result<Vec<Strin
                 }
             }
             SetupAction::Delete(sel) => {
-                let r = obj_ref(sel);
+                let r = sel.obj_ref();
                 match live.get(&r).await? {
                     Some(obj) if owned_here(lab, &obj) => {
                         live.delete(&r).await?;
@@ -166,7 +166,7 @@ pub async fn apply_live(live: &Live, lab: &Lab, task: &Task) -> Result<Vec<Strin
                 }
             }
             SetupAction::Patch { target, merge } => {
-                let r = obj_ref(target);
+                let r = target.obj_ref();
                 match live.get(&r).await? {
                     Some(obj) if owned_here(lab, &obj) => {
                         live.merge_patch(&r, merge).await?;
@@ -188,15 +188,6 @@ fn owned_here(lab: &Lab, obj: &Value) -> bool {
             .and_then(Value::as_str)
             == Some(*v)
     })
-}
-
-fn obj_ref(sel: &ObjSel) -> ObjRef {
-    ObjRef {
-        api_version: sel.api_version.clone(),
-        kind: sel.kind.clone(),
-        namespace: sel.namespace.clone(),
-        name: sel.name.clone(),
-    }
 }
 
 #[cfg(test)]
@@ -222,19 +213,10 @@ mod tests {
         Lab {
             id: "demo".into(),
             title: Text::plain("t"),
-            module: None,
-            concepts: vec![],
-            description: None,
             dir: ".".into(),
             workspace_name: "demo".into(),
-            apply: vec![],
-            vars: Default::default(),
-            starter: vec![],
-            fixtures: vec![],
             tasks,
-            solution: vec![],
-            mutants: vec![],
-            reset: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -360,19 +360,9 @@ mod tests {
         Lab {
             id: "l".into(),
             title: crate::content::Text::plain("t"),
-            module: None,
-            concepts: vec![],
-            description: None,
             dir: dir.to_path_buf(),
             workspace_name: "l".into(),
-            apply: vec![],
-            vars: Default::default(),
-            starter: vec![],
-            fixtures: vec![],
-            tasks: vec![],
-            solution: vec![],
-            mutants: vec![],
-            reset: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -26,7 +26,7 @@ pub const LAB_LABEL: &str = "kca.dev/lab";
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 pub const MANAGED_BY: &str = "kca";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Lab {
     pub id: String,
     pub title: Text,
@@ -200,6 +200,18 @@ pub struct ObjSel {
     pub kind: String,
     pub namespace: Option<String>,
     pub name: String,
+}
+
+impl ObjSel {
+    /// The object this selects, as the targets name objects.
+    pub fn obj_ref(&self) -> crate::target::ObjRef {
+        crate::target::ObjRef {
+            api_version: self.api_version.clone(),
+            kind: self.kind.clone(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+        }
+    }
 }
 
 /// After a `generated` check finds its object: merge-patch `source` (an owned object) with

@@ -176,7 +176,7 @@ pub(super) async fn synced(
     else {
         return Ok(Outcome::error("not a generated check with a sync step"));
     };
-    let src = obj_ref(&step.source);
+    let src = step.source.obj_ref();
     let Some(original) = live.get(&src).await? else {
         return Ok(Outcome::error(format!(
             "the sync source {src} is not in the cluster; `kca lab reset` restores the lab's objects"
@@ -428,19 +428,9 @@ mod tests {
         let lab_src = crate::content::lab::Lab {
             id: "demo".into(),
             title: crate::content::Text::plain("t"),
-            module: None,
-            concepts: vec![],
-            description: None,
             dir: ".".into(),
             workspace_name: "demo".into(),
-            apply: vec![],
-            vars: Default::default(),
-            starter: vec![],
-            fixtures: vec![],
-            tasks: vec![],
-            solution: vec![],
-            mutants: vec![],
-            reset: Default::default(),
+            ..Default::default()
         };
         let check = Check {
             id: "gen".into(),

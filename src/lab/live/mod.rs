@@ -86,22 +86,13 @@ pub async fn evaluate(
     })
 }
 
-fn obj_ref(sel: &ObjSel) -> ObjRef {
-    ObjRef {
-        api_version: sel.api_version.clone(),
-        kind: sel.kind.clone(),
-        namespace: sel.namespace.clone(),
-        name: sel.name.clone(),
-    }
-}
-
 async fn resource(
     live: &Live,
     sel: &ObjSel,
     present: bool,
     matches: Option<&Value>,
 ) -> Result<Outcome, LiveError> {
-    let r = obj_ref(sel);
+    let r = sel.obj_ref();
     Ok(match (live.get(&r).await?, present) {
         (None, true) => Outcome::fail(format!("{r} does not exist in the cluster")),
         (None, false) => Outcome::pass(format!("{r} is absent")),
