@@ -278,12 +278,11 @@ pub(super) fn mpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
         }
         return;
     };
-    match vap::evaluate_mutating_policy(ctx.policy, &req) {
-        vap::CelPolicyOutcome::NotMatched => {
-            out.actual = "skip".into();
-            out.reason = "the policy does not select this resource".into();
-        }
-        vap::CelPolicyOutcome::Applied(patched) => {
+    settle_policy(
+        out,
+        vap::evaluate_mutating_policy(ctx.policy, &req),
+        "the policy does not select this resource",
+        |out: &mut Row, patched: Value| {
             out.actual = "pass".into();
             out.reason = "mutated".into();
             if let Some(f) = a.row.patched_file()
@@ -297,17 +296,8 @@ pub(super) fn mpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
                 out.actual = "fail".into();
                 out.reason = format!("patched resource differs: {why}");
             }
-        }
-        vap::CelPolicyOutcome::Error(why) => {
-            out.actual = "error".into();
-            out.reason = why;
-        }
-        vap::CelPolicyOutcome::Unsupported(why) => {
-            out.reason = why;
-            return;
-        }
-    }
-    out.verdict = verdict(out);
+        },
+    );
 }
 
 /// A Kyverno GeneratingPolicy row (scope `gpol`): `pass` when the policy generates the
@@ -317,12 +307,11 @@ pub(super) fn gpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
     let Some(req) = action_request(out, ctx, a) else {
         return;
     };
-    match vap::evaluate_generating_policy(ctx.policy, &req) {
-        vap::CelPolicyOutcome::NotMatched => {
-            out.actual = "skip".into();
-            out.reason = "the policy does not select this trigger".into();
-        }
-        vap::CelPolicyOutcome::Applied(generated) => {
+    settle_policy(
+        out,
+        vap::evaluate_generating_policy(ctx.policy, &req),
+        "the policy does not select this trigger",
+        |out: &mut Row, generated: Vec<Value>| {
             out.actual = "pass".into();
             out.reason = format!("{} object(s) generated", generated.len());
             if let Some(f) = a.row.generated_file() {
@@ -332,7 +321,25 @@ pub(super) fn gpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
                     out.reason = format!("generated resource differs: {why}");
                 }
             }
+        },
+    );
+}
+
+/// Records a CEL policy's outcome on a row: `skip` when the policy does not select the
+/// request, `applied` judges what it produced, an evaluation error is `error`; what the
+/// interpreter cannot evaluate leaves the row skipped with the reason (never a result).
+fn settle_policy<T>(
+    out: &mut Row,
+    outcome: vap::CelPolicyOutcome<T>,
+    unselected: &str,
+    applied: impl FnOnce(&mut Row, T),
+) {
+    match outcome {
+        vap::CelPolicyOutcome::NotMatched => {
+            out.actual = "skip".into();
+            out.reason = unselected.into();
         }
+        vap::CelPolicyOutcome::Applied(x) => applied(out, x),
         vap::CelPolicyOutcome::Error(why) => {
             out.actual = "error".into();
             out.reason = why;
