@@ -66,15 +66,9 @@ pub fn apply(roles: &mut [Aggregable]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::offline::labels::labels;
     use crate::offline::rbac::rule::rule;
     use serde_json::{Value, json};
-
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
 
     fn role(
         name: &str,
