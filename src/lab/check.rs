@@ -141,15 +141,9 @@ fn file(
     let full = workspace.join(path);
     // Inside the workspace, a regular file, capped: a link elsewhere or a FIFO is the
     // learner's to fix, not something to follow or block on.
-    let text = match crate::input::read_within(workspace, Path::new(path)) {
-        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-        Err(e) if e.is_not_found() => {
-            return Outcome::fail(format!(
-                "`{}` does not exist in the workspace",
-                crate::escape::escape(path)
-            ));
-        }
-        Err(e) => return Outcome::fail(crate::escape::escape(&e.to_string()).into_owned()),
+    let text = match workspace_text(workspace, path) {
+        Ok(t) => t,
+        Err(o) => return o,
     };
     let is_data = matches!(
         full.extension().and_then(|e| e.to_str()),
@@ -503,27 +497,29 @@ fn last_line(err: &str, out: &str) -> String {
         .map_or_else(|| "(it said nothing)".to_string(), |l| l.trim().to_string())
 }
 
+/// A workspace file's text for a check: inside the workspace, a regular file, capped (a
+/// link elsewhere or a FIFO is the learner's to fix, not something to follow or block on);
+/// `Err` is the verdict when it cannot be read.
+fn workspace_text(workspace: &Path, path: &str) -> Result<String, Outcome> {
+    match crate::input::read_within(workspace, Path::new(path)) {
+        Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Err(e) if e.is_not_found() => Err(Outcome::fail(format!(
+            "`{}` does not exist in the workspace",
+            crate::escape::escape(path)
+        ))),
+        Err(e) => Err(Outcome::fail(
+            crate::escape::escape(&e.to_string()).into_owned(),
+        )),
+    }
+}
+
 /// The learner's policy an `accepted` check sends: the document of `path` with the given
 /// kind and name, else the file's first document. `Err` is the verdict when there is none.
 pub fn accepted_document(env: Submission<'_>, check: &Check) -> Result<Value, Outcome> {
     let Spec::Accepted { path, document, .. } = &check.spec else {
         return Err(Outcome::error("not an accepted check"));
     };
-    let full = env.workspace.join(path);
-    let text = match std::fs::read_to_string(&full) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Outcome::fail(format!(
-                "`{path}` does not exist in the workspace"
-            )));
-        }
-        Err(e) => {
-            return Err(Outcome::error(format!(
-                "cannot read {}: {e}",
-                full.display()
-            )));
-        }
-    };
+    let text = workspace_text(env.workspace, path)?;
     let docs = crate::yaml::parse_json_stream(&text)
         .map_err(|e| Outcome::fail(format!("{path}:{}: not valid YAML: {}", e.pos, e.message)))?;
     let s = |d: &Value, p: &str| d.pointer(p).and_then(Value::as_str).map(str::to_string);

@@ -37,7 +37,7 @@ pub(super) fn owned_objects(
     let is_fixture = |p: &Path| fixtures.iter().any(|f| dir.join(f) == p);
     let mut out = Vec::new();
     for f in files {
-        let Ok(text) = std::fs::read_to_string(&f) else {
+        let Ok(text) = crate::input::read_text(&f) else {
             continue;
         };
         let Ok(docs) = crate::yaml::parse_json_stream(&text) else {

@@ -94,7 +94,8 @@ pub async fn apply_advice(live: &Live, lab: &Lab, ws: &std::path::Path) -> Optio
         if !yaml || !applied {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(ws.join(&rel)) else {
+        // The learner's files, read as every workspace file is: confined, regular, capped.
+        let Ok(Ok(text)) = crate::input::read_within(ws, &rel).map(String::from_utf8) else {
             continue;
         };
         let docs = crate::yaml::parse_json_stream(&text).unwrap_or_default();
