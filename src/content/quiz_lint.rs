@@ -67,26 +67,29 @@ pub fn lesson_links(path: &Path, src: &str, quiz: &Quiz, lessons: &Path) -> Vec<
     if !lessons.is_dir() {
         return out.finish();
     }
-    let mut texts: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let content = lessons.parent().unwrap_or(lessons);
+    // Each module's lesson files read once: (shown name, its section anchors).
+    let mut read: BTreeMap<String, Vec<(String, Vec<String>)>> = BTreeMap::new();
     for q in &quiz.questions {
         let Some((module, anchor)) = q.lesson.as_deref().and_then(|l| l.split_once('#')) else {
             continue;
         };
-        let files = texts.entry(module.to_string()).or_insert_with(|| {
-            ["ja", "en"]
+        let files = read.entry(module.to_string()).or_insert_with(|| {
+            let Some(n) = module.strip_prefix("module-").and_then(|n| n.parse().ok()) else {
+                return Vec::new();
+            };
+            crate::lesson::anchors(content, n)
                 .into_iter()
-                .filter_map(|lang| {
-                    let file = format!("lessons/{module}/{lang}.md");
-                    std::fs::read_to_string(lessons.join(module).join(format!("{lang}.md")))
-                        .ok()
-                        .map(|text| (file, text))
+                .filter_map(|(path, found)| {
+                    let name = path.file_name()?.to_string_lossy().into_owned();
+                    Some((format!("lessons/{module}/{name}"), found?))
                 })
                 .collect()
         });
         let tag = format!("{{#{anchor}}}");
         let missing: Vec<&str> = files
             .iter()
-            .filter(|(_, text)| !text.contains(&tag))
+            .filter(|(_, have)| !have.iter().any(|a| a == anchor))
             .map(|(file, _)| file.as_str())
             .collect();
         if files.is_empty() || !missing.is_empty() {

@@ -185,16 +185,12 @@ pub(super) fn decode_lesson(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option
         return None;
     };
     // labs/<id>/lab.yaml → <content>/lessons/module-N/{ja,en}.md
-    let lessons = dir.join("..").join("..").join("lessons");
-    if lessons.is_dir() {
-        for lang in ["ja", "en"] {
-            let file = lessons.join(&module).join(format!("{lang}.md"));
-            let has = std::fs::read_to_string(&file).is_ok_and(|t| {
-                t.lines().any(|l| {
-                    l.starts_with("## ") && l.trim_end().ends_with(&format!("{{#{anchor}}}"))
-                })
-            });
-            if !has {
+    let content = dir.join("..").join("..");
+    let number = module.trim_start_matches("module-").parse::<i64>().ok()?;
+    if crate::lesson::lessons_dir(&content).is_dir() {
+        let presence = crate::lesson::section_presence(&content, number, Some(&anchor));
+        for (file, has) in presence {
+            if has != Some(true) {
                 d.error_hint(
                     n.pos,
                     format!("no section `{{#{anchor}}}` in {}", file.display()),
