@@ -154,6 +154,19 @@ impl<'a> Collector<'a> {
         self.diags.is_empty()
     }
 
+    /// Takes over the problems another collector found in the same file (in a piece
+    /// of it checked on another thread), as if they had been reported here in turn.
+    pub fn absorb(&mut self, other: Collector<'_>) {
+        for d in other.diags {
+            if self.diags.len() >= MAX_PER_FILE {
+                self.dropped += 1;
+            } else {
+                self.diags.push(d);
+            }
+        }
+        self.dropped += other.dropped;
+    }
+
     /// The problems, in source order.
     pub fn finish(mut self) -> Vec<Diagnostic> {
         self.diags.sort_by_key(|d| d.pos);

@@ -2,6 +2,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+// kca's big inputs (manifests, quizzes) become many small nodes, strings and maps;
+// mimalloc makes that allocation work about a quarter cheaper than glibc's malloc
+// (whole-process CPU, `bench/scale.sh`, issue #11).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = kca::cli::Cli::parse();
     ExitCode::from(kca::app::run(cli).code())

@@ -8,9 +8,12 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::{Map, Number, Value};
+
+mod pieces;
 
 /// A position in a source text: line and column, both counted from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
@@ -60,9 +63,37 @@ pub const MAX_EXPANDED_NODES: usize = 1_000_000;
 pub const MAX_RUN_NODES: usize = 20_000_000;
 
 thread_local! {
-    /// Nodes built and alias-expanded so far by this thread (one kca run, one test).
+    /// Nodes built and alias-expanded so far by this thread (one kca run, one test),
+    /// including the parser threads it started.
     static SPENT: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
+
+/// The run's budgets during one parse, shared by the threads parsing its pieces.
+struct Budget {
+    nodes: AtomicUsize,
+    aliases: AtomicUsize,
+}
+
+impl Budget {
+    fn of_this_run() -> Budget {
+        let (nodes, aliases) = SPENT.get();
+        Budget {
+            nodes: AtomicUsize::new(nodes),
+            aliases: AtomicUsize::new(aliases),
+        }
+    }
+
+    /// Hands what this parse spent back to the calling thread's run.
+    fn close(self) {
+        SPENT.set((self.nodes.into_inner(), self.aliases.into_inner()));
+    }
+}
+
+/// A builder adds its nodes to the shared count in batches of this many, so that
+/// threads do not fight over one counter for every node; the limit is checked on
+/// every node against the shared count plus the batch. With several threads the run
+/// may overshoot the node budget by at most one batch per other thread.
+const NODE_BATCH: usize = 4096;
 /// Deeper documents are refused rather than risking the stack in later recursive walks.
 pub const MAX_DEPTH: usize = 200;
 
@@ -98,6 +129,27 @@ impl Node {
         }
     }
 
+    /// The node's data as JSON, moving its strings rather than copying them (for callers
+    /// done with the positions). Same result as [`Node::to_json`].
+    pub fn into_json(self) -> Value {
+        match self.value {
+            Yaml::Str(s) => Value::String(s),
+            Yaml::Seq(items) => Value::Array(items.into_iter().map(Node::into_json).collect()),
+            Yaml::Map(entries) => {
+                let mut map = Map::with_capacity(entries.len());
+                for (k, v) in entries {
+                    let key = match k.value {
+                        Yaml::Str(s) => s,
+                        _ => key_text(&k),
+                    };
+                    map.insert(key, v.into_json());
+                }
+                Value::Object(map)
+            }
+            _ => self.to_json(),
+        }
+    }
+
     /// The node's data as JSON. Mapping keys that are not strings are written as their
     /// scalar text, as Kubernetes' YAML reader does.
     pub fn to_json(&self) -> Value {
@@ -109,7 +161,7 @@ impl Node {
             Yaml::Str(s) => Value::String(s.clone()),
             Yaml::Seq(items) => Value::Array(items.iter().map(Node::to_json).collect()),
             Yaml::Map(entries) => {
-                let mut map = Map::new();
+                let mut map = Map::with_capacity(entries.len());
                 for (k, v) in entries {
                     map.insert(key_text(k), v.to_json());
                 }
@@ -133,23 +185,80 @@ fn key_text(node: &Node) -> String {
 /// Parses every document of a YAML stream. An empty stream gives no documents; an empty
 /// document between `---` markers gives a `Null` node.
 pub fn parse_stream(src: &str) -> Result<Vec<Node>, YamlError> {
-    let mut docs = Vec::new();
-    Builder::new().run(src, &mut |n| docs.push(n))?;
-    Ok(docs)
+    let pieces = parse_pieces(src, Vec::new, |docs, n| docs.push(n))?;
+    Ok(pieces.into_iter().flatten().collect())
 }
 
 /// Parses a stream and returns its documents as JSON, leaving out empty documents
 /// (as `kubectl apply -f` does). Each document becomes JSON as soon as it is read, so
 /// the position-carrying tree of the whole stream is never held at once.
 pub fn parse_json_stream(src: &str) -> Result<Vec<Value>, YamlError> {
-    let mut docs = Vec::new();
-    Builder::new().run(src, &mut |n| {
+    let pieces = parse_pieces(src, Vec::new, |docs, n| {
         if n.value != Yaml::Null {
-            docs.push(n.to_json());
+            docs.push(n.into_json());
         }
     })?;
-    Ok(docs)
+    Ok(pieces.into_iter().flatten().collect())
 }
+
+/// Parses a stream as [`parse_stream`] does, handing every document, in order, to
+/// `each` with the state `start` made for its piece; returns the states in stream order.
+///
+/// A large stream is cut before document markers into pieces parsed on separate threads
+/// (see `pieces`), so `each` runs on those threads too: put per-document work there
+/// (checks, conversion to JSON). Positions are those in the whole stream, the alias and
+/// node budgets are the run's, shared by all threads, and the error reported is the
+/// first in stream order.
+pub fn parse_pieces<S: Send>(
+    src: &str,
+    start: impl Fn() -> S + Sync,
+    each: impl Fn(&mut S, Node) + Sync,
+) -> Result<Vec<S>, YamlError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
+    parse_on(threads, src, start, each)
+}
+
+/// [`parse_pieces`] on at most `threads` threads.
+fn parse_on<S: Send>(
+    threads: usize,
+    src: &str,
+    start: impl Fn() -> S + Sync,
+    each: impl Fn(&mut S, Node) + Sync,
+) -> Result<Vec<S>, YamlError> {
+    // A leading byte-order mark is legal; everything else the parser judges.
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    let budget = Budget::of_this_run();
+    let parts = pieces::split(src, threads);
+    let parse = |piece: pieces::Piece<'_>| {
+        let mut state = start();
+        Builder::new(&budget, piece.line_offset)
+            .run(piece.text, &mut |n| each(&mut state, n))
+            .map(|()| state)
+    };
+    let result = match parts.split_first() {
+        Some((first, rest)) if !rest.is_empty() => std::thread::scope(|scope| {
+            let others: Vec<_> = rest
+                .iter()
+                .map(|&piece| scope.spawn(move || parse(piece)))
+                .collect();
+            let mut states = vec![parse(*first)];
+            for handle in others {
+                states.push(
+                    handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                );
+            }
+            states.into_iter().collect()
+        }),
+        _ => parse(parts[0]).map(|s| vec![s]),
+    };
+    budget.close();
+    result
+}
+
+/// At most this many threads parse one stream.
+const MAX_THREADS: usize = 4;
 
 /// Parses a text that must hold at most one document; `Null` when it holds none.
 pub fn parse_one(src: &str) -> Result<Node, YamlError> {
@@ -282,27 +391,49 @@ enum Frame {
     Map(Box<MapFrame>, Pos, usize),
 }
 
-struct Builder {
+struct Builder<'b> {
     stack: Vec<Frame>,
     anchors: HashMap<usize, Node>,
+    budget: &'b Budget,
+    /// Lines of the stream before the piece this builder parses.
+    line_offset: usize,
+    /// Nodes built but not yet added to `budget.nodes`.
+    batch: usize,
+    /// `budget.nodes` when this builder last added its batch.
+    counted: usize,
 }
 
-/// Counts `n` more nodes (and `aliased` of them expanded from aliases) against the run's
-/// budget.
-fn spend(n: usize, aliased: usize, pos: Pos) -> Result<(), YamlError> {
-    SPENT.with(|s| {
-        let (nodes, aliases) = s.get();
-        let (nodes, aliases) = (nodes.saturating_add(n), aliases.saturating_add(aliased));
-        s.set((nodes, aliases));
-        if aliases > MAX_EXPANDED_NODES {
-            return Err(YamlError {
-                pos,
-                message: format!(
-                    "aliases expand to too many nodes (more than {MAX_EXPANDED_NODES} in this run)"
-                ),
-            });
+impl<'b> Builder<'b> {
+    fn new(budget: &'b Budget, line_offset: usize) -> Self {
+        Builder {
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            budget,
+            line_offset,
+            batch: 0,
+            counted: budget.nodes.load(Ordering::Relaxed),
         }
-        if nodes > MAX_RUN_NODES {
+    }
+
+    /// Counts `n` more nodes (and `aliased` of them expanded from aliases) against the
+    /// run's budget.
+    fn spend(&mut self, n: usize, aliased: usize, pos: Pos) -> Result<(), YamlError> {
+        self.batch = self.batch.saturating_add(n);
+        if aliased > 0 {
+            let before = self.budget.aliases.fetch_add(aliased, Ordering::Relaxed);
+            self.flush();
+            if before.saturating_add(aliased) > MAX_EXPANDED_NODES {
+                return Err(YamlError {
+                    pos,
+                    message: format!(
+                        "aliases expand to too many nodes (more than {MAX_EXPANDED_NODES} in this run)"
+                    ),
+                });
+            }
+        } else if self.batch >= NODE_BATCH {
+            self.flush();
+        }
+        if self.counted.saturating_add(self.batch) > MAX_RUN_NODES {
             return Err(YamlError {
                 pos,
                 message: format!(
@@ -311,47 +442,49 @@ fn spend(n: usize, aliased: usize, pos: Pos) -> Result<(), YamlError> {
             });
         }
         Ok(())
-    })
-}
+    }
 
-impl Builder {
-    fn new() -> Self {
-        Builder {
-            stack: Vec::new(),
-            anchors: HashMap::new(),
+    fn flush(&mut self) {
+        let before = self.budget.nodes.fetch_add(self.batch, Ordering::Relaxed);
+        self.counted = before.saturating_add(self.batch);
+        self.batch = 0;
+    }
+
+    fn pos(&self, line: usize, col: usize) -> Pos {
+        Pos {
+            line: line.max(1) + self.line_offset,
+            col: col + 1,
         }
     }
 
     fn run(mut self, src: &str, sink: &mut dyn FnMut(Node)) -> Result<(), YamlError> {
-        // A leading byte-order mark is legal; everything else the parser judges.
-        let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+        let result = self.events(src, sink);
+        self.flush();
+        result
+    }
+
+    fn events(&mut self, src: &str, sink: &mut dyn FnMut(Node)) -> Result<(), YamlError> {
         for item in Parser::new_from_str(src) {
             let (event, span) = item.map_err(|e| YamlError {
-                pos: Pos {
-                    line: e.marker().line().max(1),
-                    col: e.marker().col() + 1,
-                },
+                pos: self.pos(e.marker().line(), e.marker().col()),
                 message: e.info(),
             })?;
-            let pos = Pos {
-                line: span.start.line().max(1),
-                col: span.start.col() + 1,
-            };
+            let pos = self.pos(span.start.line(), span.start.col());
             match event {
                 Event::DocumentStart(..) => self.anchors.clear(),
                 Event::Scalar(text, style, anchor, tag) => {
-                    spend(1, 0, pos)?;
+                    self.spend(1, 0, pos)?;
                     let tag = tag.map(|t| (t.handle().to_string(), t.suffix().to_string()));
-                    let value = resolve_scalar(&text, style, tag.as_ref(), pos)?;
+                    let value = resolve_scalar(text, style, tag.as_ref(), pos)?;
                     self.push(Node { value, pos }, anchor, sink)?;
                 }
                 Event::SequenceStart(_, anchor, _) => {
-                    spend(1, 0, pos)?;
+                    self.spend(1, 0, pos)?;
                     self.check_depth(pos)?;
                     self.stack.push(Frame::Seq(Vec::new(), pos, anchor));
                 }
                 Event::MappingStart(_, anchor, _) => {
-                    spend(1, 0, pos)?;
+                    self.spend(1, 0, pos)?;
                     self.check_depth(pos)?;
                     self.stack.push(Frame::Map(
                         Box::new(MapFrame {
@@ -395,7 +528,7 @@ impl Builder {
                         });
                     };
                     let n = count_nodes(&node);
-                    spend(n, n, pos)?;
+                    self.spend(n, n, pos)?;
                     node.pos = pos;
                     self.push(node, 0, sink)?;
                 }
@@ -476,7 +609,7 @@ fn count_nodes(node: &Node) -> usize {
 /// Resolves a scalar by the YAML 1.2 core schema (what Kubernetes' reader accepts for
 /// manifests); quoted and block scalars are always strings.
 fn resolve_scalar(
-    text: &str,
+    text: std::borrow::Cow<'_, str>,
     style: ScalarStyle,
     tag: Option<&(String, String)>,
     pos: Pos,
@@ -485,42 +618,49 @@ fn resolve_scalar(
         if handle == "tag:yaml.org,2002:" {
             let bad = |what: &str| YamlError {
                 pos,
-                message: format!("`{text}` is not {what}"),
+                message: format!("`{}` is not {what}", &*text),
             };
             return match suffix.as_str() {
-                "str" => Ok(Yaml::Str(text.to_string())),
+                "str" => Ok(Yaml::Str(text.into_owned())),
                 "null" => Ok(Yaml::Null),
-                "bool" => plain_bool(text)
+                "bool" => plain_bool(&text)
                     .map(Yaml::Bool)
                     .ok_or_else(|| bad("a boolean")),
-                "int" => plain_int(text)
+                "int" => plain_int(&text)
                     .map(Yaml::Int)
                     .ok_or_else(|| bad("an integer")),
-                "float" => plain_float(text)
-                    .or_else(|| plain_int(text).map(|i| i as f64))
+                "float" => plain_float(&text)
+                    .or_else(|| plain_int(&text).map(|i| i as f64))
                     .map(Yaml::Float)
                     .ok_or_else(|| bad("a number")),
-                _ => Ok(Yaml::Str(text.to_string())),
+                _ => Ok(Yaml::Str(text.into_owned())),
             };
         }
-        return Ok(Yaml::Str(text.to_string()));
+        return Ok(Yaml::Str(text.into_owned()));
     }
     if style != ScalarStyle::Plain {
-        return Ok(Yaml::Str(text.to_string()));
+        return Ok(Yaml::Str(text.into_owned()));
     }
-    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+    if matches!(&*text, "" | "~" | "null" | "Null" | "NULL") {
         return Ok(Yaml::Null);
     }
-    if let Some(b) = plain_bool(text) {
+    if let Some(b) = plain_bool(&text) {
         return Ok(Yaml::Bool(b));
     }
-    if let Some(i) = plain_int(text) {
-        return Ok(Yaml::Int(i));
+    // Every core-schema number starts with a digit, a sign or a dot (`.inf`, `.5`).
+    if text
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.'))
+    {
+        if let Some(i) = plain_int(&text) {
+            return Ok(Yaml::Int(i));
+        }
+        if let Some(f) = plain_float(&text) {
+            return Ok(Yaml::Float(f));
+        }
     }
-    if let Some(f) = plain_float(text) {
-        return Ok(Yaml::Float(f));
-    }
-    Ok(Yaml::Str(text.to_string()))
+    Ok(Yaml::Str(text.into_owned()))
 }
 
 fn plain_bool(text: &str) -> Option<bool> {
@@ -681,6 +821,67 @@ mod tests {
                 .contains("duplicate key `key-7` (first at line 8)"),
             "{dup:?}"
         );
+    }
+
+    /// `docs` small Kubernetes-like documents, far more than one piece's worth.
+    fn big_stream(docs: usize) -> String {
+        (0..docs)
+            .map(|i| format!("---\nkind: Role\nmetadata: {{name: r-{i}, labels: {{a: b}}}}\nrules:\n- verbs: [get]\n"))
+            .collect()
+    }
+
+    fn pieces_of(threads: usize, src: &str) -> Result<Vec<Node>, YamlError> {
+        let pieces = parse_on(threads, src, Vec::new, |docs, n| docs.push(n))?;
+        assert_eq!(pieces.len() > 1, threads > 1, "the stream was not cut");
+        Ok(pieces.into_iter().flatten().collect())
+    }
+
+    #[test]
+    fn a_stream_parsed_in_pieces_equals_the_sequential_parse() {
+        let src = big_stream(20_000);
+        let sequential = pieces_of(1, &src).unwrap();
+        assert_eq!(sequential.len(), 20_000);
+        // Positions included: the last document starts on its line in the whole file.
+        assert_eq!(
+            sequential[19_999].pos,
+            Pos {
+                line: 5 * 19_999 + 2,
+                col: 1
+            }
+        );
+        assert_eq!(pieces_of(4, &src).unwrap(), sequential);
+        let bom = format!("\u{feff}{src}");
+        assert_eq!(pieces_of(4, &bom).unwrap(), sequential);
+    }
+
+    #[test]
+    fn an_error_in_a_later_piece_has_its_line_in_the_whole_stream() {
+        let mut src = big_stream(20_000);
+        src.push_str("---\nkind: Role\nkind: again\n");
+        let err = pieces_of(4, &src).unwrap_err();
+        assert_eq!(err.pos.line, 5 * 20_000 + 3, "{err:?}");
+        assert!(err.message.contains("duplicate key `kind`"), "{err:?}");
+        // A syntax error in the first piece wins over one in the last.
+        let src = format!("a: [\n{src}");
+        let err = pieces_of(4, &src).unwrap_err();
+        assert!(err.pos.line < 10, "{err:?}");
+    }
+
+    #[test]
+    fn threads_of_one_parse_share_the_run_budget() {
+        // 10k documents each expanding 101 aliased nodes: no piece alone reaches the
+        // run's budget, all of them together do.
+        let doc = format!("---\na: &a [{}]\nb: *a\n", vec!["x"; 100].join(", "));
+        let src = doc.repeat(MAX_EXPANDED_NODES / 101 + 10);
+        let err = pieces_of(4, &src).unwrap_err();
+        assert!(err.message.contains("aliases expand"), "{err:?}");
+        // What the threads spent is the calling thread's from now on.
+        let (nodes, aliases) = SPENT.get();
+        assert!(
+            aliases > MAX_EXPANDED_NODES / 2 && nodes > aliases,
+            "{nodes} {aliases}"
+        );
+        assert!(parse_one("x: &a [1]\ny: *a\n").is_err());
     }
 
     #[test]

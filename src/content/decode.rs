@@ -2,6 +2,7 @@
 //! its position instead of stopping at the first (unknown fields, wrong types, missing
 //! fields). The content models (`quiz`, `lab`) are written with these helpers.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
@@ -42,7 +43,9 @@ impl Text {
 pub struct Fields<'n> {
     node: &'n Node,
     entries: &'n [(Node, Node)],
-    used: RefCell<BTreeSet<String>>,
+    /// The keys asked for, in the order first asked (a handful per mapping: a list is
+    /// cheaper than a set for the many small mappings of a large file).
+    used: RefCell<Vec<String>>,
 }
 
 impl<'n> Fields<'n> {
@@ -52,10 +55,13 @@ impl<'n> Fields<'n> {
 
     /// The value under `key`, if present (and not null).
     pub fn opt(&self, key: &str) -> Option<&'n Node> {
-        self.used.borrow_mut().insert(key.to_string());
+        let mut used = self.used.borrow_mut();
+        if !used.iter().any(|u| u == key) {
+            used.push(key.to_string());
+        }
         self.entries
             .iter()
-            .find(|(k, _)| key_name(k).as_deref() == Some(key))
+            .find(|(k, _)| key_is(k, key))
             .map(|(_, v)| v)
             .filter(|v| v.value != Yaml::Null)
     }
@@ -77,25 +83,26 @@ impl<'n> Fields<'n> {
     pub fn key_pos(&self, key: &str) -> Option<Pos> {
         self.entries
             .iter()
-            .find(|(k, _)| key_name(k).as_deref() == Some(key))
+            .find(|(k, _)| key_is(k, key))
             .map(|(k, _)| k.pos)
     }
 
     /// Whether `key` is present at all.
     pub fn has(&self, key: &str) -> bool {
-        self.entries
-            .iter()
-            .any(|(k, _)| key_name(k).as_deref() == Some(key))
+        self.entries.iter().any(|(k, _)| key_is(k, key))
     }
 
     /// Reports every key that was never read as unknown, with a suggestion when one is close.
     pub fn finish(self, d: &mut Decoder<'_>, context: &str) {
-        let used = self.used.into_inner();
+        let asked = self.used.into_inner();
+        let mut used: Option<BTreeSet<String>> = None;
         for (k, _) in self.entries {
-            let name = key_name(k).unwrap_or_else(|| format!("{:?}", k.value));
-            if used.contains(&name) {
+            let name = key_name(k).unwrap_or_else(|| format!("{:?}", k.value).into());
+            if asked.iter().any(|u| *u == name) {
                 continue;
             }
+            // Only a mapping with an unknown key needs the names in order, for the hint.
+            let used = used.get_or_insert_with(|| asked.iter().cloned().collect());
             let hint = match closest(&name, used.iter().map(String::as_str)) {
                 Some(near) => format!("did you mean `{near}`?"),
                 None if used.is_empty() => format!("{context} takes no fields"),
@@ -114,12 +121,21 @@ impl<'n> Fields<'n> {
 
 /// A mapping key as text: `true:` and `1:` are keys too (YAML reads them as a boolean
 /// and a number, but content authors mean the words).
-fn key_name(k: &Node) -> Option<String> {
+fn key_name(k: &Node) -> Option<Cow<'_, str>> {
     match &k.value {
-        Yaml::Str(s) => Some(s.clone()),
-        Yaml::Bool(b) => Some(b.to_string()),
-        Yaml::Int(i) => Some(i.to_string()),
+        Yaml::Str(s) => Some(Cow::Borrowed(s)),
+        Yaml::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
+        Yaml::Int(i) => Some(Cow::Owned(i.to_string())),
         _ => None,
+    }
+}
+
+/// Whether the key `k` is written `key` (as [`key_name`] reads it), without building
+/// its text for the common string key.
+fn key_is(k: &Node, key: &str) -> bool {
+    match &k.value {
+        Yaml::Str(s) => s == key,
+        _ => key_name(k).as_deref() == Some(key),
     }
 }
 
@@ -162,7 +178,7 @@ impl<'a> Decoder<'a> {
             Yaml::Map(entries) => Some(Fields {
                 node,
                 entries,
-                used: RefCell::new(BTreeSet::new()),
+                used: RefCell::new(Vec::new()),
             }),
             _ => {
                 self.wrong_type(node, "a mapping");

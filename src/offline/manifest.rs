@@ -61,7 +61,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Resu
 /// them all.
 pub fn load(
     files: &[PathBuf],
-    check: impl Fn(&crate::yaml::Node, &mut Collector<'_>),
+    check: impl Fn(&crate::yaml::Node, &mut Collector<'_>) + Sync,
 ) -> Result<Vec<Value>> {
     let mut objects = Vec::new();
     let mut diags: Vec<Diagnostic> = Vec::new();
@@ -79,21 +79,29 @@ pub fn load(
             continue;
         };
         let mut c = Collector::new(file, &src);
-        match crate::yaml::parse_stream(&src) {
-            Ok(docs) => {
-                for doc in docs {
-                    match doc.value {
-                        Yaml::Null => {}
-                        Yaml::Map(_) => {
-                            check(&doc, &mut c);
-                            objects.push(doc.to_json());
-                        }
-                        _ => c.error_hint(
-                            doc.pos,
-                            format!("expected a Kubernetes object, found {}", doc.type_name()),
-                            "each document must be a mapping with apiVersion and kind",
-                        ),
-                    }
+        // Each piece of a large stream is checked and turned into JSON on the thread
+        // that parsed it; the pieces come back in file order.
+        let pieces = crate::yaml::parse_pieces(
+            &src,
+            || (Collector::new(file, &src), Vec::new()),
+            |(c, objects): &mut (Collector<'_>, Vec<Value>), doc| match doc.value {
+                Yaml::Null => {}
+                Yaml::Map(_) => {
+                    check(&doc, c);
+                    objects.push(doc.into_json());
+                }
+                _ => c.error_hint(
+                    doc.pos,
+                    format!("expected a Kubernetes object, found {}", doc.type_name()),
+                    "each document must be a mapping with apiVersion and kind",
+                ),
+            },
+        );
+        match pieces {
+            Ok(pieces) => {
+                for (found, objs) in pieces {
+                    c.absorb(found);
+                    objects.extend(objs);
                 }
             }
             Err(e) => c.error_hint(
