@@ -154,6 +154,12 @@ impl<'a> Collector<'a> {
         self.diags.is_empty()
     }
 
+    /// An empty collector for the same file, to gather the problems of a part of it
+    /// checked on another thread (then [`Collector::absorb`] them back, in order).
+    pub fn sibling(&self) -> Collector<'a> {
+        Collector::new(&self.file, self.source)
+    }
+
     /// Takes over the problems another collector found in the same file (in a piece
     /// of it checked on another thread), as if they had been reported here in turn.
     pub fn absorb(&mut self, other: Collector<'_>) {

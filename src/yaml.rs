@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::{Map, Number, Value};
 
+mod one;
 mod pieces;
 
 /// A position in a source text: line and column, both counted from 1.
@@ -233,7 +234,7 @@ fn parse_on<S: Send>(
         let mut state = start();
         Builder::new(&budget, piece.line_offset)
             .run(piece.text, &mut |n| each(&mut state, n))
-            .map(|()| state)
+            .map(|_| state)
     };
     let result = match parts.split_first() {
         Some((first, rest)) if !rest.is_empty() => std::thread::scope(|scope| {
@@ -262,6 +263,12 @@ const MAX_THREADS: usize = 4;
 
 /// Parses a text that must hold at most one document; `Null` when it holds none.
 pub fn parse_one(src: &str) -> Result<Node, YamlError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads > 1
+        && let Some(doc) = one::parse_in_two(src.strip_prefix('\u{feff}').unwrap_or(src))
+    {
+        return Ok(doc);
+    }
     let mut docs = parse_stream(src)?;
     match docs.len() {
         0 => Ok(Node {
@@ -401,6 +408,8 @@ struct Builder<'b> {
     batch: usize,
     /// `budget.nodes` when this builder last added its batch.
     counted: usize,
+    /// The most collections open at once so far.
+    deepest: usize,
 }
 
 impl<'b> Builder<'b> {
@@ -412,6 +421,7 @@ impl<'b> Builder<'b> {
             line_offset,
             batch: 0,
             counted: budget.nodes.load(Ordering::Relaxed),
+            deepest: 0,
         }
     }
 
@@ -457,10 +467,12 @@ impl<'b> Builder<'b> {
         }
     }
 
-    fn run(mut self, src: &str, sink: &mut dyn FnMut(Node)) -> Result<(), YamlError> {
+    /// Builds the documents of `src`, handing each to `sink`; returns the most
+    /// collections that were open at once.
+    fn run(mut self, src: &str, sink: &mut dyn FnMut(Node)) -> Result<usize, YamlError> {
         let result = self.events(src, sink);
         self.flush();
-        result
+        result.map(|()| self.deepest)
     }
 
     fn events(&mut self, src: &str, sink: &mut dyn FnMut(Node)) -> Result<(), YamlError> {
@@ -544,13 +556,15 @@ impl<'b> Builder<'b> {
         Ok(())
     }
 
-    fn check_depth(&self, pos: Pos) -> Result<(), YamlError> {
+    /// Before a collection is opened.
+    fn check_depth(&mut self, pos: Pos) -> Result<(), YamlError> {
         if self.stack.len() >= MAX_DEPTH {
             return Err(YamlError {
                 pos,
                 message: format!("nesting deeper than {MAX_DEPTH} levels"),
             });
         }
+        self.deepest = self.deepest.max(self.stack.len() + 1);
         Ok(())
     }
 

@@ -148,6 +148,9 @@ pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&
         .map(|(_, k)| k)
 }
 
+/// Lists shorter than this are decoded on one thread.
+const PARALLEL_ITEMS: usize = 2048;
+
 /// Decodes nodes of one file, collecting diagnostics.
 pub struct Decoder<'a> {
     pub diags: Collector<'a>,
@@ -266,6 +269,39 @@ impl<'a> Decoder<'a> {
                 None
             }
         }
+    }
+
+    /// `decode` applied to every item, in order; a long list (a quiz of thousands of
+    /// questions) is decoded in two halves on two threads, with the problems kept in
+    /// the order one pass would report them.
+    pub fn each_parallel<I: Sync, T: Send>(
+        &mut self,
+        items: &[I],
+        decode: impl Fn(&mut Decoder<'_>, &I) -> Option<T> + Sync,
+    ) -> Vec<T> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if items.len() < PARALLEL_ITEMS || threads < 2 {
+            return items.iter().filter_map(|i| decode(self, i)).collect();
+        }
+        let (first, second) = items.split_at(items.len() / 2);
+        let mut other = Decoder::new(self.diags.sibling());
+        let (mut out, rest) = std::thread::scope(|scope| {
+            let rest = scope.spawn(|| {
+                let rest: Vec<T> = second
+                    .iter()
+                    .filter_map(|i| decode(&mut other, i))
+                    .collect();
+                rest
+            });
+            let out: Vec<T> = first.iter().filter_map(|i| decode(self, i)).collect();
+            (
+                out,
+                rest.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            )
+        });
+        self.diags.absorb(other.diags);
+        out.extend(rest);
+        out
     }
 
     pub fn strings(&mut self, node: &Node) -> Vec<String> {

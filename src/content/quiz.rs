@@ -120,27 +120,40 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>) -> Option<Quiz> {
     }
     let pass_mark = top.req(d, "passMark").and_then(|n| d.int_in(n, 0..=100));
     let mut questions = Vec::new();
-    let mut seen: std::collections::HashMap<String, Pos> = Default::default();
     if let Some(list) = top.req(d, "questions").and_then(|n| d.list(n)) {
         if list.is_empty() {
             d.error(top.pos(), "a quiz needs at least one question");
         }
-        for node in list {
-            if let Some(id) = node.get("id").and_then(|n| n.as_str()) {
-                if let Some(first) = seen.get(id) {
-                    d.error_hint(
-                        node.pos,
-                        format!(
-                            "duplicate question id `{id}` (first at line {})",
-                            first.line
-                        ),
-                        "give every question its own id",
-                    );
-                }
-                seen.entry(id.to_string()).or_insert(node.pos);
+        // Where each repeated id was first used, found in order; reported with its
+        // question, so that the questions can be decoded in parallel.
+        let mut seen: std::collections::HashMap<&str, Pos> = Default::default();
+        let firsts: Vec<(&Node, Option<Pos>)> = list
+            .iter()
+            .map(|node| {
+                let id = node.get("id").and_then(|n| n.as_str());
+                let first = id.and_then(|id| match seen.entry(id) {
+                    std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(node.pos);
+                        None
+                    }
+                });
+                (node, first)
+            })
+            .collect();
+        questions = d.each_parallel(&firsts, |d, &(node, first)| {
+            if let (Some(first), Some(id)) = (first, node.get("id").and_then(|n| n.as_str())) {
+                d.error_hint(
+                    node.pos,
+                    format!(
+                        "duplicate question id `{id}` (first at line {})",
+                        first.line
+                    ),
+                    "give every question its own id",
+                );
             }
-            questions.extend(decode_question(d, node));
-        }
+            decode_question(d, node)
+        });
     }
     let mut by_id = std::collections::HashMap::with_capacity(questions.len());
     for (i, q) in questions.iter().enumerate() {
@@ -418,6 +431,72 @@ mod tests {
             Ok(Document::Quiz(q)) => assert_eq!(q.questions.len(), 1),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A question at line `5 + 8 * i`, written in 8 lines.
+    fn question(i: usize, id: &str, explanation: &str) -> String {
+        format!(
+            "  - id: {id}\n    type: single\n    prompt: P{i}\n    {explanation}\n    choices:\n      - {{id: x, text: X, correct: true}}\n      - {{id: y, text: Y}}\n    # q{i}\n"
+        )
+    }
+
+    #[test]
+    fn a_long_quiz_decoded_in_parallel_keeps_questions_and_problems_in_order() {
+        let n = 5_000;
+        let body = |bad: &dyn Fn(usize) -> bool| -> String {
+            (0..n)
+                .map(|i| match i {
+                    4_000 if bad(i) => question(i, "q-3", "explanation: E"),
+                    _ if bad(i) => question(i, &format!("q-{i}"), "explanaton: E"),
+                    _ => question(i, &format!("q-{i}"), "explanation: E"),
+                })
+                .collect()
+        };
+        let src = format!("{HEAD}questions:\n{}", body(&|_| false));
+        match load_str(Path::new("q.yaml"), &src) {
+            Ok(Document::Quiz(q)) => {
+                let ids: Vec<String> = (0..n).map(|i| format!("q-{i}")).collect();
+                assert_eq!(
+                    q.questions.iter().map(|q| &q.id).collect::<Vec<_>>(),
+                    ids.iter().collect::<Vec<_>>()
+                );
+                assert_eq!(q.question("q-4999").unwrap().pos.line, 6 + 8 * 4_999);
+            }
+            other => panic!("{other:?}"),
+        }
+        let line = |i: usize| 6 + 8 * i;
+        let src = format!(
+            "{HEAD}questions:\n{}",
+            body(&|i| [100, 4_000, 4_500].contains(&i))
+        );
+        let p = problems(&src);
+        let want = [
+            format!("{}:5 missing field `explanation`", line(100)),
+            format!(
+                "{}:5 unknown field `explanaton` in a `single` question",
+                line(100) + 3
+            ),
+            format!(
+                "{}:5 duplicate question id `q-3` (first at line {})",
+                line(4_000),
+                line(3)
+            ),
+            format!("{}:5 missing field `explanation`", line(4_500)),
+            format!(
+                "{}:5 unknown field `explanaton` in a `single` question",
+                line(4_500) + 3
+            ),
+        ];
+        assert_eq!(p, want);
+        // Past the cap, the problems kept are the first ones of the file.
+        let p = problems(&format!("{HEAD}questions:\n{}", body(&|_| true)));
+        assert_eq!(p.len(), crate::diag::MAX_PER_FILE + 1);
+        assert_eq!(p[0], format!("{}:5 missing field `explanation`", line(0)));
+        assert_eq!(
+            p[198],
+            format!("{}:5 missing field `explanation`", line(99))
+        );
+        assert!(p[200].contains("and 9799 more"), "{}", p[200]);
     }
 
     #[test]
