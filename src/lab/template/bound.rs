@@ -1,0 +1,682 @@
+//! A bound on the memory rendering a template can take, computed from its syntax tree
+//! before it runs. Rendering is refused when the bound is over [`MAX_MEMORY`].
+//!
+//! Why the bound holds (tera 1.20, `renderer/processor.rs`, `call_stack.rs`,
+//! `stack_frame.rs`, `for_loop.rs`): while a template renders, memory is held by
+//! - the values of `set` variables: one per `set` the renderer has passed in the current
+//!   frame. A loop's frame is emptied at every turn (`increment_for_loop` →
+//!   `clear_context`) and dropped after the loop, and `set_global`, macros and `include`
+//!   (the only ways to write outside the frame or to recurse) are refused. So a loop body
+//!   holds at most what one turn of it sets, and the analysis walks each body once;
+//! - the list a loop walks (plus, for a key–value loop, a copy of its keys);
+//! - the text a `{% filter %}` section collects, which does grow with every turn;
+//! - the text written out, which kca caps while it is written ([`super::MAX_OUTPUT`]);
+//! - the values made while one expression is evaluated, freed when it is done.
+//!
+//! Each value gets a [`Val`]: a bound on its memory, on its text, on how many items a
+//! loop over it can take and on how deeply it nests. Literals and the variables kca
+//! provides are measured; `~` adds its parts; a list adds its items; every filter has a
+//! rule ([`super::filters`]); looking a variable up may copy it. What has no rule (a filter
+//! or function kca does not know, `__tera_context`, macros) is refused. The bound for a
+//! point of the template is what is held there plus what its expression makes, and the
+//! largest over the whole template must stay under [`MAX_MEMORY`].
+
+use std::collections::HashMap;
+
+use tera::ast::{Expr, ExprVal, FunctionCall, Node};
+use tera::{Context, Value};
+
+use super::filters::{self, Arg};
+use super::locate::Tags;
+
+/// The most memory (estimated as below) rendering one template may need at any time.
+pub const MAX_MEMORY: u64 = 16 << 20;
+/// Values may nest this deep (lists of lists …); tera copies and drops them recursively.
+pub const MAX_DEPTH: u32 = 32;
+/// Working memory of one filter or test call, as a multiple of its input: the copy tera
+/// makes of it, its text in an error message, a per-character index (`truncate`).
+const WORK: u64 = 32;
+/// Memory a regular expression (`matching`) may take to compile and run (kca's own
+/// `matching` limits its size).
+pub const REGEX_MEMORY: u64 = 2 << 20;
+
+/// Bounds on one value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Val {
+    /// Memory, in bytes.
+    pub size: u64,
+    /// Length of its text (a string, or a value written out).
+    pub text: u64,
+    /// Items a loop over it can take (list items, characters, entries).
+    pub len: u64,
+    /// Nesting: 0 for a string or number, 1 for a list of them, …
+    pub depth: u32,
+}
+
+impl Val {
+    /// Memory of a value itself (`serde_json::Value`).
+    pub const NODE: u64 = 32;
+    /// A list item's memory beyond its value, and its `, ` when written.
+    pub const ITEM: u64 = 40;
+    /// An object entry's memory beyond its key and value.
+    pub const ENTRY: u64 = 96;
+    /// The longest text of a number (an `f64` such as 1e300 is written in full).
+    const NUMBER_TEXT: u64 = 330;
+
+    pub fn small() -> Val {
+        Val::string(8)
+    }
+
+    pub fn string(text: u64) -> Val {
+        Val {
+            size: Self::NODE.saturating_add(text),
+            text,
+            len: text,
+            depth: 0,
+        }
+    }
+
+    pub fn number() -> Val {
+        Val {
+            size: Self::NODE,
+            text: Self::NUMBER_TEXT,
+            len: 0,
+            depth: 0,
+        }
+    }
+
+    /// An item (or character, or entry) of this value.
+    pub fn element(self) -> Val {
+        Val {
+            depth: self.depth.saturating_sub(1),
+            ..self
+        }
+    }
+
+    pub fn max(a: Val, b: Val) -> Val {
+        Val {
+            size: a.size.max(b.size),
+            text: a.text.max(b.text),
+            len: a.len.max(b.len),
+            depth: a.depth.max(b.depth),
+        }
+    }
+
+    /// Exact bounds of a value kca provides.
+    pub fn of(v: &Value) -> Val {
+        match v {
+            Value::String(s) => Val::string(s.len() as u64),
+            Value::Number(n) => Val {
+                text: n.to_string().len() as u64,
+                ..Val::number()
+            },
+            Value::Null | Value::Bool(_) => Val::small(),
+            Value::Array(items) => {
+                let mut out = Val {
+                    size: Self::NODE,
+                    text: 2,
+                    len: items.len() as u64,
+                    depth: 1,
+                };
+                for i in items.iter().map(Val::of) {
+                    out.size += i.size + Self::ITEM;
+                    out.text += i.text + 2;
+                    out.depth = out.depth.max(i.depth + 1);
+                }
+                out
+            }
+            Value::Object(m) => {
+                let mut out = Val {
+                    size: Self::NODE,
+                    text: 8,
+                    len: m.len() as u64,
+                    depth: 1,
+                };
+                for (k, i) in m.iter().map(|(k, v)| (k, Val::of(v))) {
+                    out.size += k.len() as u64 + i.size + Self::ENTRY;
+                    out.depth = out.depth.max(i.depth + 1);
+                }
+                out
+            }
+        }
+    }
+}
+
+/// A refusal, placed at a tag once known.
+pub struct Refusal {
+    pub msg: String,
+    placed: bool,
+}
+
+impl From<String> for Refusal {
+    fn from(msg: String) -> Self {
+        Refusal { msg, placed: false }
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(msg: &str) -> Self {
+        msg.to_string().into()
+    }
+}
+
+type Res<T> = Result<T, Refusal>;
+
+/// What running a list of nodes once does, relative to the memory held before it.
+#[derive(Default, Clone, Copy)]
+struct Effect {
+    /// Text it writes.
+    out: u64,
+    /// The most memory it needs at any time.
+    peak: u64,
+    /// Memory it leaves held (variables it sets).
+    grow: u64,
+}
+
+/// What the analysis found for a template that may run.
+#[derive(Debug)]
+pub struct Bounds {
+    /// The most memory rendering needs at any time, in bytes.
+    pub memory: u64,
+}
+
+pub struct Analysis<'a> {
+    ctx: &'a Context,
+    tags: Tags<'a>,
+    scopes: Vec<HashMap<String, Val>>,
+    /// Memory held by enclosing loops and variables, at the start of the current list.
+    base: u64,
+    iterations: u64,
+    memory: u64,
+}
+
+/// Bounds rendering `ast` (the tree of `text`) with `ctx`, or says what is refused.
+pub fn analyse(text: &str, ast: &[Node], ctx: &Context) -> Result<Bounds, String> {
+    let mut a = Analysis {
+        ctx,
+        tags: Tags::new(text, ast),
+        scopes: vec![HashMap::new()],
+        base: 0,
+        iterations: 0,
+        memory: 0,
+    };
+    let e = a.nodes(ast, 1).map_err(|r| r.msg)?;
+    Ok(Bounds {
+        memory: a.memory.max(e.peak),
+    })
+}
+
+impl Analysis<'_> {
+    fn nodes(&mut self, nodes: &[Node], times: u64) -> Res<Effect> {
+        let mut e = Effect::default();
+        for node in nodes {
+            let n = self.node(node, times).map_err(|r| self.place(r, node))?;
+            e.peak = e.peak.max(e.grow.saturating_add(n.peak));
+            e.grow = e.grow.saturating_add(n.grow);
+            e.out = e.out.saturating_add(n.out);
+            let held = self.base.saturating_add(e.peak);
+            self.memory = self.memory.max(held);
+            if held > MAX_MEMORY {
+                return Err(self.place(memory_error(held).into(), node));
+            }
+        }
+        Ok(e)
+    }
+
+    fn place<T>(&self, r: Refusal, key: &T) -> Refusal {
+        if r.placed {
+            return r;
+        }
+        let at = self.tags.describe(key, "");
+        Refusal {
+            msg: if at.is_empty() {
+                r.msg
+            } else {
+                format!("{at}: {}", r.msg)
+            },
+            placed: !at.is_empty(),
+        }
+    }
+
+    fn node(&mut self, node: &Node, times: u64) -> Res<Effect> {
+        Ok(match node {
+            Node::Text(s) | Node::Raw(_, s, _) => Effect {
+                out: s.len() as u64,
+                ..Effect::default()
+            },
+            Node::Comment(..) | Node::Break(_) | Node::Continue(_) | Node::Super => {
+                Effect::default()
+            }
+            Node::VariableBlock(_, e) => {
+                let (v, t) = self.expr(e)?;
+                Effect {
+                    out: v.text,
+                    peak: t,
+                    grow: 0,
+                }
+            }
+            Node::Set(_, set) if set.global => {
+                return Err("`set_global` is not available in starters; use `set`".into());
+            }
+            Node::Set(_, set) => {
+                let (v, t) = self.expr(&set.value)?;
+                if v.depth > MAX_DEPTH {
+                    return Err(format!(
+                        "`{}` may nest lists more than {MAX_DEPTH} deep; a starter needs \
+                         no deeper values",
+                        set.key
+                    )
+                    .into());
+                }
+                self.scopes
+                    .last_mut()
+                    .expect("a scope")
+                    .insert(set.key.clone(), v);
+                Effect {
+                    out: 0,
+                    peak: t,
+                    grow: v.size,
+                }
+            }
+            Node::Forloop(_, f, _) => self.for_loop(f, times)?,
+            Node::If(i, _) => {
+                let mut branches: Vec<&[Node]> = Vec::new();
+                let mut peak = 0u64;
+                for (_, cond, body) in &i.conditions {
+                    let (_, t) = self.expr(cond).map_err(|r| self.place(r, cond))?;
+                    peak = peak.max(t);
+                    branches.push(body);
+                }
+                branches.push(i.otherwise.as_ref().map_or(&[][..], |(_, b)| b));
+                let e = self.branches(&branches, times)?;
+                Effect {
+                    peak: peak.max(e.peak),
+                    ..e
+                }
+            }
+            Node::FilterSection(_, f, _) => {
+                let body = self.nodes(&f.body, times)?;
+                let input = Val::string(body.out);
+                let (v, t) = self.filter(input, &f.filter)?;
+                Effect {
+                    out: v.text,
+                    // The section collects the body's text, then filters it.
+                    peak: (body.peak.saturating_add(body.out))
+                        .max(body.grow.saturating_add(input.size).saturating_add(t)),
+                    grow: body.grow,
+                }
+            }
+            Node::Block(_, b, _) => self.nodes(&b.body, times)?,
+            Node::MacroDefinition(..) => {
+                return Err("macros are not available in starters".into());
+            }
+            Node::Extends(..) | Node::Include(..) | Node::ImportMacro(..) => {
+                return Err(
+                    "`extends`, `include` and `import` are not available in starters".into(),
+                );
+            }
+        })
+    }
+
+    /// Exactly one of `branches` runs, in the current frame: each starts from the
+    /// variables as they are, and afterwards a variable is as large as any branch left it.
+    fn branches(&mut self, branches: &[&[Node]], times: u64) -> Res<Effect> {
+        let before = self.scopes.clone();
+        let mut after: Vec<HashMap<String, Val>> = Vec::new();
+        let mut out = Effect::default();
+        for body in branches {
+            self.scopes.clone_from(&before);
+            let e = self.nodes(body, times)?;
+            out.peak = out.peak.max(e.peak);
+            out.grow = out.grow.max(e.grow);
+            out.out = out.out.max(e.out);
+            after.push(self.scopes.pop().expect("a scope"));
+        }
+        self.scopes = before;
+        let mut joined = self.scopes.pop().expect("a scope");
+        let keys: Vec<String> = after.iter().flat_map(|s| s.keys().cloned()).collect();
+        for k in keys {
+            let seen_before = joined.get(&k).copied().or_else(|| self.lookup(&k));
+            let v = after
+                .iter()
+                .filter_map(|s| s.get(&k).copied().or(seen_before))
+                .fold(Val::small(), Val::max);
+            joined.insert(k, v);
+        }
+        self.scopes.push(joined);
+        Ok(out)
+    }
+
+    fn for_loop(&mut self, f: &tera::ast::Forloop, times: u64) -> Res<Effect> {
+        let (list, t) = self.expr(&f.container)?;
+        let turns = self.turns(&f.container, list);
+        let all = times.saturating_mul(turns);
+        self.iterations = self.iterations.saturating_add(all);
+        if all > super::MAX_ITERATIONS || self.iterations > super::MAX_ITERATIONS {
+            return Err(super::loop_error(self.iterations.max(all)).into());
+        }
+        // The list, and for a key–value loop a copy of its keys and values' handles.
+        let held = list.size.saturating_mul(2);
+        let mut scope = HashMap::new();
+        scope.insert(f.value.clone(), list.element());
+        if let Some(k) = &f.key {
+            scope.insert(k.clone(), Val::string(list.size));
+        }
+        scope.insert("loop".to_string(), Val::number());
+        self.scopes.push(scope);
+        self.base = self.base.saturating_add(held);
+        let body = self.nodes(&f.body, all);
+        self.base -= held;
+        self.scopes.pop();
+        let body = body?;
+        // With nothing to walk, the `else` body runs in the current frame instead.
+        let empty = self.branches(&[&[], f.empty_body.as_deref().unwrap_or(&[])], times)?;
+        Ok(Effect {
+            out: body.out.saturating_mul(turns).max(empty.out),
+            peak: t.max(held.saturating_add(body.peak)).max(empty.peak),
+            grow: empty.grow,
+        })
+    }
+
+    /// How many times a loop over `container` can turn.
+    fn turns(&self, container: &Expr, list: Val) -> u64 {
+        if let ExprVal::FunctionCall(call) = &container.val
+            && call.name == "range"
+            && container.filters.is_empty()
+        {
+            return range_count(call);
+        }
+        list.len
+    }
+
+    fn lookup(&self, root: &str) -> Option<Val> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(root).copied())
+            .or_else(|| self.ctx.get(root).map(Val::of))
+    }
+
+    /// A variable read: `a`, `a.b`, `a[b]`. Reading copies the value.
+    fn ident(&self, name: &str) -> Res<(Option<Val>, u64)> {
+        if name.starts_with("__tera_context") {
+            return Err("`__tera_context` is not available in starters".into());
+        }
+        let root = name.split(['.', '[']).next().unwrap_or(name);
+        let v = self.lookup(root);
+        let mut t = v.map_or(0, |v| v.size);
+        // `a[b]`: tera looks `b` up and rewrites the name with its text, several times.
+        for inner in name.split('[').skip(1) {
+            let inner = inner.split(']').next().unwrap_or("");
+            if inner.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                let (sub, st) = self.ident(inner)?;
+                let sub_text = sub.map_or(0, |s| s.text);
+                t = t
+                    .saturating_add(st)
+                    .saturating_add(sub_text.saturating_add(name.len() as u64) * 8);
+            }
+        }
+        Ok((v, t))
+    }
+
+    /// Bounds on an expression's value, and the memory its evaluation needs.
+    fn expr(&self, e: &Expr) -> Res<(Val, u64)> {
+        let (mut v, mut t) = match &e.val {
+            ExprVal::String(s) => {
+                let v = Val::string(s.len() as u64);
+                (v, v.size)
+            }
+            ExprVal::Int(i) => (
+                Val {
+                    text: i.to_string().len() as u64,
+                    ..Val::number()
+                },
+                Val::NODE,
+            ),
+            ExprVal::Float(_) | ExprVal::Math(_) => {
+                if let ExprVal::Math(m) = &e.val {
+                    let (_, tl) = self.number_operand(&m.lhs)?;
+                    let (_, tr) = self.number_operand(&m.rhs)?;
+                    (Val::number(), tl.saturating_add(tr))
+                } else {
+                    (Val::number(), Val::NODE)
+                }
+            }
+            ExprVal::Bool(_) => (Val::small(), Val::NODE),
+            ExprVal::Ident(name) => {
+                let (found, t) = self.ident(name)?;
+                match (found, e.filters.first()) {
+                    (found, Some(f)) if f.name == "default" => {
+                        let (d, td) = match f.args.get("value") {
+                            Some(d) => self.expr(d)?,
+                            None => (Val::small(), 0),
+                        };
+                        let v = found.map_or(d, |v| Val::max(v, d));
+                        (v, t.saturating_add(td))
+                    }
+                    (found, _) => (found.unwrap_or(Val::small()), t),
+                }
+            }
+            ExprVal::Logic(l) => {
+                let (_, tl) = self.expr(&l.lhs)?;
+                let (_, tr) = self.expr(&l.rhs)?;
+                (Val::small(), tl.saturating_add(tr))
+            }
+            ExprVal::In(i) => {
+                let (lhs, tl) = self.expr(&i.lhs)?;
+                let (_, tr) = self.expr(&i.rhs)?;
+                // A mismatch writes the needle into the error message.
+                let t = tl
+                    .saturating_add(tr)
+                    .saturating_add(lhs.size.saturating_mul(8));
+                (Val::small(), t)
+            }
+            ExprVal::Test(test) => (Val::small(), self.test(test)?),
+            ExprVal::MacroCall(_) => return Err("macros are not available in starters".into()),
+            ExprVal::FunctionCall(call) => self.call(call)?,
+            ExprVal::Array(items) => {
+                let mut v = Val {
+                    size: Val::NODE,
+                    text: 2,
+                    len: items.len() as u64,
+                    depth: 1,
+                };
+                let mut t = 0u64;
+                for item in items {
+                    let (i, ti) = self.expr(item)?;
+                    v.size = v.size.saturating_add(i.size).saturating_add(Val::ITEM);
+                    v.text = v.text.saturating_add(i.text).saturating_add(2);
+                    v.depth = v.depth.max(i.depth.saturating_add(1));
+                    // Each item is copied into the list.
+                    t = t.saturating_add(ti).saturating_add(i.size);
+                }
+                check_depth(v, "a list")?;
+                (v, t.saturating_add(v.size))
+            }
+            ExprVal::StringConcat(c) => {
+                let mut text = 0u64;
+                let mut t = 0u64;
+                for part in &c.values {
+                    let (p, tp) = self.expr(&Expr::new(part.clone()))?;
+                    text = text.saturating_add(p.text);
+                    t = t.saturating_add(tp);
+                }
+                let v = Val::string(text);
+                (v, t.saturating_add(v.size))
+            }
+        };
+        for f in &e.filters {
+            if f.name == "default" || f.name == "safe" {
+                continue;
+            }
+            let (out, tf) = self.filter(v, f)?;
+            t = t.saturating_add(tf);
+            v = out;
+        }
+        if e.negated {
+            v = Val::small();
+        }
+        Ok((v, t))
+    }
+
+    /// An operand of `+ - * / %`. tera's arithmetic panics on a list, a condition or an
+    /// `in` (`unreachable!` in `eval_as_number`): refused here instead.
+    fn number_operand(&self, e: &Expr) -> Res<(Val, u64)> {
+        if e.filters.is_empty()
+            && matches!(
+                e.val,
+                ExprVal::Array(_) | ExprVal::In(_) | ExprVal::Logic(_) | ExprVal::MacroCall(_)
+            )
+        {
+            return Err("arithmetic (`+ - * / %`) works on numbers only".into());
+        }
+        self.expr(e)
+    }
+
+    fn args<'e>(&self, call: &'e FunctionCall) -> Res<(HashMap<&'e str, Arg<'e>>, u64)> {
+        let mut args = HashMap::new();
+        let mut t = 0u64;
+        for (k, e) in &call.args {
+            let (val, te) = self.expr(e)?;
+            // tera copies each argument before the call.
+            t = t.saturating_add(te).saturating_add(val.size);
+            args.insert(k.as_str(), Arg { val, expr: e });
+        }
+        Ok((args, t))
+    }
+
+    fn filter(&self, input: Val, f: &FunctionCall) -> Res<(Val, u64)> {
+        let (args, ta) = self.args(f)?;
+        let out = filters::result(&f.name, input, &args)?;
+        check_depth(out, &f.name)?;
+        let inputs = args
+            .values()
+            .fold(input.size, |s, a| s.saturating_add(a.val.size));
+        let t = ta
+            .saturating_add(inputs.saturating_mul(WORK))
+            .saturating_add(out.size);
+        Ok((out, t))
+    }
+
+    fn call(&self, call: &FunctionCall) -> Res<(Val, u64)> {
+        let (args, ta) = self.args(call)?;
+        let v = match call.name.as_str() {
+            "range" => {
+                let n = range_count(call).min(super::MAX_RANGE as u64);
+                Val {
+                    size: Val::NODE.saturating_add(n.saturating_mul(Val::ITEM + Val::NODE)),
+                    text: n.saturating_mul(22).saturating_add(2),
+                    len: n,
+                    depth: 1,
+                }
+            }
+            "throw" => Val::small(),
+            "get_env" => return Err(super::NO_ENV.into()),
+            "get_random" => return Err(super::NO_RANDOM.into()),
+            other => {
+                return Err(format!(
+                    "function `{other}` is not available in starters (only `range`)"
+                )
+                .into());
+            }
+        };
+        let _ = args;
+        Ok((v, ta.saturating_add(v.size)))
+    }
+
+    /// `x is name(args)`: tera copies `x` and each argument.
+    fn test(&self, test: &tera::ast::Test) -> Res<u64> {
+        const TESTS: &[&str] = &[
+            "defined",
+            "undefined",
+            "odd",
+            "even",
+            "string",
+            "number",
+            "divisibleby",
+            "iterable",
+            "object",
+            "starting_with",
+            "ending_with",
+            "containing",
+            "matching",
+        ];
+        if !TESTS.contains(&test.name.as_str()) {
+            return Err(format!(
+                "test `{}` is not available in starters (known: {})",
+                test.name,
+                TESTS.join(", ")
+            )
+            .into());
+        }
+        let (found, mut t) = self.ident(&test.ident)?;
+        t = t.saturating_add(found.map_or(0, |v| v.size.saturating_mul(2)));
+        for a in &test.args {
+            let (v, ta) = self.expr(a)?;
+            t = t
+                .saturating_add(ta)
+                .saturating_add(v.size.saturating_mul(2));
+            if test.name == "matching" {
+                t = t
+                    .saturating_add(REGEX_MEMORY)
+                    .saturating_add(v.text.saturating_mul(WORK));
+            }
+        }
+        Ok(t)
+    }
+}
+
+/// How many numbers `range(...)` asks for: exact for literal arguments, else kca's limit
+/// (`range` itself refuses more than that).
+pub fn range_count(call: &FunctionCall) -> u64 {
+    let lit = |k: &str| match call.args.get(k).map(|e| (&e.val, e.filters.is_empty())) {
+        Some((ExprVal::Int(i), true)) => Some(*i),
+        _ => None,
+    };
+    let start = if call.args.contains_key("start") {
+        lit("start")
+    } else {
+        Some(0)
+    };
+    let step = if call.args.contains_key("step_by") {
+        lit("step_by")
+    } else {
+        Some(1)
+    };
+    match (start, lit("end"), step) {
+        (Some(s), Some(e), Some(st)) if st > 0 => {
+            (e.saturating_sub(s).max(0) as u64).div_ceil(st as u64)
+        }
+        _ => super::MAX_RANGE as u64,
+    }
+}
+
+fn check_depth(v: Val, what: &str) -> Res<()> {
+    if v.depth > MAX_DEPTH {
+        return Err(format!(
+            "`{what}` may nest lists more than {MAX_DEPTH} deep; a starter needs no deeper \
+             values"
+        )
+        .into());
+    }
+    Ok(())
+}
+
+fn memory_error(bytes: u64) -> String {
+    format!(
+        "rendering may need {} of memory here; a template may use at most {} MiB (each `~` \
+         adds its parts, a list adds its items, a filter such as `replace` or `indent` can \
+         multiply a text, a loop holds its list): build long text from shorter pieces in \
+         the lab's `vars`, or write it into the file as is",
+        human(bytes),
+        MAX_MEMORY >> 20
+    )
+}
+
+fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("more than {} GiB", b >> 30),
+        b if b >= 1 << 20 => format!("about {} MiB", b >> 20),
+        b => format!("about {} KiB", b >> 10),
+    }
+}
