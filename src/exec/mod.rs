@@ -9,7 +9,10 @@
 //! the program never blocks on a full pipe), with the truncation said. Used by the lab's
 //! `command` checks and by `kca cluster` for kind, helm and the container engine; those
 //! trusted tools run `in_foreground` (kca's own group), so a learner's Ctrl-C stops them
-//! with kca instead of leaving a half-made cluster behind.
+//! with kca instead of leaving a half-made cluster behind. When kca itself is interrupted
+//! or terminated, the groups of the jobs still running are killed first (`interrupt`).
+
+mod interrupt;
 
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -154,6 +157,8 @@ pub fn run(job: Job) -> std::io::Result<Finished> {
         id: child.id() as i32,
         whole: own_group,
     };
+    // Ctrl-C reaches kca's group only: list this group for kca's signal handler.
+    let _listed = own_group.then(|| interrupt::list(group.id));
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
         // A program that never reads its stdin must not block kca: write on a thread.
         std::thread::spawn(move || {
