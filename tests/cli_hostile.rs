@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{Env, data, repo, stderr, stdout};
+use common::{Env, data, repo, running, stderr, stdout};
 
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
@@ -284,15 +284,4 @@ fn ctrl_c_during_lab_check_ends_the_command_checks_programs_too() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// Running (a killed orphan may linger as a zombie until its new parent reaps it).
-fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(") ")
-                .map(|(_, rest)| rest.starts_with(['Z', 'X']))
-        })
-        .is_some_and(|dead| !dead)
 }
