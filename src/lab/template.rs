@@ -27,6 +27,8 @@ pub const MAX_ITERATIONS: u64 = 100_000;
 pub const MAX_RANGE: i64 = 10_000;
 /// Rendered text larger than this is refused.
 pub const MAX_OUTPUT: usize = 1 << 20;
+/// A template's text may be at most this long (parsing takes memory in proportion).
+pub const MAX_TEMPLATE: usize = 256 << 10;
 /// Rendering taking longer than this is abandoned.
 pub const TIME_LIMIT: Duration = Duration::from_secs(2);
 
@@ -37,7 +39,7 @@ const NO_RANDOM: &str = "`get_random` is not available: a starter renders the sa
 /// Renders `text` with `ctx`, or says why it cannot (a message for a diagnostic, which
 /// starts with the line and column of the tag at fault when kca can tell).
 pub fn render(text: &str, ctx: &Context) -> Result<String, String> {
-    let template = tera::Template::new("starter", None, text).map_err(|e| chain(&e))?;
+    let template = parse(text)?;
     bound::analyse(text, &template.ast, ctx)?;
     let mut tera = Tera::default();
     tera.register_function("get_env", |_: &HashMap<String, Value>| {
@@ -80,8 +82,20 @@ pub fn render(text: &str, ctx: &Context) -> Result<String, String> {
 /// The most memory rendering `text` with `ctx` can take beyond parsing it (see [`bound`]),
 /// or why it is refused.
 pub fn memory_bound(text: &str, ctx: &Context) -> Result<u64, String> {
-    let template = tera::Template::new("starter", None, text).map_err(|e| chain(&e))?;
+    let template = parse(text)?;
     bound::analyse(text, &template.ast, ctx).map(|b| b.memory)
+}
+
+fn parse(text: &str) -> Result<tera::Template, String> {
+    if text.len() > MAX_TEMPLATE {
+        return Err(format!(
+            "the template is {} KiB; a template may be at most {} KiB (split the text into \
+             several files, or drop `template: true` where no variable is needed)",
+            text.len().div_ceil(1024),
+            MAX_TEMPLATE >> 10
+        ));
+    }
+    tera::Template::new("starter", None, text).map_err(|e| chain(&e))
 }
 
 fn too_long() -> String {

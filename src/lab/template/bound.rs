@@ -36,6 +36,16 @@ pub const MAX_DEPTH: u32 = 32;
 /// Working memory of one filter or test call, as a multiple of its input: the copy tera
 /// makes of it, its text in an error message, a per-character index (`truncate`).
 const WORK: u64 = 32;
+/// The most bytes rendering may make or scan in all (every turn of a loop counted), so
+/// that it ends quickly; the timer ([`super::TIME_LIMIT`]) stays as a backstop.
+pub const MAX_WORK: u64 = 1 << 30;
+/// Bookkeeping of one step (an expression, a call's argument map, a variable's entry in
+/// its frame, a loop's frame), beyond the values themselves.
+const STEP: u64 = 512;
+/// An error message (and its chain) may quote the tag at fault, even as tera's debug
+/// form of it: this many bytes per byte of the longest tag, plus a fixed part.
+const ERROR_PER_BYTE: u64 = 32;
+const ERROR_FIXED: u64 = 16 << 10;
 /// Memory a regular expression (`matching`) may take to compile and run (kca's own
 /// `matching` limits its size).
 pub const REGEX_MEMORY: u64 = 2 << 20;
@@ -188,6 +198,10 @@ pub struct Analysis<'a> {
     base: u64,
     iterations: u64,
     memory: u64,
+    work: u64,
+    /// tera's filters that compile a regular expression of their own on first use (once
+    /// per process): `title`, `striptags`, `spaceless`, as bits.
+    lazy_regex: std::cell::Cell<u8>,
 }
 
 /// Bounds rendering `ast` (the tree of `text`) with `ctx`, or says what is refused.
@@ -199,10 +213,14 @@ pub fn analyse(text: &str, ast: &[Node], ctx: &Context) -> Result<Bounds, String
         base: 0,
         iterations: 0,
         memory: 0,
+        work: 0,
+        lazy_regex: std::cell::Cell::new(0),
     };
     let e = a.nodes(ast, 1).map_err(|r| r.msg)?;
+    let error = ERROR_FIXED + ERROR_PER_BYTE * a.tags.longest() as u64;
+    let regexes = REGEX_MEMORY * a.lazy_regex.get().count_ones() as u64;
     Ok(Bounds {
-        memory: a.memory.max(e.peak),
+        memory: a.memory.max(e.peak) + error + regexes,
     })
 }
 
@@ -221,6 +239,22 @@ impl Analysis<'_> {
             }
         }
         Ok(e)
+    }
+
+    /// Counts `bytes` made or scanned, `times` over.
+    fn spend(&mut self, times: u64, bytes: u64) -> Res<()> {
+        self.work = self.work.saturating_add(times.saturating_mul(bytes));
+        if self.work > MAX_WORK {
+            return Err(format!(
+                "rendering may make or scan {} of values in all; a template may use at most \
+                 {} GiB (a loop repeats what its body does; a loop over a text steps through \
+                 it again at every turn): loop over shorter lists",
+                human(self.work),
+                MAX_WORK >> 30
+            )
+            .into());
+        }
+        Ok(())
     }
 
     fn place<T>(&self, r: Refusal, key: &T) -> Refusal {
@@ -249,6 +283,7 @@ impl Analysis<'_> {
             }
             Node::VariableBlock(_, e) => {
                 let (v, t) = self.expr(e)?;
+                self.spend(times, t)?;
                 Effect {
                     out: v.text,
                     peak: t,
@@ -260,6 +295,7 @@ impl Analysis<'_> {
             }
             Node::Set(_, set) => {
                 let (v, t) = self.expr(&set.value)?;
+                self.spend(times, t)?;
                 if v.depth > MAX_DEPTH {
                     return Err(format!(
                         "`{}` may nest lists more than {MAX_DEPTH} deep; a starter needs \
@@ -275,7 +311,7 @@ impl Analysis<'_> {
                 Effect {
                     out: 0,
                     peak: t,
-                    grow: v.size,
+                    grow: v.size.saturating_add(STEP),
                 }
             }
             Node::Forloop(_, f, _) => self.for_loop(f, times)?,
@@ -284,6 +320,7 @@ impl Analysis<'_> {
                 let mut peak = 0u64;
                 for (_, cond, body) in &i.conditions {
                     let (_, t) = self.expr(cond).map_err(|r| self.place(r, cond))?;
+                    self.spend(times, t).map_err(|r| self.place(r, cond))?;
                     peak = peak.max(t);
                     branches.push(body);
                 }
@@ -298,6 +335,7 @@ impl Analysis<'_> {
                 let body = self.nodes(&f.body, times)?;
                 let input = Val::string(body.out);
                 let (v, t) = self.filter(input, &f.filter)?;
+                self.spend(times, t.saturating_add(body.out))?;
                 Effect {
                     out: v.text,
                     // The section collects the body's text, then filters it.
@@ -355,8 +393,11 @@ impl Analysis<'_> {
         if all > super::MAX_ITERATIONS || self.iterations > super::MAX_ITERATIONS {
             return Err(super::loop_error(self.iterations.max(all)).into());
         }
+        // tera finds the n-th character of a text from its start at every turn.
+        self.spend(times, t)?;
+        self.spend(all, list.text.saturating_add(STEP))?;
         // The list, and for a key–value loop a copy of its keys and values' handles.
-        let held = list.size.saturating_mul(2);
+        let held = list.size.saturating_mul(2).saturating_add(STEP);
         let mut scope = HashMap::new();
         scope.insert(f.value.clone(), list.element());
         if let Some(k) = &f.key {
@@ -516,7 +557,7 @@ impl Analysis<'_> {
         if e.negated {
             v = Val::small();
         }
-        Ok((v, t))
+        Ok((v, t.saturating_add(STEP)))
     }
 
     /// An operand of `+ - * / %`. tera's arithmetic panics on a list, a condition or an
@@ -548,13 +589,20 @@ impl Analysis<'_> {
     fn filter(&self, input: Val, f: &FunctionCall) -> Res<(Val, u64)> {
         let (args, ta) = self.args(f)?;
         let out = filters::result(&f.name, input, &args)?;
+        if let Some(bit) = ["title", "striptags", "spaceless"]
+            .iter()
+            .position(|n| *n == f.name)
+        {
+            self.lazy_regex.set(self.lazy_regex.get() | 1 << bit);
+        }
         check_depth(out, &f.name)?;
         let inputs = args
             .values()
             .fold(input.size, |s, a| s.saturating_add(a.val.size));
         let t = ta
             .saturating_add(inputs.saturating_mul(WORK))
-            .saturating_add(out.size);
+            .saturating_add(out.size)
+            .saturating_add(STEP);
         Ok((out, t))
     }
 
@@ -581,7 +629,7 @@ impl Analysis<'_> {
             }
         };
         let _ = args;
-        Ok((v, ta.saturating_add(v.size)))
+        Ok((v, ta.saturating_add(v.size).saturating_add(STEP)))
     }
 
     /// `x is name(args)`: tera copies `x` and each argument.
@@ -610,7 +658,9 @@ impl Analysis<'_> {
             .into());
         }
         let (found, mut t) = self.ident(&test.ident)?;
-        t = t.saturating_add(found.map_or(0, |v| v.size.saturating_mul(2)));
+        t = t
+            .saturating_add(found.map_or(0, |v| v.size.saturating_mul(2)))
+            .saturating_add(STEP);
         for a in &test.args {
             let (v, ta) = self.expr(a)?;
             t = t

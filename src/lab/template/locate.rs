@@ -12,11 +12,17 @@ use tera::ast::Node;
 pub struct Tags<'t> {
     text: &'t str,
     at: HashMap<usize, usize>,
+    longest: usize,
 }
 
 impl<'t> Tags<'t> {
     pub fn new(text: &'t str, ast: &[Node]) -> Self {
         let starts = scan(text);
+        let longest = starts
+            .iter()
+            .map(|&s| tag_end(&text[s..]).unwrap_or(text.len() - s))
+            .max()
+            .unwrap_or(0);
         let mut m = Matcher {
             starts: &starts,
             next: 0,
@@ -28,7 +34,12 @@ impl<'t> Tags<'t> {
         } else {
             HashMap::new()
         };
-        Tags { text, at }
+        Tags { text, at, longest }
+    }
+
+    /// The length of the longest tag, in bytes.
+    pub fn longest(&self) -> usize {
+        self.longest
     }
 
     /// `line L, column C (`{% tag %}`)`, or the node kind when its place is not known.
