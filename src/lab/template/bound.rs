@@ -61,6 +61,10 @@ pub struct Val {
     pub len: u64,
     /// Nesting: 0 for a string or number, 1 for a list of them, …
     pub depth: u32,
+    /// Memory of any one of its items (a list's item, a text's character, an entry).
+    pub item: u64,
+    /// Whether it may be a text (a loop over a text finds each character from the start).
+    pub textual: bool,
 }
 
 impl Val {
@@ -78,11 +82,14 @@ impl Val {
     }
 
     pub fn string(text: u64) -> Val {
+        let size = Self::NODE.saturating_add(text);
         Val {
-            size: Self::NODE.saturating_add(text),
+            size,
             text,
             len: text,
             depth: 0,
+            item: size,
+            textual: true,
         }
     }
 
@@ -92,14 +99,33 @@ impl Val {
             text: Self::NUMBER_TEXT,
             len: 0,
             depth: 0,
+            item: Self::NODE,
+            textual: false,
+        }
+    }
+
+    /// A list (or object) of `len` items, each at most `item` bytes.
+    pub fn list(size: u64, text: u64, len: u64, depth: u32, item: u64) -> Val {
+        Val {
+            size,
+            text,
+            len,
+            depth,
+            item,
+            textual: false,
         }
     }
 
     /// An item (or character, or entry) of this value.
     pub fn element(self) -> Val {
         Val {
+            size: self.item,
+            // A number item is written longer than its memory.
+            text: self.text.min(self.item.max(Self::NUMBER_TEXT)),
+            len: self.item,
             depth: self.depth.saturating_sub(1),
-            ..self
+            item: self.item,
+            textual: true,
         }
     }
 
@@ -109,6 +135,8 @@ impl Val {
             text: a.text.max(b.text),
             len: a.len.max(b.len),
             depth: a.depth.max(b.depth),
+            item: a.item.max(b.item),
+            textual: a.textual || b.textual,
         }
     }
 
@@ -122,29 +150,21 @@ impl Val {
             },
             Value::Null | Value::Bool(_) => Val::small(),
             Value::Array(items) => {
-                let mut out = Val {
-                    size: Self::NODE,
-                    text: 2,
-                    len: items.len() as u64,
-                    depth: 1,
-                };
+                let mut out = Val::list(Self::NODE, 2, items.len() as u64, 1, 0);
                 for i in items.iter().map(Val::of) {
                     out.size += i.size + Self::ITEM;
                     out.text += i.text + 2;
                     out.depth = out.depth.max(i.depth + 1);
+                    out.item = out.item.max(i.size);
                 }
                 out
             }
             Value::Object(m) => {
-                let mut out = Val {
-                    size: Self::NODE,
-                    text: 8,
-                    len: m.len() as u64,
-                    depth: 1,
-                };
+                let mut out = Val::list(Self::NODE, 8, m.len() as u64, 1, 0);
                 for (k, i) in m.iter().map(|(k, v)| (k, Val::of(v))) {
                     out.size += k.len() as u64 + i.size + Self::ENTRY;
                     out.depth = out.depth.max(i.depth + 1);
+                    out.item = out.item.max(i.size.max(Self::NODE + k.len() as u64));
                 }
                 out
             }
@@ -395,7 +415,8 @@ impl Analysis<'_> {
         }
         // tera finds the n-th character of a text from its start at every turn.
         self.spend(times, t)?;
-        self.spend(all, list.text.saturating_add(STEP))?;
+        let scan = if list.textual { list.text } else { 0 };
+        self.spend(all, scan.saturating_add(STEP))?;
         // The list, and for a key–value loop a copy of its keys and values' handles.
         let held = list.size.saturating_mul(2).saturating_add(STEP);
         let mut scope = HashMap::new();
@@ -516,18 +537,14 @@ impl Analysis<'_> {
             ExprVal::MacroCall(_) => return Err("macros are not available in starters".into()),
             ExprVal::FunctionCall(call) => self.call(call)?,
             ExprVal::Array(items) => {
-                let mut v = Val {
-                    size: Val::NODE,
-                    text: 2,
-                    len: items.len() as u64,
-                    depth: 1,
-                };
+                let mut v = Val::list(Val::NODE, 2, items.len() as u64, 1, 0);
                 let mut t = 0u64;
                 for item in items {
                     let (i, ti) = self.expr(item)?;
                     v.size = v.size.saturating_add(i.size).saturating_add(Val::ITEM);
                     v.text = v.text.saturating_add(i.text).saturating_add(2);
                     v.depth = v.depth.max(i.depth.saturating_add(1));
+                    v.item = v.item.max(i.size);
                     // Each item is copied into the list.
                     t = t.saturating_add(ti).saturating_add(i.size);
                 }
@@ -611,12 +628,13 @@ impl Analysis<'_> {
         let v = match call.name.as_str() {
             "range" => {
                 let n = range_count(call).min(super::MAX_RANGE as u64);
-                Val {
-                    size: Val::NODE.saturating_add(n.saturating_mul(Val::ITEM + Val::NODE)),
-                    text: n.saturating_mul(22).saturating_add(2),
-                    len: n,
-                    depth: 1,
-                }
+                Val::list(
+                    Val::NODE.saturating_add(n.saturating_mul(Val::ITEM + Val::NODE)),
+                    n.saturating_mul(22).saturating_add(2),
+                    n,
+                    1,
+                    Val::NODE,
+                )
             }
             "throw" => Val::small(),
             "get_env" => return Err(super::NO_ENV.into()),

@@ -109,35 +109,38 @@ pub fn result(name: &str, input: Val, args: &HashMap<&str, Arg<'_>>) -> Result<V
         "split" => {
             // At most one piece per byte, plus the two ends.
             let pieces = n.saturating_add(2);
-            Val {
-                size: Val::string(n)
+            Val::list(
+                Val::string(n)
                     .size
-                    .saturating_add(pieces.saturating_mul(Val::ITEM)),
-                text: n.saturating_add(pieces.saturating_mul(4)),
-                len: pieces,
-                depth: 1,
-            }
+                    .saturating_add(pieces.saturating_mul(Val::ITEM + Val::NODE)),
+                n.saturating_add(pieces.saturating_mul(4)),
+                pieces,
+                1,
+                Val::string(n).size,
+            )
         }
         "first" | "last" | "nth" => input.element(),
         "sort" | "unique" | "slice" | "filter" | "map" | "reverse" => input,
-        "group_by" => Val {
+        "group_by" => {
             // Keys are the grouped values written out (JSON for non-strings).
-            size: input
+            let size = input
                 .size
                 .saturating_mul(8)
-                .saturating_add(input.len.saturating_mul(Val::ENTRY)),
-            text: 8,
-            len: input.len,
-            depth: input.depth.saturating_add(1),
-        },
+                .saturating_add(input.len.saturating_mul(Val::ENTRY));
+            Val::list(size, 8, input.len, input.depth.saturating_add(1), size)
+        }
         "concat" => {
             let with = args.get("with").map_or(Val::small(), |a| a.val);
-            Val {
-                size: input.size.saturating_add(with.size),
-                text: input.text.saturating_add(with.text).saturating_add(2),
-                len: input.len.saturating_add(with.len).saturating_add(1),
-                depth: input.depth.max(with.depth.saturating_add(1)),
-            }
+            Val::list(
+                input
+                    .size
+                    .saturating_add(with.size)
+                    .saturating_add(Val::ITEM),
+                input.text.saturating_add(with.text).saturating_add(2),
+                input.len.saturating_add(with.len).saturating_add(1),
+                input.depth.max(with.depth.saturating_add(1)),
+                input.item.max(with.size),
+            )
         }
         "join" => {
             let sep = text_arg("sep", 0);
