@@ -57,6 +57,7 @@ pub fn render(text: &str, ctx: &Context) -> Result<String, String> {
     // A thread, so that a runaway template can be given up on; kca exits soon after.
     std::thread::Builder::new()
         .name("kca-template".into())
+        .stack_size(8 << 20)
         .spawn(move || {
             let mut out = Capped::default();
             let r = tera.render_to("starter", &ctx, &mut out);
@@ -95,6 +96,7 @@ fn parse(text: &str) -> Result<tera::Template, String> {
             MAX_TEMPLATE >> 10
         ));
     }
+    locate::check_nesting(text)?;
     tera::Template::new("starter", None, text).map_err(|e| chain(&e))
 }
 

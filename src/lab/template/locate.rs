@@ -57,6 +57,94 @@ impl<'t> Tags<'t> {
     }
 }
 
+/// Blocks (`if`, `for`, `filter`, `block`, `macro`) may nest this deep.
+pub const MAX_NESTING: usize = 32;
+/// A tag may hold this many operators (`+ - * / % ~ < > = !`, `and`, `or`, `not`, `in`,
+/// `is`): tera builds and walks an expression's tree recursively, one level per operator.
+pub const MAX_OPERATORS: usize = 100;
+/// Parentheses and brackets may nest this deep within a tag.
+pub const MAX_BRACKETS: usize = 32;
+
+/// Refuses, before tera parses it, a template whose blocks or expressions nest deeper
+/// than tera's recursive parser and renderer can take on a thread's stack.
+pub fn check_nesting(text: &str) -> Result<(), String> {
+    let mut depth = 0usize;
+    for start in scan(text) {
+        let rest = &text[start..];
+        let end = tag_end(rest).unwrap_or(rest.len());
+        let tag = &rest[..end];
+        let here = || {
+            let before = &text[..start];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {col} (`{}`)", snippet(rest))
+        };
+        if tag.starts_with("{%") {
+            match tag_word(tag) {
+                "if" | "for" | "filter" | "block" | "macro" => depth += 1,
+                "endif" | "endfor" | "endfilter" | "endblock" | "endmacro" => {
+                    depth = depth.saturating_sub(1)
+                }
+                _ => {}
+            }
+            if depth > MAX_NESTING {
+                return Err(format!(
+                    "{}: blocks nest more than {MAX_NESTING} deep; a starter needs far fewer",
+                    here()
+                ));
+            }
+        }
+        if tag.starts_with("{#") {
+            continue;
+        }
+        let (ops, brackets) = operators(tag);
+        if ops > MAX_OPERATORS || brackets > MAX_BRACKETS {
+            return Err(format!(
+                "{}: the tag has {ops} operators and brackets nested {brackets} deep; a tag \
+                 may have at most {MAX_OPERATORS} operators and {MAX_BRACKETS} levels of \
+                 brackets (split it with `{{% set %}}`)",
+                here()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The operators in a tag and its deepest nesting of brackets, outside quoted strings.
+fn operators(tag: &str) -> (usize, usize) {
+    let inner = tag[2..tag.len().saturating_sub(2).max(2)].trim_matches('-');
+    let (mut ops, mut depth, mut deepest) = (0usize, 0usize, 0usize);
+    let mut quote = None;
+    let mut word = String::new();
+    for c in inner.chars() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        if matches!(word.as_str(), "and" | "or" | "not" | "in" | "is") {
+            ops += 1;
+        }
+        word.clear();
+        match c {
+            '"' | '\'' | '`' => quote = Some(c),
+            '(' | '[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' | ']' => depth = depth.saturating_sub(1),
+            '+' | '-' | '*' | '/' | '%' | '~' | '<' | '>' | '=' | '!' => ops += 1,
+            _ => {}
+        }
+    }
+    (ops, deepest)
+}
+
 /// The tag at the start of `rest`, shortened to one line of at most 60 characters.
 fn snippet(rest: &str) -> String {
     let end = tag_end(rest).unwrap_or(rest.len());

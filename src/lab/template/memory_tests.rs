@@ -169,3 +169,33 @@ fn functions_filters_and_tests_without_a_size_rule_are_refused() {
         }
     }
 }
+
+#[test]
+fn deeply_nested_templates_are_refused_not_a_stack_overflow() {
+    for (text, want) in [
+        (
+            "{% if lab %}".repeat(2000) + "x" + &"{% endif %}".repeat(2000),
+            "line 1, column 385 (`{% if lab %}`): blocks nest more than 32 deep",
+        ),
+        (
+            "{{ 1".to_string() + &" + 1".repeat(5000) + " }}",
+            "line 1, column 1 (`{{ 1 + 1",
+        ),
+        (
+            "{% if lab".to_string() + &" and lab".repeat(5000) + " %}x{% endif %}",
+            "has 5000 operators",
+        ),
+        (
+            "{{ ".to_string() + &"(".repeat(500) + "1" + &")".repeat(500) + " }}",
+            "brackets nested 500 deep",
+        ),
+    ] {
+        let e = render(&text, &ctx()).unwrap_err();
+        assert!(e.contains(want), "{e}");
+    }
+    // Within the limits, nesting renders.
+    let text = "{% if lab %}".repeat(30) + "x" + &"{% endif %}".repeat(30);
+    assert_eq!(render(&text, &ctx()).unwrap(), "x");
+    let text = "{{ 1".to_string() + &" + 1".repeat(99) + " }}";
+    assert_eq!(render(&text, &ctx()).unwrap(), "100");
+}
