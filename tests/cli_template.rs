@@ -24,6 +24,10 @@ struct Run {
 }
 
 /// Runs `kca ARGS` on `content` like `Env::kca_in`, and reads its peak memory.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by `wait4`, which also reports its rusage"
+)]
 fn run_measured(env: &Env, content: &Path, args: &[&str]) -> Run {
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kca"))
