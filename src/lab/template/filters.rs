@@ -204,4 +204,22 @@ mod tests {
         assert!(crate::content::lab::error_chain(&e).contains("not found"));
         assert!(result("urlencode", Val::small(), &HashMap::new()).is_err());
     }
+
+    #[test]
+    fn the_instructors_guide_lists_exactly_these_filters() {
+        let readme = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/README.md"),
+        )
+        .unwrap();
+        let list = readme
+            .split("tera's built-in filters\n")
+            .nth(1)
+            .and_then(|r| r.split('`').nth(1))
+            .expect("the filter list in labs/README.md");
+        let mut listed: Vec<&str> = list.split_whitespace().collect();
+        let mut known = NAMES.to_vec();
+        listed.sort_unstable();
+        known.sort_unstable();
+        assert_eq!(listed, known);
+    }
 }
