@@ -39,6 +39,9 @@ const WORK: u64 = 32;
 /// The most bytes rendering may make or scan in all (every turn of a loop counted), so
 /// that it ends quickly; the timer ([`super::TIME_LIMIT`]) stays as a backstop.
 pub const MAX_WORK: u64 = 1 << 30;
+/// A text or list built piece by piece grows its buffer up to twice its length, and while
+/// it grows holds the old buffer too: up to three times its size at the last step.
+const GROWTH: u64 = 3;
 /// Bookkeeping of one step (an expression, a call's argument map, a variable's entry in
 /// its frame, a loop's frame), beyond the values themselves.
 const STEP: u64 = 512;
@@ -240,7 +243,11 @@ pub fn analyse(text: &str, ast: &[Node], ctx: &Context) -> Result<Bounds, String
     let error = ERROR_FIXED + ERROR_PER_BYTE * a.tags.longest() as u64;
     let regexes = REGEX_MEMORY * a.lazy_regex.get().count_ones() as u64;
     Ok(Bounds {
-        memory: a.memory.max(e.peak) + error + regexes,
+        // The text written out, in its buffer (capped while it is written).
+        memory: a.memory.max(e.peak)
+            + error
+            + regexes
+            + GROWTH * e.out.min(super::MAX_OUTPUT as u64),
     })
 }
 
@@ -359,7 +366,7 @@ impl Analysis<'_> {
                 Effect {
                     out: v.text,
                     // The section collects the body's text, then filters it.
-                    peak: (body.peak.saturating_add(body.out))
+                    peak: (body.peak.saturating_add(body.out.saturating_mul(GROWTH)))
                         .max(body.grow.saturating_add(input.size).saturating_add(t)),
                     grow: body.grow,
                 }
@@ -549,7 +556,7 @@ impl Analysis<'_> {
                     t = t.saturating_add(ti).saturating_add(i.size);
                 }
                 check_depth(v, "a list")?;
-                (v, t.saturating_add(v.size))
+                (v, t.saturating_add(v.size.saturating_mul(GROWTH)))
             }
             ExprVal::StringConcat(c) => {
                 let mut text = 0u64;
@@ -560,7 +567,7 @@ impl Analysis<'_> {
                     t = t.saturating_add(tp);
                 }
                 let v = Val::string(text);
-                (v, t.saturating_add(v.size))
+                (v, t.saturating_add(v.size.saturating_mul(GROWTH)))
             }
         };
         for f in &e.filters {
@@ -618,7 +625,7 @@ impl Analysis<'_> {
             .fold(input.size, |s, a| s.saturating_add(a.val.size));
         let t = ta
             .saturating_add(inputs.saturating_mul(WORK))
-            .saturating_add(out.size)
+            .saturating_add(out.size.saturating_mul(GROWTH))
             .saturating_add(STEP);
         Ok((out, t))
     }

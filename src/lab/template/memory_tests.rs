@@ -100,10 +100,11 @@ fn memory_hungry_templates_are_refused_before_they_run() {
 #[test]
 fn a_refusal_names_the_line_column_and_tag_that_grows_too_large() {
     let e = render(&doubling(35), &ctx()).unwrap_err();
-    // `a` holds 2^(k-1) bytes after line k; making it reads two copies of the last one,
-    // and the earlier values count as held: line 24 (8 MiB) is the first over 16 MiB.
+    // `a` holds 2^(k-1) bytes after line k; making it reads two copies of the last one
+    // and grows a buffer to it, and the earlier values count as held: line 23 (4 MiB) is
+    // the first over 16 MiB.
     assert!(
-        e.starts_with("line 24, column 1 (`{% set a = a ~ a %}`): rendering may need about"),
+        e.starts_with("line 23, column 1 (`{% set a = a ~ a %}`): rendering may need about"),
         "{e}"
     );
     assert!(e.contains("at most 16 MiB"), "{e}");
