@@ -384,31 +384,28 @@ impl Analysis<'_> {
     }
 
     /// Exactly one of `branches` runs, in the current frame: each starts from the
-    /// variables as they are, and afterwards a variable is as large as any branch left it.
+    /// variables as they are (its own sets go to a scope of its own, so nothing is copied),
+    /// and afterwards a variable is as large as any branch, or the time before, left it.
     fn branches(&mut self, branches: &[&[Node]], times: u64) -> Res<Effect> {
-        let before = self.scopes.clone();
-        let mut after: Vec<HashMap<String, Val>> = Vec::new();
+        let mut sets: HashMap<String, Val> = HashMap::new();
         let mut out = Effect::default();
         for body in branches {
-            self.scopes.clone_from(&before);
-            let e = self.nodes(body, times)?;
+            self.scopes.push(HashMap::new());
+            let e = self.nodes(body, times);
+            let own = self.scopes.pop().expect("a scope");
+            let e = e?;
             out.peak = out.peak.max(e.peak);
             out.grow = out.grow.max(e.grow);
             out.out = out.out.max(e.out);
-            after.push(self.scopes.pop().expect("a scope"));
+            for (k, v) in own {
+                let joined = sets.get(&k).map_or(v, |w| Val::max(v, *w));
+                sets.insert(k, joined);
+            }
         }
-        self.scopes = before;
-        let mut joined = self.scopes.pop().expect("a scope");
-        let keys: Vec<String> = after.iter().flat_map(|s| s.keys().cloned()).collect();
-        for k in keys {
-            let seen_before = joined.get(&k).copied().or_else(|| self.lookup(&k));
-            let v = after
-                .iter()
-                .filter_map(|s| s.get(&k).copied().or(seen_before))
-                .fold(Val::small(), Val::max);
-            joined.insert(k, v);
+        for (k, v) in sets {
+            let v = self.lookup(&k).map_or(v, |before| Val::max(v, before));
+            self.scopes.last_mut().expect("a scope").insert(k, v);
         }
-        self.scopes.push(joined);
         Ok(out)
     }
 
