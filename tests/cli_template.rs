@@ -103,7 +103,7 @@ fn hostile() -> Vec<(&'static str, String)> {
             "section.md",
             format!(
                 "{{% filter upper %}}\n{{% for i in range(end=10000) %}}{{% for j in \
-                 range(end=10) %}}{}{{% endfor %}}{{% endfor %}}\n{{% endfilter %}}",
+                 range(end=8) %}}{}{{% endfor %}}{{% endfor %}}\n{{% endfilter %}}",
                 "x".repeat(1000)
             ),
         ),
