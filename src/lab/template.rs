@@ -11,6 +11,7 @@ mod filters;
 mod locate;
 #[cfg(test)]
 mod memory_tests;
+mod val;
 
 use std::collections::HashMap;
 use std::io::Write;

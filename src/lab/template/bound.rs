@@ -14,20 +14,31 @@
 //! - the values made while one expression is evaluated, freed when it is done.
 //!
 //! Each value gets a [`Val`]: a bound on its memory, on its text, on how many items a
-//! loop over it can take and on how deeply it nests. Literals and the variables kca
-//! provides are measured; `~` adds its parts; a list adds its items; every filter has a
-//! rule ([`super::filters`]); looking a variable up may copy it. What has no rule (a filter
-//! or function kca does not know, `__tera_context`, macros) is refused. The bound for a
-//! point of the template is what is held there plus what its expression makes, and the
-//! largest over the whole template must stay under [`MAX_MEMORY`].
+//! loop over it can take, on any one item and on how deeply it nests. Literals and the
+//! variables kca provides are measured; `~` adds its parts; a list adds its items; every
+//! filter has a rule ([`super::filters`]); looking a variable up may copy it; a value built
+//! piece by piece may hold three times its size while its buffer grows. What has no rule
+//! (a filter, test or function kca does not know, `__tera_context`, macros) is refused.
+//! The bound for a point of the template is what is held there plus what its expression
+//! makes (with tera's bookkeeping per step, the error message it may write, the regular
+//! expressions some filters compile once), and the largest over the whole template must
+//! stay under [`MAX_MEMORY`]. `tests/template_memory.rs` checks the bound against the
+//! bytes rendering really allocates.
+//!
+//! Not part of the bound: parsing, which takes memory in proportion to the template's
+//! text, capped at [`super::MAX_TEMPLATE`]; nesting, which [`super::locate::check_nesting`]
+//! limits before tera parses, so that its recursion fits a thread's stack. The analysis
+//! also counts the bytes made or scanned over the whole run ([`MAX_WORK`]), so that a
+//! template it accepts ends quickly; the timer stays as a backstop.
 
 use std::collections::HashMap;
 
+use tera::Context;
 use tera::ast::{Expr, ExprVal, FunctionCall, Node};
-use tera::{Context, Value};
 
 use super::filters::{self, Arg};
 use super::locate::Tags;
+pub use super::val::Val;
 
 /// The most memory (estimated as below) rendering one template may need at any time.
 pub const MAX_MEMORY: u64 = 16 << 20;
@@ -52,128 +63,6 @@ const ERROR_FIXED: u64 = 16 << 10;
 /// Memory a regular expression (`matching`) may take to compile and run (kca's own
 /// `matching` limits its size).
 pub const REGEX_MEMORY: u64 = 2 << 20;
-
-/// Bounds on one value.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Val {
-    /// Memory, in bytes.
-    pub size: u64,
-    /// Length of its text (a string, or a value written out).
-    pub text: u64,
-    /// Items a loop over it can take (list items, characters, entries).
-    pub len: u64,
-    /// Nesting: 0 for a string or number, 1 for a list of them, …
-    pub depth: u32,
-    /// Memory of any one of its items (a list's item, a text's character, an entry).
-    pub item: u64,
-    /// Whether it may be a text (a loop over a text finds each character from the start).
-    pub textual: bool,
-}
-
-impl Val {
-    /// Memory of a value itself (`serde_json::Value`).
-    pub const NODE: u64 = 32;
-    /// A list item's memory beyond its value, and its `, ` when written.
-    pub const ITEM: u64 = 40;
-    /// An object entry's memory beyond its key and value.
-    pub const ENTRY: u64 = 96;
-    /// The longest text of a number (an `f64` such as 1e300 is written in full).
-    const NUMBER_TEXT: u64 = 330;
-
-    pub fn small() -> Val {
-        Val::string(8)
-    }
-
-    pub fn string(text: u64) -> Val {
-        let size = Self::NODE.saturating_add(text);
-        Val {
-            size,
-            text,
-            len: text,
-            depth: 0,
-            item: size,
-            textual: true,
-        }
-    }
-
-    pub fn number() -> Val {
-        Val {
-            size: Self::NODE,
-            text: Self::NUMBER_TEXT,
-            len: 0,
-            depth: 0,
-            item: Self::NODE,
-            textual: false,
-        }
-    }
-
-    /// A list (or object) of `len` items, each at most `item` bytes.
-    pub fn list(size: u64, text: u64, len: u64, depth: u32, item: u64) -> Val {
-        Val {
-            size,
-            text,
-            len,
-            depth,
-            item,
-            textual: false,
-        }
-    }
-
-    /// An item (or character, or entry) of this value.
-    pub fn element(self) -> Val {
-        Val {
-            size: self.item,
-            // A number item is written longer than its memory.
-            text: self.text.min(self.item.max(Self::NUMBER_TEXT)),
-            len: self.item,
-            depth: self.depth.saturating_sub(1),
-            item: self.item,
-            textual: true,
-        }
-    }
-
-    pub fn max(a: Val, b: Val) -> Val {
-        Val {
-            size: a.size.max(b.size),
-            text: a.text.max(b.text),
-            len: a.len.max(b.len),
-            depth: a.depth.max(b.depth),
-            item: a.item.max(b.item),
-            textual: a.textual || b.textual,
-        }
-    }
-
-    /// Exact bounds of a value kca provides.
-    pub fn of(v: &Value) -> Val {
-        match v {
-            Value::String(s) => Val::string(s.len() as u64),
-            Value::Number(n) => Val {
-                text: n.to_string().len() as u64,
-                ..Val::number()
-            },
-            Value::Null | Value::Bool(_) => Val::small(),
-            Value::Array(items) => {
-                let mut out = Val::list(Self::NODE, 2, items.len() as u64, 1, 0);
-                for i in items.iter().map(Val::of) {
-                    out.size += i.size + Self::ITEM;
-                    out.text += i.text + 2;
-                    out.depth = out.depth.max(i.depth + 1);
-                    out.item = out.item.max(i.size);
-                }
-                out
-            }
-            Value::Object(m) => {
-                let mut out = Val::list(Self::NODE, 8, m.len() as u64, 1, 0);
-                for (k, i) in m.iter().map(|(k, v)| (k, Val::of(v))) {
-                    out.size += k.len() as u64 + i.size + Self::ENTRY;
-                    out.depth = out.depth.max(i.depth + 1);
-                    out.item = out.item.max(i.size.max(Self::NODE + k.len() as u64));
-                }
-                out
-            }
-        }
-    }
-}
 
 /// A refusal, placed at a tag once known.
 pub struct Refusal {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use tera::ast::{Expr, ExprVal};
 
-use super::bound::Val;
+use super::val::Val;
 
 /// An argument: its bound, and its text when it is a string literal.
 pub struct Arg<'e> {
