@@ -26,10 +26,17 @@ pub enum CelPolicyOutcome<T> {
 
 impl<T> CelPolicyOutcome<T> {
     fn from_eval(e: EvalError, what: &str) -> Self {
-        let message = format!("{what}: {}", e.message);
+        Self::from_error(e.within(what))
+    }
+
+    /// An error whose message already says where and why.
+    fn from_error(e: EvalError) -> Self {
         match e.unsupported {
-            Some(why) => Self::Unsupported { message, why },
-            None => Self::Error(message),
+            Some(why) => Self::Unsupported {
+                message: e.message,
+                why,
+            },
+            None => Self::Error(e.message),
         }
     }
 
@@ -85,14 +92,7 @@ fn prepare<T>(
     match conditions_hold(&ctx, spec.get("matchConditions").unwrap_or(&Value::Null)) {
         Ok(true) => Ok((ctx, var_errors)),
         Ok(false) => Err(CelPolicyOutcome::NotMatched),
-        Err(EvalError {
-            message,
-            unsupported: Some(why),
-        }) => Err(CelPolicyOutcome::Unsupported {
-            message: format!("{message}: {why}"),
-            why,
-        }),
-        Err(e) => Err(CelPolicyOutcome::Error(e.message)),
+        Err(e) => Err(CelPolicyOutcome::from_error(e)),
     }
 }
 
@@ -432,6 +432,22 @@ mod tests {
             evaluate_generating_policy(&gpol, &create(ns)),
             CelPolicyOutcome::Unsupported { .. }
         ));
+    }
+
+    #[test]
+    fn an_unsupported_match_condition_says_its_reason_once() {
+        let mut policy = mpol(json!([]));
+        policy["spec"]["matchConditions"] = json!([{"name": "allowed", "expression": "authorizer.requestResource.check('get').allowed()"}]);
+        let CelPolicyOutcome::Unsupported { message, why } =
+            evaluate_mutating_policy(&policy, &create(pod("dev")))
+        else {
+            panic!("an authorizer condition is not evaluated offline");
+        };
+        assert_eq!(why, Unsupported::Authorizer);
+        assert_eq!(
+            message,
+            format!("failed to evaluate matchCondition 'allowed': {why}")
+        );
     }
 
     #[test]
