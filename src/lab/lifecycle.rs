@@ -2,11 +2,13 @@
 //! content folder, keeps progress in the state store, changes a cluster only through
 //! `target::live` and only one that is marked as a lab cluster (unless allowed).
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::check::CheckResult;
 use super::progress::{self, LabProgress, TargetRecord};
 use super::report::{self, Report};
 use super::{grade, workspace};
@@ -178,51 +180,7 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
         context: args.target.context.clone(),
     };
     if !offline {
-        let sel = selection(&args.target);
-        ctx.block_on(async {
-            let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
-            let n = apply_fixtures(ctx, &live, &lab).await?;
-            let swept = super::live::sweep_triggers(&live, &lab).await?;
-            ctx.printer.status(&match (ctx.settings.lang, swept) {
-                (Lang::Ja, 0) => format!("準備用のオブジェクトを {n} 個適用しました"),
-                (Lang::Ja, _) => format!(
-                    "準備用のオブジェクトを {n} 個適用し、残っていたトリガーを {swept} 個削除しました"
-                ),
-                (Lang::En, 0) => format!("applied {n} fixture object(s)"),
-                (Lang::En, _) => {
-                    format!("applied {n} fixture object(s), removed {swept} leftover trigger(s)")
-                }
-            });
-            for w in live.take_warnings() {
-                ctx.printer.verbose(&format!("server warning: {w}"));
-            }
-            Ok::<_, Error>(())
-        })
-        .map_err(|e| match e {
-            Error::Environment {
-                message,
-                hint,
-                source,
-            } => Error::Environment {
-                message,
-                source,
-                hint: Some(tr_s(
-                    ctx.settings.lang,
-                    format!(
-                        "{}。クラスターなしで進めるなら `kca lab start {} --offline`",
-                        hint.clone()
-                            .unwrap_or_else(|| "クラスターを確認してください".into()),
-                        lab.id
-                    ),
-                    format!(
-                        "{}; or work without a cluster: `kca lab start {} --offline`",
-                        hint.unwrap_or_else(|| "check the cluster".into()),
-                        lab.id
-                    ),
-                )),
-            },
-            other => other,
-        })?;
+        prepare_cluster(ctx, &lab, args)?;
     }
     let sc = workspace::scaffold(&lab, &ws)?;
     let entry = progress::update(store, |p| {
@@ -235,13 +193,77 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
         e.target = target.clone();
         e.clone()
     })?;
+    print_started(ctx, &lab, &ws, &sc, offline, &entry);
+    Ok(Exit::Success)
+}
+
+/// Applies the lab's fixtures to the cluster (a lab cluster unless allowed) and sweeps
+/// triggers a killed run left behind. A cluster that cannot be used says how to work
+/// without one.
+fn prepare_cluster(ctx: &Ctx, lab: &Lab, args: &StartArgs) -> Result<()> {
+    let sel = selection(&args.target);
+    ctx.block_on(async {
+        let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
+        let n = apply_fixtures(ctx, &live, lab).await?;
+        let swept = super::live::sweep_triggers(&live, lab).await?;
+        ctx.printer.status(&match (ctx.settings.lang, swept) {
+            (Lang::Ja, 0) => format!("準備用のオブジェクトを {n} 個適用しました"),
+            (Lang::Ja, _) => format!(
+                "準備用のオブジェクトを {n} 個適用し、残っていたトリガーを {swept} 個削除しました"
+            ),
+            (Lang::En, 0) => format!("applied {n} fixture object(s)"),
+            (Lang::En, _) => {
+                format!("applied {n} fixture object(s), removed {swept} leftover trigger(s)")
+            }
+        });
+        for w in live.take_warnings() {
+            ctx.printer.verbose(&format!("server warning: {w}"));
+        }
+        Ok::<_, Error>(())
+    })
+    .map_err(|e| match e {
+        Error::Environment {
+            message,
+            hint,
+            source,
+        } => Error::Environment {
+            message,
+            source,
+            hint: Some(tr_s(
+                ctx.settings.lang,
+                format!(
+                    "{}。クラスターなしで進めるなら `kca lab start {} --offline`",
+                    hint.clone()
+                        .unwrap_or_else(|| "クラスターを確認してください".into()),
+                    lab.id
+                ),
+                format!(
+                    "{}; or work without a cluster: `kca lab start {} --offline`",
+                    hint.unwrap_or_else(|| "check the cluster".into()),
+                    lab.id
+                ),
+            )),
+        },
+        other => other,
+    })
+}
+
+/// What `lab start` did: JSON, or the lab's title, workspace, files and tasks.
+fn print_started(
+    ctx: &Ctx,
+    lab: &Lab,
+    ws: &Path,
+    sc: &workspace::Scaffold,
+    offline: bool,
+    entry: &LabProgress,
+) {
     let lang = ctx.settings.lang;
     if ctx.settings.output == OutputFormat::Json {
         ctx.printer.json(&json!({
             "schemaVersion": report::SCHEMA_VERSION, "lab": lab.id, "workspace": ws,
             "written": sc.written, "kept": sc.kept, "offline": offline, "started": entry.started,
         }));
-        return Ok(Exit::Success);
+        return;
     }
     ctx.printer.out(&ctx.printer.paint(
         Style::Heading,
@@ -283,12 +305,46 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
             "next: edit the files, then `kca lab check`; stuck? `kca lab hint`",
         ),
     ));
-    Ok(Exit::Success)
 }
 
 pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
-    let lang = ctx.settings.lang;
+    let entry = started(ctx.settings.lang, &lab, entry, &args.task)?;
+    let ws = entry.workspace.clone();
+    let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
+    let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
+    let task = args.task.as_slice();
+    let mut setups = entry.setups.clone();
+    let (results, target) = if offline {
+        let results = grade_offline(ctx, &lab, &ws, task, &mut setups)?;
+        (results, "offline".to_string())
+    } else {
+        let sel = if explicit {
+            selection(&args.target)
+        } else {
+            Selection {
+                kubeconfig: entry.target.kubeconfig.clone(),
+                context: entry.target.context.clone(),
+            }
+        };
+        grade_live(ctx, &lab, &ws, task, &mut setups, &sel)?
+    };
+    let hints = entry.hints.clone();
+    let rep = Report::new(&lab, target.clone(), results, |t| {
+        hints.get(t).copied().unwrap_or(0)
+    });
+    record_check(ctx, store, &lab, &rep, &target, task, &setups);
+    Ok(rep.exit())
+}
+
+/// The lab's progress when it can be checked: started, every `--task` its own, and its
+/// workspace still there.
+fn started(
+    lang: Lang,
+    lab: &Lab,
+    entry: Option<LabProgress>,
+    tasks: &[String],
+) -> Result<LabProgress> {
     let Some(entry) = entry else {
         return Err(Error::usage(
             tr_s(
@@ -303,10 +359,10 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             ),
         ));
     };
-    if let Some(t) = args.task.iter().find(|t| lab.task(t).is_none()) {
-        return Err(no_task(lang, &lab, t));
+    if let Some(t) = tasks.iter().find(|t| lab.task(t).is_none()) {
+        return Err(no_task(lang, lab, t));
     }
-    let ws = entry.workspace.clone();
+    let ws = &entry.workspace;
     if !ws.is_dir() {
         return Err(Error::usage(
             tr_s(
@@ -321,105 +377,108 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             ),
         ));
     }
-    let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
-    let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
-    let task = args.task.as_slice();
-    let mut setups = entry.setups.clone();
-    let (results, target) = if offline {
-        let staged = super::setup::recorded(&lab, &setups);
-        let mut results = grade::offline_staged(&lab, &ws, task, &staged)?;
-        // Reaching a task with a setup stages it, then grades again on the new state.
+    Ok(entry)
+}
+
+/// Grades offline. Reaching a task with a setup stages it (recorded in `setups`), then
+/// grades again on the new state.
+fn grade_offline(
+    ctx: &Ctx,
+    lab: &Lab,
+    ws: &Path,
+    task: &[String],
+    setups: &mut BTreeMap<String, String>,
+) -> Result<Vec<CheckResult>> {
+    let staged = super::setup::recorded(lab, setups);
+    let results = grade::offline_staged(lab, ws, task, &staged)?;
+    let applied: Vec<String> = setups.keys().cloned().collect();
+    let due = if task.is_empty() {
+        super::setup::due(lab, &results, &applied)
+    } else {
+        Vec::new()
+    };
+    if due.is_empty() {
+        return Ok(results);
+    }
+    for t in &due {
+        setups.insert(t.id.clone(), super::setup::stamp());
+        announce_setup(ctx, lab, t, &[]);
+    }
+    let staged = super::setup::recorded(lab, setups);
+    grade::offline_staged(lab, ws, task, &staged)
+}
+
+/// Grades on the cluster `sel` names, staging due setups there as offline does; returns
+/// the results and the target's name. A cluster that cannot be used is an error with
+/// the `--offline` way out: live grading never silently becomes offline grading, as an
+/// LMS reading the exit code would take offline marks for live ones (issue 8).
+fn grade_live(
+    ctx: &Ctx,
+    lab: &Lab,
+    ws: &Path,
+    task: &[String],
+    setups: &mut BTreeMap<String, String>,
+    sel: &Selection,
+) -> Result<(Vec<CheckResult>, String)> {
+    let lang = ctx.settings.lang;
+    let graded = ctx.block_on(async {
+        // Checks only read (and create short-lived triggers), so any context will do.
+        let live = cluster::ensure_cluster(ctx, sel, false).await?;
+        let name = format!(
+            "live {}",
+            live.context_name().unwrap_or("(current context)")
+        );
+        let live = Arc::new(live);
+        if let Err(e) = super::live::sweep_triggers(&live, lab).await {
+            ctx.printer
+                .verbose(&format!("could not sweep leftover triggers: {e}"));
+        }
+        let mut r = grade::live(live.clone(), lab, ws, task, &ctx.printer).await;
         let applied: Vec<String> = setups.keys().cloned().collect();
         let due = if task.is_empty() {
-            super::setup::due(&lab, &results, &applied)
+            super::setup::due(lab, &r, &applied)
         } else {
             Vec::new()
         };
         if !due.is_empty() {
             for t in &due {
+                let done = super::setup::apply_live(&live, lab, t).await?;
                 setups.insert(t.id.clone(), super::setup::stamp());
-                announce_setup(ctx, &lab, t, &[]);
+                announce_setup(ctx, lab, t, &done);
             }
-            let staged = super::setup::recorded(&lab, &setups);
-            results = grade::offline_staged(&lab, &ws, task, &staged)?;
+            r = grade::live(live, lab, ws, task, &ctx.printer).await;
         }
-        (results, "offline".to_string())
-    } else {
-        let sel = if explicit {
-            selection(&args.target)
-        } else {
-            Selection {
-                kubeconfig: entry.target.kubeconfig.clone(),
-                context: entry.target.context.clone(),
-            }
-        };
-        let graded = ctx.block_on(async {
-            // Checks only read (and create short-lived triggers), so any context will do.
-            let live = cluster::ensure_cluster(ctx, &sel, false).await?;
-            let name = format!(
-                "live {}",
-                live.context_name().unwrap_or("(current context)")
-            );
-            let live = Arc::new(live);
-            if let Err(e) = super::live::sweep_triggers(&live, &lab).await {
-                ctx.printer
-                    .verbose(&format!("could not sweep leftover triggers: {e}"));
-            }
-            let mut r = grade::live(live.clone(), &lab, &ws, task, &ctx.printer).await;
-            let applied: Vec<String> = setups.keys().cloned().collect();
-            let due = if task.is_empty() {
-                super::setup::due(&lab, &r, &applied)
-            } else {
-                Vec::new()
-            };
-            if !due.is_empty() {
-                for t in &due {
-                    let done = super::setup::apply_live(&live, &lab, t).await?;
-                    setups.insert(t.id.clone(), super::setup::stamp());
-                    announce_setup(ctx, &lab, t, &done);
-                }
-                r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
-            }
-            Ok::<_, Error>((r, name))
-        });
-        // Live grading never silently becomes offline grading: an LMS reading the exit
-        // code would take offline marks for live ones (issue 8).
-        graded.map_err(|e| match e {
-            Error::Environment {
-                message,
-                hint,
-                source,
-            } => Error::Environment {
-                message: tr_s(
-                    lang,
-                    format!("`{}` をクラスターで採点できません: {message}", lab.id),
-                    format!("cannot grade `{}` live: {message}", lab.id),
-                ),
-                hint: Some(tr_s(
-                    lang,
-                    format!(
-                        "{}。クラスターなしでファイルを採点するなら `kca lab check {} --offline`",
-                        hint.clone()
-                            .unwrap_or_else(|| "クラスターを確認してください".into()),
-                        lab.id
-                    ),
-                    format!(
-                        "{}; or grade the files without a cluster: `kca lab check {} --offline`",
-                        hint.unwrap_or_else(|| "check the cluster".into()),
-                        lab.id
-                    ),
-                )),
-                source,
-            },
-            other => other,
-        })?
-    };
-    let hints = entry.hints.clone();
-    let rep = Report::new(&lab, target.clone(), results, |t| {
-        hints.get(t).copied().unwrap_or(0)
+        Ok::<_, Error>((r, name))
     });
-    record_check(ctx, store, &lab, &rep, &target, task, &setups);
-    Ok(rep.exit())
+    graded.map_err(|e| match e {
+        Error::Environment {
+            message,
+            hint,
+            source,
+        } => Error::Environment {
+            message: tr_s(
+                lang,
+                format!("`{}` をクラスターで採点できません: {message}", lab.id),
+                format!("cannot grade `{}` live: {message}", lab.id),
+            ),
+            hint: Some(tr_s(
+                lang,
+                format!(
+                    "{}。クラスターなしでファイルを採点するなら `kca lab check {} --offline`",
+                    hint.clone()
+                        .unwrap_or_else(|| "クラスターを確認してください".into()),
+                    lab.id
+                ),
+                format!(
+                    "{}; or grade the files without a cluster: `kca lab check {} --offline`",
+                    hint.unwrap_or_else(|| "check the cluster".into()),
+                    lab.id
+                ),
+            )),
+            source,
+        },
+        other => other,
+    })
 }
 
 /// Records a check's results (per check, never replacing other tasks'), prints the
@@ -432,7 +491,7 @@ fn record_check(
     rep: &Report,
     target: &str,
     task: &[String],
-    setups: &std::collections::BTreeMap<String, String>,
+    setups: &BTreeMap<String, String>,
 ) {
     let saved = progress::update(store, |p| {
         let e = p.labs.get_mut(&lab.id)?;
