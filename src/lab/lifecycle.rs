@@ -229,22 +229,35 @@ fn prepare_cluster(ctx: &Ctx, lab: &Lab, args: &StartArgs) -> Result<()> {
         } => Error::Environment {
             message,
             source,
-            hint: Some(tr_s(
+            hint: offline_way_out(
                 ctx.settings.lang,
+                hint,
                 format!(
-                    "{}。クラスターなしで進めるなら `kca lab start {} --offline`",
-                    hint.clone()
-                        .unwrap_or_else(|| "クラスターを確認してください".into()),
+                    "クラスターなしで進めるなら `kca lab start {} --offline`",
                     lab.id
                 ),
                 format!(
-                    "{}; or work without a cluster: `kca lab start {} --offline`",
-                    hint.unwrap_or_else(|| "check the cluster".into()),
+                    "or work without a cluster: `kca lab start {} --offline`",
                     lab.id
                 ),
-            )),
+            ),
         },
         other => other,
+    })
+}
+
+/// The hint for a cluster that cannot be used: its own, then the `--offline` way out
+/// (`ja`, `en`).
+fn offline_way_out(lang: Lang, hint: Option<String>, ja: String, en: String) -> Option<String> {
+    Some(match lang {
+        Lang::Ja => format!(
+            "{}。{ja}",
+            hint.unwrap_or_else(|| "クラスターを確認してください".into())
+        ),
+        Lang::En => format!(
+            "{}; {en}",
+            hint.unwrap_or_else(|| "check the cluster".into())
+        ),
     })
 }
 
@@ -450,6 +463,7 @@ fn grade_live(
         }
         Ok::<_, Error>((r, name))
     });
+    // What went wrong stays the cause; its hint joins the `--offline` way out.
     graded.map_err(|e| match e {
         Error::Environment {
             message,
@@ -458,24 +472,26 @@ fn grade_live(
         } => Error::Environment {
             message: tr_s(
                 lang,
-                format!("`{}` をクラスターで採点できません: {message}", lab.id),
-                format!("cannot grade `{}` live: {message}", lab.id),
+                format!("`{}` をクラスターで採点できません", lab.id),
+                format!("cannot grade `{}` live", lab.id),
             ),
-            hint: Some(tr_s(
+            hint: offline_way_out(
                 lang,
+                hint,
                 format!(
-                    "{}。クラスターなしでファイルを採点するなら `kca lab check {} --offline`",
-                    hint.clone()
-                        .unwrap_or_else(|| "クラスターを確認してください".into()),
+                    "クラスターなしでファイルを採点するなら `kca lab check {} --offline`",
                     lab.id
                 ),
                 format!(
-                    "{}; or grade the files without a cluster: `kca lab check {} --offline`",
-                    hint.unwrap_or_else(|| "check the cluster".into()),
+                    "or grade the files without a cluster: `kca lab check {} --offline`",
                     lab.id
                 ),
-            )),
-            source,
+            ),
+            source: Some(Box::new(Error::Environment {
+                message,
+                hint: None,
+                source,
+            })),
         },
         other => other,
     })
