@@ -224,7 +224,7 @@ fn command(env: Submission<'_>, check: &Check) -> Outcome {
     };
     let cmd = match program(env, run, vars) {
         Ok(c) => c,
-        Err(e) => return Outcome::error(e),
+        Err(e) => return Outcome::error(e.to_string()),
     };
     let shown = cmd.get_args().fold(
         cmd.get_program().to_string_lossy().into_owned(),
@@ -253,13 +253,23 @@ fn command(env: Submission<'_>, check: &Check) -> Outcome {
     }
 }
 
+/// Why a `command` check's program could not be built (an ERROR of the check).
+#[derive(Debug, thiserror::Error)]
+enum ProgramError {
+    /// `what` is ``argument `…` `` or ``env `…` ``; `reason` is the template's message.
+    #[error("cannot render {what}: {reason}")]
+    Render { what: String, reason: String },
+    #[error("the command is empty")]
+    Empty,
+}
+
 /// The check's program: arguments and environment rendered (tera), run in the workspace
 /// with the lab's variables and the running kca first on PATH.
 fn program(
     env: Submission<'_>,
     run: &[String],
     vars: &std::collections::BTreeMap<String, String>,
-) -> Result<Command, String> {
+) -> Result<Command, ProgramError> {
     let ctx = super::workspace::template_context(env.lab, env.workspace);
     let render = |s: &str| -> Result<String, String> {
         if s.contains("{{") {
@@ -270,10 +280,15 @@ fn program(
     };
     let argv = run
         .iter()
-        .map(|a| render(a).map_err(|e| format!("cannot render argument `{a}`: {e}")))
+        .map(|a| {
+            render(a).map_err(|reason| ProgramError::Render {
+                what: format!("argument `{a}`"),
+                reason,
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let Some((first, rest)) = argv.split_first() else {
-        return Err("the command is empty".into());
+        return Err(ProgramError::Empty);
     };
     let mut cmd = Command::new(first);
     cmd.args(rest)
@@ -296,7 +311,10 @@ fn program(
     for (k, v) in vars {
         cmd.env(
             k,
-            render(v).map_err(|e| format!("cannot render env `{k}`: {e}"))?,
+            render(v).map_err(|reason| ProgramError::Render {
+                what: format!("env `{k}`"),
+                reason,
+            })?,
         );
     }
     Ok(cmd)
