@@ -835,3 +835,41 @@ fn many_cheap_expressions_run_out_of_the_policy_budget() {
         "{out:?}"
     );
 }
+
+#[test]
+fn why_an_expression_is_not_evaluated_offline_is_a_typed_reason() {
+    let reason = |expr: &str| {
+        let objs = vec![
+            policy(json!({"validations": [{"expression": expr}]})),
+            binding(json!({})),
+        ];
+        let out = evaluate(&objs, &create(deploy("a", 1, json!({}))));
+        let e = out.unsupported().cloned().expect("unsupported");
+        // The error's message ends with the reason's own text.
+        let why = e.unsupported.clone().unwrap();
+        assert!(e.message.ends_with(&why.to_string()), "{e:?}");
+        why
+    };
+    assert_eq!(
+        reason("authorizer.group('').resource('pods').check('get').allowed()"),
+        Unsupported::Authorizer
+    );
+    assert!(matches!(
+        reason("object.metadata.name.noSuchFunction()"),
+        Unsupported::Interpreter(_)
+    ));
+    assert!(matches!(
+        reason("object.metadata.("),
+        Unsupported::Compile(_)
+    ));
+    // An error the API server would hit too is no reason to skip.
+    let objs = vec![
+        policy(json!({"validations": [{"expression": "object.spec.noSuchField == 1"}]})),
+        binding(json!({})),
+    ];
+    let out = evaluate(&objs, &create(deploy("a", 1, json!({}))));
+    assert!(
+        out.unsupported().is_none() && !out.errors.is_empty(),
+        "{out:?}"
+    );
+}
