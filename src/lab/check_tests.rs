@@ -23,11 +23,17 @@ fn command_check(script: &str, timeout: std::time::Duration) -> Check {
     }
 }
 
-fn run_command(script: &str, timeout: std::time::Duration) -> Outcome {
+/// `tests/testlab`, the lab the command checks run in.
+fn test_lab() -> Lab {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testlab/lab.yaml");
     let Ok(crate::content::Document::Lab(lab)) = crate::content::load_file(&path) else {
         panic!("the test lab does not load");
     };
+    *lab
+}
+
+fn run_command(script: &str, timeout: std::time::Duration) -> Outcome {
+    let lab = test_lab();
     let ws = tempfile::tempdir().unwrap();
     let sub = Submission {
         lab: &lab,
@@ -38,10 +44,7 @@ fn run_command(script: &str, timeout: std::time::Duration) -> Outcome {
 
 #[test]
 fn a_declared_skip_exit_is_skipped_with_the_last_words_and_others_still_fail() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testlab/lab.yaml");
-    let Ok(crate::content::Document::Lab(lab)) = crate::content::load_file(&path) else {
-        panic!("the test lab does not load");
-    };
+    let lab = test_lab();
     let ws = tempfile::tempdir().unwrap();
     let sub = Submission {
         lab: &lab,
