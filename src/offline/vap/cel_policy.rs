@@ -182,7 +182,7 @@ fn apply_configuration(object: &Value, config: &Value) -> Result<Value, Mutation
         config,
         &KyvernoContext::from_request(&Request::default()),
     )
-    .map_err(MutationError::Merge)
+    .map_err(|e| MutationError::Merge(e.to_string()))
 }
 
 /// A `GeneratingPolicy`/`NamespacedGeneratingPolicy` on a trigger: the objects its
