@@ -89,12 +89,25 @@ fn add(
     }
 }
 
+/// Why a file given to `kca report` was skipped.
+#[derive(Debug, thiserror::Error)]
+enum Unread {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error(
+        "neither a lab check nor a quiz result (`-o json` of `kca lab check` or `kca quiz grade`)"
+    )]
+    NotAResult,
+}
+
 /// Adds one result document; `Err` says why it is not one kca wrote.
 fn read_one(
     v: &Value,
     checks: &mut BTreeMap<String, Rate>,
     questions: &mut BTreeMap<String, Rate>,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Unread> {
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
             .into_iter()
@@ -134,10 +147,7 @@ fn read_one(
         }
         return Ok(());
     }
-    Err(
-        "neither a lab check nor a quiz result (`-o json` of `kca lab check` or `kca quiz grade`)"
-            .into(),
-    )
+    Err(Unread::NotAResult)
 }
 
 pub fn build(paths: &[PathBuf]) -> ClassReport {
@@ -146,8 +156,8 @@ pub fn build(paths: &[PathBuf]) -> ClassReport {
     let mut rep = ClassReport::default();
     for f in files(paths) {
         let parsed = std::fs::read_to_string(&f)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| format!("not JSON: {e}")))
+            .map_err(Unread::from)
+            .and_then(|t| Ok(serde_json::from_str::<Value>(&t)?))
             .and_then(|v| read_one(&v, &mut checks, &mut questions));
         match parsed {
             Ok(()) => rep.files += 1,

@@ -230,9 +230,14 @@ impl Lesson {
     }
 }
 
+/// A lesson reference that is not `module-N#anchor` (nor `N#anchor`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not `module-N#anchor`")]
+pub struct BadRef(pub String);
+
 /// A lesson reference as tasks and questions carry it: `module-N#anchor`. Returns the
 /// module and anchor, or what is wrong with it.
-pub fn parse_ref(reference: &str) -> std::result::Result<(i64, Option<String>), String> {
+pub fn parse_ref(reference: &str) -> std::result::Result<(i64, Option<String>), BadRef> {
     let (module, anchor) = match reference.split_once('#') {
         Some((m, a)) => (m, Some(a.to_string())),
         None => (reference, None),
@@ -241,14 +246,14 @@ pub fn parse_ref(reference: &str) -> std::result::Result<(i64, Option<String>), 
         .strip_prefix("module-")
         .unwrap_or(module)
         .parse::<i64>()
-        .map_err(|_| format!("`{reference}` is not `module-N#anchor`"))?;
+        .map_err(|_| BadRef(reference.to_string()))?;
     Ok((n, anchor.filter(|a| !a.is_empty())))
 }
 
 /// Checks that `reference` names an existing lesson section (in every language the
 /// lesson has); the problem otherwise, for `kca validate`.
 pub fn check_ref(content_dir: &Path, reference: &str) -> std::result::Result<(), String> {
-    let (module, anchor) = parse_ref(reference)?;
+    let (module, anchor) = parse_ref(reference).map_err(|e| e.to_string())?;
     let presence = section_presence(content_dir, module, anchor.as_deref());
     if presence.iter().all(|(_, has)| has.is_none()) {
         return Err(format!("no lesson for module {module}"));
