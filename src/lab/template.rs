@@ -42,6 +42,7 @@ const NO_RANDOM: &str = "`get_random` is not available: a starter renders the sa
 pub fn render(text: &str, ctx: &Context) -> Result<String, String> {
     let template = parse(text)?;
     bound::analyse(text, &template.ast, ctx)?;
+    drop(template);
     let mut tera = Tera::default();
     tera.register_function("get_env", |_: &HashMap<String, Value>| {
         Err(tera::Error::msg(NO_ENV))
@@ -76,7 +77,7 @@ pub fn render(text: &str, ctx: &Context) -> Result<String, String> {
             TIME_LIMIT.as_secs()
         )),
         Err(mpsc::RecvTimeoutError::Disconnected) => {
-            Err("rendering stopped on an error inside tera (see the message above)".into())
+            Err("rendering stopped: tera failed inside (its message is printed above)".into())
         }
     }
 }
