@@ -91,6 +91,7 @@ fn atom(r: &mut Rng) -> String {
         ),
         1 => format!("range(end={})", r.below(40)),
         2 => r.below(1000).to_string(),
+        3 => r.pick(&["v2[0]", "v2.0", "loop.index"]).to_string(),
         _ => r.pick(NAMES).to_string(),
     }
 }
@@ -109,6 +110,10 @@ fn filter(r: &mut Rng) -> String {
         8 => format!("default(value={arg})"),
         9 => "truncate(length=3)".into(),
         10 => "slice(end=2)".into(),
+        11 => format!("pluralize(plural={arg})"),
+        12 => "unique".into(),
+        13 => "sort".into(),
+        14 => "escape_xml".into(),
         _ => r
             .pick(&[
                 "upper",
@@ -150,12 +155,21 @@ fn block(r: &mut Rng, depth: u32) -> String {
             3 => "text ".into(),
             4 => format!(
                 "{{% for x in {} %}}{}{{% endfor %}}",
-                r.pick(&["range(end=30)", "v0", "v1", "namespace"]),
+                r.pick(&["range(end=30)", "v0", "v1", "v2", "namespace"]),
                 block(r, depth + 1)
             ),
             5 => format!(
                 "{{% if {} %}}{}{{% else %}}{}{{% endif %}}",
-                r.pick(NAMES),
+                r.pick(&[
+                    "v0",
+                    "lab",
+                    "not v1",
+                    "lab is matching(\"^k.*o$\")",
+                    "\"a\" in v1",
+                    "v0 is defined",
+                    "v2 | length > 1",
+                    "v1 == v0 ~ v1",
+                ]),
                 block(r, depth + 1),
                 block(r, depth + 1)
             ),

@@ -131,13 +131,13 @@ pub fn analyse(text: &str, ast: &[Node], ctx: &Context) -> Result<Bounds, String
     let e = a.nodes(ast, 1).map_err(|r| r.msg)?;
     let error = ERROR_FIXED + ERROR_PER_BYTE * a.tags.longest() as u64;
     let regexes = REGEX_MEMORY * a.lazy_regex.get().count_ones() as u64;
-    Ok(Bounds {
-        // The text written out, in its buffer (capped while it is written).
-        memory: a.memory.max(e.peak)
-            + error
-            + regexes
-            + GROWTH * e.out.min(super::MAX_OUTPUT as u64),
-    })
+    // The text written out, in its buffer (capped while it is written).
+    let output = GROWTH * e.out.min(super::MAX_OUTPUT as u64);
+    let memory = a.memory.max(e.peak) + error + regexes + output;
+    if memory > MAX_MEMORY {
+        return Err(memory_error(memory));
+    }
+    Ok(Bounds { memory })
 }
 
 impl Analysis<'_> {
@@ -625,7 +625,7 @@ fn check_depth(v: Val, what: &str) -> Res<()> {
 
 fn memory_error(bytes: u64) -> String {
     format!(
-        "rendering may need {} of memory here; a template may use at most {} MiB (each `~` \
+        "rendering may need {} of memory; a template may use at most {} MiB (each `~` \
          adds its parts, a list adds its items, a filter such as `replace` or `indent` can \
          multiply a text, a loop holds its list): build long text from shorter pieces in \
          the lab's `vars`, or write it into the file as is",
