@@ -112,6 +112,8 @@ pods() {
 }
 
 echo "kca: $KCA ($runs runs per size; median wall time, peak RSS)"
+# Wall time on a busy machine counts waiting for a core: say how busy it was.
+echo "cores: $(nproc); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| workload | sizes | wall s / CPU s / peak MiB, per size |"
 echo "|---|---|---|"
@@ -152,3 +154,6 @@ if [ -z "$only" ] || [ "$only" = apply ]; then
   read -r s cpu mem code < <(measure "$KCA" policy apply "$work/policies.yaml" --resource "$work/pods.yaml")
   row '`policy apply` 1,000 policies × 1,000 Pods' "1k × 1k" "$(cell "$s" "$cpu" "$mem" "$code")"
 fi
+
+echo
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -20,6 +20,7 @@ pub mod junit;
 pub mod lab;
 pub mod lesson;
 pub mod offline;
+pub mod par;
 pub mod quiz;
 pub mod report;
 pub mod settings;

@@ -279,28 +279,17 @@ impl<'a> Decoder<'a> {
         items: &[I],
         decode: impl Fn(&mut Decoder<'_>, &I) -> Option<T> + Sync,
     ) -> Vec<T> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if items.len() < PARALLEL_ITEMS || threads < 2 {
-            return items.iter().filter_map(|i| decode(self, i)).collect();
+        let halves = crate::par::halves(
+            items,
+            PARALLEL_ITEMS,
+            || Decoder::new(self.diags.sibling()),
+            decode,
+        );
+        let mut out = Vec::with_capacity(items.len());
+        for (d, decoded) in halves {
+            self.diags.absorb(d.diags);
+            out.extend(decoded);
         }
-        let (first, second) = items.split_at(items.len() / 2);
-        let mut other = Decoder::new(self.diags.sibling());
-        let (mut out, rest) = std::thread::scope(|scope| {
-            let rest = scope.spawn(|| {
-                let rest: Vec<T> = second
-                    .iter()
-                    .filter_map(|i| decode(&mut other, i))
-                    .collect();
-                rest
-            });
-            let out: Vec<T> = first.iter().filter_map(|i| decode(self, i)).collect();
-            (
-                out,
-                rest.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            )
-        });
-        self.diags.absorb(other.diags);
-        out.extend(rest);
         out
     }
 

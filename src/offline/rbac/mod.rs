@@ -114,47 +114,27 @@ impl Authorizer {
         let mut cluster_role_at: HashMap<String, usize> = HashMap::new();
         let mut rb_at: HashMap<(String, String), usize> = HashMap::new();
         let mut crb_at: HashMap<(String, String), usize> = HashMap::new();
-        for o in flat {
-            let Some(kind) = rbac_kind(o) else { continue };
-            let meta = o.get("metadata").unwrap_or(&Value::Null);
-            let name = str_at(meta, "name");
-            if name.is_empty() {
-                a.warnings
-                    .push(format!("a {kind} without metadata.name is ignored"));
-                continue;
-            }
-            let namespace = match str_at(meta, "namespace") {
-                ns if ns.is_empty() => default_namespace.to_string(),
-                ns => ns,
-            };
-            match kind {
-                "Role" => {
-                    let key = (namespace, name);
-                    let role = Role { rules: rules_of(o) };
-                    upsert(&mut a.roles, &mut a.role_index, key, role);
-                }
-                "ClusterRole" => {
-                    let selectors = o.get("aggregationRule").map(|rule| {
-                        rule.get("clusterRoleSelectors")
-                            .and_then(Value::as_array)
-                            .map(|sels| {
-                                sels.iter()
-                                    .map(crate::offline::labels::LabelSelector::from_json)
-                                    .collect::<Result<Vec<_>, _>>()
-                            })
-                            .unwrap_or_else(|| Ok(Vec::new()))
-                    });
-                    if let Some(Err(e)) = &selectors {
+        // Reading the objects is independent per object (and on two threads for a big
+        // set); applying them stays in order.
+        let parts = crate::par::halves(
+            &flat,
+            PARALLEL_OBJECTS,
+            || (),
+            |_, o| read_object(o, default_namespace),
+        );
+        for item in parts.into_iter().flat_map(|(_, items)| items) {
+            match item {
+                Read::Unnamed(kind) => a
+                    .warnings
+                    .push(format!("a {kind} without metadata.name is ignored")),
+                Read::Role(key, role) => upsert(&mut a.roles, &mut a.role_index, key, role),
+                Read::ClusterRole(role) => {
+                    if let Some(Err(e)) = &role.selectors {
                         a.warnings.push(format!(
-                            "ClusterRole {name:?}: aggregationRule is not valid ({e}); its rules are left as written"
+                            "ClusterRole {:?}: aggregationRule is not valid ({e}); its rules are left as written",
+                            role.name
                         ));
                     }
-                    let role = aggregate::Aggregable {
-                        labels: crate::offline::labels::labels_of(o),
-                        rules: rules_of(o),
-                        selectors,
-                        name,
-                    };
                     upsert(
                         &mut cluster_roles,
                         &mut cluster_role_at,
@@ -162,18 +142,15 @@ impl Authorizer {
                         role,
                     );
                 }
-                "RoleBinding" | "ClusterRoleBinding" => {
-                    let cluster = kind == "ClusterRoleBinding";
-                    let b = binding_of(o, if cluster { "" } else { &namespace }, name);
+                Read::Binding(kind, b) => {
                     a.check_binding(kind, &b);
                     let key = (b.namespace.clone(), b.name.clone());
-                    if cluster {
+                    if kind == "ClusterRoleBinding" {
                         upsert(&mut a.cluster_role_bindings, &mut crb_at, key, b);
                     } else {
                         upsert(&mut a.role_bindings, &mut rb_at, key, b);
                     }
                 }
-                _ => {}
             }
         }
         aggregate::apply(&mut cluster_roles);
@@ -501,6 +478,62 @@ fn flatten<'a>(o: &'a Value, out: &mut Vec<&'a Value>) {
         Some(items) if is_list => items.iter().for_each(|i| flatten(i, out)),
         _ => out.push(o),
     }
+}
+
+/// Sets of objects smaller than this are read on one thread.
+const PARALLEL_OBJECTS: usize = 4096;
+
+/// What one object brings to an [`Authorizer`], read without touching it.
+enum Read {
+    /// An RBAC object of this kind without a name.
+    Unnamed(&'static str),
+    Role((String, String), Role),
+    ClusterRole(aggregate::Aggregable),
+    /// A RoleBinding or ClusterRoleBinding (the kind).
+    Binding(&'static str, Binding),
+}
+
+/// What `o` brings, if it is an RBAC object; namespaced objects without a namespace
+/// are placed in `default_namespace`.
+fn read_object(o: &Value, default_namespace: &str) -> Option<Read> {
+    let kind = rbac_kind(o)?;
+    let meta = o.get("metadata").unwrap_or(&Value::Null);
+    let name = str_at(meta, "name");
+    if name.is_empty() {
+        return Some(Read::Unnamed(kind));
+    }
+    let namespace = match str_at(meta, "namespace") {
+        ns if ns.is_empty() => default_namespace.to_string(),
+        ns => ns,
+    };
+    Some(match kind {
+        "Role" => Read::Role((namespace, name), Role { rules: rules_of(o) }),
+        "ClusterRole" => {
+            let selectors = o.get("aggregationRule").map(|rule| {
+                rule.get("clusterRoleSelectors")
+                    .and_then(Value::as_array)
+                    .map(|sels| {
+                        sels.iter()
+                            .map(crate::offline::labels::LabelSelector::from_json)
+                            .collect::<Result<Vec<_>, _>>()
+                    })
+                    .unwrap_or_else(|| Ok(Vec::new()))
+            });
+            Read::ClusterRole(aggregate::Aggregable {
+                labels: crate::offline::labels::labels_of(o),
+                rules: rules_of(o),
+                selectors,
+                name,
+            })
+        }
+        _ => {
+            let cluster = kind == "ClusterRoleBinding";
+            Read::Binding(
+                kind,
+                binding_of(o, if cluster { "" } else { &namespace }, name),
+            )
+        }
+    })
 }
 
 /// The RBAC kind of an object, when its apiVersion is in the RBAC group.
