@@ -3,6 +3,9 @@
 //! Parsing produces a position-carrying [`Node`] tree so that content lint and learner
 //! feedback can point at `line:col`; [`Node::to_json`] turns it into `serde_json::Value`
 //! for code that only needs the data. Nothing outside this module names a YAML crate.
+//! Large inputs are parsed on several threads (`pieces`: a stream cut before its
+//! document markers; `one`: one document cut before an entry of a long sequence), with
+//! the positions, errors and budgets one parse would give.
 //! It must not print, and must not panic on any input.
 
 use std::cell::Cell;

@@ -110,6 +110,8 @@ fn can_i(ctx: &Ctx, args: &CanIArgs) -> Result<Exit> {
     let objects = manifest::load(&files, validate::check_document)?;
     let authorizer = Authorizer::new(&objects);
     let mapper = Mapper::built_in().with_crds(&objects);
+    // Freeing 100k objects takes as long as reading their RBAC: share it out.
+    crate::par::drop_in_halves(objects);
 
     let mut warnings: Vec<String> = authorizer.warnings().to_vec();
     if authorizer.counts().iter().sum::<usize>() == 0 {

@@ -801,3 +801,39 @@ fn loading_many_objects_stays_linear() {
     );
     assert_eq!(a.counts(), [15_000, 0, 15_000, 0]);
 }
+
+#[test]
+fn a_big_set_read_on_two_threads_is_applied_in_file_order() {
+    // Read in two halves (par::halves); a later object still replaces an earlier one
+    // across the halves, and warnings keep the objects' order.
+    let role = |name: &str, verb: &str| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": name, "namespace": "ns"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": [verb]}]})
+    };
+    let mut objects: Vec<Value> = (0..10_000).map(|i| role(&format!("r{i}"), "get")).collect();
+    objects[100] =
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {}});
+    objects[9_000] = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {}});
+    objects[9_500] = role("r7", "list");
+    objects.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "b", "namespace": "ns"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r7"},
+        "subjects": [{"kind": "User", "name": "u"}]}),
+    );
+    let a = Authorizer::new(&objects);
+    assert_eq!(
+        a.warnings(),
+        [
+            "a Role without metadata.name is ignored",
+            "a ClusterRole without metadata.name is ignored"
+        ]
+    );
+    assert_eq!(a.counts(), [9_997, 0, 1, 0]);
+    let ask = |verb: &str| a.authorize(&res("u", "", verb, "pods", "ns", "")).allowed;
+    assert!(
+        ask("list") && !ask("get"),
+        "the later r7 (list) replaced the earlier (get)"
+    );
+}
