@@ -67,6 +67,21 @@ pub(super) fn cut(src: &str) -> Option<Cut<'_>> {
             || (indent > column && !rest.starts_with('\t'))
             || (indent == column && is_entry(rest))
     });
+    // A document marker before the cut (other than the first `---`) would make the
+    // tail a document of its own: `parse_one` must then say so.
+    let head = &src[..at];
+    let marker = |m: &str| {
+        head.match_indices(m).any(|(i, _)| {
+            i > 0
+                && matches!(
+                    head.as_bytes().get(i + m.len()),
+                    Some(b' ' | b'\t' | b'\r' | b'\n')
+                )
+        })
+    };
+    if marker("\n---") || marker("\n...") || head.starts_with("...") {
+        return None;
+    }
     stays.then(|| Cut {
         head: &src[..at],
         tail,
@@ -244,6 +259,17 @@ mod tests {
         assert!(parse_in_two(&src).is_none());
         let src = quiz(12_000, question) + "\t- x\n";
         assert!(cut(&src).is_none());
+        // A second document before the cut, which `parse_one` must refuse.
+        for marker in ["...", "--- # two"] {
+            let mut src = quiz(6_000, question);
+            src.push_str(&format!("{marker}\n"));
+            src.push_str(
+                &quiz(6_000, question)["kind: Quiz\nmetadata: {id: big}\nquestions:\n".len()..],
+            );
+            assert!(cut(&src).is_none(), "{marker}");
+        }
+        let src = format!("--- # one\n{}", quiz(12_000, question));
+        assert_eq!(parse_in_two(&src).unwrap(), sequential(&src));
         // A document too small to be worth a thread.
         assert!(cut(&quiz(10, question)).is_none());
     }
