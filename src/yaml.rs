@@ -764,6 +764,15 @@ mod tests {
     }
 
     #[test]
+    fn into_json_gives_what_to_json_gives() {
+        let src = "a: [1, -2.5, x, ~, true]\n1: one\ntrue: yes\n~: nothing\n2.5: f\nb: {c: &x {d: e}, f: *x}\n";
+        let doc = parse_one(src).unwrap();
+        let want = doc.to_json();
+        assert_eq!(want["1"], json!("one"));
+        assert_eq!(doc.into_json(), want);
+    }
+
+    #[test]
     fn positions_are_one_based() {
         let doc = parse_one("a:\n  b: [1, x]\n").unwrap();
         let b = doc.get("a").unwrap().get("b").unwrap();
