@@ -6,10 +6,11 @@ use serde_json::{Value, json};
 
 use super::conditions;
 use super::context::Context;
-use super::entries::{Options, load_context};
+use super::entries::{Options, load_context, load_entries};
 use super::matching::{rule_matches, wildcard_match};
 use super::outcome::{Outcome, Unsupported};
 use super::pattern::{PatternError, validate_pattern};
+use super::rule::Rule;
 use super::vars::{self, VarError};
 use super::{Policy, Request, Response, RuleKind, RuleResult, RuleStatus, generate, mutate};
 
@@ -25,7 +26,7 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
     let mut base = Context::from_request(&current);
     for policy in policies {
         for rule in &policy.rules {
-            if rule.get("mutate").is_none() {
+            if rule.mutate.is_none() {
                 continue;
             }
             let (result, patched) = run_mutate(policy, rule, &current, opts, &base);
@@ -46,16 +47,16 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
     let validated = current;
     for policy in policies {
         for rule in &policy.rules {
-            if rule.get("validate").is_some() {
+            if rule.validate.is_some() {
                 if let Some(r) = run_validate(policy, rule, &validated, opts, &base) {
                     resp.results.push(r);
                 }
-            } else if rule.get("generate").is_some() {
+            } else if rule.generate.is_some() {
                 let (r, generated) = run_generate(policy, rule, &validated, opts, &base);
                 if !generated.refused.is_empty() {
                     resp.failed_requests.push(super::background::FailedRequest {
                         policy: policy.name.clone(),
-                        rule: rule_name(rule),
+                        rule: rule.name.clone(),
                         message: generated.refused.join("; "),
                     });
                 }
@@ -63,7 +64,7 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
                 if let Some(r) = r {
                     resp.results.push(r);
                 }
-            } else if rule.get("verifyImages").is_some()
+            } else if rule.verify_images.is_some()
                 && rule_matches(rule, policy, &validated).unwrap_or(false)
             {
                 resp.results.push(result(
@@ -78,17 +79,10 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
     resp
 }
 
-fn rule_name(rule: &Value) -> String {
-    rule.get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
-}
-
-fn result(policy: &Policy, rule: &Value, kind: RuleKind, outcome: Outcome) -> RuleResult {
+fn result(policy: &Policy, rule: &Rule, kind: RuleKind, outcome: Outcome) -> RuleResult {
     RuleResult {
         policy: policy.name.clone(),
-        rule: rule_name(rule),
+        rule: rule.name.clone(),
         kind,
         status: outcome.status,
         message: outcome.message,
@@ -103,7 +97,7 @@ enum Gate {
 }
 
 /// `base` is the request's context, shared by every rule (rules add their own values).
-fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options, base: &Context) -> Gate {
+fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Context) -> Gate {
     match rule_matches(rule, policy, req) {
         Ok(true) => {}
         Ok(false) => return Gate::Done(None),
@@ -114,12 +108,8 @@ fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options, base: &Con
     }
     let mut ctx = base.clone();
     // Values given for a rule also hold for its autogen copies.
-    let name = rule_name(rule);
-    let base = name
-        .strip_prefix("autogen-cronjob-")
-        .or_else(|| name.strip_prefix("autogen-"))
-        .unwrap_or(&name)
-        .to_string();
+    let name = rule.name.clone();
+    let base = rule.base_name().to_string();
     let key = if opts
         .rule_values
         .contains_key(&(policy.name.clone(), name.clone()))
@@ -140,10 +130,10 @@ fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options, base: &Con
             supplied.entry(k.clone()).or_insert(v.clone());
         }
     }
-    if let Err(e) = load_context(rule, &mut ctx, opts, Some(&supplied)) {
+    if let Err(e) = load_entries(&rule.context, &mut ctx, opts, Some(&supplied)) {
         return Gate::Done(Some(e));
     }
-    if let Some(pre) = rule.get("preconditions") {
+    if let Some(pre) = &rule.preconditions {
         match conditions::evaluate_preconditions(pre, &ctx) {
             Ok(true) => {}
             Ok(false) => {
@@ -160,8 +150,8 @@ fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options, base: &Con
 }
 
 /// A matching `PolicyException` that names this policy and rule.
-fn excepted(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Option<String> {
-    let rname = rule_name(rule);
+fn excepted(policy: &Policy, rule: &Rule, req: &Request, opts: &Options) -> Option<String> {
+    let rname = &rule.name;
     for ex in &opts.exceptions {
         let spec = ex.get("spec")?;
         let names = spec.get("exceptions").and_then(Value::as_array)?;
@@ -178,13 +168,14 @@ fn excepted(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Opt
                     .is_some_and(|rs| {
                         rs.iter()
                             .filter_map(Value::as_str)
-                            .any(|r| wildcard_match(r, &rname))
+                            .any(|r| wildcard_match(r, rname))
                     })
         });
         if !covers {
             continue;
         }
-        let as_rule = json!({"match": spec.get("match").cloned().unwrap_or(Value::Null)});
+        let as_rule =
+            Rule::decode(&json!({"match": spec.get("match").cloned().unwrap_or(Value::Null)}));
         let any_policy = Policy {
             namespace: None,
             ..policy.clone()
@@ -215,7 +206,7 @@ enum Patched {
 
 fn run_mutate(
     policy: &Policy,
-    rule: &Value,
+    rule: &Rule,
     req: &Request,
     opts: &Options,
     base: &Context,
@@ -227,7 +218,9 @@ fn run_mutate(
         }
     };
     let has_targets = rule
-        .pointer("/mutate/targets")
+        .mutate
+        .as_ref()
+        .and_then(|m| m.get("targets"))
         .and_then(Value::as_array)
         .is_some_and(|t| !t.is_empty());
     let applied = if has_targets {
@@ -250,7 +243,7 @@ fn run_mutate(
 
 fn run_generate(
     policy: &Policy,
-    rule: &Value,
+    rule: &Rule,
     req: &Request,
     opts: &Options,
     base: &Context,
@@ -295,7 +288,7 @@ fn run_generate(
 
 fn run_validate(
     policy: &Policy,
-    rule: &Value,
+    rule: &Rule,
     req: &Request,
     opts: &Options,
     base: &Context,
@@ -306,7 +299,7 @@ fn run_validate(
             return d.map(|o| result(policy, rule, RuleKind::Validate, o));
         }
     };
-    let validate = &rule["validate"];
+    let validate = rule.validate.as_ref().unwrap_or(&Value::Null);
     let cel = validate.get("cel").filter(|c| !c.is_null());
     // Kyverno does not run CEL validation on a deletion.
     if req.operation == "DELETE" && cel.is_some() {
@@ -365,7 +358,7 @@ fn run_validate(
 
 /// A `validate.cel` rule through the ValidatingAdmissionPolicy evaluator, with the
 /// admission request Kyverno hands it (object, oldObject, request, namespaceObject).
-fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> Outcome {
+fn validate_cel(cel: &Value, rule: &Rule, req: &Request, opts: &Options) -> Outcome {
     use crate::offline::vap;
     let subject = super::matching::subject(req);
     let namespace_object = match subject
@@ -397,8 +390,8 @@ fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> Out
             .unwrap_or_default(),
         cluster: None,
     };
-    let rule_message = rule.pointer("/validate/message").and_then(Value::as_str);
-    let preconditions = rule.get("celPreconditions");
+    let rule_message = rule.validate_field("message").and_then(Value::as_str);
+    let preconditions = rule.cel_preconditions.as_ref();
     match vap::evaluate_kyverno_cel(&opts.cluster, cel, rule_message, preconditions, &vreq) {
         vap::CelVerdict::Pass => Outcome::pass("validation rule passed"),
         vap::CelVerdict::Skip(why) => Outcome::skip(why),

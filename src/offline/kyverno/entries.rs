@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::context::Context;
 use super::outcome::{ContextSource, Outcome, Unsupported};
+use super::rule::ContextEntry;
 use super::vars::{self, VarError};
 use crate::offline::rbac::resource::resource_for_kind;
 
@@ -29,27 +30,36 @@ pub struct Options {
     pub background: Option<std::sync::Arc<super::background::Access>>,
 }
 
-/// Evaluates a rule's `context:` entries in order into `ctx`.
+/// Evaluates the `context:` entries of a foreach declaration or a target in order into
+/// `ctx` (a rule's own entries are decoded with it: [`load_entries`]).
 pub fn load_context(
     holder: &Value,
     ctx: &mut Context,
     opts: &Options,
     supplied: Option<&serde_json::Map<String, Value>>,
 ) -> Result<(), Outcome> {
-    let Some(entries) = holder.get("context").and_then(Value::as_array) else {
-        return Ok(());
-    };
+    load_entries(&ContextEntry::list(holder), ctx, opts, supplied)
+}
+
+/// Evaluates `context:` entries in order into `ctx`; a name in `supplied` (the test's
+/// values) stands in for its entry.
+pub fn load_entries(
+    entries: &[ContextEntry],
+    ctx: &mut Context,
+    opts: &Options,
+    supplied: Option<&serde_json::Map<String, Value>>,
+) -> Result<(), Outcome> {
     for entry in entries {
-        let name = entry.get("name").and_then(Value::as_str).unwrap_or("");
+        let name = entry.name.as_str();
         let prefix = format!("{name}.");
         if supplied.is_some_and(|s| s.keys().any(|k| k == name || k.starts_with(&prefix))) {
             continue;
         }
-        if let Some(var) = entry.get("variable") {
+        if let Some(var) = &entry.variable {
             let value = variable_entry(var, ctx)
                 .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
             ctx.add_variable(name, value);
-        } else if let Some(cm) = entry.get("configMap") {
+        } else if let Some(cm) = &entry.config_map {
             let cm = vars::substitute(cm, ctx)
                 .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
             let want_name = cm.get("name").and_then(Value::as_str).unwrap_or("");
@@ -71,18 +81,18 @@ pub fn load_context(
                     )));
                 }
             }
-        } else if let Some(call) = entry.get("apiCall")
+        } else if let Some(call) = &entry.api_call
             && let Some(found) = api_mock(call, ctx, &opts.api_responses)
                 .or_else(|| api_get(call, ctx, &opts.cluster))
         {
             let value = found.map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
             ctx.add_variable(name, value);
         } else {
-            let source = if entry.get("apiCall").is_some() {
+            let source = if entry.api_call.is_some() {
                 ContextSource::ApiCall
-            } else if entry.get("imageRegistry").is_some() {
+            } else if entry.image_registry.is_some() {
                 ContextSource::ImageRegistry
-            } else if entry.get("globalReference").is_some() {
+            } else if entry.global_reference.is_some() {
                 ContextSource::GlobalReference
             } else {
                 continue;

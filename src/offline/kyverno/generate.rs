@@ -13,6 +13,7 @@ use super::entries::{self, Options};
 use super::matching::selector_matches;
 use super::mutate::{context_failure, foreach_elements};
 use super::outcome::Outcome;
+use super::rule::Rule;
 use super::{Context, conditions, vars};
 use crate::offline::labels::labels_of;
 
@@ -28,7 +29,7 @@ pub fn apply_rule(
     ctx: &Context,
     cluster: &[Value],
 ) -> Result<Vec<Value>, Outcome> {
-    apply_rule_as(rule, trigger, ctx, cluster, None).map(|g| g.objects)
+    apply_rule_as(&Rule::decode(rule), trigger, ctx, cluster, None).map(|g| g.objects)
 }
 
 /// What the background controller made of one rule: the objects it could create, and
@@ -44,17 +45,18 @@ pub struct Generated {
 /// nothing and a reason in [`Generated::refused`]. `None` assumes every permission (the
 /// kyverno CLI's view).
 pub fn apply_rule_as(
-    rule: &Value,
+    rule: &Rule,
     trigger: &Value,
     ctx: &Context,
     cluster: &[Value],
     access: Option<&Access>,
 ) -> Result<Generated, Outcome> {
     let generate = rule
-        .get("generate")
+        .generate
+        .as_ref()
         .filter(|g| g.is_object())
         .ok_or("the rule has no generate block")?;
-    let rule_name = rule.get("name").and_then(Value::as_str).unwrap_or("");
+    let rule_name = rule.name.as_str();
     let synchronize = generate
         .get("synchronize")
         .and_then(Value::as_bool)

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::entries::{self, Options};
 use super::outcome::{Outcome, Unsupported};
+use super::rule::Rule;
 use super::{Context, conditions, jsonpatch, smp, vars};
 
 /// What Kyverno reports when a mutate rule leaves the resource as it was.
@@ -16,13 +17,13 @@ pub const NO_CHANGE: &str = "skip: no patches applied";
 /// offline engine does not evaluate ([`Unsupported`]), or a rule error (bad patch,
 /// unresolvable variable).
 pub fn apply_rule(rule: &Value, resource: &Value, ctx: &Context) -> Result<Value, Outcome> {
-    apply_rule_with(rule, resource, ctx, &Options::default())
+    apply_rule_with(&Rule::decode(rule), resource, ctx, &Options::default())
 }
 
 /// [`apply_rule`] with what the engine knows beyond the request, for `context` entries
 /// inside `foreach` (configMaps from `opts.cluster`).
 pub fn apply_rule_with(
-    rule: &Value,
+    rule: &Rule,
     resource: &Value,
     ctx: &Context,
     opts: &Options,
@@ -35,13 +36,14 @@ pub fn apply_rule_with(
 }
 
 fn patch_rule(
-    rule: &Value,
+    rule: &Rule,
     resource: &Value,
     ctx: &Context,
     opts: &Options,
 ) -> Result<Value, Outcome> {
     let mutate = rule
-        .get("mutate")
+        .mutate
+        .as_ref()
         .filter(|m| m.is_object())
         .ok_or("the rule has no mutate block")?;
     if mutate
