@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{Env, data, repo, stderr, stdout};
+use common::{Env, data, repo, running, stderr, stdout};
 
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
@@ -216,4 +216,72 @@ fn lab_show_lists_the_programs_a_lab_runs() {
     assert!(text.contains("Programs this lab runs"), "{text}");
     assert!(text.contains("script/script-ok: bash check.sh"), "{text}");
     assert!(text.contains("A lab is code"), "{text}");
+}
+
+#[test]
+fn ctrl_c_during_lab_check_ends_the_command_checks_programs_too() {
+    // A command check runs in a process group of its own, which the terminal's Ctrl-C does
+    // not reach; kca must end it (and what it started) when it is interrupted itself.
+    let (env, content) = lab_env();
+    lab_kca(&env, &content)
+        .args(["lab", "start", "testlab", "--offline"])
+        .assert()
+        .success();
+    let pid_file = ws(&env).join("sleeper.pid");
+    std::fs::write(
+        ws(&env).join("check.sh"),
+        "sleep 1007 &\necho $! > sleeper.pid\nwait\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kca"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.home.path())
+        .env("XDG_STATE_HOME", env.home.path().join("state"))
+        .env("KCA_CONTENT_DIR", &content)
+        .env("KCA_WORKSPACE_ROOT", env.home.path().join("work"))
+        .args([
+            "--lang",
+            "en",
+            "lab",
+            "check",
+            "--offline",
+            "--task",
+            "script",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let sleeper: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the check never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: signals the kca process this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "{status:?}");
+    let gone = Instant::now();
+    while running(sleeper) {
+        if gone.elapsed() > Duration::from_secs(5) {
+            // SAFETY: tidies up the process this test caused.
+            unsafe {
+                libc::kill(sleeper, libc::SIGKILL);
+            }
+            panic!("the check's `sleep` {sleeper} outlived the interrupted kca");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
