@@ -101,7 +101,7 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Cont
     match rule_matches(rule, policy, req) {
         Ok(true) => {}
         Ok(false) => return Gate::Done(None),
-        Err(e) => return Gate::Done(Some(Outcome::error(e))),
+        Err(e) => return Gate::Done(Some(Outcome::error(e.to_string()))),
     }
     if let Some(why) = excepted(policy, rule, req, opts) {
         return Gate::Done(Some(Outcome::skip(why)));

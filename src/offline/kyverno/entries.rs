@@ -106,8 +106,21 @@ pub fn load_entries(
     Ok(())
 }
 
+/// Why an `apiCall` entry could not be served from what the test supplies.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiCallError {
+    #[error(transparent)]
+    Query(#[from] VarError),
+    #[error("urlPath is not a string")]
+    UrlNotText,
+    #[error("cannot serve urlPath {0} offline")]
+    Unservable(String),
+    #[error("{0}: not found among the test's cluster resources")]
+    NotFound(String),
+}
+
 /// Serves an `apiCall` from the test's mocked responses, matched by URL (and method).
-fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value, String>> {
+fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value, ApiCallError>> {
     let raw = call
         .pointer("/service/url")
         .or_else(|| call.get("urlPath"))?;
@@ -128,7 +141,7 @@ fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value
         .unwrap_or(Value::Null);
     match call.get("jmesPath").and_then(Value::as_str) {
         Some(expr) if !expr.is_empty() => {
-            Some(vars::query(expr, &Context::from_document(body)).map_err(|e| e.to_string()))
+            Some(vars::query(expr, &Context::from_document(body)).map_err(ApiCallError::from))
         }
         _ => Some(Ok(body)),
     }
@@ -136,7 +149,7 @@ fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value
 
 /// Serves a GET `apiCall` from the objects the test supplies, as Kyverno's CLI does with its
 /// fake client. `None` when nothing could serve it (no cluster objects, POST, a service).
-fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Value, String>> {
+fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Value, ApiCallError>> {
     if cluster.is_empty()
         || call.get("service").is_some()
         || call
@@ -148,15 +161,15 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
     }
     let url = match vars::substitute(call.get("urlPath")?, ctx) {
         Ok(Value::String(u)) => u,
-        Ok(_) => return Some(Err("urlPath is not a string".into())),
-        Err(e) => return Some(Err(e.to_string())),
+        Ok(_) => return Some(Err(ApiCallError::UrlNotText)),
+        Err(e) => return Some(Err(e.into())),
     };
     let path = url.split('?').next().unwrap_or("");
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (api_version, rest) = match parts.as_slice() {
         ["api", v, rest @ ..] => ((*v).to_string(), rest),
         ["apis", g, v, rest @ ..] => (format!("{g}/{v}"), rest),
-        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+        _ => return Some(Err(ApiCallError::Unservable(url))),
     };
     let (namespace, rest) = match rest {
         ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some(*ns), tail),
@@ -165,7 +178,7 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
     let (plural, name) = match rest {
         [p] => (*p, None),
         [p, n] => (*p, Some(*n)),
-        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+        _ => return Some(Err(ApiCallError::Unservable(url))),
     };
     let matches = |o: &&Value| {
         let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -186,9 +199,7 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
         {
             Some(o) => o.clone(),
             None => {
-                return Some(Err(format!(
-                    "{url}: not found among the test's cluster resources"
-                )));
+                return Some(Err(ApiCallError::NotFound(url)));
             }
         },
         None => json!({"apiVersion": "v1", "kind": "List",
@@ -196,7 +207,7 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
     };
     match call.get("jmesPath").and_then(Value::as_str) {
         Some(expr) if !expr.is_empty() => {
-            Some(vars::query(expr, &Context::from_document(result)).map_err(|e| e.to_string()))
+            Some(vars::query(expr, &Context::from_document(result)).map_err(ApiCallError::from))
         }
         _ => Some(Ok(result)),
     }

@@ -8,8 +8,15 @@ use serde_json::Value;
 use super::rule::{Filter, KindEntry, List, MatchBlock, ResourceDesc, Rule, Selector};
 use super::{Policy, Request};
 
+/// A selector Kyverno cannot evaluate (the only way matching fails).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorError {
+    #[error("unknown selector operator {0}")]
+    UnknownOperator(String),
+}
+
 /// `Ok(true)` when the rule applies to the request (matched and not excluded).
-pub fn rule_matches(rule: &Rule, policy: &Policy, req: &Request) -> Result<bool, String> {
+pub fn rule_matches(rule: &Rule, policy: &Policy, req: &Request) -> Result<bool, SelectorError> {
     let obj = subject(req);
     if let Some(ns) = &policy.namespace {
         let res_ns = obj
@@ -43,7 +50,7 @@ pub fn subject(req: &Request) -> &Value {
     }
 }
 
-fn block_matches(block: &MatchBlock, req: &Request, is_match: bool) -> Result<bool, String> {
+fn block_matches(block: &MatchBlock, req: &Request, is_match: bool) -> Result<bool, SelectorError> {
     let (any, all) = (block.any.as_deref(), block.all.as_deref());
     if any.is_none() && all.is_none() {
         // Legacy form: resources plus user info side by side.
@@ -79,7 +86,7 @@ fn block_matches(block: &MatchBlock, req: &Request, is_match: bool) -> Result<bo
     Ok(true)
 }
 
-fn filter_matches(filter: &Filter, req: &Request, is_match: bool) -> Result<bool, String> {
+fn filter_matches(filter: &Filter, req: &Request, is_match: bool) -> Result<bool, SelectorError> {
     // Without any user information (a background scan, a test without userinfo) Kyverno
     // drops the user conditions of a filter.
     let ui = &req.user_info;
@@ -107,7 +114,7 @@ fn any_of<T>(list: &List<T>, hit: impl FnMut(&T) -> bool) -> bool {
     !list.restricts || list.items.iter().any(hit)
 }
 
-fn resource_matches(res: &ResourceDesc, req: &Request) -> Result<bool, String> {
+fn resource_matches(res: &ResourceDesc, req: &Request) -> Result<bool, SelectorError> {
     let obj = subject(req);
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
     let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
@@ -212,7 +219,10 @@ fn entry_matches(entry: &KindEntry, kind: &str, api_version: &str, req: &Request
 }
 
 /// A label selector (`matchLabels` with wildcards, `matchExpressions`).
-pub fn selector_matches(sel: &Value, labels: &BTreeMap<String, String>) -> Result<bool, String> {
+pub fn selector_matches(
+    sel: &Value,
+    labels: &BTreeMap<String, String>,
+) -> Result<bool, SelectorError> {
     typed_selector_matches(&Selector::decode(sel), labels)
 }
 
@@ -220,7 +230,7 @@ pub fn selector_matches(sel: &Value, labels: &BTreeMap<String, String>) -> Resul
 fn typed_selector_matches(
     sel: &Selector,
     labels: &BTreeMap<String, String>,
-) -> Result<bool, String> {
+) -> Result<bool, SelectorError> {
     for (k, want) in sel.match_labels.iter().flatten() {
         let ok = labels
             .iter()
@@ -237,7 +247,7 @@ fn typed_selector_matches(
             "NotIn" => have.is_none_or(|h| !values.contains(h)),
             "Exists" => have.is_some(),
             "DoesNotExist" => have.is_none(),
-            other => return Err(format!("unknown selector operator {other}")),
+            other => return Err(SelectorError::UnknownOperator(other.to_string())),
         };
         if !ok {
             return Ok(false);

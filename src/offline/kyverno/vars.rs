@@ -153,7 +153,7 @@ pub fn query(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     if let Err(reason) = budget::check_shape(expr) {
         return Err(VarError::Invalid {
             expr: abbreviated(expr),
-            reason,
+            reason: reason.to_string(),
         });
     }
     budget::scoped(|| query_unbounded(expr, ctx))
@@ -496,7 +496,7 @@ macro_rules! func {
         let body = typed($body);
         let charged = move |a: Args, c: &mut JpContext<'_>| -> Result<Rcvar, JmespathError> {
             let out = body(a, c)?;
-            budget::charge(&out).map_err(|e| fail(c, e))?;
+            budget::charge(&out).map_err(|e| fail(c, e.to_string()))?;
             Ok(out)
         };
         $rt.register_function($name, Box::new(charged) as Box<dyn Function>);
@@ -706,7 +706,9 @@ fn register(rt: &mut Runtime) {
         for it in items {
             acc = Some(match acc {
                 None => it,
-                Some(prev) => arith_values(&prev, &it, Op::Add).map_err(|e| fail(c, e))?,
+                Some(prev) => {
+                    arith_values(&prev, &it, Op::Add).map_err(|e| fail(c, e.to_string()))?
+                }
             });
         }
         Ok(var(acc.unwrap_or(json!(0))))
@@ -804,7 +806,7 @@ fn register(rt: &mut Runtime) {
         ))))
     });
     func!(rt, "x509_decode", |a: Args, c: &mut JpContext<'_>| {
-        let v = super::x509::decode(&arg_str(a, 0, c)?).map_err(|e| fail(c, e))?;
+        let v = super::x509::decode(&arg_str(a, 0, c)?).map_err(|e| fail(c, e.to_string()))?;
         Ok(var(v))
     });
     func!(rt, "semver_compare", |a: Args, c: &mut JpContext<'_>| {
@@ -915,7 +917,9 @@ enum Op {
 fn arith(a: Args, c: &JpContext<'_>, op: Op) -> Result<Rcvar, JmespathError> {
     let x = arg_val(a, 0, c)?;
     let y = arg_val(a, 1, c)?;
-    arith_values(&x, &y, op).map(var).map_err(|e| fail(c, e))
+    arith_values(&x, &y, op)
+        .map(var)
+        .map_err(|e| fail(c, e.to_string()))
 }
 
 enum Operand {
@@ -938,25 +942,38 @@ fn operand(v: &Value) -> Option<Operand> {
     }
 }
 
-fn arith_values(x: &Value, y: &Value, op: Op) -> Result<Value, String> {
+/// Why Kyverno's arithmetic cannot combine two values.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum ArithError {
+    #[error("invalid operands {0} and {1}")]
+    Invalid(Value, Value),
+    #[error("incompatible operands {0} and {1}")]
+    Incompatible(Value, Value),
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("modulo by zero")]
+    ModuloByZero,
+}
+
+fn arith_values(x: &Value, y: &Value, op: Op) -> Result<Value, ArithError> {
     let (a, b) = match (operand(x), operand(y)) {
         (Some(a), Some(b)) => (a, b),
-        _ => return Err(format!("invalid operands {x} and {y}")),
+        _ => return Err(ArithError::Invalid(x.clone(), y.clone())),
     };
-    let calc = |p: f64, q: f64| -> Result<f64, String> {
+    let calc = |p: f64, q: f64| -> Result<f64, ArithError> {
         Ok(match op {
             Op::Add => p + q,
             Op::Sub => p - q,
             Op::Mul => p * q,
             Op::Div => {
                 if q == 0.0 {
-                    return Err("division by zero".into());
+                    return Err(ArithError::DivisionByZero);
                 }
                 p / q
             }
             Op::Mod => {
                 if q == 0.0 {
-                    return Err("modulo by zero".into());
+                    return Err(ArithError::ModuloByZero);
                 }
                 p % q
             }
@@ -973,7 +990,7 @@ fn arith_values(x: &Value, y: &Value, op: Op) -> Result<Value, String> {
         (Dur(p), Dur(q), Op::Div) => num(calc(p, q)?),
         (Dur(p), Dur(q), _) | (Dur(p), Num(q), _) => json!(format_duration(calc(p, q)?)),
         (Num(p), Dur(q), Op::Mul) => json!(format_duration(calc(p, q)?)),
-        _ => return Err(format!("incompatible operands {x} and {y}")),
+        _ => return Err(ArithError::Incompatible(x.clone(), y.clone())),
     })
 }
 

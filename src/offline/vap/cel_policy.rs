@@ -162,6 +162,7 @@ fn apply_configuration(object: &Value, config: &Value) -> Result<Value, String> 
         config,
         &KyvernoContext::from_request(&Request::default()),
     )
+    .map_err(|e| e.to_string())
 }
 
 /// A `GeneratingPolicy`/`NamespacedGeneratingPolicy` on a trigger: the objects its

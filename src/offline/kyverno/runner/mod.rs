@@ -116,13 +116,34 @@ fn walk(dir: &Path, names: &[&str], out: &mut Vec<PathBuf>) {
     }
 }
 
-pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, String> {
-    let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)
-        .map_err(|e| e.to_string())?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
-    let docs =
-        crate::yaml::parse_json_stream(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+/// Why a test file, or a file it names, cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error(transparent)]
+    Read(#[from] crate::input::ReadError),
+    #[error("{}: not UTF-8 text", .0.display())]
+    NotUtf8(PathBuf),
+    #[error("{}: {source}", path.display())]
+    Yaml {
+        path: PathBuf,
+        source: crate::yaml::YamlError,
+    },
+    #[error("{}: empty test file", .0.display())]
+    Empty(PathBuf),
+    #[error("{}: {source}", path.display())]
+    NotATest {
+        path: PathBuf,
+        source: testfile::DecodeError,
+    },
+}
+
+pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, FileError> {
+    let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)?;
+    let text = String::from_utf8(bytes).map_err(|_| FileError::NotUtf8(path.to_path_buf()))?;
+    let docs = crate::yaml::parse_json_stream(&text).map_err(|source| FileError::Yaml {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut out = Vec::new();
     for d in docs {
         // `kind: List` files hold their objects under `items`.
@@ -343,7 +364,7 @@ impl Suite {
                 }
                 match read_docs(&dir.join(n)) {
                     Ok(d) => out.extend(d),
-                    Err(e) => problems.push(e),
+                    Err(e) => problems.push(e.to_string()),
                 }
             }
         };
@@ -477,13 +498,16 @@ impl Shared {
 }
 
 /// Runs one test file and returns its rows; `Err` when the file itself cannot be read.
-pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
+pub fn run_test(path: &Path) -> Result<Vec<Row>, FileError> {
     let docs = read_docs(path)?;
     let first = docs
         .into_iter()
         .next()
-        .ok_or_else(|| format!("{}: empty test file", path.display()))?;
-    let test = testfile::decode(first).map_err(|e| format!("{}: {e}", path.display()))?;
+        .ok_or_else(|| FileError::Empty(path.to_path_buf()))?;
+    let test = testfile::decode(first).map_err(|source| FileError::NotATest {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let suite = Suite::load(path, &test);
     let mut shared = Shared::default();
     let mut rows = Vec::new();
