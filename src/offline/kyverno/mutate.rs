@@ -86,7 +86,7 @@ pub enum PatchFailure {
     Json {
         at: &'static str,
         #[source]
-        source: jsonpatch::PatchError,
+        source: Box<jsonpatch::PatchError>,
     },
     #[error("{0} has neither patchStrategicMerge nor patchesJson6902")]
     NoPatch(&'static str),
@@ -140,8 +140,10 @@ fn apply_patches(
         let patch = substituted(patch, "patchesJson6902")?;
         let ops =
             decode_json_patch(&patch).map_err(|source| PatchFailure::Decode { at, source })?;
-        return jsonpatch::apply(resource, &ops)
-            .map_err(|source| PatchFailure::Json { at, source });
+        return jsonpatch::apply(resource, &ops).map_err(|source| PatchFailure::Json {
+            at,
+            source: Box::new(source),
+        });
     }
     Err(PatchFailure::NoPatch(at))
 }

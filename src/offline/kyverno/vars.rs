@@ -943,12 +943,12 @@ fn operand(v: &Value) -> Option<Operand> {
 }
 
 /// Why Kyverno's arithmetic cannot combine two values.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 enum ArithError {
     #[error("invalid operands {0} and {1}")]
-    Invalid(Value, Value),
+    Invalid(String, String),
     #[error("incompatible operands {0} and {1}")]
-    Incompatible(Value, Value),
+    Incompatible(String, String),
     #[error("division by zero")]
     DivisionByZero,
     #[error("modulo by zero")]
@@ -958,7 +958,7 @@ enum ArithError {
 fn arith_values(x: &Value, y: &Value, op: Op) -> Result<Value, ArithError> {
     let (a, b) = match (operand(x), operand(y)) {
         (Some(a), Some(b)) => (a, b),
-        _ => return Err(ArithError::Invalid(x.clone(), y.clone())),
+        _ => return Err(ArithError::Invalid(x.to_string(), y.to_string())),
     };
     let calc = |p: f64, q: f64| -> Result<f64, ArithError> {
         Ok(match op {
@@ -990,7 +990,7 @@ fn arith_values(x: &Value, y: &Value, op: Op) -> Result<Value, ArithError> {
         (Dur(p), Dur(q), Op::Div) => num(calc(p, q)?),
         (Dur(p), Dur(q), _) | (Dur(p), Num(q), _) => json!(format_duration(calc(p, q)?)),
         (Num(p), Dur(q), Op::Mul) => json!(format_duration(calc(p, q)?)),
-        _ => return Err(ArithError::Incompatible(x.clone(), y.clone())),
+        _ => return Err(ArithError::Incompatible(x.to_string(), y.to_string())),
     })
 }
 
