@@ -107,31 +107,21 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Cont
         return Gate::Done(Some(Outcome::skip(why)));
     }
     let mut ctx = base.clone();
-    // Values given for a rule also hold for its autogen copies.
-    let name = rule.name.clone();
-    let base = rule.base_name().to_string();
-    let key = if opts
-        .rule_values
-        .contains_key(&(policy.name.clone(), name.clone()))
-    {
-        (policy.name.clone(), name)
-    } else {
-        (policy.name.clone(), base)
-    };
-    if let Some(values) = opts.rule_values.get(&key) {
-        for (k, v) in values {
-            ctx.add_variable(k, v.clone());
-        }
+    let values = rule_values(policy, rule, opts);
+    for (k, v) in values.into_iter().flatten() {
+        ctx.add_variable(k, v.clone());
     }
-    // Names the test supplies (per rule or per resource) stand in for context entries.
-    let mut supplied = opts.rule_values.get(&key).cloned().unwrap_or_default();
-    if let Value::Object(m) = &req.values {
-        for (k, v) in m {
-            supplied.entry(k.clone()).or_insert(v.clone());
+    if !rule.context.is_empty() {
+        // Names the test supplies (per rule or per resource) stand in for context entries.
+        let mut supplied = values.cloned().unwrap_or_default();
+        if let Value::Object(m) = &req.values {
+            for (k, v) in m {
+                supplied.entry(k.clone()).or_insert(v.clone());
+            }
         }
-    }
-    if let Err(e) = load_entries(&rule.context, &mut ctx, opts, Some(&supplied)) {
-        return Gate::Done(Some(e));
+        if let Err(e) = load_entries(&rule.context, &mut ctx, opts, Some(&supplied)) {
+            return Gate::Done(Some(e));
+        }
     }
     if let Some(pre) = &rule.preconditions {
         match conditions::evaluate_preconditions(pre, &ctx) {
@@ -147,6 +137,23 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Cont
         }
     }
     Gate::Run(ctx)
+}
+
+/// The values a test gives for this rule; values given for a rule also hold for its
+/// autogen copies.
+fn rule_values<'a>(
+    policy: &Policy,
+    rule: &Rule,
+    opts: &'a Options,
+) -> Option<&'a serde_json::Map<String, Value>> {
+    if opts.rule_values.is_empty() {
+        return None;
+    }
+    let exact = (policy.name.clone(), rule.name.clone());
+    opts.rule_values.get(&exact).or_else(|| {
+        opts.rule_values
+            .get(&(policy.name.clone(), rule.base_name().to_string()))
+    })
 }
 
 /// A matching `PolicyException` that names this policy and rule.
@@ -305,10 +312,9 @@ fn run_validate(
     if req.operation == "DELETE" && cel.is_some() {
         return None;
     }
-    let resource = super::matching::subject(req).clone();
     let outcome = match cel {
         Some(cel) => validate_cel(cel, rule, req, opts),
-        None => validate_body(validate, &resource, &ctx, opts),
+        None => validate_body(validate, super::matching::subject(req), &ctx, opts),
     };
     let Outcome {
         status,
@@ -334,12 +340,7 @@ fn run_validate(
         _ => detail,
     };
     // An unscored policy reports its failures as warnings.
-    let unscored = policy
-        .raw
-        .pointer("/metadata/annotations/policies.kyverno.io~1scored")
-        .and_then(Value::as_str)
-        == Some("false");
-    let status = if unscored && status == RuleStatus::Fail {
+    let status = if policy.unscored && status == RuleStatus::Fail {
         RuleStatus::Warn
     } else {
         status

@@ -47,6 +47,8 @@ pub struct Policy {
     pub background: bool,
     /// Policy-level `validationFailureAction` (`Enforce` or `Audit`).
     pub failure_action: String,
+    /// `policies.kyverno.io/scored: "false"`: failures are reported as warnings.
+    pub unscored: bool,
     /// The policy as read, before autogen.
     pub raw: Value,
 }
@@ -195,6 +197,10 @@ pub fn load_policies(objects: &[Value]) -> (Vec<Policy>, Vec<String>) {
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
             failure_action,
+            unscored: obj
+                .pointer("/metadata/annotations/policies.kyverno.io~1scored")
+                .and_then(Value::as_str)
+                == Some("false"),
             raw: obj.clone(),
         });
     }

@@ -2,6 +2,8 @@
 //! value operators (`*`, `?`, `|`, `&`, `!`, `<`, `>`, ranges, quantities). It must not
 //! mutate resources.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::Context;
@@ -24,17 +26,25 @@ pub fn validate_pattern(
     pattern: &Value,
     ctx: &Context,
 ) -> Result<(), PatternError> {
-    let pattern = if pattern.to_string().contains('@') {
-        resolve_at(pattern, &mut Vec::new())
+    // A pattern without variables is used as written: `@` and substitution only act
+    // inside `{{ … }}`, and substituting a text without one gives it back unchanged.
+    let substituted;
+    let pattern = if vars::has_variables(pattern) {
+        let resolved = if vars::any_text(pattern, &|s| s.contains('@')) {
+            Cow::Owned(resolve_at(pattern, &mut Vec::new()))
+        } else {
+            Cow::Borrowed(pattern)
+        };
+        substituted = vars::substitute(&resolved, ctx).map_err(|e| PatternError {
+            path: String::new(),
+            message: e.to_string(),
+            skip: false,
+        })?;
+        &substituted
     } else {
-        pattern.clone()
+        pattern
     };
-    let pattern = vars::substitute(&pattern, ctx).map_err(|e| PatternError {
-        path: String::new(),
-        message: e.to_string(),
-        skip: false,
-    })?;
-    match element(resource, &pattern, "/") {
+    match element(resource, pattern, "/") {
         Ok(()) => Ok(()),
         Err(e) => Err(PatternError {
             skip: matches!(e.kind, Kind::Conditional | Kind::Global),
@@ -255,20 +265,23 @@ pub(crate) fn parse_anchor(key: &str) -> (Anchor, &str) {
 }
 
 /// Wildcard keys (`app.kubernetes.io/*`) stand for every matching resource key.
-fn expand_keys(rm: &Map<String, Value>, pm: &Map<String, Value>) -> Vec<(String, Value)> {
-    let mut out = Vec::new();
+fn expand_keys<'a>(
+    rm: &Map<String, Value>,
+    pm: &'a Map<String, Value>,
+) -> Vec<(Cow<'a, str>, &'a Value)> {
+    let mut out = Vec::with_capacity(pm.len());
     for (k, v) in pm {
         let (anchor, bare) = parse_anchor(k);
         if bare.contains(['*', '?']) {
             let hits: Vec<&String> = rm.keys().filter(|rk| wildcard_match(bare, rk)).collect();
             if !hits.is_empty() {
                 for rk in hits {
-                    out.push((rewrap(anchor, rk), v.clone()));
+                    out.push((Cow::Owned(rewrap(anchor, rk)), v));
                 }
                 continue;
             }
         }
-        out.push((k.clone(), v.clone()));
+        out.push((Cow::Borrowed(k.as_str()), v));
     }
     out
 }

@@ -35,8 +35,25 @@ pub fn substitute_lenient(value: &Value, ctx: &Context) -> Result<Value, VarErro
     substitute_with(value, ctx, true)
 }
 
+/// Whether a key or a string anywhere in `value` holds `{{` (a variable, or an escaped
+/// `\{{` that substitution unescapes). Without one, substitution is the identity.
+pub fn has_variables(value: &Value) -> bool {
+    any_text(value, &|s| s.contains("{{"))
+}
+
+/// Whether `test` holds for a map key or a string anywhere in `value`.
+pub fn any_text(value: &Value, test: &impl Fn(&str) -> bool) -> bool {
+    match value {
+        Value::String(s) => test(s),
+        Value::Array(items) => items.iter().any(|v| any_text(v, test)),
+        Value::Object(map) => map.iter().any(|(k, v)| test(k) || any_text(v, test)),
+        _ => false,
+    }
+}
+
 fn substitute_with(value: &Value, ctx: &Context, lenient: bool) -> Result<Value, VarError> {
     match value {
+        Value::String(s) if !s.contains("{{") => Ok(value.clone()),
         Value::String(s) => substitute_str(s, ctx, lenient),
         Value::Array(items) => items
             .iter()
