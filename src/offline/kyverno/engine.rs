@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::conditions;
 use super::context::Context;
 use super::entries::{Options, load_context, load_entries};
-use super::matching::{rule_matches, wildcard_match};
+use super::matching::{Facts, rule_matches, rule_matches_with, wildcard_match};
 use super::outcome::{Outcome, Unsupported};
 use super::pattern::{PatternError, validate_pattern};
 use super::rule::Rule;
@@ -23,7 +23,7 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
     // Mutation first, every policy in order, each seeing the previous result. The
     // context is built once per state of the object and shared by the rules.
     let mut current = req.clone();
-    let mut base = Context::from_request(&current);
+    let mut base = Base::of(&current);
     for policy in policies {
         for rule in &policy.rules {
             if rule.mutate.is_none() {
@@ -34,7 +34,7 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
                 Some(Patched::Request(p)) => {
                     resp.patched = p.clone();
                     current.object = p;
-                    base = Context::from_request(&current);
+                    base = Base::of(&current);
                 }
                 Some(Patched::Targets(t)) => resp.patched_targets.extend(t),
                 None => {}
@@ -65,7 +65,7 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
                     resp.results.push(r);
                 }
             } else if rule.verify_images.is_some()
-                && rule_matches(rule, policy, &validated).unwrap_or(false)
+                && rule_matches_with(rule, policy, &validated, &base.facts).unwrap_or(false)
             {
                 resp.results.push(result(
                     policy,
@@ -90,6 +90,22 @@ fn result(policy: &Policy, rule: &Rule, kind: RuleKind, outcome: Outcome) -> Rul
     }
 }
 
+/// What every rule of one request (one state of its object) shares: the JMESPath
+/// context and what matching reads of the object.
+struct Base {
+    ctx: Context,
+    facts: Facts,
+}
+
+impl Base {
+    fn of(req: &Request) -> Base {
+        Base {
+            ctx: Context::from_request(req),
+            facts: Facts::of(req),
+        }
+    }
+}
+
 /// Outcome of the steps every rule shares before its body runs.
 enum Gate {
     Run(Context),
@@ -97,8 +113,8 @@ enum Gate {
 }
 
 /// `base` is the request's context, shared by every rule (rules add their own values).
-fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Context) -> Gate {
-    match rule_matches(rule, policy, req) {
+fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base) -> Gate {
+    match rule_matches_with(rule, policy, req, &base.facts) {
         Ok(true) => {}
         Ok(false) => return Gate::Done(None),
         Err(e) => return Gate::Done(Some(Outcome::error(e.to_string()))),
@@ -106,7 +122,7 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Cont
     if let Some(why) = excepted(policy, rule, req, opts) {
         return Gate::Done(Some(Outcome::skip(why)));
     }
-    let mut ctx = base.clone();
+    let mut ctx = base.ctx.clone();
     let values = rule_values(policy, rule, opts);
     for (k, v) in values.into_iter().flatten() {
         ctx.add_variable(k, v.clone());
@@ -216,7 +232,7 @@ fn run_mutate(
     rule: &Rule,
     req: &Request,
     opts: &Options,
-    base: &Context,
+    base: &Base,
 ) -> (Option<RuleResult>, Option<Patched>) {
     let ctx = match gate(policy, rule, req, opts, base) {
         Gate::Run(ctx) => ctx,
@@ -253,7 +269,7 @@ fn run_generate(
     rule: &Rule,
     req: &Request,
     opts: &Options,
-    base: &Context,
+    base: &Base,
 ) -> (Option<RuleResult>, generate::Generated) {
     let ctx = match gate(policy, rule, req, opts, base) {
         Gate::Run(ctx) => ctx,
@@ -298,7 +314,7 @@ fn run_validate(
     rule: &Rule,
     req: &Request,
     opts: &Options,
-    base: &Context,
+    base: &Base,
 ) -> Option<RuleResult> {
     let ctx = match gate(policy, rule, req, opts, base) {
         Gate::Run(ctx) => ctx,

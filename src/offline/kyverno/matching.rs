@@ -15,30 +15,73 @@ pub enum SelectorError {
     UnknownOperator(String),
 }
 
+/// What matching reads of the request's object, read once per request (not per rule).
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    pub kind: String,
+    pub api_version: String,
+    /// `metadata.name`, else `generateName`.
+    pub name: String,
+    pub namespace: String,
+    pub labels: BTreeMap<String, String>,
+}
+
+impl Facts {
+    pub fn of(req: &Request) -> Facts {
+        let obj = subject(req);
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+        let meta = obj.get("metadata");
+        let field = |key: &str| meta.and_then(|m| m.get(key)).and_then(Value::as_str);
+        Facts {
+            kind: text(obj.get("kind")),
+            api_version: text(obj.get("apiVersion")),
+            name: field("name")
+                .or_else(|| field("generateName"))
+                .unwrap_or("")
+                .to_string(),
+            namespace: field("namespace").unwrap_or("").to_string(),
+            labels: labels_of(meta.and_then(|m| m.get("labels"))),
+        }
+    }
+}
+
 /// `Ok(true)` when the rule applies to the request (matched and not excluded).
 pub fn rule_matches(rule: &Rule, policy: &Policy, req: &Request) -> Result<bool, SelectorError> {
-    let obj = subject(req);
-    if let Some(ns) = &policy.namespace {
-        let res_ns = obj
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if res_ns != ns {
-            return Ok(false);
-        }
+    rule_matches_with(rule, policy, req, &Facts::of(req))
+}
+
+/// [`rule_matches`] with the request's [`Facts`] read beforehand.
+pub fn rule_matches_with(
+    rule: &Rule,
+    policy: &Policy,
+    req: &Request,
+    facts: &Facts,
+) -> Result<bool, SelectorError> {
+    if let Some(ns) = &policy.namespace
+        && facts.namespace != *ns
+    {
+        return Ok(false);
     }
     let Some(m) = &rule.match_ else {
         return Ok(false);
     };
-    if !block_matches(m, req, true)? {
+    let on = On { req, facts };
+    if !block_matches(m, on, true)? {
         return Ok(false);
     }
     if let Some(ex) = &rule.exclude
-        && block_matches(ex, req, false)?
+        && block_matches(ex, on, false)?
     {
         return Ok(false);
     }
     Ok(true)
+}
+
+/// The request and what was read of it.
+#[derive(Clone, Copy)]
+struct On<'a> {
+    req: &'a Request,
+    facts: &'a Facts,
 }
 
 /// The object the request is about (the old one for a DELETE).
@@ -50,21 +93,21 @@ pub fn subject(req: &Request) -> &Value {
     }
 }
 
-fn block_matches(block: &MatchBlock, req: &Request, is_match: bool) -> Result<bool, SelectorError> {
+fn block_matches(block: &MatchBlock, on: On<'_>, is_match: bool) -> Result<bool, SelectorError> {
     let (any, all) = (block.any.as_deref(), block.all.as_deref());
     if any.is_none() && all.is_none() {
         // Legacy form: resources plus user info side by side.
         if !block.legacy.is_given() {
             return Ok(false);
         }
-        return filter_matches(&block.legacy, req, is_match);
+        return filter_matches(&block.legacy, on, is_match);
     }
     if let Some(any) = any
         && !any.is_empty()
     {
         let mut hit = false;
         for f in any {
-            if filter_matches(f, req, is_match)? {
+            if filter_matches(f, on, is_match)? {
                 hit = true;
                 break;
             }
@@ -78,7 +121,7 @@ fn block_matches(block: &MatchBlock, req: &Request, is_match: bool) -> Result<bo
             return Ok(false);
         }
         for f in all {
-            if !filter_matches(f, req, is_match)? {
+            if !filter_matches(f, on, is_match)? {
                 return Ok(false);
             }
         }
@@ -86,10 +129,10 @@ fn block_matches(block: &MatchBlock, req: &Request, is_match: bool) -> Result<bo
     Ok(true)
 }
 
-fn filter_matches(filter: &Filter, req: &Request, is_match: bool) -> Result<bool, SelectorError> {
+fn filter_matches(filter: &Filter, on: On<'_>, is_match: bool) -> Result<bool, SelectorError> {
     // Without any user information (a background scan, a test without userinfo) Kyverno
     // drops the user conditions of a filter.
-    let ui = &req.user_info;
+    let ui = &on.req.user_info;
     let anonymous = ui.username.is_empty()
         && ui.groups.is_empty()
         && ui.roles.is_empty()
@@ -99,14 +142,14 @@ fn filter_matches(filter: &Filter, req: &Request, is_match: bool) -> Result<bool
         return Ok(false);
     }
     if let Some(res) = res
-        && !resource_matches(res, req)?
+        && !resource_matches(res, on)?
     {
         return Ok(false);
     }
     if anonymous {
         return Ok(true);
     }
-    Ok(user_matches(filter, req))
+    Ok(user_matches(filter, on.req))
 }
 
 /// A restricting list is satisfied by one of its items.
@@ -114,19 +157,13 @@ fn any_of<T>(list: &List<T>, hit: impl FnMut(&T) -> bool) -> bool {
     !list.restricts || list.items.iter().any(hit)
 }
 
-fn resource_matches(res: &ResourceDesc, req: &Request) -> Result<bool, SelectorError> {
-    let obj = subject(req);
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    if !any_of(&res.kinds, |k| entry_matches(k, kind, api_version, req)) {
+fn resource_matches(res: &ResourceDesc, on: On<'_>) -> Result<bool, SelectorError> {
+    let (req, f) = (on.req, on.facts);
+    let kind = f.kind.as_str();
+    if !any_of(&res.kinds, |k| entry_matches(k, kind, &f.api_version, req)) {
         return Ok(false);
     }
-    let meta = obj.get("metadata");
-    let field = |key: &str| meta.and_then(|m| m.get(key)).and_then(Value::as_str);
-    let name = field("name")
-        .or_else(|| field("generateName"))
-        .unwrap_or("");
-    let namespace = field("namespace").unwrap_or("");
+    let name = f.name.as_str();
     if let Some(n) = &res.name
         && !wildcard_match(n, name)
     {
@@ -136,7 +173,11 @@ fn resource_matches(res: &ResourceDesc, req: &Request) -> Result<bool, SelectorE
         return Ok(false);
     }
     // A Namespace is matched against `namespaces` by its own name.
-    let ns = if kind == "Namespace" { name } else { namespace };
+    let ns = if kind == "Namespace" {
+        name
+    } else {
+        &f.namespace
+    };
     if !any_of(&res.namespaces, |n| wildcard_match(n, ns)) {
         return Ok(false);
     }
@@ -144,8 +185,8 @@ fn resource_matches(res: &ResourceDesc, req: &Request) -> Result<bool, SelectorE
         return Ok(false);
     }
     if let Some(ann) = &res.annotations {
-        let have = meta
-            .and_then(|m| m.get("annotations"))
+        let have = subject(req)
+            .pointer("/metadata/annotations")
             .and_then(Value::as_object);
         for (k, want) in ann {
             let found = have.is_some_and(|m| {
@@ -158,19 +199,17 @@ fn resource_matches(res: &ResourceDesc, req: &Request) -> Result<bool, SelectorE
             }
         }
     }
-    if let Some(sel) = &res.selector {
-        let labels = labels_of(meta.and_then(|m| m.get("labels")));
-        if !typed_selector_matches(sel, &labels)? {
-            return Ok(false);
-        }
+    if let Some(sel) = &res.selector
+        && !typed_selector_matches(sel, &f.labels)?
+    {
+        return Ok(false);
     }
     if let Some(sel) = &res.namespace_selector {
         if kind == "Namespace" {
-            let labels = labels_of(meta.and_then(|m| m.get("labels")));
-            if !typed_selector_matches(sel, &labels)? {
+            if !typed_selector_matches(sel, &f.labels)? {
                 return Ok(false);
             }
-        } else if namespace.is_empty() || !typed_selector_matches(sel, &req.namespace_labels)? {
+        } else if f.namespace.is_empty() || !typed_selector_matches(sel, &req.namespace_labels)? {
             return Ok(false);
         }
     }

@@ -44,7 +44,7 @@ pub fn validate_pattern(
     } else {
         pattern
     };
-    match element(resource, pattern, "/") {
+    match element(resource, pattern, &Loc::Root) {
         Ok(()) => Ok(()),
         Err(e) => Err(PatternError {
             skip: matches!(e.kind, Kind::Conditional | Kind::Global),
@@ -150,27 +150,60 @@ struct Err_ {
 
 type R = Result<(), Err_>;
 
-fn plain(path: &str, message: String) -> Err_ {
+/// Where in the resource a check is (`/spec/containers/0/`), written out only when the
+/// check fails.
+#[derive(Clone, Copy)]
+enum Loc<'a> {
+    Root,
+    Key(&'a Loc<'a>, &'a str),
+    Index(&'a Loc<'a>, usize),
+}
+
+impl Loc<'_> {
+    fn render(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+
+    fn write(&self, out: &mut String) {
+        match self {
+            Loc::Root => out.push('/'),
+            Loc::Key(parent, key) => {
+                parent.write(out);
+                out.push_str(key);
+                out.push('/');
+            }
+            Loc::Index(parent, i) => {
+                parent.write(out);
+                out.push_str(&i.to_string());
+                out.push('/');
+            }
+        }
+    }
+}
+
+fn plain(at: &Loc<'_>, message: String) -> Err_ {
     Err_ {
         kind: Kind::Plain,
-        path: path.to_string(),
+        path: at.render(),
         message,
     }
 }
 
-fn element(resource: &Value, pattern: &Value, path: &str) -> R {
+fn element(resource: &Value, pattern: &Value, at: &Loc<'_>) -> R {
     match pattern {
         Value::Object(pm) => match resource {
-            Value::Object(rm) => map(rm, pm, path),
+            Value::Object(rm) => map(rm, pm, at),
             other => Err(plain(
-                path,
+                at,
                 format!("expected a map, found {}", type_name(other)),
             )),
         },
         Value::Array(pa) => match resource {
-            Value::Array(ra) => array(ra, pa, path),
+            Value::Array(ra) => array(ra, pa, at),
             other => Err(plain(
-                path,
+                at,
                 format!("expected an array, found {}", type_name(other)),
             )),
         },
@@ -180,7 +213,7 @@ fn element(resource: &Value, pattern: &Value, path: &str) -> R {
                 for (i, item) in items.iter().enumerate() {
                     if !value_matches(item, scalar) {
                         return Err(plain(
-                            &format!("{path}{i}/"),
+                            &Loc::Index(at, i),
                             format!(
                                 "value {} does not match pattern {}",
                                 short(item),
@@ -195,7 +228,7 @@ fn element(resource: &Value, pattern: &Value, path: &str) -> R {
                 Ok(())
             } else {
                 Err(plain(
-                    path,
+                    at,
                     format!(
                         "value {} does not match pattern {}",
                         short(resource),
@@ -298,7 +331,7 @@ fn rewrap(anchor: Anchor, key: &str) -> String {
     }
 }
 
-fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, path: &str) -> R {
+fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, at: &Loc<'_>) -> R {
     let entries = expand_keys(rm, pm);
     // Anchors that decide whether the map applies come first, then the plain keys.
     let (gates, rest): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| {
@@ -313,7 +346,7 @@ fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, path: &str) -> R {
         rest.into_iter().partition(|(_, v)| holds_condition(v));
     for (k, pv) in gates.iter().chain(anchored.iter()).chain(plain_keys.iter()) {
         let (anchor, bare) = parse_anchor(k);
-        let sub = format!("{path}{bare}/");
+        let sub = Loc::Key(at, bare);
         let rv = rm.get(bare);
         match anchor {
             Anchor::Conditional | Anchor::Global => {
@@ -335,7 +368,7 @@ fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, path: &str) -> R {
                     None => {
                         return Err(Err_ {
                             kind,
-                            path: sub,
+                            path: sub.render(),
                             message: "conditional anchor key doesn't exist in the resource".into(),
                         });
                     }
@@ -350,7 +383,7 @@ fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, path: &str) -> R {
                 if rv.is_some() {
                     return Err(Err_ {
                         kind: Kind::Negation,
-                        path: sub,
+                        path: sub.render(),
                         message: format!("{bare} is not allowed"),
                     });
                 }
@@ -379,27 +412,24 @@ fn holds_condition(v: &Value) -> bool {
     }
 }
 
-fn existence(rv: &Value, pv: &Value, path: &str) -> R {
+fn existence(rv: &Value, pv: &Value, at: &Loc<'_>) -> R {
     let Value::Array(items) = rv else {
         return Err(plain(
-            path,
+            at,
             "existence anchor ^() can only be used on a list".into(),
         ));
     };
     let Value::Array(patterns) = pv else {
-        return Err(plain(
-            path,
-            "existence anchor pattern must be a list".into(),
-        ));
+        return Err(plain(at, "existence anchor pattern must be a list".into()));
     };
     for p in patterns {
         let found = items
             .iter()
             .enumerate()
-            .any(|(i, item)| element(item, p, &format!("{path}{i}/")).is_ok());
+            .any(|(i, item)| element(item, p, &Loc::Index(at, i)).is_ok());
         if !found {
             return Err(plain(
-                path,
+                at,
                 "existence anchor: no element matches the pattern".into(),
             ));
         }
@@ -407,9 +437,9 @@ fn existence(rv: &Value, pv: &Value, path: &str) -> R {
     Ok(())
 }
 
-fn array(ra: &[Value], pa: &[Value], path: &str) -> R {
+fn array(ra: &[Value], pa: &[Value], at: &Loc<'_>) -> R {
     let Some(first) = pa.first() else {
-        return Err(plain(path, "pattern array is empty".into()));
+        return Err(plain(at, "pattern array is empty".into()));
     };
     if first.is_object() {
         // Every element must match the map pattern; elements whose conditional anchors do
@@ -417,7 +447,7 @@ fn array(ra: &[Value], pa: &[Value], path: &str) -> R {
         let mut applied = 0;
         let mut skipped = None;
         for (i, item) in ra.iter().enumerate() {
-            match element(item, first, &format!("{path}{i}/")) {
+            match element(item, first, &Loc::Index(at, i)) {
                 Ok(()) => applied += 1,
                 Err(e) if matches!(e.kind, Kind::Conditional | Kind::Global) => skipped = Some(e),
                 Err(e) => return Err(e),
@@ -432,7 +462,7 @@ fn array(ra: &[Value], pa: &[Value], path: &str) -> R {
     }
     if ra.len() < pa.len() {
         return Err(plain(
-            path,
+            at,
             format!(
                 "array length mismatch: resource has {}, pattern has {}",
                 ra.len(),
@@ -441,7 +471,7 @@ fn array(ra: &[Value], pa: &[Value], path: &str) -> R {
         ));
     }
     for (i, p) in pa.iter().enumerate() {
-        element(&ra[i], p, &format!("{path}{i}/"))?;
+        element(&ra[i], p, &Loc::Index(at, i))?;
     }
     Ok(())
 }
