@@ -101,6 +101,14 @@ impl Apply {
             Some(f) => read_path(f)?
                 .first()
                 .map(runner::parse_values)
+                .transpose()
+                .map_err(|e| {
+                    Error::usage_with(
+                        format!("{}: not a values file kyverno apply reads", f.display()),
+                        "globalValues, values and foreachValues are maps; policies, rules, resources, namespaceSelector, namespaces and subresources are lists",
+                        e,
+                    )
+                })?
                 .unwrap_or_default(),
             None => Values::default(),
         };
