@@ -89,12 +89,26 @@ fn add(
     }
 }
 
+/// Why a file given to `kca report` was skipped.
+#[derive(Debug, thiserror::Error)]
+enum Unread {
+    /// Names the file itself.
+    #[error(transparent)]
+    Read(#[from] crate::input::ReadError),
+    #[error("not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error(
+        "neither a lab check nor a quiz result (`-o json` of `kca lab check` or `kca quiz grade`)"
+    )]
+    NotAResult,
+}
+
 /// Adds one result document; `Err` says why it is not one kca wrote.
 fn read_one(
     v: &Value,
     checks: &mut BTreeMap<String, Rate>,
     questions: &mut BTreeMap<String, Rate>,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Unread> {
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
             .into_iter()
@@ -134,10 +148,7 @@ fn read_one(
         }
         return Ok(());
     }
-    Err(
-        "neither a lab check nor a quiz result (`-o json` of `kca lab check` or `kca quiz grade`)"
-            .into(),
-    )
+    Err(Unread::NotAResult)
 }
 
 pub fn build(paths: &[PathBuf]) -> ClassReport {
@@ -145,12 +156,13 @@ pub fn build(paths: &[PathBuf]) -> ClassReport {
     let mut questions = BTreeMap::new();
     let mut rep = ClassReport::default();
     for f in files(paths) {
-        let parsed = std::fs::read_to_string(&f)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| format!("not JSON: {e}")))
+        let parsed = crate::input::read_text(&f)
+            .map_err(Unread::from)
+            .and_then(|t| Ok(serde_json::from_str::<Value>(&t)?))
             .and_then(|v| read_one(&v, &mut checks, &mut questions));
         match parsed {
             Ok(()) => rep.files += 1,
+            Err(e @ Unread::Read(_)) => rep.skipped.push(e.to_string()),
             Err(e) => rep.skipped.push(format!("{}: {e}", f.display())),
         }
     }
@@ -266,5 +278,22 @@ mod tests {
         assert_eq!(r.checks[0].percent(), 50.0);
         assert_eq!(r.questions[0].concepts, ["mutate"]);
         assert_eq!(r.questions[0].percent(), 100.0);
+    }
+
+    #[test]
+    fn a_fifo_among_the_results_is_skipped_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.json");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let r = build(&[dir.path().to_path_buf()]);
+        assert_eq!(r.files, 0);
+        assert_eq!(r.skipped.len(), 1, "{:?}", r.skipped);
+        assert!(
+            r.skipped[0].contains("not a regular file"),
+            "{:?}",
+            r.skipped
+        );
     }
 }

@@ -479,10 +479,12 @@ impl Printer {
             crate::escape::lines(&err.to_string())
         ));
         for cause in causes(err) {
+            // A cause of several lines (a tool's output) keeps them, indented under it;
+            // each line's control characters are escaped as in the message.
             text.push_str(&format!(
                 "  {} {}\n",
                 tr(lang, "原因:", "caused by:"),
-                crate::escape::escape(&cause)
+                crate::escape::lines(&cause).replace('\n', "\n    ")
             ));
         }
         if let Some(hint) = err.hint() {
@@ -652,6 +654,26 @@ mod tests {
           caused by: cannot create /ro/state/kca
           caused by: Permission denied
         hint: set XDG_STATE_HOME to a writable folder
+        ");
+    }
+
+    #[test]
+    fn a_cause_of_several_lines_is_indented_under_it() {
+        let err = Error::environment_with(
+            "docker is installed but not answering",
+            "start its daemon",
+            anyhow::anyhow!(
+                "`docker info` failed (exit status: 1):\nCannot connect\u{1b}[2J\nhint: forged"
+            ),
+        );
+        let (p, cap) = Printer::buffered(&settings(OutputFormat::Text));
+        p.error(&err);
+        insta::assert_snapshot!(cap.stderr(), @r"
+        error: docker is installed but not answering
+          caused by: `docker info` failed (exit status: 1):
+            Cannot connect\u{1b}[2J
+            hint: forged
+        hint: start its daemon
         ");
     }
 

@@ -656,6 +656,46 @@ fn a_lab_of_files_and_commands_needs_no_cluster() {
         .stdout(predicate::str::contains("(offline)"));
 }
 
+/// A kubeconfig whose server refuses connections (port 9 on the loopback).
+fn refused_kubeconfig(t: &Env) -> PathBuf {
+    let refused = t.tmp.path().join("refused-kubeconfig");
+    std::fs::write(
+        &refused,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:9\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: x}\n",
+    )
+    .unwrap();
+    refused
+}
+
+#[test]
+fn cannot_grade_live_keeps_the_unreachable_cluster_as_its_cause() {
+    let t = Env::new();
+    t.start_offline();
+    let refused = refused_kubeconfig(&t);
+    let out = t
+        .kca()
+        .args(["lab", "check", "testlab", "-o", "json", "--kubeconfig"])
+        .arg(&refused)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = &v["error"];
+    assert_eq!(err["message"], "cannot grade `testlab` live", "{v}");
+    let causes: Vec<&str> = err["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(causes[0].ends_with("does not answer"), "{causes:?}");
+    assert!(
+        causes[1].starts_with("cannot reach the cluster: GET /version"),
+        "{causes:?}"
+    );
+    assert!(err["hint"].as_str().unwrap().contains("--offline"), "{v}");
+}
+
 #[test]
 fn check_without_a_reachable_cluster_exits_3_and_never_grades_offline() {
     let t = Env::new();
@@ -664,12 +704,7 @@ fn check_without_a_reachable_cluster_exits_3_and_never_grades_offline() {
     for f in ["app.yaml", "check.sh", "policy.yaml", "rbac.yaml"] {
         t.solve(f);
     }
-    let refused = t.tmp.path().join("refused-kubeconfig");
-    std::fs::write(
-        &refused,
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:9\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: x}\n",
-    )
-    .unwrap();
+    let refused = refused_kubeconfig(&t);
     for kubeconfig in [t.tmp.path().join("missing-kubeconfig"), refused] {
         let out = t
             .kca()

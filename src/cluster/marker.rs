@@ -136,9 +136,9 @@ pub(super) async fn connect(sel: &Selection) -> Result<Live> {
 pub(super) fn unreachable_error(sel: &Selection, live: &Live, e: LiveError) -> Error {
     let is_course = live.context_name() == Some(KIND_CONTEXT);
     match e {
-        LiveError::Unreachable(m) | LiveError::Timeout(m) => Error::environment(
+        e @ (LiveError::Unreachable(_) | LiveError::Timeout(_)) => Error::environment_with(
             format!(
-                "the cluster at {} does not answer: {m}",
+                "the cluster at {} does not answer",
                 sel.describe(Some(live))
             ),
             if is_course {
@@ -146,6 +146,7 @@ pub(super) fn unreachable_error(sel: &Selection, live: &Live, e: LiveError) -> E
             } else {
                 "check that the cluster is running and the context is right (`kubectl cluster-info`)"
             },
+            e,
         ),
         other => other.into(),
     }

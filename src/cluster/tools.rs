@@ -47,14 +47,21 @@ impl KindConfig {
         }
         let text = crate::input::read_text(&versions_path)?;
         let doc = crate::yaml::parse_json_stream(&text)
-            .map_err(|e| Error::usage(format!("{}: {e}", versions_path.display()), "fix the YAML"))?
+            .map_err(|e| {
+                Error::usage_with(
+                    format!("{} is not valid YAML", versions_path.display()),
+                    "fix the YAML",
+                    e,
+                )
+            })?
             .into_iter()
             .next()
             .unwrap_or(Value::Null);
         let versions: Versions = serde_json::from_value(doc).map_err(|e| {
-            Error::usage(
-                format!("{}: {e}", versions_path.display()),
+            Error::usage_with(
+                format!("{} does not say which versions to use", versions_path.display()),
                 "versions.yaml needs kind, kubernetes, kyverno, kyvernoChart and kyvernoRepo {name, url}",
+                e,
             )
         })?;
         Ok(KindConfig {
@@ -290,9 +297,10 @@ pub(super) async fn exec(cmd: &Cmd, timeout: Duration) -> Result<Output> {
     let out = crate::exec::run_async(crate::exec::Job::new(command, timeout).in_foreground())
         .await
         .map_err(|e| {
-            Error::environment(
-                format!("cannot run `{cmd}`: {e}"),
+            Error::environment_with(
+                format!("cannot run `{cmd}`"),
                 "check that the program is installed and executable",
+                e,
             )
         })?;
     let stdout = out.stdout.text();
@@ -323,14 +331,15 @@ pub(super) async fn check_engine(tools: &Tools) -> Result<()> {
     exec(&tools.engine_info(), SHORT_TIMEOUT)
         .await
         .map(|_| ())
-        .map_err(|_| {
-            Error::environment(
+        .map_err(|e| {
+            Error::environment_with(
                 format!(
                     "{} is installed ({}) but not answering — is its daemon/service running?",
                     tools.engine.name,
                     tools.engine.path.display()
                 ),
                 ENGINE_INSTALL_HINT,
+                e,
             )
         })
 }

@@ -1,6 +1,6 @@
 //! `kca lab …`: dispatches the lab commands and prints `verify`/`new` results.
 
-use super::{lifecycle, overview, scaffold, verify};
+use super::{lifecycle, overview, reset, scaffold, verify};
 use crate::cli::lab::{LabCommand, NewArgs, VerifyArgs};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -17,7 +17,7 @@ pub fn run(ctx: &Ctx, cmd: LabCommand) -> Result<Exit> {
         LabCommand::Check(a) => lifecycle::check(ctx, &store, &a),
         LabCommand::Hint(a) => lifecycle::hint(ctx, &store, &a),
         LabCommand::Status => overview::status(ctx, &store),
-        LabCommand::Reset(a) => lifecycle::reset(ctx, &store, &a),
+        LabCommand::Reset(a) => reset::reset(ctx, &store, &a),
         LabCommand::Verify(a) => run_verify(ctx, &a),
         LabCommand::New(a) => new(ctx, &a),
         LabCommand::Show(a) => super::show::show(ctx, &a),

@@ -10,17 +10,34 @@ use crate::offline::kyverno::background::Access;
 use crate::offline::kyverno::validation::{self, Mode};
 use crate::target::{Admission, Denial, DeniedBy};
 
+/// A policy kind whose creation checks kca does not model offline: whether Kyverno
+/// accepts it needs a cluster (the `accepted` check is skipped with this reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "offline, kca models Kyverno's creation checks of ClusterPolicy and Policy only; \
+     whether Kyverno accepts this {kind} needs a cluster"
+)]
+pub struct NotModelled {
+    pub kind: String,
+}
+
+/// A skip reason is text in a check's result.
+impl From<NotModelled> for String {
+    fn from(e: NotModelled) -> String {
+        e.to_string()
+    }
+}
+
 /// Kyverno's answer to creating `policy`, as its policy validation webhook
 /// (`validate-policy.kyverno.svc`, pkg/webhooks/policy/handlers.go) gives it: the problems
 /// `validation::validate_policy` finds against the cluster's RBAC (`access`), else an
 /// allow with the deprecation warning of pkg/deprecations/deprecations.go.
-pub fn admit_policy(access: &Access, policy: &Value) -> Result<Admission, String> {
+pub fn admit_policy(access: &Access, policy: &Value) -> Result<Admission, NotModelled> {
     let kind = policy.get("kind").and_then(Value::as_str).unwrap_or("");
     if !matches!(kind, "ClusterPolicy" | "Policy") {
-        return Err(format!(
-            "offline, kca models Kyverno's creation checks of ClusterPolicy and Policy \
-             only; whether Kyverno accepts this {kind} needs a cluster"
-        ));
+        return Err(NotModelled {
+            kind: kind.to_string(),
+        });
     }
     let problems = validation::validate_policy(
         policy,

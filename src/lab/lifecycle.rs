@@ -1,17 +1,19 @@
-//! The learner's lab lifecycle: list, start, check, hint, status, reset. Loads labs from the
+//! The learner's lab lifecycle: list, start, check, hint (reset is `lab::reset`). Loads labs from the
 //! content folder, keeps progress in the state store, changes a cluster only through
 //! `target::live` and only one that is marked as a lab cluster (unless allowed).
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::check::CheckResult;
 use super::progress::{self, LabProgress, TargetRecord};
 use super::report::{self, Report};
 use super::{grade, workspace};
 use crate::cli::cluster::TargetArgs;
-use crate::cli::lab::{CheckArgs, HintArgs, ResetArgs, StartArgs};
+use crate::cli::lab::{CheckArgs, HintArgs, StartArgs};
 use crate::cluster::{self, Selection};
 use crate::content::lab::Lab;
 use crate::content::{self, Document, decode::closest};
@@ -105,41 +107,8 @@ fn current(ctx: &Ctx, store: &Store, named: Option<&str>) -> Result<(Lab, Option
     Ok((lab, entry))
 }
 
-/// Kinds that must go before everything else on reset: a fail-closed admission webhook or
-/// policy could otherwise refuse (or wedge) the deletion of the namespaces after it.
-fn delete_rank(api_version: &str, kind: &str) -> u8 {
-    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-    match (group, kind) {
-        ("kyverno.io" | "policies.kyverno.io" | "admissionregistration.k8s.io", _) => 0,
-        (_, "Namespace") => 2,
-        _ => 1,
-    }
-}
-
-/// The kinds a lab owns objects of: fixtures, solution manifests, and `reset.kinds`.
-fn owned_kinds(lab: &Lab) -> Vec<(String, String)> {
-    let mut docs: Vec<Value> = workspace::fixtures(lab).unwrap_or_default();
-    for f in &lab.solution {
-        if let Ok(text) = crate::input::read_text(&lab.source("solution", &f.path))
-            && let Ok(d) = crate::yaml::parse_json_stream(&text)
-        {
-            docs.extend(d);
-        }
-    }
-    let mut kinds: Vec<(String, String)> = lab.reset.kinds.clone();
-    for d in docs {
-        if let Some(r) = ObjRef::of(&d) {
-            let k = (r.api_version, r.kind);
-            if !kinds.contains(&k) {
-                kinds.push(k);
-            }
-        }
-    }
-    kinds.sort_by_key(|(a, k)| delete_rank(a, k));
-    kinds
-}
-
-async fn apply_fixtures(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {
+/// Applies the lab's fixtures, namespaces first; how many objects it applied.
+pub(super) async fn apply_fixtures(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {
     let mut objs = workspace::fixtures(lab)?;
     // Namespaces first: the objects after them live in them.
     objs.sort_by_key(|o| o.get("kind").and_then(Value::as_str) != Some("Namespace"));
@@ -152,7 +121,7 @@ async fn apply_fixtures(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {
     Ok(objs.len())
 }
 
-fn selection(t: &TargetArgs) -> Selection {
+pub(super) fn selection(t: &TargetArgs) -> Selection {
     Selection::from(t)
 }
 
@@ -178,51 +147,7 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
         context: args.target.context.clone(),
     };
     if !offline {
-        let sel = selection(&args.target);
-        ctx.block_on(async {
-            let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
-            let n = apply_fixtures(ctx, &live, &lab).await?;
-            let swept = super::live::sweep_triggers(&live, &lab).await?;
-            ctx.printer.status(&match (ctx.settings.lang, swept) {
-                (Lang::Ja, 0) => format!("準備用のオブジェクトを {n} 個適用しました"),
-                (Lang::Ja, _) => format!(
-                    "準備用のオブジェクトを {n} 個適用し、残っていたトリガーを {swept} 個削除しました"
-                ),
-                (Lang::En, 0) => format!("applied {n} fixture object(s)"),
-                (Lang::En, _) => {
-                    format!("applied {n} fixture object(s), removed {swept} leftover trigger(s)")
-                }
-            });
-            for w in live.take_warnings() {
-                ctx.printer.verbose(&format!("server warning: {w}"));
-            }
-            Ok::<_, Error>(())
-        })
-        .map_err(|e| match e {
-            Error::Environment {
-                message,
-                hint,
-                source,
-            } => Error::Environment {
-                message,
-                source,
-                hint: Some(tr_s(
-                    ctx.settings.lang,
-                    format!(
-                        "{}。クラスターなしで進めるなら `kca lab start {} --offline`",
-                        hint.clone()
-                            .unwrap_or_else(|| "クラスターを確認してください".into()),
-                        lab.id
-                    ),
-                    format!(
-                        "{}; or work without a cluster: `kca lab start {} --offline`",
-                        hint.unwrap_or_else(|| "check the cluster".into()),
-                        lab.id
-                    ),
-                )),
-            },
-            other => other,
-        })?;
+        prepare_cluster(ctx, &lab, args)?;
     }
     let sc = workspace::scaffold(&lab, &ws)?;
     let entry = progress::update(store, |p| {
@@ -235,13 +160,90 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
         e.target = target.clone();
         e.clone()
     })?;
+    print_started(ctx, &lab, &ws, &sc, offline, &entry);
+    Ok(Exit::Success)
+}
+
+/// Applies the lab's fixtures to the cluster (a lab cluster unless allowed) and sweeps
+/// triggers a killed run left behind. A cluster that cannot be used says how to work
+/// without one.
+fn prepare_cluster(ctx: &Ctx, lab: &Lab, args: &StartArgs) -> Result<()> {
+    let sel = selection(&args.target);
+    ctx.block_on(async {
+        let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
+        let n = apply_fixtures(ctx, &live, lab).await?;
+        let swept = super::live::sweep_triggers(&live, lab).await?;
+        ctx.printer.status(&match (ctx.settings.lang, swept) {
+            (Lang::Ja, 0) => format!("準備用のオブジェクトを {n} 個適用しました"),
+            (Lang::Ja, _) => format!(
+                "準備用のオブジェクトを {n} 個適用し、残っていたトリガーを {swept} 個削除しました"
+            ),
+            (Lang::En, 0) => format!("applied {n} fixture object(s)"),
+            (Lang::En, _) => {
+                format!("applied {n} fixture object(s), removed {swept} leftover trigger(s)")
+            }
+        });
+        for w in live.take_warnings() {
+            ctx.printer.verbose(&format!("server warning: {w}"));
+        }
+        Ok::<_, Error>(())
+    })
+    .map_err(|e| match e {
+        Error::Environment {
+            message,
+            hint,
+            source,
+        } => Error::Environment {
+            message,
+            source,
+            hint: offline_way_out(
+                ctx.settings.lang,
+                hint,
+                format!(
+                    "クラスターなしで進めるなら `kca lab start {} --offline`",
+                    lab.id
+                ),
+                format!(
+                    "or work without a cluster: `kca lab start {} --offline`",
+                    lab.id
+                ),
+            ),
+        },
+        other => other,
+    })
+}
+
+/// The hint for a cluster that cannot be used: its own, then the `--offline` way out
+/// (`ja`, `en`).
+fn offline_way_out(lang: Lang, hint: Option<String>, ja: String, en: String) -> Option<String> {
+    Some(match lang {
+        Lang::Ja => format!(
+            "{}。{ja}",
+            hint.unwrap_or_else(|| "クラスターを確認してください".into())
+        ),
+        Lang::En => format!(
+            "{}; {en}",
+            hint.unwrap_or_else(|| "check the cluster".into())
+        ),
+    })
+}
+
+/// What `lab start` did: JSON, or the lab's title, workspace, files and tasks.
+fn print_started(
+    ctx: &Ctx,
+    lab: &Lab,
+    ws: &Path,
+    sc: &workspace::Scaffold,
+    offline: bool,
+    entry: &LabProgress,
+) {
     let lang = ctx.settings.lang;
     if ctx.settings.output == OutputFormat::Json {
         ctx.printer.json(&json!({
             "schemaVersion": report::SCHEMA_VERSION, "lab": lab.id, "workspace": ws,
             "written": sc.written, "kept": sc.kept, "offline": offline, "started": entry.started,
         }));
-        return Ok(Exit::Success);
+        return;
     }
     ctx.printer.out(&ctx.printer.paint(
         Style::Heading,
@@ -283,12 +285,46 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
             "next: edit the files, then `kca lab check`; stuck? `kca lab hint`",
         ),
     ));
-    Ok(Exit::Success)
 }
 
 pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
-    let lang = ctx.settings.lang;
+    let entry = started(ctx.settings.lang, &lab, entry, &args.task)?;
+    let ws = entry.workspace.clone();
+    let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
+    let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
+    let task = args.task.as_slice();
+    let mut setups = entry.setups.clone();
+    let (results, target) = if offline {
+        let results = grade_offline(ctx, &lab, &ws, task, &mut setups)?;
+        (results, "offline".to_string())
+    } else {
+        let sel = if explicit {
+            selection(&args.target)
+        } else {
+            Selection {
+                kubeconfig: entry.target.kubeconfig.clone(),
+                context: entry.target.context.clone(),
+            }
+        };
+        grade_live(ctx, &lab, &ws, task, &mut setups, &sel)?
+    };
+    let hints = entry.hints.clone();
+    let rep = Report::new(&lab, target.clone(), results, |t| {
+        hints.get(t).copied().unwrap_or(0)
+    });
+    record_check(ctx, store, &lab, &rep, &target, task, &setups);
+    Ok(rep.exit())
+}
+
+/// The lab's progress when it can be checked: started, every `--task` its own, and its
+/// workspace still there.
+fn started(
+    lang: Lang,
+    lab: &Lab,
+    entry: Option<LabProgress>,
+    tasks: &[String],
+) -> Result<LabProgress> {
     let Some(entry) = entry else {
         return Err(Error::usage(
             tr_s(
@@ -303,10 +339,10 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             ),
         ));
     };
-    if let Some(t) = args.task.iter().find(|t| lab.task(t).is_none()) {
-        return Err(no_task(lang, &lab, t));
+    if let Some(t) = tasks.iter().find(|t| lab.task(t).is_none()) {
+        return Err(no_task(lang, lab, t));
     }
-    let ws = entry.workspace.clone();
+    let ws = &entry.workspace;
     if !ws.is_dir() {
         return Err(Error::usage(
             tr_s(
@@ -321,105 +357,111 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
             ),
         ));
     }
-    let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
-    let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
-    let task = args.task.as_slice();
-    let mut setups = entry.setups.clone();
-    let (results, target) = if offline {
-        let staged = super::setup::recorded(&lab, &setups);
-        let mut results = grade::offline_staged(&lab, &ws, task, &staged)?;
-        // Reaching a task with a setup stages it, then grades again on the new state.
+    Ok(entry)
+}
+
+/// Grades offline. Reaching a task with a setup stages it (recorded in `setups`), then
+/// grades again on the new state.
+fn grade_offline(
+    ctx: &Ctx,
+    lab: &Lab,
+    ws: &Path,
+    task: &[String],
+    setups: &mut BTreeMap<String, String>,
+) -> Result<Vec<CheckResult>> {
+    let staged = super::setup::recorded(lab, setups);
+    let results = grade::offline_staged(lab, ws, task, &staged)?;
+    let applied: Vec<String> = setups.keys().cloned().collect();
+    let due = if task.is_empty() {
+        super::setup::due(lab, &results, &applied)
+    } else {
+        Vec::new()
+    };
+    if due.is_empty() {
+        return Ok(results);
+    }
+    for t in &due {
+        setups.insert(t.id.clone(), super::setup::stamp());
+        announce_setup(ctx, lab, t, &[]);
+    }
+    let staged = super::setup::recorded(lab, setups);
+    grade::offline_staged(lab, ws, task, &staged)
+}
+
+/// Grades on the cluster `sel` names, staging due setups there as offline does; returns
+/// the results and the target's name. A cluster that cannot be used is an error with
+/// the `--offline` way out: live grading never silently becomes offline grading, as an
+/// LMS reading the exit code would take offline marks for live ones (issue 8).
+fn grade_live(
+    ctx: &Ctx,
+    lab: &Lab,
+    ws: &Path,
+    task: &[String],
+    setups: &mut BTreeMap<String, String>,
+    sel: &Selection,
+) -> Result<(Vec<CheckResult>, String)> {
+    let lang = ctx.settings.lang;
+    let graded = ctx.block_on(async {
+        // Checks only read (and create short-lived triggers), so any context will do.
+        let live = cluster::ensure_cluster(ctx, sel, false).await?;
+        let name = format!(
+            "live {}",
+            live.context_name().unwrap_or("(current context)")
+        );
+        let live = Arc::new(live);
+        if let Err(e) = super::live::sweep_triggers(&live, lab).await {
+            ctx.printer
+                .verbose(&format!("could not sweep leftover triggers: {e}"));
+        }
+        let mut r = grade::live(live.clone(), lab, ws, task, &ctx.printer).await;
         let applied: Vec<String> = setups.keys().cloned().collect();
         let due = if task.is_empty() {
-            super::setup::due(&lab, &results, &applied)
+            super::setup::due(lab, &r, &applied)
         } else {
             Vec::new()
         };
         if !due.is_empty() {
             for t in &due {
+                let done = super::setup::apply_live(&live, lab, t).await?;
                 setups.insert(t.id.clone(), super::setup::stamp());
-                announce_setup(ctx, &lab, t, &[]);
+                announce_setup(ctx, lab, t, &done);
             }
-            let staged = super::setup::recorded(&lab, &setups);
-            results = grade::offline_staged(&lab, &ws, task, &staged)?;
+            r = grade::live(live, lab, ws, task, &ctx.printer).await;
         }
-        (results, "offline".to_string())
-    } else {
-        let sel = if explicit {
-            selection(&args.target)
-        } else {
-            Selection {
-                kubeconfig: entry.target.kubeconfig.clone(),
-                context: entry.target.context.clone(),
-            }
-        };
-        let graded = ctx.block_on(async {
-            // Checks only read (and create short-lived triggers), so any context will do.
-            let live = cluster::ensure_cluster(ctx, &sel, false).await?;
-            let name = format!(
-                "live {}",
-                live.context_name().unwrap_or("(current context)")
-            );
-            let live = Arc::new(live);
-            if let Err(e) = super::live::sweep_triggers(&live, &lab).await {
-                ctx.printer
-                    .verbose(&format!("could not sweep leftover triggers: {e}"));
-            }
-            let mut r = grade::live(live.clone(), &lab, &ws, task, &ctx.printer).await;
-            let applied: Vec<String> = setups.keys().cloned().collect();
-            let due = if task.is_empty() {
-                super::setup::due(&lab, &r, &applied)
-            } else {
-                Vec::new()
-            };
-            if !due.is_empty() {
-                for t in &due {
-                    let done = super::setup::apply_live(&live, &lab, t).await?;
-                    setups.insert(t.id.clone(), super::setup::stamp());
-                    announce_setup(ctx, &lab, t, &done);
-                }
-                r = grade::live(live, &lab, &ws, task, &ctx.printer).await;
-            }
-            Ok::<_, Error>((r, name))
-        });
-        // Live grading never silently becomes offline grading: an LMS reading the exit
-        // code would take offline marks for live ones (issue 8).
-        graded.map_err(|e| match e {
-            Error::Environment {
-                message,
-                hint,
-                source,
-            } => Error::Environment {
-                message: tr_s(
-                    lang,
-                    format!("`{}` をクラスターで採点できません: {message}", lab.id),
-                    format!("cannot grade `{}` live: {message}", lab.id),
-                ),
-                hint: Some(tr_s(
-                    lang,
-                    format!(
-                        "{}。クラスターなしでファイルを採点するなら `kca lab check {} --offline`",
-                        hint.clone()
-                            .unwrap_or_else(|| "クラスターを確認してください".into()),
-                        lab.id
-                    ),
-                    format!(
-                        "{}; or grade the files without a cluster: `kca lab check {} --offline`",
-                        hint.unwrap_or_else(|| "check the cluster".into()),
-                        lab.id
-                    ),
-                )),
-                source,
-            },
-            other => other,
-        })?
-    };
-    let hints = entry.hints.clone();
-    let rep = Report::new(&lab, target.clone(), results, |t| {
-        hints.get(t).copied().unwrap_or(0)
+        Ok::<_, Error>((r, name))
     });
-    record_check(ctx, store, &lab, &rep, &target, task, &setups);
-    Ok(rep.exit())
+    // What went wrong stays the cause; its hint joins the `--offline` way out.
+    graded.map_err(|e| match e {
+        Error::Environment {
+            message,
+            hint,
+            source,
+        } => Error::Environment {
+            message: tr_s(
+                lang,
+                format!("`{}` をクラスターで採点できません", lab.id),
+                format!("cannot grade `{}` live", lab.id),
+            ),
+            hint: offline_way_out(
+                lang,
+                hint,
+                format!(
+                    "クラスターなしでファイルを採点するなら `kca lab check {} --offline`",
+                    lab.id
+                ),
+                format!(
+                    "or grade the files without a cluster: `kca lab check {} --offline`",
+                    lab.id
+                ),
+            ),
+            source: Some(Box::new(Error::Environment {
+                message,
+                hint: None,
+                source,
+            })),
+        },
+        other => other,
+    })
 }
 
 /// Records a check's results (per check, never replacing other tasks'), prints the
@@ -432,7 +474,7 @@ fn record_check(
     rep: &Report,
     target: &str,
     task: &[String],
-    setups: &std::collections::BTreeMap<String, String>,
+    setups: &BTreeMap<String, String>,
 ) {
     let saved = progress::update(store, |p| {
         let e = p.labs.get_mut(&lab.id)?;
@@ -588,198 +630,4 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
         ));
     }
     Ok(Exit::Success)
-}
-
-pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
-    let lab = load(ctx, &args.lab)?;
-    let entry = progress::read(store)?.labs.get(&lab.id).cloned();
-    let ws = entry.as_ref().map_or_else(
-        || workspace::path_for(&lab, &workspace::root(&ctx.settings.home, None)),
-        |e| e.workspace.clone(),
-    );
-    let offline = args.offline
-        || !lab.needs_cluster()
-        || (entry.as_ref().is_some_and(|e| e.target.offline)
-            && args.target.context.is_none()
-            && args.target.kubeconfig.is_none());
-    let sel = if args.target.context.is_some() || args.target.kubeconfig.is_some() {
-        selection(&args.target)
-    } else {
-        entry
-            .as_ref()
-            .map_or_else(Selection::default, |e| Selection {
-                kubeconfig: e.target.kubeconfig.clone(),
-                context: e.target.context.clone(),
-            })
-    };
-    let work = || -> Result<Option<PathBuf>> {
-        let archived = if ws.exists() {
-            let a = workspace::archive(&ws, &ctx.settings.state_dir, &lab.id)?;
-            std::fs::remove_dir_all(&ws).map_err(|e| {
-                Error::environment_with(
-                    format!("cannot clear {}", ws.display()),
-                    format!("your files are safe in {}", a.display()),
-                    e,
-                )
-            })?;
-            Some(a)
-        } else {
-            None
-        };
-        workspace::scaffold(&lab, &ws)?;
-        Ok(archived)
-    };
-    let (archived, deleted) = if offline {
-        (work()?, 0)
-    } else {
-        ctx.block_on(async {
-            // Refuse before touching anything, the workspace included.
-            let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
-            let archived = work()?;
-            let deleted = delete_owned(ctx, &live, &lab).await?;
-            apply_fixtures(ctx, &live, &lab).await?;
-            Ok::<_, Error>((archived, deleted))
-        })?
-    };
-    progress::update(store, |p| {
-        let e = p.labs.entry(lab.id.clone()).or_insert_with(|| LabProgress {
-            started: progress::now(),
-            ..LabProgress::default()
-        });
-        e.workspace = ws.clone();
-        e.last_check = None;
-        // Reset deleted every owned object (live) and restored the starter: no setup holds.
-        e.setups.clear();
-        e.checks.clear();
-        if let Some(a) = &archived {
-            e.resets.push(a.display().to_string());
-        }
-    })?;
-    if ctx.settings.output == OutputFormat::Json {
-        ctx.printer.json(&json!({
-            "schemaVersion": report::SCHEMA_VERSION, "lab": lab.id, "workspace": ws,
-            "archived": archived, "deletedObjects": deleted, "offline": offline,
-        }));
-    } else {
-        let ja = ctx.settings.lang == Lang::Ja;
-        if let Some(a) = &archived {
-            ctx.printer.out(&if ja {
-                format!("作業フォルダーを {} に保管しました", a.display())
-            } else {
-                format!("archived your workspace to {}", a.display())
-            });
-        }
-        ctx.printer.out(&if ja {
-            format!("{} にスターターファイルを戻しました", ws.display())
-        } else {
-            format!("restored the starter files in {}", ws.display())
-        });
-        if !offline {
-            ctx.printer.out(&if ja {
-                format!(
-                    "ラベル {} の付いたオブジェクトを {deleted} 個削除し、準備用のオブジェクトを適用し直しました",
-                    lab.selector()
-                )
-            } else {
-                format!(
-                    "deleted {deleted} object(s) labelled {} and re-applied the fixtures",
-                    lab.selector()
-                )
-            });
-        }
-    }
-    Ok(Exit::Success)
-}
-
-/// Deletes the lab's objects and applies its fixtures again (`lab reset` on the cluster side;
-/// `lab verify --live` between variants).
-pub(crate) async fn reset_cluster(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<()> {
-    delete_owned(ctx, live, lab).await?;
-    apply_fixtures(ctx, live, lab).await?;
-    Ok(())
-}
-
-async fn delete_owned(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {
-    let mut n = 0;
-    for (api, kind) in owned_kinds(lab) {
-        if !live.serves(&api, &kind).await? {
-            ctx.printer
-                .verbose(&format!("{api} {kind} is not served here; skipped"));
-            continue;
-        }
-        let mut gone = Vec::new();
-        for obj in live.list(&api, &kind, None, &lab.selector()).await? {
-            if let Some(r) = ObjRef::of(&obj) {
-                live.delete(&r).await?;
-                ctx.printer.verbose(&format!("deleted {r}"));
-                gone.push(r);
-                n += 1;
-            }
-        }
-        // A terminating namespace refuses to be re-created: wait until it is gone.
-        if kind == "Namespace" {
-            for r in gone {
-                wait_gone(ctx, live, &r).await?;
-            }
-        }
-    }
-    Ok(n)
-}
-
-const NAMESPACE_DELETION: std::time::Duration = std::time::Duration::from_secs(180);
-
-async fn wait_gone(ctx: &Ctx, live: &Live, r: &ObjRef) -> Result<()> {
-    let start = std::time::Instant::now();
-    let mut said = false;
-    while live.get(r).await?.is_some() {
-        if start.elapsed() > NAMESPACE_DELETION {
-            return Err(Error::environment(
-                format!(
-                    "{r} is still terminating after {}s",
-                    NAMESPACE_DELETION.as_secs()
-                ),
-                format!(
-                    "look at `kubectl get namespace {} -o yaml` (finalizers, a webhook that \
-                     refuses deletions), then run the reset again",
-                    r.name
-                ),
-            ));
-        }
-        if !said {
-            ctx.printer
-                .status(&format!("waiting for {r} to finish terminating…"));
-            said = true;
-        }
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn policies_go_first_and_namespaces_last() {
-        let mut kinds = [
-            ("v1".to_string(), "Namespace".to_string()),
-            ("v1".into(), "ConfigMap".into()),
-            ("kyverno.io/v1".into(), "ClusterPolicy".into()),
-            (
-                "admissionregistration.k8s.io/v1".into(),
-                "ValidatingAdmissionPolicy".into(),
-            ),
-        ];
-        kinds.sort_by_key(|(a, k)| delete_rank(a, k));
-        let order: Vec<&str> = kinds.iter().map(|(_, k)| k.as_str()).collect();
-        assert_eq!(
-            order,
-            [
-                "ClusterPolicy",
-                "ValidatingAdmissionPolicy",
-                "ConfigMap",
-                "Namespace"
-            ]
-        );
-    }
 }

@@ -11,6 +11,7 @@ pub mod offline;
 pub mod overview;
 pub mod progress;
 pub mod report;
+pub mod reset;
 pub mod scaffold;
 pub mod setup;
 pub mod show;

@@ -585,7 +585,7 @@ mod engine {
                 "ValidatingAdmissionPolicy `{}` (binding `{}`) cannot be evaluated offline: {}",
                 e.policy,
                 e.binding,
-                e.unsupported.as_deref().unwrap_or(&e.message)
+                e.reason()
             ));
         }
         if let Some(first) = vap.denials.first() {

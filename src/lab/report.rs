@@ -165,67 +165,86 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
             ),
         ));
         for c in &t.checks {
-            let word = crate::ui::pad(
-                &format!("{} {}", symbol(c.verdict), word(lang, c.verdict)),
-                if lang == Lang::Ja { 8 } else { 7 },
-            );
-            let title = lab
-                .check(&c.id)
-                .and_then(|k| k.title.as_ref())
-                .map(|t| format!(" — {}", t.get(lang)))
-                .unwrap_or_default();
-            out.push(format!(
-                "  {} {} ({}){}  {}/{}",
-                p.paint(style(c.verdict), &word),
-                c.id,
-                c.kind,
-                title,
-                c.earned,
-                c.points
-            ));
-            if let Some(f) = &c.feedback {
-                out.extend(crate::ui::wrap(
-                    &crate::escape::lines(f.get(lang).trim_end()),
-                    p.width(),
-                    "          ",
-                ));
-            }
-            if c.verdict != Verdict::Pass {
-                // Details quote files and the cluster: no control character reaches the terminal.
-                let detail = crate::escape::lines(&c.detail);
-                for line in crate::ui::wrap(&detail, p.width(), "          ") {
-                    out.push(p.paint(Style::Dim, &line));
-                }
-            }
+            check_lines(c, lab, lang, p, &mut out);
         }
-        let failing = t.checks.iter().any(|c| c.verdict == Verdict::Fail);
-        let content_dir = lab.dir.join("..").join("..");
-        if failing
-            && let Some(link) = lab.task(&t.id).and_then(|t| t.lesson.as_ref())
-            && let Some(line) = crate::lesson::link_line(&content_dir, link, lang)
-        {
-            out.push(format!("  {}", p.paint(Style::Hint, &line)));
-        }
-        if failing && t.hints_seen < t.hints_total {
-            let (ja, en) = (
-                format!(
-                    "ヒント: `kca lab hint --task {}` ({}/{})",
-                    t.id,
-                    t.hints_seen + 1,
-                    t.hints_total
-                ),
-                format!(
-                    "hint: `kca lab hint --task {}` ({} of {})",
-                    t.id,
-                    t.hints_seen + 1,
-                    t.hints_total
-                ),
-            );
-            let line = if lang == Lang::Ja { ja } else { en };
-            out.push(format!("  {}", p.paint(Style::Hint, &line)));
-        }
+        next_step_lines(t, lab, lang, p, &mut out);
     }
     out.push(String::new());
+    summary_lines(report, lang, p, &mut out);
+    out
+}
+
+/// One check: its verdict, id, kind, title and points, then its feedback, and the
+/// details when it did not pass.
+fn check_lines(c: &CheckResult, lab: &Lab, lang: Lang, p: &Printer, out: &mut Vec<String>) {
+    let word = crate::ui::pad(
+        &format!("{} {}", symbol(c.verdict), word(lang, c.verdict)),
+        if lang == Lang::Ja { 8 } else { 7 },
+    );
+    let title = lab
+        .check(&c.id)
+        .and_then(|k| k.title.as_ref())
+        .map(|t| format!(" — {}", t.get(lang)))
+        .unwrap_or_default();
+    out.push(format!(
+        "  {} {} ({}){}  {}/{}",
+        p.paint(style(c.verdict), &word),
+        c.id,
+        c.kind,
+        title,
+        c.earned,
+        c.points
+    ));
+    if let Some(f) = &c.feedback {
+        out.extend(crate::ui::wrap(
+            &crate::escape::lines(f.get(lang).trim_end()),
+            p.width(),
+            "          ",
+        ));
+    }
+    if c.verdict != Verdict::Pass {
+        // Details quote files and the cluster: no control character reaches the terminal.
+        let detail = crate::escape::lines(&c.detail);
+        for line in crate::ui::wrap(&detail, p.width(), "          ") {
+            out.push(p.paint(Style::Dim, &line));
+        }
+    }
+}
+
+/// Under a task with a failing check: its lesson section and the next hint to ask for.
+fn next_step_lines(t: &TaskReport, lab: &Lab, lang: Lang, p: &Printer, out: &mut Vec<String>) {
+    let failing = t.checks.iter().any(|c| c.verdict == Verdict::Fail);
+    if !failing {
+        return;
+    }
+    let content_dir = lab.dir.join("..").join("..");
+    if let Some(link) = lab.task(&t.id).and_then(|t| t.lesson.as_ref())
+        && let Some(line) = crate::lesson::link_line(&content_dir, link, lang)
+    {
+        out.push(format!("  {}", p.paint(Style::Hint, &line)));
+    }
+    if t.hints_seen < t.hints_total {
+        let (ja, en) = (
+            format!(
+                "ヒント: `kca lab hint --task {}` ({}/{})",
+                t.id,
+                t.hints_seen + 1,
+                t.hints_total
+            ),
+            format!(
+                "hint: `kca lab hint --task {}` ({} of {})",
+                t.id,
+                t.hints_seen + 1,
+                t.hints_total
+            ),
+        );
+        let line = if lang == Lang::Ja { ja } else { en };
+        out.push(format!("  {}", p.paint(Style::Hint, &line)));
+    }
+}
+
+/// The score and counts, and what an error means.
+fn summary_lines(report: &Report, lang: Lang, p: &Printer, out: &mut Vec<String>) {
     let c = &report.counts;
     out.push(match lang {
         Lang::Ja => format!(
@@ -247,7 +266,6 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> 
             ),
         ));
     }
-    out
 }
 
 pub fn junit(reports: &[Report], lang: Lang) -> String {

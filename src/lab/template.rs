@@ -1,15 +1,26 @@
 //! Rendering starter templates (tera), bounded. A template sees only what kca gives it
 //! (`workspace`, `lab_dir`, `lab` and the lab's `vars`), never the environment, and its
-//! rendering is bounded in loop iterations, output size and time, so `kca validate` and
-//! `lab start` finish on any lab. What a template may use is documented for instructors
-//! in `labs/README.md`.
+//! rendering is bounded in loop iterations, memory, output size and time, so `kca
+//! validate` and `lab start` finish on any lab without exhausting the machine. Loops and
+//! memory are bounded before rendering, from the template's syntax tree ([`bound`]); the
+//! output is capped while it is written; a timer bounds the rest. What a template may use
+//! is documented for instructors in `labs/README.md`.
+
+mod bound;
+mod filters;
+mod locate;
+#[cfg(test)]
+mod memory_tests;
+mod val;
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use tera::ast::{Expr, ExprVal, Node};
 use tera::{Context, Tera, Value};
+
+pub use bound::MAX_MEMORY;
 
 /// A template's loops may run this many times in all (nested loops multiply).
 pub const MAX_ITERATIONS: u64 = 100_000;
@@ -17,26 +28,30 @@ pub const MAX_ITERATIONS: u64 = 100_000;
 pub const MAX_RANGE: i64 = 10_000;
 /// Rendered text larger than this is refused.
 pub const MAX_OUTPUT: usize = 1 << 20;
+/// A template's text may be at most this long (parsing takes memory in proportion).
+pub const MAX_TEMPLATE: usize = 256 << 10;
 /// Rendering taking longer than this is abandoned.
 pub const TIME_LIMIT: Duration = Duration::from_secs(2);
 
-/// Renders `text` with `ctx`, or says why it cannot (a message for a diagnostic).
+const NO_ENV: &str = "`get_env` is not available: templates see only `workspace`, `lab_dir`, \
+                      `lab` and the lab's `vars`";
+const NO_RANDOM: &str = "`get_random` is not available: a starter renders the same every time";
+
+/// Renders `text` with `ctx`, or says why it cannot (a message for a diagnostic, which
+/// starts with the line and column of the tag at fault when kca can tell).
 pub fn render(text: &str, ctx: &Context) -> Result<String, String> {
-    let template = tera::Template::new("starter", None, text).map_err(|e| chain(&e))?;
-    check(&template.ast, ctx)?;
+    let template = parse(text)?;
+    bound::analyse(text, &template.ast, ctx)?;
+    drop(template);
     let mut tera = Tera::default();
     tera.register_function("get_env", |_: &HashMap<String, Value>| {
-        Err(tera::Error::msg(
-            "`get_env` is not available: templates see only `workspace`, `lab_dir`, `lab` \
-             and the lab's `vars`",
-        ))
+        Err(tera::Error::msg(NO_ENV))
     });
     tera.register_function("get_random", |_: &HashMap<String, Value>| {
-        Err(tera::Error::msg(
-            "`get_random` is not available: a starter renders the same every time",
-        ))
+        Err(tera::Error::msg(NO_RANDOM))
     });
     tera.register_function("range", bounded_range);
+    tera.register_tester("matching", bounded_matching);
     tera.add_raw_template("starter", text)
         .map_err(|e| chain(&e))?;
     let ctx = ctx.clone();
@@ -44,30 +59,91 @@ pub fn render(text: &str, ctx: &Context) -> Result<String, String> {
     // A thread, so that a runaway template can be given up on; kca exits soon after.
     std::thread::Builder::new()
         .name("kca-template".into())
+        .stack_size(8 << 20)
         .spawn(move || {
-            let _ = tx.send(tera.render("starter", &ctx).map_err(|e| chain(&e)));
+            let mut out = Capped::default();
+            let r = tera.render_to("starter", &ctx, &mut out);
+            let _ = tx.send(match r {
+                _ if out.over => Err(too_long()),
+                Ok(()) => String::from_utf8(out.buf).map_err(|e| e.to_string()),
+                Err(e) => Err(chain(&e)),
+            });
         })
         .map_err(|e| format!("cannot start rendering: {e}"))?;
-    let out = match rx.recv_timeout(TIME_LIMIT) {
-        Ok(r) => r?,
-        Err(_) => {
-            return Err(format!(
-                "rendering did not finish within {} s",
-                TIME_LIMIT.as_secs()
-            ));
+    match rx.recv_timeout(TIME_LIMIT) {
+        Ok(r) => r,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+            "rendering did not finish within {} s",
+            TIME_LIMIT.as_secs()
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err("rendering stopped: tera failed inside (its message is printed above)".into())
         }
-    };
-    if out.len() > MAX_OUTPUT {
+    }
+}
+
+/// The most memory rendering `text` with `ctx` can take beyond parsing it (see [`bound`]),
+/// or why it is refused.
+pub fn memory_bound(text: &str, ctx: &Context) -> Result<u64, String> {
+    let template = parse(text)?;
+    bound::analyse(text, &template.ast, ctx).map(|b| b.memory)
+}
+
+fn parse(text: &str) -> Result<tera::Template, String> {
+    if text.len() > MAX_TEMPLATE {
         return Err(format!(
-            "renders to more than {} MiB of text",
-            MAX_OUTPUT >> 20
+            "the template is {} KiB; a template may be at most {} KiB (split the text into \
+             several files, or drop `template: true` where no variable is needed)",
+            text.len().div_ceil(1024),
+            MAX_TEMPLATE >> 10
         ));
     }
-    Ok(out)
+    locate::check_nesting(text)?;
+    tera::Template::new("starter", None, text).map_err(|e| chain(&e))
+}
+
+fn too_long() -> String {
+    format!("renders to more than {} MiB of text", MAX_OUTPUT >> 20)
+}
+
+/// The rendered text, refused once it would pass [`MAX_OUTPUT`].
+#[derive(Default)]
+struct Capped {
+    buf: Vec<u8>,
+    over: bool,
+}
+
+impl Write for Capped {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len() + b.len() > MAX_OUTPUT {
+            self.over = true;
+            return Err(std::io::Error::other(too_long()));
+        }
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    crate::content::lab::error_chain(e)
+    let mut msg = crate::content::lab::error_chain(e);
+    // An error message may quote a (large) value; the start says what went wrong.
+    if msg.len() > 2000 {
+        let cut = (0..=2000)
+            .rev()
+            .find(|&i| msg.is_char_boundary(i))
+            .unwrap_or(0);
+        msg.truncate(cut);
+        msg.push_str(" …");
+    }
+    msg
+}
+
+fn loop_error(n: u64) -> String {
+    format!("its loops may run {n} times; a template may loop at most {MAX_ITERATIONS} times")
 }
 
 /// tera's `range(start=0, end, step_by=1)`, limited to [`MAX_RANGE`] numbers.
@@ -104,104 +180,21 @@ fn bounded_range(args: &HashMap<String, Value>) -> tera::Result<Value> {
     ))
 }
 
-/// Refuses what a starter does not need and what could run away: `set_global`, macros,
-/// `include`/`import`/`extends`, and loops that may run more than [`MAX_ITERATIONS`]
-/// times in all.
-fn check(ast: &[Node], ctx: &Context) -> Result<(), String> {
-    let budget = walk(ast, ctx, 1)?;
-    if budget > MAX_ITERATIONS {
-        return Err(loop_error(budget));
-    }
-    Ok(())
-}
-
-fn loop_error(n: u64) -> String {
-    format!("its loops may run {n} times; a template may loop at most {MAX_ITERATIONS} times")
-}
-
-/// The most iterations the nodes can run, given they run `outer` times.
-fn walk(nodes: &[Node], ctx: &Context, outer: u64) -> Result<u64, String> {
-    let mut total = outer;
-    for node in nodes {
-        let n = match node {
-            Node::MacroDefinition(..) => return Err("macros are not available in starters".into()),
-            Node::Extends(..) | Node::Include(..) | Node::ImportMacro(..) => {
-                return Err(
-                    "`extends`, `include` and `import` are not available in starters".into(),
-                );
-            }
-            Node::Set(_, set) if set.global => {
-                return Err("`set_global` is not available in starters; use `set`".into());
-            }
-            Node::Forloop(_, f, _) => {
-                let times = outer.saturating_mul(loop_bound(&f.container, ctx));
-                if times > MAX_ITERATIONS {
-                    return Err(loop_error(times));
-                }
-                let body = walk(&f.body, ctx, times)?;
-                let empty = match &f.empty_body {
-                    Some(b) => walk(b, ctx, outer)?,
-                    None => 0,
-                };
-                body.saturating_add(empty)
-            }
-            Node::If(i, _) => {
-                let mut n = 0u64;
-                for (_, _, body) in &i.conditions {
-                    n = n.saturating_add(walk(body, ctx, outer)?);
-                }
-                if let Some((_, body)) = &i.otherwise {
-                    n = n.saturating_add(walk(body, ctx, outer)?);
-                }
-                n
-            }
-            Node::FilterSection(_, f, _) => walk(&f.body, ctx, outer)?,
-            Node::Block(_, b, _) => walk(&b.body, ctx, outer)?,
-            _ => 0,
-        };
-        total = total.saturating_add(n);
-        if total > MAX_ITERATIONS {
-            return Err(loop_error(total));
-        }
-    }
-    Ok(total)
-}
-
-/// How many times a loop over `container` can run at most.
-fn loop_bound(container: &Expr, ctx: &Context) -> u64 {
-    match &container.val {
-        ExprVal::FunctionCall(call) if call.name == "range" => {
-            let lit = |k: &str| match call.args.get(k).map(|e| &e.val) {
-                Some(ExprVal::Int(i)) => Some(*i),
-                _ => None,
-            };
-            match (
-                lit("start").or(Some(0)),
-                lit("end"),
-                lit("step_by").or(Some(1)),
-            ) {
-                (Some(s), Some(e), Some(st)) if st > 0 => {
-                    ((e.saturating_sub(s)).max(0) as u64).div_ceil(st as u64)
-                }
-                _ => MAX_RANGE as u64,
-            }
-        }
-        ExprVal::Array(items) => items.len() as u64,
-        // A variable kca provides: as many items as it holds (the context is small).
-        ExprVal::Ident(name) => ctx
-            .get(name.split('.').next().unwrap_or(name))
-            .map_or(MAX_RANGE as u64, |v| count_values(v).max(1)),
-        _ => MAX_RANGE as u64,
-    }
-}
-
-fn count_values(v: &Value) -> u64 {
-    match v {
-        Value::Array(a) => a.iter().map(count_values).sum::<u64>() + 1,
-        Value::Object(m) => m.values().map(count_values).sum::<u64>() + 1,
-        Value::String(s) => s.len() as u64 + 1,
-        _ => 1,
-    }
+/// tera's `is matching(pattern)`, with the regular expression's size limited so that it
+/// stays within [`bound::REGEX_MEMORY`].
+fn bounded_matching(value: Option<&Value>, args: &[Value]) -> tera::Result<bool> {
+    let (Some(Value::String(s)), [Value::String(pattern)]) = (value, args) else {
+        return Err(tera::Error::msg(
+            "`matching` tests a string against one pattern: `x is matching(\"^a\")`",
+        ));
+    };
+    let limit = (bound::REGEX_MEMORY / 4) as usize;
+    let re = regex::RegexBuilder::new(pattern)
+        .size_limit(limit)
+        .dfa_size_limit(limit)
+        .build()
+        .map_err(|e| tera::Error::msg(format!("`matching`: invalid regular expression: {e}")))?;
+    Ok(re.is_match(s))
 }
 
 #[cfg(test)]

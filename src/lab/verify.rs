@@ -337,7 +337,7 @@ pub async fn grade_live(
         workspace::materialize(lab, stage, &ws)?;
         ctx.printer
             .status(&format!("  {}: {}", lab.id, stage_name(stage)));
-        super::lifecycle::reset_cluster(ctx, &live, lab).await?;
+        super::reset::reset_cluster(ctx, &live, lab).await?;
         apply_workspace(ctx, &live, lab, &ws).await?;
         let live_results = grade::live(live.clone(), lab, &ws, &[], &ctx.printer).await;
         let offline = grade::offline(lab, &ws, &[])?;
@@ -346,7 +346,7 @@ pub async fn grade_live(
             offline,
         });
     }
-    super::lifecycle::reset_cluster(ctx, &live, lab).await?;
+    super::reset::reset_cluster(ctx, &live, lab).await?;
     Ok(out)
 }
 

@@ -64,12 +64,13 @@ pub fn render(lab: &Lab, src: &Path, template: bool, ctx: &tera::Context) -> Res
         return Ok(text);
     }
     super::template::render(&text, ctx).map_err(|e| {
-        Error::usage(
-            format!("{} does not render: {e}", crate::escape::path(src)),
+        Error::usage_with(
+            format!("{} does not render", crate::escape::path(src)),
             format!(
                 "fix the template of lab `{}` and run `kca validate`",
                 lab.id
             ),
+            anyhow::Error::msg(e),
         )
     })
 }
@@ -314,8 +315,13 @@ pub fn fixtures(lab: &Lab) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     for f in &lab.fixtures {
         let path = lab.dir.join(f);
-        let text = crate::input::read_text(&path)
-            .map_err(|e| Error::usage(format!("fixture: {e}"), e.hint()))?;
+        let text = crate::input::read_text(&path).map_err(|e| {
+            Error::usage_with(
+                format!("cannot read a fixture of lab `{}`", lab.id),
+                e.hint(),
+                e,
+            )
+        })?;
         let docs = crate::yaml::parse_json_stream(&text).map_err(|e| {
             Error::usage(
                 format!("fixture {}:{e}", path.display()),

@@ -230,9 +230,14 @@ impl Lesson {
     }
 }
 
+/// A lesson reference that is not `module-N#anchor` (nor `N#anchor`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not `module-N#anchor`")]
+pub struct BadRef(pub String);
+
 /// A lesson reference as tasks and questions carry it: `module-N#anchor`. Returns the
 /// module and anchor, or what is wrong with it.
-pub fn parse_ref(reference: &str) -> std::result::Result<(i64, Option<String>), String> {
+pub fn parse_ref(reference: &str) -> std::result::Result<(i64, Option<String>), BadRef> {
     let (module, anchor) = match reference.split_once('#') {
         Some((m, a)) => (m, Some(a.to_string())),
         None => (reference, None),
@@ -241,35 +246,8 @@ pub fn parse_ref(reference: &str) -> std::result::Result<(i64, Option<String>), 
         .strip_prefix("module-")
         .unwrap_or(module)
         .parse::<i64>()
-        .map_err(|_| format!("`{reference}` is not `module-N#anchor`"))?;
+        .map_err(|_| BadRef(reference.to_string()))?;
     Ok((n, anchor.filter(|a| !a.is_empty())))
-}
-
-/// Checks that `reference` names an existing lesson section (in every language the
-/// lesson has); the problem otherwise, for `kca validate`.
-pub fn check_ref(content_dir: &Path, reference: &str) -> std::result::Result<(), String> {
-    let (module, anchor) = parse_ref(reference)?;
-    let presence = section_presence(content_dir, module, anchor.as_deref());
-    if presence.iter().all(|(_, has)| has.is_none()) {
-        return Err(format!("no lesson for module {module}"));
-    }
-    if let (Some(a), Some((path, _))) = (&anchor, presence.iter().find(|(_, h)| *h == Some(false)))
-    {
-        let lang = if path.ends_with("ja.md") {
-            Lang::Ja
-        } else {
-            Lang::En
-        };
-        let have: Vec<String> = load(content_dir, module, lang)
-            .map(|l| l.sections.into_iter().map(|s| s.anchor).collect())
-            .unwrap_or_default();
-        return Err(format!(
-            "lesson module-{module} ({}) has no section `#{a}`; sections: {}",
-            path.display(),
-            have.join(", ")
-        ));
-    }
-    Ok(())
 }
 
 /// For each language of lesson `module` (Japanese, then English): its file and the
@@ -354,21 +332,5 @@ mod tests {
             }
         );
         assert_eq!(l.sections[1].anchor, "other");
-    }
-
-    #[test]
-    fn references_are_checked_against_the_lesson() {
-        let dir = tempfile::tempdir().unwrap();
-        let m = dir.path().join("lessons/module-0");
-        std::fs::create_dir_all(&m).unwrap();
-        std::fs::write(m.join("ja.md"), SAMPLE).unwrap();
-        assert_eq!(check_ref(dir.path(), "module-0#flow"), Ok(()));
-        let e = check_ref(dir.path(), "module-0#nope").unwrap_err();
-        assert!(
-            e.contains("no section `#nope`") && e.contains("flow"),
-            "{e}"
-        );
-        assert!(check_ref(dir.path(), "module-3#flow").is_err());
-        assert!(check_ref(dir.path(), "lesson three").is_err());
     }
 }

@@ -18,7 +18,7 @@ use crate::diag::Collector;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::junit;
-use crate::settings::OutputFormat;
+use crate::settings::{Lang, OutputFormat};
 use crate::state::Store;
 use crate::ui::{Style, tr};
 use crate::yaml::{self, Yaml};
@@ -512,38 +512,7 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
         .take(args.limit)
         .collect();
     if due.is_empty() {
-        let next = progress
-            .quizzes
-            .iter()
-            .filter(|(id, _)| args.quiz.as_ref().is_none_or(|q| q == *id))
-            .flat_map(|(_, r)| r.questions.values().map(|q| q.due))
-            .min();
-        let msg = match next {
-            Some(at) => format!(
-                "{} {}",
-                tr(
-                    lang,
-                    "今は復習する問題がありません。次の復習:",
-                    "Nothing is due for review. Next one due:"
-                ),
-                crate::ui::relative(
-                    lang,
-                    chrono::DateTime::from_timestamp(at, 0).unwrap_or_default(),
-                    chrono::Utc::now()
-                )
-            ),
-            None => tr(
-                lang,
-                "まだ記録がありません。まず `kca quiz run <クイズ>` を受けてください。",
-                "No history yet: take a quiz first with `kca quiz run <quiz>`.",
-            )
-            .to_string(),
-        };
-        if ctx.settings.output == OutputFormat::Json {
-            ctx.printer.json(&json!({"schemaVersion": SCHEMA_VERSION, "reviewed": 0, "correct": 0, "questions": [], "message": msg}));
-        } else {
-            ctx.printer.out(&msg);
-        }
+        print_nothing_due(ctx, &progress, args.quiz.as_deref());
         return Ok(Exit::Success);
     }
     let to_stderr = ctx.settings.output != OutputFormat::Text;
@@ -580,6 +549,50 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
     if let Err(e) = &saved {
         ctx.printer.warn(&ctx.not_saved(e));
     }
+    Ok(print_review(ctx, &asked))
+}
+
+/// Says that nothing is due (for `quiz`, or any quiz), and when the next question is.
+fn print_nothing_due(ctx: &Ctx, progress: &Progress, quiz: Option<&str>) {
+    let lang = ctx.settings.lang;
+    let next = progress
+        .quizzes
+        .iter()
+        .filter(|(id, _)| quiz.is_none_or(|q| q == id.as_str()))
+        .flat_map(|(_, r)| r.questions.values().map(|q| q.due))
+        .min();
+    let msg = match next {
+        Some(at) => format!(
+            "{} {}",
+            tr(
+                lang,
+                "今は復習する問題がありません。次の復習:",
+                "Nothing is due for review. Next one due:"
+            ),
+            crate::ui::relative(
+                lang,
+                chrono::DateTime::from_timestamp(at, 0).unwrap_or_default(),
+                chrono::Utc::now()
+            )
+        ),
+        None => tr(
+            lang,
+            "まだ記録がありません。まず `kca quiz run <クイズ>` を受けてください。",
+            "No history yet: take a quiz first with `kca quiz run <quiz>`.",
+        )
+        .to_string(),
+    };
+    if ctx.settings.output == OutputFormat::Json {
+        ctx.printer.json(&json!({"schemaVersion": SCHEMA_VERSION, "reviewed": 0, "correct": 0, "questions": [], "message": msg}));
+    } else {
+        ctx.printer.out(&msg);
+    }
+}
+
+/// The review's result: JSON, or the count of correct answers; not passed unless every
+/// asked question was answered correctly.
+fn print_review(ctx: &Ctx, asked: &[(String, String, bool)]) -> Exit {
+    let lang = ctx.settings.lang;
     let correct = asked.iter().filter(|a| a.2).count();
     if ctx.settings.output == OutputFormat::Json {
         let questions: Vec<_> = asked
@@ -595,23 +608,51 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
             asked.len()
         ));
     }
-    Ok(if correct == asked.len() {
+    if correct == asked.len() {
         Exit::Success
     } else {
         Exit::NotPassed
-    })
+    }
 }
 
 fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
     let quiz = find(ctx, &args.quiz)?;
-    let text = crate::input::read(&args.answers).map_err(|e| {
+    let answers = read_answers(&quiz, &args.answers)?;
+    let results = graded(ctx.settings.lang, &quiz, &answers);
+    let report = QuizReport::new(&quiz, results, true);
+    print_report(ctx, &quiz, &report);
+    if ctx.settings.output == OutputFormat::Text {
+        for r in report.questions.iter().filter(|r| !r.correct) {
+            let why = if r.answered {
+                tr(ctx.settings.lang, "不正解", "incorrect")
+            } else {
+                tr(ctx.settings.lang, "未回答", "unanswered")
+            };
+            ctx.printer.out(&format!(
+                "  {} {} ({why})",
+                ctx.printer.paint(Style::Fail, "✗"),
+                r.id
+            ));
+        }
+    }
+    record(ctx, store, &quiz, &report);
+    Ok(report.exit())
+}
+
+/// The answers file decoded against `quiz`: every problem (YAML, unknown question ids,
+/// wrongly shaped answers) as a diagnostic with its place.
+fn read_answers(
+    quiz: &Quiz,
+    path: &std::path::Path,
+) -> Result<std::collections::HashMap<String, Answer>> {
+    let text = crate::input::read(path).map_err(|e| {
         Error::usage(
             e.to_string(),
             format!("{}; give the path of a YAML answers file", e.hint()),
         )
     })?;
     let text = String::from_utf8_lossy(&text).into_owned();
-    let mut diags = Collector::new(&args.answers, &text);
+    let mut diags = Collector::new(path, &text);
     let node = match yaml::parse_one(&text) {
         Ok(n) => n,
         Err(e) => {
@@ -674,8 +715,16 @@ fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
     if !diags.is_empty() {
         return Err(Error::Content(diags.finish()));
     }
-    let results: Vec<QuestionResult> = quiz
-        .questions
+    Ok(answers)
+}
+
+/// Each question of `quiz` graded on its answer, or unanswered.
+fn graded(
+    lang: Lang,
+    quiz: &Quiz,
+    answers: &std::collections::HashMap<String, Answer>,
+) -> Vec<QuestionResult> {
+    quiz.questions
         .iter()
         .map(|q| match answers.get(&q.id) {
             Some(a) => {
@@ -687,35 +736,13 @@ fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
                     max: q.points,
                     answered: true,
                     answer: Some(a.to_json()),
-                    feedback: g
-                        .feedback
-                        .iter()
-                        .map(|f| f.get(ctx.settings.lang).to_string())
-                        .collect(),
+                    feedback: g.feedback.iter().map(|f| f.get(lang).to_string()).collect(),
                     concepts: q.concepts.clone(),
                 }
             }
             None => unanswered(q),
         })
-        .collect();
-    let report = QuizReport::new(&quiz, results, true);
-    print_report(ctx, &quiz, &report);
-    if ctx.settings.output == OutputFormat::Text {
-        for r in report.questions.iter().filter(|r| !r.correct) {
-            let why = if r.answered {
-                tr(ctx.settings.lang, "不正解", "incorrect")
-            } else {
-                tr(ctx.settings.lang, "未回答", "unanswered")
-            };
-            ctx.printer.out(&format!(
-                "  {} {} ({why})",
-                ctx.printer.paint(Style::Fail, "✗"),
-                r.id
-            ));
-        }
-    }
-    record(ctx, store, &quiz, &report);
-    Ok(report.exit())
+        .collect()
 }
 
 fn answer_shape(q: &crate::content::quiz::Question) -> &'static str {

@@ -176,7 +176,7 @@ pub async fn apply_advice(live: &Live, lab: &Lab, ws: &std::path::Path) -> Optio
 /// the admission controller and its webhooks; generated checks need the background
 /// controller too. When they are not ready the cluster, not the learner, is at fault.
 pub struct KyvernoGate {
-    state: Result<crate::cluster::KyvernoState, String>,
+    state: Result<crate::cluster::KyvernoState, crate::target::live::LiveError>,
 }
 
 impl KyvernoGate {
@@ -186,9 +186,7 @@ impl KyvernoGate {
             .into_iter()
             .any(|c| matches!(c.spec, Spec::Admission { .. } | Spec::Generated { .. }));
         let state = if needed {
-            crate::cluster::kyverno_state(live)
-                .await
-                .map_err(|e| format!("cannot tell whether Kyverno is ready: {e}"))
+            crate::cluster::kyverno_state(live).await
         } else {
             Ok(crate::cluster::KyvernoState::default())
         };
@@ -205,7 +203,7 @@ impl KyvernoGate {
         };
         let s = match &self.state {
             Ok(s) => s,
-            Err(e) => return Some(e.clone()),
+            Err(e) => return Some(format!("cannot tell whether Kyverno is ready: {e}")),
         };
         let down: Vec<String> = needs
             .iter()

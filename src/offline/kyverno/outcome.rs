@@ -17,7 +17,7 @@ pub enum Unsupported {
     /// `validate.manifests` (signed manifests).
     ManifestSignature,
     /// A `validate.cel` expression the CEL evaluator does not support.
-    Cel(String),
+    Cel(crate::offline::vap::Unsupported),
     /// `mutate.targets`: mutating existing resources in the background.
     MutateTargets,
 }

@@ -10,7 +10,7 @@ pub(super) fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Valu
 
 /// A CEL result as JSON (map keys sorted: the interpreter's maps have no order). Bytes,
 /// types and functions have no JSON form and are an error.
-pub(super) fn from_cel(v: &cel::Value) -> Result<Value, String> {
+pub(super) fn from_cel(v: &cel::Value) -> Result<Value, NoJsonForm> {
     Ok(match v {
         cel::Value::Null => Value::Null,
         cel::Value::Bool(b) => Value::Bool(*b),
@@ -33,7 +33,7 @@ pub(super) fn from_cel(v: &cel::Value) -> Result<Value, String> {
             entries.sort_by(|a, b| a.0.cmp(&b.0));
             Value::Object(entries.into_iter().collect())
         }
-        other => return Err(format!("a {:?} value has no JSON form", other.type_of())),
+        other => return Err(NoJsonForm(other.type_of())),
     })
 }
 
@@ -289,67 +289,33 @@ pub(super) fn register_functions(ctx: &mut Context<'_, '_>) {
     debug_assert!(results.iter().all(Result::is_ok), "{results:?}");
 }
 
-#[derive(Clone)]
-pub(super) struct EvalError {
-    pub(super) message: String,
-    pub(super) unsupported: bool,
-}
-
-impl EvalError {
-    pub(super) fn unsupported(&self) -> Option<String> {
-        self.unsupported.then(|| self.message.clone())
-    }
-}
-
 /// Compiles and runs one expression. Compile failures, the `authorizer` and calls the
 /// interpreter does not know are `unsupported`.
 pub(super) fn eval(scope: &Scope<'_>, expr: &str) -> Result<cel::Value, EvalError> {
     if mentions(expr, "authorizer") {
-        return Err(EvalError {
-            message: "`authorizer` (authorization checks from CEL) is not evaluated offline".into(),
-            unsupported: true,
-        });
+        return Err(EvalError::unsupported(Unsupported::Authorizer));
     }
-    let compiled = compiled(expr).map_err(|message| EvalError {
-        message,
-        unsupported: true,
-    })?;
+    let compiled = compiled(expr).map_err(EvalError::unsupported)?;
     // The interpreter cannot be stopped part-way: an expression whose cost on these
     // values would pass the limits is refused before it runs.
     let (cost, _) = cost::estimate(
         compiled.program.expression(),
         &cost::Inputs::Eval(&scope.roots),
     );
-    let limit = |message: &str| EvalError {
-        message: message.to_string(),
-        unsupported: false,
-    };
     if cost > cost::PER_CALL_LIMIT {
-        return Err(limit(cost::ACTUAL_LIMIT_EXCEEDED));
+        return Err(EvalError::failed(cost::ACTUAL_LIMIT_EXCEEDED));
     }
     scope.spent.set(scope.spent.get() + cost);
     if scope.spent.get() > cost::RUNTIME_BUDGET {
-        return Err(limit(cost::OUT_OF_BUDGET));
+        return Err(EvalError::failed(cost::OUT_OF_BUDGET));
     }
-    compiled.program.execute(&scope.cel).map_err(|e| {
-        let unsupported = matches!(
-            e,
-            ExecutionError::UndeclaredReference(_)
-                | ExecutionError::NoSuchOverload(_)
-                | ExecutionError::NotSupportedAsMethod { .. }
-        );
-        let message = if unsupported {
-            format!(
-                "the offline CEL interpreter cannot evaluate this (a function it lacks, or a \
-                 type error the API server would reject when the policy is created): {e}"
-            )
-        } else {
-            e.to_string()
-        };
-        EvalError {
-            message,
-            unsupported,
+    compiled.program.execute(&scope.cel).map_err(|e| match e {
+        ExecutionError::UndeclaredReference(_)
+        | ExecutionError::NoSuchOverload(_)
+        | ExecutionError::NotSupportedAsMethod { .. } => {
+            EvalError::unsupported(Unsupported::Interpreter(e.to_string()))
         }
+        _ => EvalError::failed(e.to_string()),
     })
 }
 
@@ -360,7 +326,7 @@ pub(super) struct Compiled {
 
 /// Compiles `expr` once per thread: a corpus run evaluates the same few hundred
 /// expressions on thousands of objects, and parsing them again took a third of it.
-pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Compiled>, String> {
+pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Compiled>, Unsupported> {
     thread_local! {
         static PROGRAMS: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Compiled>>> =
             Default::default();
@@ -374,9 +340,9 @@ pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Compiled>, String> {
     } else {
         expr.to_string()
     };
-    let cannot =
-        |e: cel::ParseErrors| format!("the offline CEL interpreter cannot compile it: {e}");
-    let program = env().compile(&source).map_err(cannot)?;
+    let program = env()
+        .compile(&source)
+        .map_err(|e| Unsupported::Compile(e.to_string()))?;
     let compiled = std::rc::Rc::new(Compiled { program });
     PROGRAMS.with_borrow_mut(|m| m.insert(expr.to_string(), compiled.clone()));
     Ok(compiled)
@@ -394,10 +360,10 @@ pub(super) fn mentions(expr: &str, word: &str) -> bool {
 
 /// The estimated-cost check the API server makes when a policy is created: every CEL
 /// expression of `spec` (variables first, their estimated sizes carried to the
-/// expressions that use them) against the per-expression limit. `Err` is the field and
-/// the API server's message. An expression that does not compile is left to evaluation,
+/// expressions that use them) against the per-expression limit. `Err` names the field
+/// and gives the API server's message. An expression that does not compile is left to evaluation,
 /// which reports it.
-pub(super) fn check_spec_cost(spec: &Value) -> Result<(), String> {
+pub(super) fn check_spec_cost(spec: &Value) -> Result<(), CostExceeded> {
     let mut shapes: BTreeMap<String, cost::Shape> = BTreeMap::new();
     let fields: [(&str, &[&str]); 7] = [
         ("variables", &["expression"]),
@@ -428,11 +394,10 @@ pub(super) fn check_spec_cost(spec: &Value) -> Result<(), String> {
                     shapes.insert(name.to_string(), shape);
                 }
                 if cost > cost::PER_CALL_LIMIT {
-                    return Err(format!(
-                        "spec.{list_key}[{i}].{}: Forbidden: {}",
-                        key.replace('/', "."),
-                        cost::exceeds_budget(cost)
-                    ));
+                    return Err(CostExceeded {
+                        field: format!("spec.{list_key}[{i}].{}", key.replace('/', ".")),
+                        cost,
+                    });
                 }
             }
         }

@@ -19,19 +19,44 @@ pub enum CelPolicyOutcome<T> {
     Applied(T),
     /// An evaluation error Kyverno would hit too.
     Error(String),
-    /// What the offline interpreter cannot evaluate (never a result).
-    Unsupported(String),
+    /// What the offline interpreter cannot evaluate (never a result): the text reported
+    /// and the reason as a value.
+    Unsupported { message: String, why: Unsupported },
 }
 
 impl<T> CelPolicyOutcome<T> {
     fn from_eval(e: EvalError, what: &str) -> Self {
-        let message = format!("{what}: {}", e.message);
-        if e.unsupported {
-            Self::Unsupported(message)
-        } else {
-            Self::Error(message)
+        Self::from_error(e.within(what))
+    }
+
+    /// An error whose message already says where and why.
+    fn from_error(e: EvalError) -> Self {
+        match e.unsupported {
+            Some(why) => Self::Unsupported {
+                message: e.message,
+                why,
+            },
+            None => Self::Error(e.message),
         }
     }
+
+    /// What the interpreter cannot evaluate, at `at` (a mutation or a generation).
+    fn unsupported_at(at: impl std::fmt::Display, why: Unsupported) -> Self {
+        Self::Unsupported {
+            message: format!("{at}: {why}"),
+            why,
+        }
+    }
+}
+
+/// Why a mutation's result could not be applied to the object.
+#[derive(Debug, thiserror::Error)]
+enum MutationError {
+    #[error(transparent)]
+    Patch(#[from] crate::offline::kyverno::jsonpatch::PatchError),
+    /// The strategic merge's message.
+    #[error("{0}")]
+    Merge(String),
 }
 
 /// The context a policy's actions run in, once it has matched: the request's variables,
@@ -54,9 +79,9 @@ fn prepare<T>(
     if !matches_resources(constraints, req, true) {
         return Err(CelPolicyOutcome::NotMatched);
     }
-    if let Err(message) = check_spec_cost(spec) {
+    if let Err(e) = check_spec_cost(spec) {
         return Err(CelPolicyOutcome::Error(format!(
-            "{} {}: {message}",
+            "{} {}: {e}",
             kind_of(policy),
             name_of(policy)
         )));
@@ -67,10 +92,7 @@ fn prepare<T>(
     match conditions_hold(&ctx, spec.get("matchConditions").unwrap_or(&Value::Null)) {
         Ok(true) => Ok((ctx, var_errors)),
         Ok(false) => Err(CelPolicyOutcome::NotMatched),
-        Err((message, Some(why))) => {
-            Err(CelPolicyOutcome::Unsupported(format!("{message}: {why}")))
-        }
-        Err((message, None)) => Err(CelPolicyOutcome::Error(message)),
+        Err(e) => Err(CelPolicyOutcome::from_error(e)),
     }
 }
 
@@ -82,10 +104,7 @@ fn run(
     expr: &str,
 ) -> Result<cel::Value, EvalError> {
     if let Some((name, e)) = failed_variable(var_errors, expr) {
-        return Err(EvalError {
-            message: format!("variable '{name}': {}", e.message),
-            unsupported: e.unsupported,
-        });
+        return Err(e.within(format_args!("variable '{name}'")));
     }
     eval(ctx, expr)
 }
@@ -101,9 +120,11 @@ pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOu
     };
     let mut ctx = ctx;
     let mut object = if req.object.is_null() {
-        return CelPolicyOutcome::Unsupported(
-            "a MutatingPolicy on a DELETE request is not evaluated offline".into(),
-        );
+        let why = Unsupported::MutateOnDelete;
+        return CelPolicyOutcome::Unsupported {
+            message: why.to_string(),
+            why,
+        };
     } else {
         req.object.clone()
     };
@@ -114,9 +135,8 @@ pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOu
             "ApplyConfiguration" => ("/applyConfiguration/expression", "applyConfiguration"),
             "JSONPatch" => ("/jsonPatch/expression", "jsonPatch"),
             other => {
-                return CelPolicyOutcome::Unsupported(format!(
-                    "mutation {i}: patchType {other:?} is not evaluated offline"
-                ));
+                let why = Unsupported::PatchType(other.to_string());
+                return CelPolicyOutcome::unsupported_at(format_args!("mutation {i}"), why);
             }
         };
         let expr = m.pointer(key).and_then(Value::as_str).unwrap_or("");
@@ -134,7 +154,7 @@ pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOu
                     "mutation {i} (jsonPatch): the expression must return a list of JSONPatch, got {result}"
                 ));
             };
-            crate::offline::kyverno::jsonpatch::apply(&object, ops).map_err(|e| e.to_string())
+            crate::offline::kyverno::jsonpatch::apply(&object, ops).map_err(MutationError::from)
         } else {
             if !result.is_object() {
                 return CelPolicyOutcome::Error(format!(
@@ -154,7 +174,7 @@ pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOu
 }
 
 /// Merges an apply configuration into `object`.
-fn apply_configuration(object: &Value, config: &Value) -> Result<Value, String> {
+fn apply_configuration(object: &Value, config: &Value) -> Result<Value, MutationError> {
     use crate::offline::kyverno::{Request, context::Context as KyvernoContext, smp};
     // The merge needs no variables: an apply configuration carries no anchors.
     smp::apply(
@@ -162,7 +182,7 @@ fn apply_configuration(object: &Value, config: &Value) -> Result<Value, String> 
         config,
         &KyvernoContext::from_request(&Request::default()),
     )
-    .map_err(|e| e.to_string())
+    .map_err(|e| MutationError::Merge(e.to_string()))
 }
 
 /// A `GeneratingPolicy`/`NamespacedGeneratingPolicy` on a trigger: the objects its
@@ -182,9 +202,10 @@ pub fn evaluate_generating_policy(
     let spec = policy.get("spec").unwrap_or(&Value::Null);
     for (i, g) in list(spec, "generate").enumerate() {
         let Some(expr) = g.get("expression").and_then(Value::as_str) else {
-            return CelPolicyOutcome::Unsupported(format!(
-                "generate {i}: a YAML template generation is not evaluated offline"
-            ));
+            return CelPolicyOutcome::unsupported_at(
+                format_args!("generate {i}"),
+                Unsupported::TemplateGeneration,
+            );
         };
         if let Err(e) = run(&ctx, &var_errors, expr) {
             return CelPolicyOutcome::from_eval(e, &format!("generate {i}"));
@@ -268,27 +289,15 @@ fn place(item: &mut Value, namespace: &str) {
 /// Every `MutatingPolicy` among `objects` on `req`, in the order given, each on the object
 /// the previous one produced: the object admission goes on with. `Err` names the policy
 /// that failed or that the interpreter cannot evaluate (never a silent pass).
-pub fn mutate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Value, String> {
+pub fn mutate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Value, PolicyError> {
     let mut req = req.clone();
     for policy in objects
         .iter()
         .filter(|o| matches!(kind_of(o), "MutatingPolicy" | "NamespacedMutatingPolicy"))
     {
-        match evaluate_mutating_policy(policy, &req) {
-            CelPolicyOutcome::NotMatched => {}
-            CelPolicyOutcome::Applied(object) => req.object = object,
-            CelPolicyOutcome::Error(why) => {
-                return Err(format!(
-                    "MutatingPolicy `{}` failed: {why}",
-                    name_of(policy)
-                ));
-            }
-            CelPolicyOutcome::Unsupported(why) => {
-                return Err(format!(
-                    "MutatingPolicy `{}` cannot be evaluated offline: {why}",
-                    name_of(policy)
-                ));
-            }
+        let outcome = evaluate_mutating_policy(policy, &req);
+        if let Some(object) = settle("MutatingPolicy", policy, outcome)? {
+            req.object = object;
         }
     }
     Ok(req.object)
@@ -296,7 +305,10 @@ pub fn mutate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Value
 
 /// What every `GeneratingPolicy` among `objects` generates for the trigger in `req`.
 /// `Err` names the policy that failed or that the interpreter cannot evaluate.
-pub fn generate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Vec<Value>, String> {
+pub fn generate_with_policies(
+    objects: &[Value],
+    req: &VapRequest,
+) -> Result<Vec<Value>, PolicyError> {
     let mut out = Vec::new();
     for policy in objects.iter().filter(|o| {
         matches!(
@@ -304,24 +316,36 @@ pub fn generate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Vec
             "GeneratingPolicy" | "NamespacedGeneratingPolicy"
         )
     }) {
-        match evaluate_generating_policy(policy, req) {
-            CelPolicyOutcome::NotMatched => {}
-            CelPolicyOutcome::Applied(made) => out.extend(made),
-            CelPolicyOutcome::Error(why) => {
-                return Err(format!(
-                    "GeneratingPolicy `{}` failed: {why}",
-                    name_of(policy)
-                ));
-            }
-            CelPolicyOutcome::Unsupported(why) => {
-                return Err(format!(
-                    "GeneratingPolicy `{}` cannot be evaluated offline: {why}",
-                    name_of(policy)
-                ));
-            }
-        }
+        let outcome = evaluate_generating_policy(policy, req);
+        out.extend(settle("GeneratingPolicy", policy, outcome)?.unwrap_or_default());
     }
     Ok(out)
+}
+
+/// What a policy's outcome gives admission: the object or objects it produced (`None`
+/// when it does not select the request), or the error that stops admission (a failure,
+/// or what the interpreter cannot evaluate).
+fn settle<T>(
+    kind: &'static str,
+    policy: &Value,
+    outcome: CelPolicyOutcome<T>,
+) -> Result<Option<T>, PolicyError> {
+    let name = || name_of(policy).to_string();
+    match outcome {
+        CelPolicyOutcome::NotMatched => Ok(None),
+        CelPolicyOutcome::Applied(x) => Ok(Some(x)),
+        CelPolicyOutcome::Error(message) => Err(PolicyError::Failed {
+            kind,
+            name: name(),
+            message,
+        }),
+        CelPolicyOutcome::Unsupported { message, why } => Err(PolicyError::Unsupported {
+            kind,
+            name: name(),
+            message,
+            why,
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -397,7 +421,7 @@ mod tests {
         );
         assert!(matches!(
             evaluate_mutating_policy(&policy, &create(pod("dev"))),
-            CelPolicyOutcome::Unsupported(_)
+            CelPolicyOutcome::Unsupported { .. }
         ));
         let gpol = json!({"kind": "GeneratingPolicy", "metadata": {"name": "g"}, "spec": {
             "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
@@ -406,8 +430,24 @@ mod tests {
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
         assert!(matches!(
             evaluate_generating_policy(&gpol, &create(ns)),
-            CelPolicyOutcome::Unsupported(_)
+            CelPolicyOutcome::Unsupported { .. }
         ));
+    }
+
+    #[test]
+    fn an_unsupported_match_condition_says_its_reason_once() {
+        let mut policy = mpol(json!([]));
+        policy["spec"]["matchConditions"] = json!([{"name": "allowed", "expression": "authorizer.requestResource.check('get').allowed()"}]);
+        let CelPolicyOutcome::Unsupported { message, why } =
+            evaluate_mutating_policy(&policy, &create(pod("dev")))
+        else {
+            panic!("an authorizer condition is not evaluated offline");
+        };
+        assert_eq!(why, Unsupported::Authorizer);
+        assert_eq!(
+            message,
+            format!("failed to evaluate matchCondition 'allowed': {why}")
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub enum CelVerdict {
     /// The rule could not run: its params are missing.
     Error(String),
     /// What the offline interpreter cannot evaluate (never a pass).
-    Unsupported(String),
+    Unsupported(Unsupported),
 }
 
 /// A Kyverno rule's `validate.cel` block (`expressions`, `variables`, `paramKind`,
@@ -59,12 +59,12 @@ pub fn evaluate_kyverno_cel(
         spec.insert("matchConditions".into(), p.clone());
     }
     let spec = Value::Object(spec);
-    if let Err(message) = check_spec_cost(&spec) {
-        return CelVerdict::Error(
-            message
-                .replacen("spec.validations", "validate.cel.expressions", 1)
-                .replacen("spec.", "validate.cel.", 1),
-        );
+    if let Err(mut e) = check_spec_cost(&spec) {
+        e.field = e
+            .field
+            .replacen("spec.validations", "validate.cel.expressions", 1)
+            .replacen("spec.", "validate.cel.", 1);
+        return CelVerdict::Error(e.to_string());
     }
     let params_list = match (cel.get("paramKind"), cel.get("paramRef")) {
         (Some(kind), Some(pref)) if !kind.is_null() && !pref.is_null() => {
@@ -100,8 +100,8 @@ pub fn evaluate_kyverno_cel(
         run_validations(&spec, req, params, &mut report);
     }
     let applied = report.applied;
-    if let Some(e) = out.unsupported() {
-        return CelVerdict::Unsupported(e.unsupported.clone().unwrap_or_else(|| e.message.clone()));
+    if let Some(why) = out.unsupported().and_then(|e| e.unsupported.clone()) {
+        return CelVerdict::Unsupported(why);
     }
     if let Some(d) = out.denials.first() {
         return CelVerdict::Fail(d.message.clone());
@@ -113,13 +113,17 @@ pub fn evaluate_kyverno_cel(
 }
 
 /// Whether every `matchConditions` entry of a Kyverno CEL `PolicyException` holds for
-/// `req`; an error (or what the interpreter cannot evaluate) is `Err` with the reason.
-pub fn exception_applies(exception: &Value, req: &VapRequest) -> Result<bool, String> {
+/// `req`; an error (or what the interpreter cannot evaluate) is `Err`, whose message is
+/// the reason alone when the interpreter is the cause.
+pub fn exception_applies(exception: &Value, req: &VapRequest) -> Result<bool, EvalError> {
     let ctx = base_context(req, &Value::Null);
     let conditions = exception
         .pointer("/spec/matchConditions")
         .unwrap_or(&Value::Null);
-    conditions_hold(&ctx, conditions).map_err(|(m, u)| u.unwrap_or(m))
+    conditions_hold(&ctx, conditions).map_err(|e| match e.unsupported {
+        Some(why) => EvalError::unsupported(why),
+        None => e,
+    })
 }
 
 /// Pod controllers and where their Pod template sits, as Kyverno's autogen for CEL

@@ -4,7 +4,7 @@
 //! Kyverno's `validate.cel` rules and `ValidatingPolicy` (with its autogen copies for
 //! Pod controllers), which run on the same evaluator. Pure and
 //! synchronous; it must not touch the network, and what the CEL interpreter cannot do
-//! comes back as an `unsupported` error, never as an allow.
+//! comes back as an error with its typed reason ([`Unsupported`]), never as an allow.
 
 mod cel_env;
 mod cel_policy;
@@ -13,6 +13,7 @@ mod kyverno;
 mod literal;
 mod matching;
 mod params;
+mod unsupported;
 mod validation;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,7 @@ pub use kyverno::{
 use matching::*;
 pub use matching::{namespace_object, resource_of, selector_matches};
 use params::*;
+pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};
 pub use validation::Applied;
 use validation::*;
 
@@ -108,7 +110,17 @@ pub struct VapError {
     pub message: String,
     /// Why the interpreter (or offline evaluation) cannot do this, as opposed to an
     /// error the API server would hit too (a missing field, a type mismatch).
-    pub unsupported: Option<String>,
+    pub unsupported: Option<Unsupported>,
+}
+
+impl VapError {
+    /// The reason alone when offline evaluation is the cause, else the message.
+    pub fn reason(&self) -> String {
+        match &self.unsupported {
+            Some(why) => why.to_string(),
+            None => self.message.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -395,7 +395,11 @@ fn authorizer_and_unknown_functions_are_unsupported_not_allowed() {
     );
     let e = out.unsupported().expect("unsupported");
     assert!(
-        e.unsupported.as_deref().unwrap().contains("authorizer"),
+        e.unsupported
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("authorizer"),
         "{out:?}"
     );
     let unused = json!({"variables": [{"name": "unused", "expression": "url('x')"}],
@@ -514,7 +518,7 @@ fn kyverno_cel_blocks() {
     let auth = json!({"expressions": [{"expression":
         "authorizer.group('').resource('pods').check('get').allowed()"}]});
     match evaluate_kyverno_cel(&[], &auth, None, None, &req) {
-        CelVerdict::Unsupported(why) => assert!(why.contains("authorizer"), "{why}"),
+        CelVerdict::Unsupported(why) => assert!(why.to_string().contains("authorizer"), "{why}"),
         other => panic!("authorizer: {other:?}"),
     }
 }
@@ -828,6 +832,44 @@ fn many_cheap_expressions_run_out_of_the_policy_budget() {
         out.errors.iter().any(|e| e.message.ends_with(
             "validation failed due to running out of cost budget, no further validation rules will be run"
         )),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn why_an_expression_is_not_evaluated_offline_is_a_typed_reason() {
+    let reason = |expr: &str| {
+        let objs = vec![
+            policy(json!({"validations": [{"expression": expr}]})),
+            binding(json!({})),
+        ];
+        let out = evaluate(&objs, &create(deploy("a", 1, json!({}))));
+        let e = out.unsupported().cloned().expect("unsupported");
+        // The error's message ends with the reason's own text.
+        let why = e.unsupported.clone().unwrap();
+        assert!(e.message.ends_with(&why.to_string()), "{e:?}");
+        why
+    };
+    assert_eq!(
+        reason("authorizer.group('').resource('pods').check('get').allowed()"),
+        Unsupported::Authorizer
+    );
+    assert!(matches!(
+        reason("object.metadata.name.noSuchFunction()"),
+        Unsupported::Interpreter(_)
+    ));
+    assert!(matches!(
+        reason("object.metadata.("),
+        Unsupported::Compile(_)
+    ));
+    // An error the API server would hit too is no reason to skip.
+    let objs = vec![
+        policy(json!({"validations": [{"expression": "object.spec.noSuchField == 1"}]})),
+        binding(json!({})),
+    ];
+    let out = evaluate(&objs, &create(deploy("a", 1, json!({}))));
+    assert!(
+        out.unsupported().is_none() && !out.errors.is_empty(),
         "{out:?}"
     );
 }

@@ -48,7 +48,7 @@ impl Report<'_> {
     }
 
     /// An evaluation error: recorded, then a failure under `failurePolicy: Fail`.
-    pub(super) fn errored(&mut self, message: String, unsupported: Option<String>) {
+    pub(super) fn errored(&mut self, message: String, unsupported: Option<Unsupported>) {
         self.out.errors.push(VapError {
             policy: self.policy.clone(),
             binding: self.binding.clone(),
@@ -88,7 +88,7 @@ pub(super) fn run_validations(
             }
             return;
         }
-        Err((message, unsupported)) => return rep.errored(message, unsupported),
+        Err(e) => return rep.errored(e.message, e.unsupported),
     }
     let var_errors = bind_spec_variables(&mut ctx, spec);
     for v in list(spec, "validations") {
@@ -100,7 +100,7 @@ pub(super) fn run_validations(
                     expr.trim(),
                     e.message
                 ),
-                e.unsupported(),
+                e.unsupported.clone(),
             );
             continue;
         }
@@ -124,7 +124,7 @@ pub(super) fn run_validations(
                     expr.trim(),
                     e.message
                 ),
-                e.unsupported(),
+                e.unsupported,
             ),
         }
     }
@@ -132,10 +132,7 @@ pub(super) fn run_validations(
 
 /// A list of `matchConditions`: one false is `false` whatever the others do; otherwise
 /// the first error (with its `unsupported` reason) is returned.
-pub(super) fn conditions_hold(
-    ctx: &Scope<'_>,
-    conditions: &Value,
-) -> Result<bool, (String, Option<String>)> {
+pub(super) fn conditions_hold(ctx: &Scope<'_>, conditions: &Value) -> Result<bool, EvalError> {
     let mut condition_error = None;
     for mc in conditions.as_array().into_iter().flatten() {
         let expr = mc.get("expression").and_then(Value::as_str).unwrap_or("");
@@ -144,16 +141,14 @@ pub(super) fn conditions_hold(
             Ok(cel::Value::Bool(true)) => {}
             Ok(cel::Value::Bool(false)) => return Ok(false),
             Ok(other) => {
-                condition_error.get_or_insert((
-                    format!("matchCondition '{name}' did not return a bool: {other:?}"),
-                    None,
-                ));
+                condition_error.get_or_insert(EvalError::failed(format!(
+                    "matchCondition '{name}' did not return a bool: {other:?}"
+                )));
             }
             Err(e) => {
-                condition_error.get_or_insert((
-                    format!("failed to evaluate matchCondition '{name}': {}", e.message),
-                    e.unsupported(),
-                ));
+                condition_error.get_or_insert(
+                    e.within(format_args!("failed to evaluate matchCondition '{name}'")),
+                );
             }
         }
     }

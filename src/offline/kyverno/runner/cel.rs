@@ -224,7 +224,7 @@ fn excepted(out: &mut Row, policy: &Value, exceptions: &[Value], req: &vap::VapR
             }
             Ok(false) => {}
             Err(why) => {
-                out.reason = why;
+                out.reason = why.to_string();
                 return true;
             }
         }
@@ -344,8 +344,8 @@ fn settle_policy<T>(
             out.actual = "error".into();
             out.reason = why;
         }
-        vap::CelPolicyOutcome::Unsupported(why) => {
-            out.reason = why;
+        vap::CelPolicyOutcome::Unsupported { message, .. } => {
+            out.reason = message;
             return;
         }
     }

@@ -1,0 +1,260 @@
+//! `kca lab reset`: the workspace archived and its starters restored, and on a cluster the
+//! lab's owned objects deleted (policies before namespaces) and its fixtures applied again.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::lifecycle::{apply_fixtures, load, selection};
+use super::progress::{self, LabProgress};
+use super::{report, workspace};
+use crate::cli::lab::ResetArgs;
+use crate::cluster::{self, Selection};
+use crate::content::lab::Lab;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+use crate::settings::{Lang, OutputFormat};
+use crate::state::Store;
+use crate::target::ObjRef;
+use crate::target::live::Live;
+
+pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
+    let lab = load(ctx, &args.lab)?;
+    let entry = progress::read(store)?.labs.get(&lab.id).cloned();
+    let ws = entry.as_ref().map_or_else(
+        || workspace::path_for(&lab, &workspace::root(&ctx.settings.home, None)),
+        |e| e.workspace.clone(),
+    );
+    let offline = args.offline
+        || !lab.needs_cluster()
+        || (entry.as_ref().is_some_and(|e| e.target.offline)
+            && args.target.context.is_none()
+            && args.target.kubeconfig.is_none());
+    let sel = if args.target.context.is_some() || args.target.kubeconfig.is_some() {
+        selection(&args.target)
+    } else {
+        entry
+            .as_ref()
+            .map_or_else(Selection::default, |e| Selection {
+                kubeconfig: e.target.kubeconfig.clone(),
+                context: e.target.context.clone(),
+            })
+    };
+    let work = || -> Result<Option<PathBuf>> {
+        let archived = if ws.exists() {
+            let a = workspace::archive(&ws, &ctx.settings.state_dir, &lab.id)?;
+            std::fs::remove_dir_all(&ws).map_err(|e| {
+                Error::environment_with(
+                    format!("cannot clear {}", ws.display()),
+                    format!("your files are safe in {}", a.display()),
+                    e,
+                )
+            })?;
+            Some(a)
+        } else {
+            None
+        };
+        workspace::scaffold(&lab, &ws)?;
+        Ok(archived)
+    };
+    let (archived, deleted) = if offline {
+        (work()?, 0)
+    } else {
+        ctx.block_on(async {
+            // Refuse before touching anything, the workspace included.
+            let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
+            let archived = work()?;
+            let deleted = delete_owned(ctx, &live, &lab).await?;
+            apply_fixtures(ctx, &live, &lab).await?;
+            Ok::<_, Error>((archived, deleted))
+        })?
+    };
+    progress::update(store, |p| {
+        let e = p.labs.entry(lab.id.clone()).or_insert_with(|| LabProgress {
+            started: progress::now(),
+            ..LabProgress::default()
+        });
+        e.workspace = ws.clone();
+        e.last_check = None;
+        // Reset deleted every owned object (live) and restored the starter: no setup holds.
+        e.setups.clear();
+        e.checks.clear();
+        if let Some(a) = &archived {
+            e.resets.push(a.display().to_string());
+        }
+    })?;
+    print_reset(ctx, &lab, &ws, archived.as_deref(), deleted, offline);
+    Ok(Exit::Success)
+}
+
+/// What `lab reset` did: JSON, or where the workspace went and what was restored.
+fn print_reset(
+    ctx: &Ctx,
+    lab: &Lab,
+    ws: &Path,
+    archived: Option<&Path>,
+    deleted: usize,
+    offline: bool,
+) {
+    if ctx.settings.output == OutputFormat::Json {
+        ctx.printer.json(&json!({
+            "schemaVersion": report::SCHEMA_VERSION, "lab": lab.id, "workspace": ws,
+            "archived": archived, "deletedObjects": deleted, "offline": offline,
+        }));
+    } else {
+        let ja = ctx.settings.lang == Lang::Ja;
+        if let Some(a) = archived {
+            ctx.printer.out(&if ja {
+                format!("作業フォルダーを {} に保管しました", a.display())
+            } else {
+                format!("archived your workspace to {}", a.display())
+            });
+        }
+        ctx.printer.out(&if ja {
+            format!("{} にスターターファイルを戻しました", ws.display())
+        } else {
+            format!("restored the starter files in {}", ws.display())
+        });
+        if !offline {
+            ctx.printer.out(&if ja {
+                format!(
+                    "ラベル {} の付いたオブジェクトを {deleted} 個削除し、準備用のオブジェクトを適用し直しました",
+                    lab.selector()
+                )
+            } else {
+                format!(
+                    "deleted {deleted} object(s) labelled {} and re-applied the fixtures",
+                    lab.selector()
+                )
+            });
+        }
+    }
+}
+
+/// Deletes the lab's objects and applies its fixtures again (`lab reset` on the cluster side;
+/// `lab verify --live` between variants).
+pub(crate) async fn reset_cluster(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<()> {
+    delete_owned(ctx, live, lab).await?;
+    apply_fixtures(ctx, live, lab).await?;
+    Ok(())
+}
+
+async fn delete_owned(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<usize> {
+    let mut n = 0;
+    for (api, kind) in owned_kinds(lab) {
+        if !live.serves(&api, &kind).await? {
+            ctx.printer
+                .verbose(&format!("{api} {kind} is not served here; skipped"));
+            continue;
+        }
+        let mut gone = Vec::new();
+        for obj in live.list(&api, &kind, None, &lab.selector()).await? {
+            if let Some(r) = ObjRef::of(&obj) {
+                live.delete(&r).await?;
+                ctx.printer.verbose(&format!("deleted {r}"));
+                gone.push(r);
+                n += 1;
+            }
+        }
+        // A terminating namespace refuses to be re-created: wait until it is gone.
+        if kind == "Namespace" {
+            for r in gone {
+                wait_gone(ctx, live, &r).await?;
+            }
+        }
+    }
+    Ok(n)
+}
+
+const NAMESPACE_DELETION: std::time::Duration = std::time::Duration::from_secs(180);
+
+async fn wait_gone(ctx: &Ctx, live: &Live, r: &ObjRef) -> Result<()> {
+    let start = std::time::Instant::now();
+    let mut said = false;
+    while live.get(r).await?.is_some() {
+        if start.elapsed() > NAMESPACE_DELETION {
+            return Err(Error::environment(
+                format!(
+                    "{r} is still terminating after {}s",
+                    NAMESPACE_DELETION.as_secs()
+                ),
+                format!(
+                    "look at `kubectl get namespace {} -o yaml` (finalizers, a webhook that \
+                     refuses deletions), then run the reset again",
+                    r.name
+                ),
+            ));
+        }
+        if !said {
+            ctx.printer
+                .status(&format!("waiting for {r} to finish terminating…"));
+            said = true;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+    Ok(())
+}
+
+/// Kinds that must go before everything else on reset: a fail-closed admission webhook or
+/// policy could otherwise refuse (or wedge) the deletion of the namespaces after it.
+fn delete_rank(api_version: &str, kind: &str) -> u8 {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    match (group, kind) {
+        ("kyverno.io" | "policies.kyverno.io" | "admissionregistration.k8s.io", _) => 0,
+        (_, "Namespace") => 2,
+        _ => 1,
+    }
+}
+
+/// The kinds a lab owns objects of: fixtures, solution manifests, and `reset.kinds`.
+fn owned_kinds(lab: &Lab) -> Vec<(String, String)> {
+    let mut docs: Vec<Value> = workspace::fixtures(lab).unwrap_or_default();
+    for f in &lab.solution {
+        if let Ok(text) = crate::input::read_text(&lab.source("solution", &f.path))
+            && let Ok(d) = crate::yaml::parse_json_stream(&text)
+        {
+            docs.extend(d);
+        }
+    }
+    let mut kinds: Vec<(String, String)> = lab.reset.kinds.clone();
+    for d in docs {
+        if let Some(r) = ObjRef::of(&d) {
+            let k = (r.api_version, r.kind);
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+    }
+    kinds.sort_by_key(|(a, k)| delete_rank(a, k));
+    kinds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_go_first_and_namespaces_last() {
+        let mut kinds = [
+            ("v1".to_string(), "Namespace".to_string()),
+            ("v1".into(), "ConfigMap".into()),
+            ("kyverno.io/v1".into(), "ClusterPolicy".into()),
+            (
+                "admissionregistration.k8s.io/v1".into(),
+                "ValidatingAdmissionPolicy".into(),
+            ),
+        ];
+        kinds.sort_by_key(|(a, k)| delete_rank(a, k));
+        let order: Vec<&str> = kinds.iter().map(|(_, k)| k.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "ClusterPolicy",
+                "ValidatingAdmissionPolicy",
+                "ConfigMap",
+                "Namespace"
+            ]
+        );
+    }
+}

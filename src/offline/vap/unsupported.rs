@@ -1,0 +1,125 @@
+//! Why something was not evaluated offline ([`Unsupported`], a value, never a message
+//! prefix) and the typed errors of the CEL evaluator, each with the text it always
+//! gave. Kyverno's engine wraps [`Unsupported`] in its own skip reason
+//! (`offline::kyverno::outcome::Unsupported::Cel`).
+
+use std::fmt;
+
+/// What the offline CEL evaluation cannot do although the API server or Kyverno would.
+/// Its `Display` is the reason alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unsupported {
+    /// `authorizer` (authorization checks from CEL).
+    Authorizer,
+    /// An expression the interpreter cannot compile (the parser's message).
+    Compile(String),
+    /// A function, overload or method the interpreter lacks (the interpreter's message).
+    Interpreter(String),
+    /// A MutatingPolicy on a DELETE request.
+    MutateOnDelete,
+    /// A mutation `patchType` other than `ApplyConfiguration` and `JSONPatch`.
+    PatchType(String),
+    /// A GeneratingPolicy's YAML `template` generation.
+    TemplateGeneration,
+}
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unsupported::Authorizer => {
+                f.write_str("`authorizer` (authorization checks from CEL) is not evaluated offline")
+            }
+            Unsupported::Compile(e) => {
+                write!(f, "the offline CEL interpreter cannot compile it: {e}")
+            }
+            Unsupported::Interpreter(e) => write!(
+                f,
+                "the offline CEL interpreter cannot evaluate this (a function it lacks, or a \
+                 type error the API server would reject when the policy is created): {e}"
+            ),
+            Unsupported::MutateOnDelete => {
+                f.write_str("a MutatingPolicy on a DELETE request is not evaluated offline")
+            }
+            Unsupported::PatchType(t) => write!(f, "patchType {t:?} is not evaluated offline"),
+            Unsupported::TemplateGeneration => {
+                f.write_str("a YAML template generation is not evaluated offline")
+            }
+        }
+    }
+}
+
+/// An expression (or a list of conditions) that did not evaluate: `message` is the text
+/// reported, `unsupported` is set exactly when the offline evaluator is the reason (as
+/// opposed to an error the API server would hit too: a missing field, a type mismatch).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct EvalError {
+    pub message: String,
+    pub unsupported: Option<Unsupported>,
+}
+
+impl EvalError {
+    /// An error the API server would hit too.
+    pub fn failed(message: impl Into<String>) -> EvalError {
+        EvalError {
+            message: message.into(),
+            unsupported: None,
+        }
+    }
+
+    /// What the offline evaluator cannot do; the message is the reason.
+    pub fn unsupported(why: Unsupported) -> EvalError {
+        EvalError {
+            message: why.to_string(),
+            unsupported: Some(why),
+        }
+    }
+
+    /// The same error behind `context: `.
+    pub fn within(&self, context: impl fmt::Display) -> EvalError {
+        EvalError {
+            message: format!("{context}: {}", self.message),
+            unsupported: self.unsupported.clone(),
+        }
+    }
+}
+
+/// A CEL value with no JSON form (bytes, types, functions).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("a {0:?} value has no JSON form")]
+pub struct NoJsonForm(pub cel::objects::ValueType);
+
+/// An expression whose estimated cost is over the API server's per-expression limit: the
+/// API server refuses the policy at creation. `field` is where (`spec.validations[0].expression`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: Forbidden: {}", super::cost::exceeds_budget(*.cost))]
+pub struct CostExceeded {
+    pub field: String,
+    pub cost: f64,
+}
+
+/// A MutatingPolicy or GeneratingPolicy that stopped offline admission: it failed, or the
+/// offline evaluator cannot evaluate it (never a silent pass).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{kind} `{name}` failed: {message}")]
+    Failed {
+        kind: &'static str,
+        name: String,
+        message: String,
+    },
+    #[error("{kind} `{name}` cannot be evaluated offline: {message}")]
+    Unsupported {
+        kind: &'static str,
+        name: String,
+        message: String,
+        why: Unsupported,
+    },
+}
+
+/// Offline labs report a stopped admission as text.
+impl From<PolicyError> for String {
+    fn from(e: PolicyError) -> String {
+        e.to_string()
+    }
+}
