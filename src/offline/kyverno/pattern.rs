@@ -332,71 +332,86 @@ fn rewrap(anchor: Anchor, key: &str) -> String {
 }
 
 fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, at: &Loc<'_>) -> R {
+    // Anchors that decide whether the map applies come first, then plain keys whose
+    // subtree holds conditional or global anchors (so a rule that does not apply is
+    // skipped before an unrelated key fails it), then the other keys.
+    let phase = |k: &str, v: &Value| match parse_anchor(k).0 {
+        Anchor::Conditional | Anchor::Global | Anchor::Existence | Anchor::Negation => 0,
+        _ if holds_condition(v) => 1,
+        _ => 2,
+    };
+    let wildcard_keys = pm.keys().any(|k| parse_anchor(k).1.contains(['*', '?']));
+    if !wildcard_keys {
+        // The pattern's own keys, walked in place.
+        for p in 0..3 {
+            for (k, pv) in pm.iter().filter(|(k, v)| phase(k, v) == p) {
+                map_entry(rm, k, pv, at)?;
+            }
+        }
+        return Ok(());
+    }
     let entries = expand_keys(rm, pm);
-    // Anchors that decide whether the map applies come first, then the plain keys.
-    let (gates, rest): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| {
-        matches!(
-            parse_anchor(k).0,
-            Anchor::Conditional | Anchor::Global | Anchor::Existence | Anchor::Negation
-        )
-    });
-    // Plain keys whose subtree holds conditional or global anchors go first, so a rule
-    // that does not apply is skipped before an unrelated key fails it.
-    let (anchored, plain_keys): (Vec<_>, Vec<_>) =
-        rest.into_iter().partition(|(_, v)| holds_condition(v));
-    for (k, pv) in gates.iter().chain(anchored.iter()).chain(plain_keys.iter()) {
-        let (anchor, bare) = parse_anchor(k);
-        let sub = Loc::Key(at, bare);
-        let rv = rm.get(bare);
-        match anchor {
-            Anchor::Conditional | Anchor::Global => {
-                let kind = if anchor == Anchor::Global {
-                    Kind::Global
-                } else {
-                    Kind::Conditional
-                };
-                match rv {
-                    Some(v) => {
-                        if let Err(e) = element(v, pv, &sub) {
-                            return Err(Err_ {
-                                kind,
-                                path: e.path,
-                                message: format!("conditional anchor mismatch: {}", e.message),
-                            });
-                        }
-                    }
-                    None => {
+    for p in 0..3 {
+        for (k, pv) in entries.iter().filter(|(k, v)| phase(k, v) == p) {
+            map_entry(rm, k, pv, at)?;
+        }
+    }
+    Ok(())
+}
+
+/// One key of a map pattern (anchored or plain) against the resource map.
+fn map_entry(rm: &Map<String, Value>, k: &str, pv: &Value, at: &Loc<'_>) -> R {
+    let (anchor, bare) = parse_anchor(k);
+    let sub = Loc::Key(at, bare);
+    let rv = rm.get(bare);
+    match anchor {
+        Anchor::Conditional | Anchor::Global => {
+            let kind = if anchor == Anchor::Global {
+                Kind::Global
+            } else {
+                Kind::Conditional
+            };
+            match rv {
+                Some(v) => {
+                    if let Err(e) = element(v, pv, &sub) {
                         return Err(Err_ {
                             kind,
-                            path: sub.render(),
-                            message: "conditional anchor key doesn't exist in the resource".into(),
+                            path: e.path,
+                            message: format!("conditional anchor mismatch: {}", e.message),
                         });
                     }
                 }
-            }
-            Anchor::Equality | Anchor::AddIfAbsent => {
-                if let Some(v) = rv {
-                    element(v, pv, &sub)?;
-                }
-            }
-            Anchor::Negation => {
-                if rv.is_some() {
+                None => {
                     return Err(Err_ {
-                        kind: Kind::Negation,
+                        kind,
                         path: sub.render(),
-                        message: format!("{bare} is not allowed"),
+                        message: "conditional anchor key doesn't exist in the resource".into(),
                     });
                 }
             }
-            Anchor::Existence => {
-                if let Some(v) = rv {
-                    existence(v, pv, &sub)?;
-                }
-            }
-            Anchor::None => {
-                let v = rv.unwrap_or(&Value::Null);
+        }
+        Anchor::Equality | Anchor::AddIfAbsent => {
+            if let Some(v) = rv {
                 element(v, pv, &sub)?;
             }
+        }
+        Anchor::Negation => {
+            if rv.is_some() {
+                return Err(Err_ {
+                    kind: Kind::Negation,
+                    path: sub.render(),
+                    message: format!("{bare} is not allowed"),
+                });
+            }
+        }
+        Anchor::Existence => {
+            if let Some(v) = rv {
+                existence(v, pv, &sub)?;
+            }
+        }
+        Anchor::None => {
+            let v = rv.unwrap_or(&Value::Null);
+            element(v, pv, &sub)?;
         }
     }
     Ok(())
