@@ -320,15 +320,28 @@ pub fn wildcard_match(pattern: &str, s: &str) -> bool {
     if !pattern.contains(['*', '?']) {
         return pattern == s;
     }
+    if pattern == "*" {
+        return true;
+    }
+    // `?` is one character: bytes stand for characters in ASCII text.
+    if pattern.is_ascii() && s.is_ascii() {
+        return glob(pattern.as_bytes(), s.as_bytes());
+    }
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = s.chars().collect();
+    glob(&p, &t)
+}
+
+/// `*` and `?` over a sequence of characters, with one backtracking point.
+fn glob<C: Copy + PartialEq + From<u8>>(p: &[C], t: &[C]) -> bool {
+    let (star_c, one_c) = (C::from(b'*'), C::from(b'?'));
     let (mut pi, mut ti) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+        if pi < p.len() && (p[pi] == one_c || p[pi] == t[ti]) {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && p[pi] == star_c {
             star = Some(pi);
             mark = ti;
             pi += 1;
@@ -340,7 +353,7 @@ pub fn wildcard_match(pattern: &str, s: &str) -> bool {
             return false;
         }
     }
-    while pi < p.len() && p[pi] == '*' {
+    while pi < p.len() && p[pi] == star_c {
         pi += 1;
     }
     pi == p.len()
@@ -358,6 +371,10 @@ mod tests {
         assert!(wildcard_match("a?c", "abc"));
         assert!(!wildcard_match("a?c", "ac"));
         assert!(wildcard_match("*.io/*", "ghcr.io/x"));
+        // `?` is one character, in any script.
+        assert!(wildcard_match("?-テスト", "a-テスト"));
+        assert!(wildcard_match("テ?ト", "テスト"));
+        assert!(!wildcard_match("テ?ト", "テスsト"));
     }
 
     #[test]
