@@ -378,6 +378,17 @@ mod tests {
     }
 
     #[test]
+    fn the_legacy_form_counts_a_key_present_even_as_null() {
+        let block = |v: Value| Rule::decode(&json!({"match": v})).match_.unwrap();
+        assert!(block(json!({"resources": null})).legacy.is_given());
+        assert!(block(json!({"roles": null})).legacy.is_given());
+        assert!(!block(json!({"other": 1})).legacy.is_given());
+        let m = block(json!({"any": [], "all": "x"}));
+        assert_eq!(m.any.map(|a| a.len()), Some(0));
+        assert!(m.all.is_none());
+    }
+
+    #[test]
     fn a_list_of_non_strings_restricts_to_nothing() {
         let d: ResourceDesc = serde_json::from_value(json!({"names": [1], "kinds": []})).unwrap();
         assert!(d.names.restricts && d.names.items.is_empty());
