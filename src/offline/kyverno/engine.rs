@@ -9,7 +9,7 @@ use super::context::Context;
 use super::entries::{Options, load_context, load_entries};
 use super::matching::{Facts, rule_matches, rule_matches_with, wildcard_match};
 use super::outcome::{Outcome, Unsupported};
-use super::pattern::{PatternError, validate_pattern};
+use super::pattern::{PatternError, check_as_written, validate_pattern};
 use super::rule::Rule;
 use super::vars::{self, VarError};
 use super::{Policy, Request, Response, RuleKind, RuleResult, RuleStatus, generate, mutate};
@@ -330,7 +330,10 @@ fn run_validate(
     }
     let outcome = match cel {
         Some(cel) => validate_cel(cel, rule, req, opts),
-        None => validate_body(validate, super::matching::subject(req), &ctx, opts),
+        None => {
+            let resource = super::matching::subject(req);
+            validate_body(validate, resource, &ctx, opts, !rule.validate_vars)
+        }
     };
     let Outcome {
         status,
@@ -342,9 +345,12 @@ fn run_validate(
         RuleStatus::Fail if cel.is_none() => {
             let user_msg = validate
                 .get("message")
-                .map(|m| match vars::substitute_lenient(m, &ctx) {
-                    Ok(v) => vars::to_text(&v),
-                    Err(_) => vars::to_text(m),
+                .map(|m| {
+                    let substituted = rule
+                        .validate_vars
+                        .then(|| vars::substitute_lenient(m, &ctx).ok())
+                        .flatten();
+                    vars::to_text(substituted.as_ref().unwrap_or(m))
                 })
                 .unwrap_or_default();
             if user_msg.is_empty() {
@@ -419,7 +425,14 @@ fn validate_cel(cel: &Value, rule: &Rule, req: &Request, opts: &Options) -> Outc
 }
 
 /// Evaluates one `validate` block (or a foreach entry) against `resource`.
-fn validate_body(validate: &Value, resource: &Value, ctx: &Context, opts: &Options) -> Outcome {
+/// `as_written`: the block holds no variables (known when the rule was loaded).
+fn validate_body(
+    validate: &Value,
+    resource: &Value,
+    ctx: &Context,
+    opts: &Options,
+    as_written: bool,
+) -> Outcome {
     if validate.get("manifests").is_some() {
         return Outcome::unsupported(Unsupported::ManifestSignature);
     }
@@ -427,7 +440,12 @@ fn validate_body(validate: &Value, resource: &Value, ctx: &Context, opts: &Optio
         return super::pss::validate(pss, resource);
     }
     if let Some(pattern) = validate.get("pattern") {
-        return match validate_pattern(resource, pattern, ctx) {
+        let checked = if as_written {
+            check_as_written(resource, pattern)
+        } else {
+            validate_pattern(resource, pattern, ctx)
+        };
+        return match checked {
             Ok(()) => Outcome::pass("validation rule passed"),
             Err(e) => pattern_outcome(&e),
         };
@@ -536,7 +554,7 @@ fn validate_foreach(
             let body = if let Some(nested) = decl.get("foreach").and_then(Value::as_array) {
                 validate_foreach(nested, resource, &ectx, nesting + 1, opts)
             } else {
-                validate_body(decl, target, &ectx, opts)
+                validate_body(decl, target, &ectx, opts, false)
             };
             match body.status {
                 RuleStatus::Pass => applied += 1,

@@ -28,8 +28,11 @@ pub fn validate_pattern(
 ) -> Result<(), PatternError> {
     // A pattern without variables is used as written: `@` and substitution only act
     // inside `{{ … }}`, and substituting a text without one gives it back unchanged.
+    if !vars::has_variables(pattern) {
+        return check_as_written(resource, pattern);
+    }
     let substituted;
-    let pattern = if vars::has_variables(pattern) {
+    let pattern = {
         let resolved = if vars::any_text(pattern, &|s| s.contains('@')) {
             Cow::Owned(resolve_at(pattern, &mut Vec::new()))
         } else {
@@ -41,9 +44,13 @@ pub fn validate_pattern(
             skip: false,
         })?;
         &substituted
-    } else {
-        pattern
     };
+    check_as_written(resource, pattern)
+}
+
+/// Validates `resource` against a pattern that holds no variables (checked beforehand,
+/// for instance once per policy).
+pub fn check_as_written(resource: &Value, pattern: &Value) -> Result<(), PatternError> {
     match element(resource, pattern, &Loc::Root) {
         Ok(()) => Ok(()),
         Err(e) => Err(PatternError {

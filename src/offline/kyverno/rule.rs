@@ -39,12 +39,21 @@ pub struct Rule {
     pub generate: Option<Value>,
     #[serde(deserialize_with = "present")]
     pub verify_images: Option<Value>,
+    /// Whether the `validate` block holds variables (`{{ … }}`); without, its patterns
+    /// and message are used as written, not substituted for every request.
+    #[serde(skip)]
+    pub validate_vars: bool,
 }
 
 impl Rule {
     /// Decodes a rule as written; a rule that is not a map has no name, match or action.
     pub fn decode(raw: &Value) -> Rule {
-        Rule::deserialize(raw).unwrap_or_default()
+        let mut rule = Rule::deserialize(raw).unwrap_or_default();
+        rule.validate_vars = rule
+            .validate
+            .as_ref()
+            .is_some_and(super::vars::has_variables);
+        rule
     }
 
     /// A `validate.cel` rule (evaluated by the CEL side, measured apart).
