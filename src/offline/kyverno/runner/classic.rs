@@ -94,13 +94,7 @@ pub(super) fn classic_row(
     // `validate.cel` rows are measured apart from the classic set.
     let rule = row.rule.as_str();
     let is_cel_rule = |r: &super::super::Rule| {
-        r.is_cel()
-            && (rule.is_empty()
-                || r.name == rule
-                || r.name
-                    .strip_prefix("autogen-cronjob-")
-                    .or_else(|| r.name.strip_prefix("autogen-"))
-                    == Some(rule))
+        r.is_cel() && (rule.is_empty() || r.name == rule || r.base_name() == rule)
     };
     if suite.policies[pi].rules.iter().any(is_cel_rule) {
         out.scope = "cel";
