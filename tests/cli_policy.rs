@@ -797,3 +797,49 @@ fn a_policy_kyverno_rejects_is_reported_invalid() {
         ))
         .stdout(predicate::str::contains("error: 1,"));
 }
+
+/// A values file Kyverno's CLI could not decode fails the test (as `kyverno test`'s
+/// "failed to decode yaml") and `kca policy apply` (a usage error naming where).
+#[test]
+fn a_values_file_of_the_wrong_shape_is_an_error_naming_where() {
+    let dir = suite(AGREEING);
+    let nested = dir.path().join("nested");
+    let test = std::fs::read_to_string(nested.join("kyverno-test.yaml")).unwrap();
+    std::fs::write(
+        nested.join("kyverno-test.yaml"),
+        format!("{test}variables: values.yaml\n"),
+    )
+    .unwrap();
+    let values = nested.join("values.yaml");
+    std::fs::write(
+        &values,
+        "policies:\n- name: disallow-latest\n  rules: {name: no-latest}\n",
+    )
+    .unwrap();
+    policy_test(&dir, &[])
+        .code(1)
+        .stdout(predicate::str::contains(
+            "policies[0].rules: invalid type: map",
+        ));
+    let home = TempDir::new().unwrap();
+    kca(home.path())
+        .args(["policy", "apply"])
+        .arg(dir.path().join("policy.yaml"))
+        .arg("-r")
+        .arg(dir.path().join("resources.yaml"))
+        .arg("--values-file")
+        .arg(&values)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "not a values file kyverno apply reads",
+        ))
+        .stderr(predicate::str::contains("policies[0].rules"));
+    // The same values, well formed, are read.
+    std::fs::write(
+        &values,
+        "policies:\n- name: disallow-latest\n  rules: [{name: no-latest}]\n",
+    )
+    .unwrap();
+    policy_test(&dir, &[]).code(0);
+}

@@ -359,101 +359,119 @@ fn generate_rule(
         }
     }
     let wrap = |v: &Value| json!({"spec": {template_key: v}});
-    if let Some(mutate) = rule.get("mutate").filter(|m| is_set(m)) {
-        if let Some(smp) = mutate.get("patchStrategicMerge").filter(|p| !p.is_null()) {
-            out.insert("mutate".into(), json!({"patchStrategicMerge": wrap(smp)}));
-            return Some(Value::Object(out));
-        }
-        if let Some(foreach) = mutate
-            .get("foreach")
-            .and_then(Value::as_array)
-            .filter(|f| !f.is_empty())
-        {
-            let entries: Vec<Value> = foreach
-                .iter()
-                .map(|f| {
-                    let mut e = Map::new();
-                    for key in ["list", "context", "preconditions"] {
-                        if let Some(v) = f.get(key).filter(|v| !v.is_null()) {
-                            e.insert(key.into(), v.clone());
-                        }
-                    }
-                    let smp = f.get("patchStrategicMerge").cloned().unwrap_or(Value::Null);
-                    e.insert("patchStrategicMerge".into(), wrap(&smp));
-                    Value::Object(e)
-                })
-                .collect();
-            out.insert("mutate".into(), json!({"foreach": entries}));
-            return Some(Value::Object(out));
-        }
+    if let Some(mutate) = rule
+        .get("mutate")
+        .filter(|m| is_set(m))
+        .and_then(|m| mutate_body(m, &wrap))
+    {
+        out.insert("mutate".into(), mutate);
+        return Some(Value::Object(out));
     }
-    if let Some(validate) = rule.get("validate").filter(|v| is_set(v)) {
-        let message = validate
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let present = |key: &str| validate.get(key).filter(|x| !x.is_null());
-        // Which body the rule has, where its `$(...)` references point, and the body as
-        // it reads under the template.
-        let moved: Option<(&str, &str, Value)> = if let Some(pattern) = present("pattern") {
-            Some(("pattern", "pattern", wrap(pattern)))
-        } else if let Some(deny) = present("deny") {
-            Some(("deny", "deny", deny.clone()))
-        } else if let Some(pss) = present("podSecurity") {
-            Some(("podSecurity", "podSecurity", pss.clone()))
-        } else if let Some(any) = validate.get("anyPattern").and_then(Value::as_array) {
-            Some((
-                "anyPattern",
-                "anyPattern",
-                Value::Array(any.iter().map(wrap).collect()),
-            ))
-        } else {
-            validate
-                .get("foreach")
-                .and_then(Value::as_array)
-                .filter(|f| !f.is_empty())
-                .map(|f| ("foreach", "pattern", Value::Array(f.clone())))
-        };
-        let body = if let Some((key, pivot, value)) = moved {
-            let mut v = Map::new();
-            v.insert(
-                "message".into(),
-                json!(shift_references(message, shift, pivot)),
-            );
-            v.insert(key.into(), value);
-            for kept in [
-                "failureAction",
-                "failureActionOverrides",
-                "allowExistingViolations",
-                "validationFailureAction",
-            ] {
-                if let Some(x) = present(kept) {
-                    v.insert(kept.into(), x.clone());
-                }
-            }
-            Some(v)
-        } else if validate.get("cel").is_some_and(|c| !c.is_null()) {
-            validate.as_object().cloned()
-        } else if let Some(assert) = validate.get("assert").filter(|a| !a.is_null()) {
-            let mut whole = validate.as_object().cloned().unwrap_or_default();
-            whole.insert("assert".into(), autogen_assertion(assert, template_key));
-            Some(whole)
-        } else {
-            None
-        };
-        if let Some(body) = body {
-            out.insert("validate".into(), Value::Object(body));
-            if let Some(vi) = rule.get("verifyImages").filter(|v| is_set(v)) {
-                out.insert("verifyImages".into(), vi.clone());
-            }
-            return Some(Value::Object(out));
+    if let Some(body) = rule
+        .get("validate")
+        .filter(|v| is_set(v))
+        .and_then(|v| validate_body(v, template_key, shift, &wrap))
+    {
+        out.insert("validate".into(), Value::Object(body));
+        if let Some(vi) = rule.get("verifyImages").filter(|v| is_set(v)) {
+            out.insert("verifyImages".into(), vi.clone());
         }
+        return Some(Value::Object(out));
     }
     if let Some(vi) = rule.get("verifyImages").filter(|v| is_set(v)) {
         out.insert("verifyImages".into(), vi.clone());
         return Some(Value::Object(out));
     }
     None
+}
+
+/// A mutate body under the template: its strategic merge, or each foreach entry's.
+fn mutate_body(mutate: &Value, wrap: &impl Fn(&Value) -> Value) -> Option<Value> {
+    if let Some(smp) = mutate.get("patchStrategicMerge").filter(|p| !p.is_null()) {
+        return Some(json!({"patchStrategicMerge": wrap(smp)}));
+    }
+    let foreach = mutate
+        .get("foreach")
+        .and_then(Value::as_array)
+        .filter(|f| !f.is_empty())?;
+    let entries: Vec<Value> = foreach
+        .iter()
+        .map(|f| {
+            let mut e = Map::new();
+            for key in ["list", "context", "preconditions"] {
+                if let Some(v) = f.get(key).filter(|v| !v.is_null()) {
+                    e.insert(key.into(), v.clone());
+                }
+            }
+            let smp = f.get("patchStrategicMerge").cloned().unwrap_or(Value::Null);
+            e.insert("patchStrategicMerge".into(), wrap(&smp));
+            Value::Object(e)
+        })
+        .collect();
+    Some(json!({"foreach": entries}))
+}
+
+/// A validate body under the template, its message's `$(...)` references shifted; CEL
+/// and assertion bodies as Kyverno moves them. `None` when autogen cannot move it.
+fn validate_body(
+    validate: &Value,
+    template_key: &str,
+    shift: &str,
+    wrap: &impl Fn(&Value) -> Value,
+) -> Option<Map<String, Value>> {
+    let message = validate
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let present = |key: &str| validate.get(key).filter(|x| !x.is_null());
+    // Which body the rule has, where its `$(...)` references point, and the body as it
+    // reads under the template.
+    let moved: Option<(&str, &str, Value)> = if let Some(pattern) = present("pattern") {
+        Some(("pattern", "pattern", wrap(pattern)))
+    } else if let Some(deny) = present("deny") {
+        Some(("deny", "deny", deny.clone()))
+    } else if let Some(pss) = present("podSecurity") {
+        Some(("podSecurity", "podSecurity", pss.clone()))
+    } else if let Some(any) = validate.get("anyPattern").and_then(Value::as_array) {
+        Some((
+            "anyPattern",
+            "anyPattern",
+            Value::Array(any.iter().map(wrap).collect()),
+        ))
+    } else {
+        validate
+            .get("foreach")
+            .and_then(Value::as_array)
+            .filter(|f| !f.is_empty())
+            .map(|f| ("foreach", "pattern", Value::Array(f.clone())))
+    };
+    if let Some((key, pivot, value)) = moved {
+        let mut v = Map::new();
+        v.insert(
+            "message".into(),
+            json!(shift_references(message, shift, pivot)),
+        );
+        v.insert(key.into(), value);
+        for kept in [
+            "failureAction",
+            "failureActionOverrides",
+            "allowExistingViolations",
+            "validationFailureAction",
+        ] {
+            if let Some(x) = present(kept) {
+                v.insert(kept.into(), x.clone());
+            }
+        }
+        Some(v)
+    } else if validate.get("cel").is_some_and(|c| !c.is_null()) {
+        validate.as_object().cloned()
+    } else if let Some(assert) = validate.get("assert").filter(|a| !a.is_null()) {
+        let mut whole = validate.as_object().cloned().unwrap_or_default();
+        whole.insert("assert".into(), autogen_assertion(assert, template_key));
+        Some(whole)
+    } else {
+        None
+    }
 }
 
 fn is_set(v: &Value) -> bool {

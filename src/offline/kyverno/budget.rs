@@ -22,19 +22,25 @@ thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
+/// An expression or a query beyond kca's bounds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    #[error("the expression is {0} bytes long; kca evaluates at most {MAX_EXPRESSION_BYTES}")]
+    TooLong(usize),
+    #[error("the expression nests {0} levels deep; kca evaluates at most {MAX_NESTING}")]
+    TooDeep(usize),
+    #[error("the expression produced more than {} MiB; kca stops it there", MAX_PRODUCED / (1024 * 1024))]
+    Spent,
+}
+
 /// Refuses an expression too long or too deeply nested to evaluate safely.
-pub fn check_shape(expr: &str) -> Result<(), String> {
+pub fn check_shape(expr: &str) -> Result<(), BudgetError> {
     if expr.len() > MAX_EXPRESSION_BYTES {
-        return Err(format!(
-            "the expression is {} bytes long; kca evaluates at most {MAX_EXPRESSION_BYTES}",
-            expr.len()
-        ));
+        return Err(BudgetError::TooLong(expr.len()));
     }
     let depth = nesting(expr);
     if depth > MAX_NESTING {
-        return Err(format!(
-            "the expression nests {depth} levels deep; kca evaluates at most {MAX_NESTING}"
-        ));
+        return Err(BudgetError::TooDeep(depth));
     }
     Ok(())
 }
@@ -88,14 +94,11 @@ pub fn scoped<T>(f: impl FnOnce() -> T) -> T {
 }
 
 /// Counts what a function produced; `Err` once the query's budget is spent.
-pub fn charge(value: &Variable) -> Result<(), String> {
+pub fn charge(value: &Variable) -> Result<(), BudgetError> {
     let spent = PRODUCED.get().saturating_add(size(value, MAX_PRODUCED + 1));
     PRODUCED.set(spent);
     if spent > MAX_PRODUCED {
-        return Err(format!(
-            "the expression produced more than {} MiB; kca stops it there",
-            MAX_PRODUCED / (1024 * 1024)
-        ));
+        return Err(BudgetError::Spent);
     }
     Ok(())
 }

@@ -6,10 +6,11 @@ use serde_json::{Value, json};
 
 use super::conditions;
 use super::context::Context;
-use super::entries::{Options, load_context};
-use super::matching::{rule_matches, wildcard_match};
+use super::entries::{Options, load_context, load_entries};
+use super::matching::{Facts, rule_matches, rule_matches_with, wildcard_match};
 use super::outcome::{Outcome, Unsupported};
-use super::pattern::{PatternError, validate_pattern};
+use super::pattern::{PatternError, check_as_written, validate_pattern};
+use super::rule::Rule;
 use super::vars::{self, VarError};
 use super::{Policy, Request, Response, RuleKind, RuleResult, RuleStatus, generate, mutate};
 
@@ -22,10 +23,10 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
     // Mutation first, every policy in order, each seeing the previous result. The
     // context is built once per state of the object and shared by the rules.
     let mut current = req.clone();
-    let mut base = Context::from_request(&current);
+    let mut base = Base::of(&current);
     for policy in policies {
         for rule in &policy.rules {
-            if rule.get("mutate").is_none() {
+            if rule.mutate.is_none() {
                 continue;
             }
             let (result, patched) = run_mutate(policy, rule, &current, opts, &base);
@@ -33,7 +34,7 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
                 Some(Patched::Request(p)) => {
                     resp.patched = p.clone();
                     current.object = p;
-                    base = Context::from_request(&current);
+                    base = Base::of(&current);
                 }
                 Some(Patched::Targets(t)) => resp.patched_targets.extend(t),
                 None => {}
@@ -46,16 +47,16 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
     let validated = current;
     for policy in policies {
         for rule in &policy.rules {
-            if rule.get("validate").is_some() {
+            if rule.validate.is_some() {
                 if let Some(r) = run_validate(policy, rule, &validated, opts, &base) {
                     resp.results.push(r);
                 }
-            } else if rule.get("generate").is_some() {
+            } else if rule.generate.is_some() {
                 let (r, generated) = run_generate(policy, rule, &validated, opts, &base);
                 if !generated.refused.is_empty() {
                     resp.failed_requests.push(super::background::FailedRequest {
                         policy: policy.name.clone(),
-                        rule: rule_name(rule),
+                        rule: rule.name.clone(),
                         message: generated.refused.join("; "),
                     });
                 }
@@ -63,8 +64,8 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
                 if let Some(r) = r {
                     resp.results.push(r);
                 }
-            } else if rule.get("verifyImages").is_some()
-                && rule_matches(rule, policy, &validated).unwrap_or(false)
+            } else if rule.verify_images.is_some()
+                && rule_matches_with(rule, policy, &validated, &base.facts).unwrap_or(false)
             {
                 resp.results.push(result(
                     policy,
@@ -78,21 +79,30 @@ pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Respons
     resp
 }
 
-fn rule_name(rule: &Value) -> String {
-    rule.get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
-}
-
-fn result(policy: &Policy, rule: &Value, kind: RuleKind, outcome: Outcome) -> RuleResult {
+fn result(policy: &Policy, rule: &Rule, kind: RuleKind, outcome: Outcome) -> RuleResult {
     RuleResult {
         policy: policy.name.clone(),
-        rule: rule_name(rule),
+        rule: rule.name.clone(),
         kind,
         status: outcome.status,
         message: outcome.message,
         unsupported: outcome.unsupported,
+    }
+}
+
+/// What every rule of one request (one state of its object) shares: the JMESPath
+/// context and what matching reads of the object.
+struct Base {
+    ctx: Context,
+    facts: Facts,
+}
+
+impl Base {
+    fn of(req: &Request) -> Base {
+        Base {
+            ctx: Context::from_request(req),
+            facts: Facts::of(req),
+        }
     }
 }
 
@@ -103,47 +113,33 @@ enum Gate {
 }
 
 /// `base` is the request's context, shared by every rule (rules add their own values).
-fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options, base: &Context) -> Gate {
-    match rule_matches(rule, policy, req) {
+fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base) -> Gate {
+    match rule_matches_with(rule, policy, req, &base.facts) {
         Ok(true) => {}
         Ok(false) => return Gate::Done(None),
-        Err(e) => return Gate::Done(Some(Outcome::error(e))),
+        Err(e) => return Gate::Done(Some(Outcome::error(e.to_string()))),
     }
     if let Some(why) = excepted(policy, rule, req, opts) {
         return Gate::Done(Some(Outcome::skip(why)));
     }
-    let mut ctx = base.clone();
-    // Values given for a rule also hold for its autogen copies.
-    let name = rule_name(rule);
-    let base = name
-        .strip_prefix("autogen-cronjob-")
-        .or_else(|| name.strip_prefix("autogen-"))
-        .unwrap_or(&name)
-        .to_string();
-    let key = if opts
-        .rule_values
-        .contains_key(&(policy.name.clone(), name.clone()))
-    {
-        (policy.name.clone(), name)
-    } else {
-        (policy.name.clone(), base)
-    };
-    if let Some(values) = opts.rule_values.get(&key) {
-        for (k, v) in values {
-            ctx.add_variable(k, v.clone());
+    let mut ctx = base.ctx.clone();
+    let values = rule_values(policy, rule, opts);
+    for (k, v) in values.into_iter().flatten() {
+        ctx.add_variable(k, v.clone());
+    }
+    if !rule.context.is_empty() {
+        // Names the test supplies (per rule or per resource) stand in for context entries.
+        let mut supplied = values.cloned().unwrap_or_default();
+        if let Value::Object(m) = &req.values {
+            for (k, v) in m {
+                supplied.entry(k.clone()).or_insert(v.clone());
+            }
+        }
+        if let Err(e) = load_entries(&rule.context, &mut ctx, opts, Some(&supplied)) {
+            return Gate::Done(Some(e));
         }
     }
-    // Names the test supplies (per rule or per resource) stand in for context entries.
-    let mut supplied = opts.rule_values.get(&key).cloned().unwrap_or_default();
-    if let Value::Object(m) = &req.values {
-        for (k, v) in m {
-            supplied.entry(k.clone()).or_insert(v.clone());
-        }
-    }
-    if let Err(e) = load_context(rule, &mut ctx, opts, Some(&supplied)) {
-        return Gate::Done(Some(e));
-    }
-    if let Some(pre) = rule.get("preconditions") {
+    if let Some(pre) = &rule.preconditions {
         match conditions::evaluate_preconditions(pre, &ctx) {
             Ok(true) => {}
             Ok(false) => {
@@ -159,9 +155,26 @@ fn gate(policy: &Policy, rule: &Value, req: &Request, opts: &Options, base: &Con
     Gate::Run(ctx)
 }
 
+/// The values a test gives for this rule; values given for a rule also hold for its
+/// autogen copies.
+fn rule_values<'a>(
+    policy: &Policy,
+    rule: &Rule,
+    opts: &'a Options,
+) -> Option<&'a serde_json::Map<String, Value>> {
+    if opts.rule_values.is_empty() {
+        return None;
+    }
+    let exact = (policy.name.clone(), rule.name.clone());
+    opts.rule_values.get(&exact).or_else(|| {
+        opts.rule_values
+            .get(&(policy.name.clone(), rule.base_name().to_string()))
+    })
+}
+
 /// A matching `PolicyException` that names this policy and rule.
-fn excepted(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Option<String> {
-    let rname = rule_name(rule);
+fn excepted(policy: &Policy, rule: &Rule, req: &Request, opts: &Options) -> Option<String> {
+    let rname = &rule.name;
     for ex in &opts.exceptions {
         let spec = ex.get("spec")?;
         let names = spec.get("exceptions").and_then(Value::as_array)?;
@@ -178,13 +191,14 @@ fn excepted(policy: &Policy, rule: &Value, req: &Request, opts: &Options) -> Opt
                     .is_some_and(|rs| {
                         rs.iter()
                             .filter_map(Value::as_str)
-                            .any(|r| wildcard_match(r, &rname))
+                            .any(|r| wildcard_match(r, rname))
                     })
         });
         if !covers {
             continue;
         }
-        let as_rule = json!({"match": spec.get("match").cloned().unwrap_or(Value::Null)});
+        let as_rule =
+            Rule::decode(&json!({"match": spec.get("match").cloned().unwrap_or(Value::Null)}));
         let any_policy = Policy {
             namespace: None,
             ..policy.clone()
@@ -215,10 +229,10 @@ enum Patched {
 
 fn run_mutate(
     policy: &Policy,
-    rule: &Value,
+    rule: &Rule,
     req: &Request,
     opts: &Options,
-    base: &Context,
+    base: &Base,
 ) -> (Option<RuleResult>, Option<Patched>) {
     let ctx = match gate(policy, rule, req, opts, base) {
         Gate::Run(ctx) => ctx,
@@ -227,7 +241,9 @@ fn run_mutate(
         }
     };
     let has_targets = rule
-        .pointer("/mutate/targets")
+        .mutate
+        .as_ref()
+        .and_then(|m| m.get("targets"))
         .and_then(Value::as_array)
         .is_some_and(|t| !t.is_empty());
     let applied = if has_targets {
@@ -250,10 +266,10 @@ fn run_mutate(
 
 fn run_generate(
     policy: &Policy,
-    rule: &Value,
+    rule: &Rule,
     req: &Request,
     opts: &Options,
-    base: &Context,
+    base: &Base,
 ) -> (Option<RuleResult>, generate::Generated) {
     let ctx = match gate(policy, rule, req, opts, base) {
         Gate::Run(ctx) => ctx,
@@ -295,10 +311,10 @@ fn run_generate(
 
 fn run_validate(
     policy: &Policy,
-    rule: &Value,
+    rule: &Rule,
     req: &Request,
     opts: &Options,
-    base: &Context,
+    base: &Base,
 ) -> Option<RuleResult> {
     let ctx = match gate(policy, rule, req, opts, base) {
         Gate::Run(ctx) => ctx,
@@ -306,16 +322,18 @@ fn run_validate(
             return d.map(|o| result(policy, rule, RuleKind::Validate, o));
         }
     };
-    let validate = &rule["validate"];
+    let validate = rule.validate.as_ref().unwrap_or(&Value::Null);
     let cel = validate.get("cel").filter(|c| !c.is_null());
     // Kyverno does not run CEL validation on a deletion.
     if req.operation == "DELETE" && cel.is_some() {
         return None;
     }
-    let resource = super::matching::subject(req).clone();
     let outcome = match cel {
         Some(cel) => validate_cel(cel, rule, req, opts),
-        None => validate_body(validate, &resource, &ctx, opts),
+        None => {
+            let resource = super::matching::subject(req);
+            validate_body(validate, resource, &ctx, opts, !rule.validate_vars)
+        }
     };
     let Outcome {
         status,
@@ -327,9 +345,12 @@ fn run_validate(
         RuleStatus::Fail if cel.is_none() => {
             let user_msg = validate
                 .get("message")
-                .map(|m| match vars::substitute_lenient(m, &ctx) {
-                    Ok(v) => vars::to_text(&v),
-                    Err(_) => vars::to_text(m),
+                .map(|m| {
+                    let substituted = rule
+                        .validate_vars
+                        .then(|| vars::substitute_lenient(m, &ctx).ok())
+                        .flatten();
+                    vars::to_text(substituted.as_ref().unwrap_or(m))
                 })
                 .unwrap_or_default();
             if user_msg.is_empty() {
@@ -341,12 +362,7 @@ fn run_validate(
         _ => detail,
     };
     // An unscored policy reports its failures as warnings.
-    let unscored = policy
-        .raw
-        .pointer("/metadata/annotations/policies.kyverno.io~1scored")
-        .and_then(Value::as_str)
-        == Some("false");
-    let status = if unscored && status == RuleStatus::Fail {
+    let status = if policy.unscored && status == RuleStatus::Fail {
         RuleStatus::Warn
     } else {
         status
@@ -365,7 +381,7 @@ fn run_validate(
 
 /// A `validate.cel` rule through the ValidatingAdmissionPolicy evaluator, with the
 /// admission request Kyverno hands it (object, oldObject, request, namespaceObject).
-fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> Outcome {
+fn validate_cel(cel: &Value, rule: &Rule, req: &Request, opts: &Options) -> Outcome {
     use crate::offline::vap;
     let subject = super::matching::subject(req);
     let namespace_object = match subject
@@ -397,8 +413,8 @@ fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> Out
             .unwrap_or_default(),
         cluster: None,
     };
-    let rule_message = rule.pointer("/validate/message").and_then(Value::as_str);
-    let preconditions = rule.get("celPreconditions");
+    let rule_message = rule.validate_field("message").and_then(Value::as_str);
+    let preconditions = rule.cel_preconditions.as_ref();
     match vap::evaluate_kyverno_cel(&opts.cluster, cel, rule_message, preconditions, &vreq) {
         vap::CelVerdict::Pass => Outcome::pass("validation rule passed"),
         vap::CelVerdict::Skip(why) => Outcome::skip(why),
@@ -409,7 +425,14 @@ fn validate_cel(cel: &Value, rule: &Value, req: &Request, opts: &Options) -> Out
 }
 
 /// Evaluates one `validate` block (or a foreach entry) against `resource`.
-fn validate_body(validate: &Value, resource: &Value, ctx: &Context, opts: &Options) -> Outcome {
+/// `as_written`: the block holds no variables (known when the rule was loaded).
+fn validate_body(
+    validate: &Value,
+    resource: &Value,
+    ctx: &Context,
+    opts: &Options,
+    as_written: bool,
+) -> Outcome {
     if validate.get("manifests").is_some() {
         return Outcome::unsupported(Unsupported::ManifestSignature);
     }
@@ -417,7 +440,12 @@ fn validate_body(validate: &Value, resource: &Value, ctx: &Context, opts: &Optio
         return super::pss::validate(pss, resource);
     }
     if let Some(pattern) = validate.get("pattern") {
-        return match validate_pattern(resource, pattern, ctx) {
+        let checked = if as_written {
+            check_as_written(resource, pattern)
+        } else {
+            validate_pattern(resource, pattern, ctx)
+        };
+        return match checked {
             Ok(()) => Outcome::pass("validation rule passed"),
             Err(e) => pattern_outcome(&e),
         };
@@ -526,7 +554,7 @@ fn validate_foreach(
             let body = if let Some(nested) = decl.get("foreach").and_then(Value::as_array) {
                 validate_foreach(nested, resource, &ectx, nesting + 1, opts)
             } else {
-                validate_body(decl, target, &ectx, opts)
+                validate_body(decl, target, &ectx, opts, false)
             };
             match body.status {
                 RuleStatus::Pass => applied += 1,
@@ -546,231 +574,5 @@ fn validate_foreach(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::offline::kyverno::load_policies;
-
-    fn policy(rules: Value) -> Policy {
-        let raw = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
-            "metadata": {"name": "p"}, "spec": {"rules": rules}});
-        load_policies(&[raw]).0.remove(0)
-    }
-
-    fn pod(image: &str) -> Value {
-        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": image}]}})
-    }
-
-    fn status(p: &Policy, obj: Value) -> Vec<RuleStatus> {
-        let req = Request {
-            object: obj,
-            ..Request::default()
-        };
-        admit_with(std::slice::from_ref(p), &req, &Options::default())
-            .results
-            .iter()
-            .map(|r| r.status)
-            .collect()
-    }
-
-    #[test]
-    fn pattern_rule_passes_and_fails() {
-        let p = policy(
-            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"message": "no latest", "pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]),
-        );
-        assert_eq!(status(&p, pod("nginx:1")), vec![RuleStatus::Pass]);
-        assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
-    }
-
-    #[test]
-    fn cel_rules_pass_fail_skip_and_deny() {
-        let rule = |expr: &str| {
-            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-                "validate": {"failureAction": "Enforce", "message": "ignored for CEL",
-                    "cel": {"expressions": [{"expression": expr, "message": "no latest"}]}}}])
-        };
-        let p = policy(rule(
-            "object.spec.containers.all(c, !c.image.endsWith(':latest'))",
-        ));
-        assert_eq!(status(&p, pod("nginx:1")), vec![RuleStatus::Pass]);
-        let req = Request {
-            object: pod("nginx:latest"),
-            ..Request::default()
-        };
-        let resp = admit_with(std::slice::from_ref(&p), &req, &Options::default());
-        assert_eq!(resp.results[0].status, RuleStatus::Fail);
-        assert_eq!(resp.results[0].message, "no latest");
-        assert_eq!(
-            super::super::denial(std::slice::from_ref(&p), &resp),
-            Some(("p".into(), "r".into(), "no latest".into()))
-        );
-        let delete = Request {
-            operation: "DELETE".into(),
-            old_object: pod("nginx:latest"),
-            ..Request::default()
-        };
-        let resp = admit_with(std::slice::from_ref(&p), &delete, &Options::default());
-        assert!(
-            resp.results.is_empty(),
-            "CEL does not run on DELETE: {resp:?}"
-        );
-        // What the interpreter cannot evaluate is a skip with a reason, never a pass.
-        let p = policy(rule(
-            "authorizer.group('').resource('pods').check('get').allowed()",
-        ));
-        let resp = admit_with(std::slice::from_ref(&p), &req, &Options::default());
-        assert_eq!(resp.results[0].status, RuleStatus::Skip);
-        assert!(
-            resp.results[0].message.starts_with("unsupported: "),
-            "{resp:?}"
-        );
-        assert!(resp.results[0].unsupported.is_some(), "{resp:?}");
-    }
-
-    #[test]
-    fn cel_rules_apply_to_pod_controllers_through_autogen() {
-        let p = policy(
-            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-                "validate": {"cel": {"expressions": [{"expression":
-                    "object.spec.containers.all(c, c.image != 'bad')", "message": "bad"}]}}}]),
-        );
-        let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "d", "namespace": "default"},
-            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "bad"}]}}}});
-        let req = Request {
-            object: deploy,
-            ..Request::default()
-        };
-        let resp = admit_with(std::slice::from_ref(&p), &req, &Options::default());
-        let r = resp
-            .results
-            .iter()
-            .find(|r| r.rule == "autogen-r")
-            .expect("autogen rule ran");
-        assert_eq!((r.status, r.message.as_str()), (RuleStatus::Fail, "bad"));
-    }
-
-    #[test]
-    fn deny_and_preconditions() {
-        let p = policy(
-            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "preconditions": {"all": [{"key": "{{request.object.metadata.labels.skip}}", "operator": "NotEquals", "value": "yes"}]},
-            "validate": {"deny": {"conditions": {"any": [{"key": "{{ request.object.spec.containers[0].image }}", "operator": "Equals", "value": "*:latest"}]}}}}]),
-        );
-        assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
-        assert_eq!(status(&p, pod("nginx:1")), vec![RuleStatus::Pass]);
-        let mut skipped = pod("nginx:latest");
-        skipped["metadata"]["labels"] = json!({"skip": "yes"});
-        assert_eq!(status(&p, skipped), vec![RuleStatus::Skip]);
-    }
-
-    #[test]
-    fn nested_foreach_names_each_level() {
-        let p = policy(
-            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"foreach": [{"list": "request.object.spec.containers",
-                "foreach": [{"list": "element.ports",
-                    "deny": {"conditions": {"all": [
-                        {"key": "{{ element0.name }}", "operator": "Equals", "value": "web"},
-                        {"key": "{{ element1.containerPort }}", "operator": "LessThan", "value": 1024}]}}}]}]}}]),
-        );
-        let mut low = pod("nginx:1");
-        low["spec"]["containers"][0]["name"] = json!("web");
-        low["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80}]);
-        assert_eq!(status(&p, low.clone()), vec![RuleStatus::Fail]);
-        low["spec"]["containers"][0]["ports"] = json!([{"containerPort": 8080}]);
-        assert_eq!(status(&p, low), vec![RuleStatus::Pass]);
-    }
-
-    #[test]
-    fn enforce_failure_denies_and_audit_does_not() {
-        let rules = json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]);
-        let mut raw = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
-            "metadata": {"name": "p"}, "spec": {"validationFailureAction": "Enforce", "rules": rules}});
-        let req = Request {
-            object: pod("nginx:latest"),
-            ..Request::default()
-        };
-        let enforce = load_policies(std::slice::from_ref(&raw)).0;
-        let resp = crate::offline::kyverno::admit(&enforce, &req);
-        let denied = crate::offline::kyverno::denial(&enforce, &resp);
-        assert_eq!(denied.map(|d| (d.0, d.1)), Some(("p".into(), "r".into())));
-        raw["spec"]["validationFailureAction"] = json!("Audit");
-        let audit = load_policies(&[raw]).0;
-        let resp = crate::offline::kyverno::admit(&audit, &req);
-        assert!(crate::offline::kyverno::denial(&audit, &resp).is_none());
-    }
-
-    #[test]
-    fn policy_exception_skips_the_named_rule() {
-        let p = policy(
-            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]),
-        );
-        let ex = json!({"apiVersion": "kyverno.io/v2", "kind": "PolicyException",
-            "metadata": {"name": "allow-x"},
-            "spec": {"exceptions": [{"policyName": "p", "ruleNames": ["r"]}],
-                     "match": {"any": [{"resources": {"kinds": ["Pod"], "names": ["x"]}}]}}});
-        let opts = Options {
-            exceptions: vec![ex],
-            ..Options::default()
-        };
-        let req = Request {
-            object: pod("nginx:latest"),
-            ..Request::default()
-        };
-        let resp = admit_with(std::slice::from_ref(&p), &req, &opts);
-        assert_eq!(resp.results[0].status, RuleStatus::Skip);
-        assert!(resp.results[0].message.contains("allow-x"));
-    }
-
-    #[test]
-    fn namespace_selector_and_exclude() {
-        let p = policy(json!([{"name": "r",
-            "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaceSelector": {"matchLabels": {"env": "prod"}}}}]},
-            "exclude": {"any": [{"resources": {"names": ["skip-*"]}}]},
-            "validate": {"deny": {}}}]));
-        let run = |name: &str, env: &str| {
-            let mut obj = pod("nginx:1");
-            obj["metadata"]["name"] = json!(name);
-            let req = Request {
-                object: obj,
-                namespace_labels: [("env".to_string(), env.to_string())].into(),
-                ..Request::default()
-            };
-            admit_with(std::slice::from_ref(&p), &req, &Options::default())
-                .results
-                .iter()
-                .map(|r| r.status)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(run("a", "prod"), vec![RuleStatus::Fail]);
-        assert_eq!(run("a", "dev"), Vec::<RuleStatus>::new());
-        assert_eq!(run("skip-me", "prod"), Vec::<RuleStatus>::new());
-    }
-
-    #[test]
-    fn foreach_context_reads_the_element() {
-        let p = policy(
-            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"foreach": [{"list": "request.object.spec.containers",
-                "context": [{"name": "tag", "variable": {"jmesPath": "split(element.image, ':')[1]"}}],
-                "deny": {"conditions": {"any": [{"key": "{{ tag }}", "operator": "Equals", "value": "latest"}]}}}]}}]),
-        );
-        assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
-        assert_eq!(status(&p, pod("nginx:1.2")), vec![RuleStatus::Pass]);
-    }
-
-    #[test]
-    fn foreach_over_containers() {
-        let p = policy(
-            json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"foreach": [{"list": "request.object.spec.containers",
-                "deny": {"conditions": {"any": [{"key": "{{ element.image }}", "operator": "Equals", "value": "*:latest"}]}}}]}}]),
-        );
-        assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
-        assert_eq!(status(&p, pod("nginx:2")), vec![RuleStatus::Pass]);
-    }
-}
+#[path = "engine_tests.rs"]
+mod tests;

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::context::Context;
 use super::outcome::{ContextSource, Outcome, Unsupported};
+use super::rule::ContextEntry;
 use super::vars::{self, VarError};
 use crate::offline::rbac::resource::resource_for_kind;
 
@@ -29,27 +30,36 @@ pub struct Options {
     pub background: Option<std::sync::Arc<super::background::Access>>,
 }
 
-/// Evaluates a rule's `context:` entries in order into `ctx`.
+/// Evaluates the `context:` entries of a foreach declaration or a target in order into
+/// `ctx` (a rule's own entries are decoded with it: [`load_entries`]).
 pub fn load_context(
     holder: &Value,
     ctx: &mut Context,
     opts: &Options,
     supplied: Option<&serde_json::Map<String, Value>>,
 ) -> Result<(), Outcome> {
-    let Some(entries) = holder.get("context").and_then(Value::as_array) else {
-        return Ok(());
-    };
+    load_entries(&ContextEntry::list(holder), ctx, opts, supplied)
+}
+
+/// Evaluates `context:` entries in order into `ctx`; a name in `supplied` (the test's
+/// values) stands in for its entry.
+pub fn load_entries(
+    entries: &[ContextEntry],
+    ctx: &mut Context,
+    opts: &Options,
+    supplied: Option<&serde_json::Map<String, Value>>,
+) -> Result<(), Outcome> {
     for entry in entries {
-        let name = entry.get("name").and_then(Value::as_str).unwrap_or("");
+        let name = entry.name.as_str();
         let prefix = format!("{name}.");
         if supplied.is_some_and(|s| s.keys().any(|k| k == name || k.starts_with(&prefix))) {
             continue;
         }
-        if let Some(var) = entry.get("variable") {
+        if let Some(var) = &entry.variable {
             let value = variable_entry(var, ctx)
                 .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
             ctx.add_variable(name, value);
-        } else if let Some(cm) = entry.get("configMap") {
+        } else if let Some(cm) = &entry.config_map {
             let cm = vars::substitute(cm, ctx)
                 .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
             let want_name = cm.get("name").and_then(Value::as_str).unwrap_or("");
@@ -71,18 +81,18 @@ pub fn load_context(
                     )));
                 }
             }
-        } else if let Some(call) = entry.get("apiCall")
+        } else if let Some(call) = &entry.api_call
             && let Some(found) = api_mock(call, ctx, &opts.api_responses)
                 .or_else(|| api_get(call, ctx, &opts.cluster))
         {
             let value = found.map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
             ctx.add_variable(name, value);
         } else {
-            let source = if entry.get("apiCall").is_some() {
+            let source = if entry.api_call.is_some() {
                 ContextSource::ApiCall
-            } else if entry.get("imageRegistry").is_some() {
+            } else if entry.image_registry.is_some() {
                 ContextSource::ImageRegistry
-            } else if entry.get("globalReference").is_some() {
+            } else if entry.global_reference.is_some() {
                 ContextSource::GlobalReference
             } else {
                 continue;
@@ -96,8 +106,21 @@ pub fn load_context(
     Ok(())
 }
 
+/// Why an `apiCall` entry could not be served from what the test supplies.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiCallError {
+    #[error(transparent)]
+    Query(#[from] VarError),
+    #[error("urlPath is not a string")]
+    UrlNotText,
+    #[error("cannot serve urlPath {0} offline")]
+    Unservable(String),
+    #[error("{0}: not found among the test's cluster resources")]
+    NotFound(String),
+}
+
 /// Serves an `apiCall` from the test's mocked responses, matched by URL (and method).
-fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value, String>> {
+fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value, ApiCallError>> {
     let raw = call
         .pointer("/service/url")
         .or_else(|| call.get("urlPath"))?;
@@ -118,7 +141,7 @@ fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value
         .unwrap_or(Value::Null);
     match call.get("jmesPath").and_then(Value::as_str) {
         Some(expr) if !expr.is_empty() => {
-            Some(vars::query(expr, &Context::from_document(body)).map_err(|e| e.to_string()))
+            Some(vars::query(expr, &Context::from_document(body)).map_err(ApiCallError::from))
         }
         _ => Some(Ok(body)),
     }
@@ -126,7 +149,7 @@ fn api_mock(call: &Value, ctx: &Context, mocks: &[Value]) -> Option<Result<Value
 
 /// Serves a GET `apiCall` from the objects the test supplies, as Kyverno's CLI does with its
 /// fake client. `None` when nothing could serve it (no cluster objects, POST, a service).
-fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Value, String>> {
+fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Value, ApiCallError>> {
     if cluster.is_empty()
         || call.get("service").is_some()
         || call
@@ -138,15 +161,15 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
     }
     let url = match vars::substitute(call.get("urlPath")?, ctx) {
         Ok(Value::String(u)) => u,
-        Ok(_) => return Some(Err("urlPath is not a string".into())),
-        Err(e) => return Some(Err(e.to_string())),
+        Ok(_) => return Some(Err(ApiCallError::UrlNotText)),
+        Err(e) => return Some(Err(e.into())),
     };
     let path = url.split('?').next().unwrap_or("");
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (api_version, rest) = match parts.as_slice() {
         ["api", v, rest @ ..] => ((*v).to_string(), rest),
         ["apis", g, v, rest @ ..] => (format!("{g}/{v}"), rest),
-        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+        _ => return Some(Err(ApiCallError::Unservable(url))),
     };
     let (namespace, rest) = match rest {
         ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some(*ns), tail),
@@ -155,7 +178,7 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
     let (plural, name) = match rest {
         [p] => (*p, None),
         [p, n] => (*p, Some(*n)),
-        _ => return Some(Err(format!("cannot serve urlPath {url} offline"))),
+        _ => return Some(Err(ApiCallError::Unservable(url))),
     };
     let matches = |o: &&Value| {
         let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -176,9 +199,7 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
         {
             Some(o) => o.clone(),
             None => {
-                return Some(Err(format!(
-                    "{url}: not found among the test's cluster resources"
-                )));
+                return Some(Err(ApiCallError::NotFound(url)));
             }
         },
         None => json!({"apiVersion": "v1", "kind": "List",
@@ -186,7 +207,7 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
     };
     match call.get("jmesPath").and_then(Value::as_str) {
         Some(expr) if !expr.is_empty() => {
-            Some(vars::query(expr, &Context::from_document(result)).map_err(|e| e.to_string()))
+            Some(vars::query(expr, &Context::from_document(result)).map_err(ApiCallError::from))
         }
         _ => Some(Ok(result)),
     }

@@ -9,20 +9,23 @@ use serde_json::Value;
 use super::entries::{Options, load_context};
 use super::matching::{selector_matches, wildcard_match};
 use super::outcome::Outcome;
+use super::rule::Rule;
 use super::{Context, conditions, mutate, vars};
 use crate::offline::labels::labels_of;
 
 /// The targets the rule patched (only those it changed). An `Err` is the rule's outcome
 /// otherwise: no target found or nothing changed (a skip), or a rule error.
-pub fn apply_targets(rule: &Value, ctx: &Context, opts: &Options) -> Result<Vec<Value>, Outcome> {
+pub fn apply_targets(rule: &Rule, ctx: &Context, opts: &Options) -> Result<Vec<Value>, Outcome> {
     let specs = rule
-        .pointer("/mutate/targets")
+        .mutate
+        .as_ref()
+        .and_then(|m| m.get("targets"))
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
     // The patch part of the rule, without its targets.
     let mut body = rule.clone();
-    if let Some(m) = body.get_mut("mutate").and_then(Value::as_object_mut) {
+    if let Some(m) = body.mutate.as_mut().and_then(Value::as_object_mut) {
         m.shift_remove("targets");
     }
     let mut patched = Vec::new();

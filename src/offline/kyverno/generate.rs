@@ -10,14 +10,43 @@ use serde_json::{Map, Value, json};
 
 use super::background::Access;
 use super::entries::{self, Options};
-use super::matching::selector_matches;
+use super::matching::{SelectorError, selector_matches};
 use super::mutate::{context_failure, foreach_elements};
 use super::outcome::Outcome;
+use super::rule::Rule;
 use super::{Context, conditions, vars};
 use crate::offline::labels::labels_of;
 
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const CLONE_SOURCE: &str = "generate.kyverno.io/clone-source";
+
+/// Why one generate pattern produced nothing (a rule error).
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error("variable substitution failed in {at}: {source}")]
+    Substitution {
+        at: String,
+        #[source]
+        source: vars::VarError,
+    },
+    #[error("{0} may use only one of data, clone and cloneList")]
+    SeveralSources(String),
+    #[error("{0}.data must be a map")]
+    DataNotMap(String),
+    #[error(
+        "clone source {0} does not exist (in a kyverno test, list it in resources or cloneSourceResource)"
+    )]
+    NoCloneSource(String),
+    #[error(transparent)]
+    Selector(#[from] SelectorError),
+}
+
+/// A pattern that fails is a rule error.
+impl From<GenerateError> for Outcome {
+    fn from(e: GenerateError) -> Outcome {
+        Outcome::error(e.to_string())
+    }
+}
 
 /// The objects the rule generates for `trigger`. `cluster` is what already exists: clone
 /// sources, and targets that a non-synchronized rule leaves alone. An `Err` is the rule's
@@ -28,7 +57,7 @@ pub fn apply_rule(
     ctx: &Context,
     cluster: &[Value],
 ) -> Result<Vec<Value>, Outcome> {
-    apply_rule_as(rule, trigger, ctx, cluster, None).map(|g| g.objects)
+    apply_rule_as(&Rule::decode(rule), trigger, ctx, cluster, None).map(|g| g.objects)
 }
 
 /// What the background controller made of one rule: the objects it could create, and
@@ -44,17 +73,18 @@ pub struct Generated {
 /// nothing and a reason in [`Generated::refused`]. `None` assumes every permission (the
 /// kyverno CLI's view).
 pub fn apply_rule_as(
-    rule: &Value,
+    rule: &Rule,
     trigger: &Value,
     ctx: &Context,
     cluster: &[Value],
     access: Option<&Access>,
 ) -> Result<Generated, Outcome> {
     let generate = rule
-        .get("generate")
+        .generate
+        .as_ref()
         .filter(|g| g.is_object())
         .ok_or("the rule has no generate block")?;
-    let rule_name = rule.get("name").and_then(Value::as_str).unwrap_or("");
+    let rule_name = rule.name.as_str();
     let synchronize = generate
         .get("synchronize")
         .and_then(Value::as_bool)
@@ -171,7 +201,12 @@ impl Run<'_> {
     }
 
     /// One generate pattern: target identity plus `data`, `clone` or `cloneList`.
-    fn pattern(&self, pattern: &Value, ctx: &Context, at: &str) -> Result<Vec<Value>, String> {
+    fn pattern(
+        &self,
+        pattern: &Value,
+        ctx: &Context,
+        at: &str,
+    ) -> Result<Vec<Value>, GenerateError> {
         let mut fields = Map::new();
         for key in [
             "apiVersion",
@@ -186,8 +221,12 @@ impl Run<'_> {
                 fields.insert(key.into(), v.clone());
             }
         }
-        let resolved = vars::substitute(&Value::Object(fields), ctx)
-            .map_err(|e| format!("variable substitution failed in {at}: {e}"))?;
+        let resolved = vars::substitute(&Value::Object(fields), ctx).map_err(|source| {
+            GenerateError::Substitution {
+                at: at.to_string(),
+                source,
+            }
+        })?;
         let target = Target::from(&resolved);
         let clone_name = str_at(&resolved, "/clone/name");
         let clone_kinds: Vec<&str> = resolved
@@ -201,9 +240,7 @@ impl Run<'_> {
         let sources = [has_data, !clone_name.is_empty(), !clone_kinds.is_empty()];
         if sources.iter().filter(|s| **s).count() > 1 {
             // Kyverno refuses such a policy outright; it would never reach a trigger.
-            return Err(format!(
-                "{at} may use only one of data, clone and cloneList"
-            ));
+            return Err(GenerateError::SeveralSources(at.to_string()));
         }
         if !clone_name.is_empty() {
             let source = Target {
@@ -223,7 +260,7 @@ impl Run<'_> {
         let data = match resolved.get("data") {
             None | Some(Value::Null) => &empty,
             Some(Value::Object(d)) => d,
-            Some(_) => return Err(format!("{at}.data must be a map")),
+            Some(_) => return Err(GenerateError::DataNotMap(at.to_string())),
         };
         if self.exists(&target) && !self.synchronize {
             return Ok(Vec::new());
@@ -287,7 +324,7 @@ impl Run<'_> {
             .push(format!("rule {} failed: {why}", self.rule_name));
     }
 
-    fn clone_one(&self, source: &Target, target: &Target) -> Result<Option<Value>, String> {
+    fn clone_one(&self, source: &Target, target: &Target) -> Result<Option<Value>, GenerateError> {
         if source.namespace == target.namespace && source.name == target.name {
             return Ok(None);
         }
@@ -298,12 +335,7 @@ impl Run<'_> {
             .cluster
             .iter()
             .find(|o| source.identifies(o))
-            .ok_or_else(|| {
-                format!(
-                    "clone source {} does not exist (in a kyverno test, list it in resources or cloneSourceResource)",
-                    source.describe()
-                )
-            })?;
+            .ok_or_else(|| GenerateError::NoCloneSource(source.describe()))?;
         if self.exists(target) && !self.synchronize {
             return Ok(None);
         }
@@ -340,7 +372,7 @@ impl Run<'_> {
         resolved: &Value,
         kinds: &[&str],
         target_namespace: &str,
-    ) -> Result<Vec<Value>, String> {
+    ) -> Result<Vec<Value>, GenerateError> {
         let source_namespace = str_at(resolved, "/cloneList/namespace");
         let selector = resolved
             .pointer("/cloneList/selector")

@@ -11,7 +11,42 @@ pub struct PatchError {
     pub index: usize,
     pub op: String,
     pub path: String,
-    pub reason: String,
+    pub reason: Reason,
+}
+
+/// Why one operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Reason {
+    #[error("missing \"{0}\"")]
+    Missing(&'static str),
+    #[error("unknown operation {0:?}")]
+    UnknownOp(String),
+    #[error("cannot move {0} into one of its children")]
+    MoveIntoChild(String),
+    #[error("\"from\" {0} does not exist")]
+    FromMissing(String),
+    #[error("test failed: found {found}, expected {expected}")]
+    TestFailed { found: String, expected: String },
+    #[error("test failed: path does not exist")]
+    TestPathMissing,
+    #[error("path {0:?} must start with \"/\"")]
+    NotAbsolute(String),
+    #[error("{0} does not exist")]
+    DoesNotExist(String),
+    #[error("index {token} out of range at {at}")]
+    OutOfRangeAt { token: String, at: String },
+    #[error("{0} is not an object or array")]
+    NotContainer(String),
+    #[error("\"-\" can only be used to append")]
+    DashNotAppend,
+    #[error("{0:?} is not an array index")]
+    NotIndex(String),
+    #[error("index {token} out of range (length {len})")]
+    OutOfRange { token: String, len: usize },
+    #[error("parent of /{0} is not an object or array")]
+    ParentNotContainer(String),
+    #[error("cannot remove the whole document")]
+    RemoveWhole,
 }
 
 /// Applies every operation in order; the first failure aborts the whole patch, as an
@@ -21,21 +56,21 @@ pub fn apply(doc: &Value, ops: &[Value]) -> Result<Value, PatchError> {
     for (index, op) in ops.iter().enumerate() {
         let name = op.get("op").and_then(Value::as_str).unwrap_or("");
         let path = op.get("path").and_then(Value::as_str).unwrap_or("");
-        let fail = |reason: String| PatchError {
+        let fail = |reason: Reason| PatchError {
             index,
             op: name.to_string(),
             path: path.to_string(),
             reason,
         };
         if op.get("path").and_then(Value::as_str).is_none() {
-            return Err(fail("missing \"path\"".into()));
+            return Err(fail(Reason::Missing("path")));
         }
         let tokens = parse_pointer(path).map_err(fail)?;
         match name {
             "add" => {
                 let value = op
                     .get("value")
-                    .ok_or_else(|| fail("missing \"value\"".into()))?;
+                    .ok_or_else(|| fail(Reason::Missing("value")))?;
                 ensure_parents(&mut out, &tokens).map_err(fail)?;
                 add(&mut out, &tokens, value.clone()).map_err(fail)?;
             }
@@ -48,13 +83,13 @@ pub fn apply(doc: &Value, ops: &[Value]) -> Result<Value, PatchError> {
             "replace" => {
                 let value = op
                     .get("value")
-                    .ok_or_else(|| fail("missing \"value\"".into()))?;
+                    .ok_or_else(|| fail(Reason::Missing("value")))?;
                 replace(&mut out, &tokens, value.clone()).map_err(fail)?;
             }
             "move" => {
                 let (from, from_tokens) = from_pointer(op).map_err(fail)?;
                 if tokens.len() > from_tokens.len() && tokens.starts_with(&from_tokens) {
-                    return Err(fail(format!("cannot move {from} into one of its children")));
+                    return Err(fail(Reason::MoveIntoChild(from.to_string())));
                 }
                 let value = remove(&mut out, &from_tokens).map_err(fail)?;
                 add(&mut out, &tokens, value).map_err(fail)?;
@@ -63,7 +98,7 @@ pub fn apply(doc: &Value, ops: &[Value]) -> Result<Value, PatchError> {
                 let (from, from_tokens) = from_pointer(op).map_err(fail)?;
                 let value = get(&out, &from_tokens)
                     .cloned()
-                    .ok_or_else(|| fail(format!("\"from\" {from} does not exist")))?;
+                    .ok_or_else(|| fail(Reason::FromMissing(from.to_string())))?;
                 add(&mut out, &tokens, value).map_err(fail)?;
             }
             "test" => {
@@ -71,37 +106,38 @@ pub fn apply(doc: &Value, ops: &[Value]) -> Result<Value, PatchError> {
                 match get(&out, &tokens) {
                     Some(actual) if json_equal(actual, expected) => {}
                     Some(actual) => {
-                        return Err(fail(format!(
-                            "test failed: found {actual}, expected {expected}"
-                        )));
+                        return Err(fail(Reason::TestFailed {
+                            found: actual.to_string(),
+                            expected: expected.to_string(),
+                        }));
                     }
                     None if expected.is_null() => {}
-                    None => return Err(fail("test failed: path does not exist".into())),
+                    None => return Err(fail(Reason::TestPathMissing)),
                 }
             }
-            "" => return Err(fail("missing \"op\"".into())),
-            other => return Err(fail(format!("unknown operation {other:?}"))),
+            "" => return Err(fail(Reason::Missing("op"))),
+            other => return Err(fail(Reason::UnknownOp(other.to_string()))),
         }
     }
     Ok(out)
 }
 
 /// The `from` of a move or copy, as text and as tokens.
-fn from_pointer(op: &Value) -> Result<(&str, Vec<String>), String> {
+fn from_pointer(op: &Value) -> Result<(&str, Vec<String>), Reason> {
     let from = op
         .get("from")
         .and_then(Value::as_str)
-        .ok_or("missing \"from\"")?;
+        .ok_or(Reason::Missing("from"))?;
     Ok((from, parse_pointer(from)?))
 }
 
 /// Splits a JSON pointer into unescaped reference tokens (`~1` → `/`, `~0` → `~`).
-pub fn parse_pointer(path: &str) -> Result<Vec<String>, String> {
+pub fn parse_pointer(path: &str) -> Result<Vec<String>, Reason> {
     if path.is_empty() {
         return Ok(Vec::new());
     }
     let Some(rest) = path.strip_prefix('/') else {
-        return Err(format!("path {path:?} must start with \"/\""));
+        return Err(Reason::NotAbsolute(path.to_string()));
     };
     Ok(rest
         .split('/')
@@ -128,21 +164,21 @@ fn get<'a>(doc: &'a Value, tokens: &[String]) -> Option<&'a Value> {
     Some(cur)
 }
 
-fn get_mut<'a>(doc: &'a mut Value, tokens: &[String]) -> Result<&'a mut Value, String> {
+fn get_mut<'a>(doc: &'a mut Value, tokens: &[String]) -> Result<&'a mut Value, Reason> {
     let mut cur = doc;
     for (depth, t) in tokens.iter().enumerate() {
         let here = || format!("/{}", tokens[..=depth].join("/"));
         cur = match cur {
-            Value::Object(m) => m
-                .get_mut(t)
-                .ok_or_else(|| format!("{} does not exist", here()))?,
+            Value::Object(m) => m.get_mut(t).ok_or_else(|| Reason::DoesNotExist(here()))?,
             Value::Array(a) => {
                 let len = a.len();
                 let i = array_index(t, len, false)?;
-                a.get_mut(i)
-                    .ok_or_else(|| format!("index {t} out of range at {}", here()))?
+                a.get_mut(i).ok_or_else(|| Reason::OutOfRangeAt {
+                    token: t.clone(),
+                    at: here(),
+                })?
             }
-            _ => return Err(format!("{} is not an object or array", here())),
+            _ => return Err(Reason::NotContainer(here())),
         };
     }
     Ok(cur)
@@ -150,27 +186,30 @@ fn get_mut<'a>(doc: &'a mut Value, tokens: &[String]) -> Result<&'a mut Value, S
 
 /// Resolves an array token. `-` is only meaningful for insertion; negative indices count
 /// from the end (Kyverno enables SupportNegativeIndices).
-fn array_index(token: &str, len: usize, inserting: bool) -> Result<usize, String> {
+fn array_index(token: &str, len: usize, inserting: bool) -> Result<usize, Reason> {
     if token == "-" {
         return if inserting {
             Ok(len)
         } else {
-            Err("\"-\" can only be used to append".into())
+            Err(Reason::DashNotAppend)
         };
     }
     let i: i64 = token
         .parse()
-        .map_err(|_| format!("{token:?} is not an array index"))?;
+        .map_err(|_| Reason::NotIndex(token.to_string()))?;
     let len_i = len as i64;
     let resolved = if i < 0 { i + len_i } else { i };
     let limit = if inserting { len_i } else { len_i - 1 };
     if resolved < 0 || resolved > limit {
-        return Err(format!("index {token} out of range (length {len})"));
+        return Err(Reason::OutOfRange {
+            token: token.to_string(),
+            len,
+        });
     }
     Ok(resolved as usize)
 }
 
-fn add(doc: &mut Value, tokens: &[String], value: Value) -> Result<(), String> {
+fn add(doc: &mut Value, tokens: &[String], value: Value) -> Result<(), Reason> {
     let Some((last, parent)) = tokens.split_last() else {
         *doc = value;
         return Ok(());
@@ -185,33 +224,27 @@ fn add(doc: &mut Value, tokens: &[String], value: Value) -> Result<(), String> {
             a.insert(i, value);
             Ok(())
         }
-        _ => Err(format!(
-            "parent of /{} is not an object or array",
-            tokens.join("/")
-        )),
+        _ => Err(Reason::ParentNotContainer(tokens.join("/"))),
     }
 }
 
-fn remove(doc: &mut Value, tokens: &[String]) -> Result<Value, String> {
+fn remove(doc: &mut Value, tokens: &[String]) -> Result<Value, Reason> {
     let Some((last, parent)) = tokens.split_last() else {
-        return Err("cannot remove the whole document".into());
+        return Err(Reason::RemoveWhole);
     };
     match get_mut(doc, parent)? {
         Value::Object(m) => m
             .shift_remove(last)
-            .ok_or_else(|| format!("/{} does not exist", tokens.join("/"))),
+            .ok_or_else(|| Reason::DoesNotExist(format!("/{}", tokens.join("/")))),
         Value::Array(a) => {
             let i = array_index(last, a.len(), false)?;
             Ok(a.remove(i))
         }
-        _ => Err(format!(
-            "parent of /{} is not an object or array",
-            tokens.join("/")
-        )),
+        _ => Err(Reason::ParentNotContainer(tokens.join("/"))),
     }
 }
 
-fn replace(doc: &mut Value, tokens: &[String], value: Value) -> Result<(), String> {
+fn replace(doc: &mut Value, tokens: &[String], value: Value) -> Result<(), Reason> {
     let target = get_mut(doc, tokens)?;
     *target = value;
     Ok(())
@@ -219,7 +252,7 @@ fn replace(doc: &mut Value, tokens: &[String], value: Value) -> Result<(), Strin
 
 /// Creates missing intermediate containers for `add` (EnsurePathExistsOnAdd): an array
 /// when the next token looks like an index (padded with nulls up to it), else an object.
-fn ensure_parents(doc: &mut Value, tokens: &[String]) -> Result<(), String> {
+fn ensure_parents(doc: &mut Value, tokens: &[String]) -> Result<(), Reason> {
     if tokens.len() < 2 {
         return Ok(());
     }

@@ -5,32 +5,83 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::rule::{Filter, KindEntry, List, MatchBlock, ResourceDesc, Rule, Selector};
 use super::{Policy, Request};
 
-/// `Ok(true)` when the rule applies to the request (matched and not excluded).
-pub fn rule_matches(rule: &Value, policy: &Policy, req: &Request) -> Result<bool, String> {
-    let obj = subject(req);
-    if let Some(ns) = &policy.namespace {
-        let res_ns = obj
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if res_ns != ns {
-            return Ok(false);
+/// A selector Kyverno cannot evaluate (the only way matching fails).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorError {
+    #[error("unknown selector operator {0}")]
+    UnknownOperator(String),
+}
+
+/// What matching reads of the request's object, read once per request (not per rule).
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    pub kind: String,
+    pub api_version: String,
+    /// `metadata.name`, else `generateName`.
+    pub name: String,
+    pub namespace: String,
+    pub labels: BTreeMap<String, String>,
+}
+
+impl Facts {
+    pub fn of(req: &Request) -> Facts {
+        let obj = subject(req);
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+        let meta = obj.get("metadata");
+        let field = |key: &str| meta.and_then(|m| m.get(key)).and_then(Value::as_str);
+        Facts {
+            kind: text(obj.get("kind")),
+            api_version: text(obj.get("apiVersion")),
+            name: field("name")
+                .or_else(|| field("generateName"))
+                .unwrap_or("")
+                .to_string(),
+            namespace: field("namespace").unwrap_or("").to_string(),
+            labels: labels_of(meta.and_then(|m| m.get("labels"))),
         }
     }
-    let Some(m) = rule.get("match") else {
-        return Ok(false);
-    };
-    if !block_matches(m, req, true)? {
+}
+
+/// `Ok(true)` when the rule applies to the request (matched and not excluded).
+pub fn rule_matches(rule: &Rule, policy: &Policy, req: &Request) -> Result<bool, SelectorError> {
+    rule_matches_with(rule, policy, req, &Facts::of(req))
+}
+
+/// [`rule_matches`] with the request's [`Facts`] read beforehand.
+pub fn rule_matches_with(
+    rule: &Rule,
+    policy: &Policy,
+    req: &Request,
+    facts: &Facts,
+) -> Result<bool, SelectorError> {
+    if let Some(ns) = &policy.namespace
+        && facts.namespace != *ns
+    {
         return Ok(false);
     }
-    if let Some(ex) = rule.get("exclude")
-        && block_matches(ex, req, false)?
+    let Some(m) = &rule.match_ else {
+        return Ok(false);
+    };
+    let on = On { req, facts };
+    if !block_matches(m, on, true)? {
+        return Ok(false);
+    }
+    if let Some(ex) = &rule.exclude
+        && block_matches(ex, on, false)?
     {
         return Ok(false);
     }
     Ok(true)
+}
+
+/// The request and what was read of it.
+#[derive(Clone, Copy)]
+struct On<'a> {
+    req: &'a Request,
+    facts: &'a Facts,
 }
 
 /// The object the request is about (the old one for a DELETE).
@@ -42,26 +93,21 @@ pub fn subject(req: &Request) -> &Value {
     }
 }
 
-fn block_matches(block: &Value, req: &Request, is_match: bool) -> Result<bool, String> {
-    let any = block.get("any").and_then(Value::as_array);
-    let all = block.get("all").and_then(Value::as_array);
+fn block_matches(block: &MatchBlock, on: On<'_>, is_match: bool) -> Result<bool, SelectorError> {
+    let (any, all) = (block.any.as_deref(), block.all.as_deref());
     if any.is_none() && all.is_none() {
         // Legacy form: resources plus user info side by side.
-        if block.get("resources").is_none()
-            && block.get("subjects").is_none()
-            && block.get("roles").is_none()
-            && block.get("clusterRoles").is_none()
-        {
+        if !block.legacy.is_given() {
             return Ok(false);
         }
-        return filter_matches(block, req, is_match);
+        return filter_matches(&block.legacy, on, is_match);
     }
     if let Some(any) = any
         && !any.is_empty()
     {
         let mut hit = false;
         for f in any {
-            if filter_matches(f, req, is_match)? {
+            if filter_matches(f, on, is_match)? {
                 hit = true;
                 break;
             }
@@ -75,7 +121,7 @@ fn block_matches(block: &Value, req: &Request, is_match: bool) -> Result<bool, S
             return Ok(false);
         }
         for f in all {
-            if !filter_matches(f, req, is_match)? {
+            if !filter_matches(f, on, is_match)? {
                 return Ok(false);
             }
         }
@@ -83,96 +129,67 @@ fn block_matches(block: &Value, req: &Request, is_match: bool) -> Result<bool, S
     Ok(true)
 }
 
-fn filter_matches(filter: &Value, req: &Request, is_match: bool) -> Result<bool, String> {
+fn filter_matches(filter: &Filter, on: On<'_>, is_match: bool) -> Result<bool, SelectorError> {
     // Without any user information (a background scan, a test without userinfo) Kyverno
     // drops the user conditions of a filter.
-    let ui = &req.user_info;
+    let ui = &on.req.user_info;
     let anonymous = ui.username.is_empty()
         && ui.groups.is_empty()
         && ui.roles.is_empty()
         && ui.cluster_roles.is_empty();
-    let res = filter.get("resources");
+    let res = filter.resources.as_ref();
     if anonymous && !is_match && res.is_none() {
         return Ok(false);
     }
     if let Some(res) = res
-        && !resource_matches(res, req)?
+        && !resource_matches(res, on)?
     {
         return Ok(false);
     }
     if anonymous {
         return Ok(true);
     }
-    user_matches(filter, req)
+    Ok(user_matches(filter, on.req))
 }
 
-fn resource_matches(res: &Value, req: &Request) -> Result<bool, String> {
-    let obj = subject(req);
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    let name = obj
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .or_else(|| {
-            obj.pointer("/metadata/generateName")
-                .and_then(Value::as_str)
-        })
-        .unwrap_or("");
-    let namespace = obj
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if let Some(kinds) = res.get("kinds").and_then(Value::as_array)
-        && !kinds.is_empty()
-        && !kinds
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|k| kind_matches(k, kind, api_version, req))
-    {
+/// A restricting list is satisfied by one of its items.
+fn any_of<T>(list: &List<T>, hit: impl FnMut(&T) -> bool) -> bool {
+    !list.restricts || list.items.iter().any(hit)
+}
+
+fn resource_matches(res: &ResourceDesc, on: On<'_>) -> Result<bool, SelectorError> {
+    let (req, f) = (on.req, on.facts);
+    let kind = f.kind.as_str();
+    if !any_of(&res.kinds, |k| entry_matches(k, kind, &f.api_version, req)) {
         return Ok(false);
     }
-    if let Some(n) = res.get("name").and_then(Value::as_str)
-        && !n.is_empty()
+    let name = f.name.as_str();
+    if let Some(n) = &res.name
         && !wildcard_match(n, name)
     {
         return Ok(false);
     }
-    if let Some(names) = res.get("names").and_then(Value::as_array)
-        && !names.is_empty()
-        && !names
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|n| wildcard_match(n, name))
-    {
+    if !any_of(&res.names, |n| wildcard_match(n, name)) {
         return Ok(false);
     }
-    if let Some(nss) = res.get("namespaces").and_then(Value::as_array)
-        && !nss.is_empty()
-    {
-        // A Namespace is matched against `namespaces` by its own name.
-        let ns = if kind == "Namespace" { name } else { namespace };
-        if !nss
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|n| wildcard_match(n, ns))
-        {
-            return Ok(false);
-        }
-    }
-    if let Some(ops) = res.get("operations").and_then(Value::as_array)
-        && !ops.is_empty()
-        && !ops
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|o| o == req.operation)
-    {
+    // A Namespace is matched against `namespaces` by its own name.
+    let ns = if kind == "Namespace" {
+        name
+    } else {
+        &f.namespace
+    };
+    if !any_of(&res.namespaces, |n| wildcard_match(n, ns)) {
         return Ok(false);
     }
-    if let Some(ann) = res.get("annotations").and_then(Value::as_object) {
-        let have = obj.pointer("/metadata/annotations");
-        for (k, v) in ann {
-            let want = v.as_str().unwrap_or("");
-            let found = have.and_then(Value::as_object).is_some_and(|m| {
+    if !any_of(&res.operations, |o| *o == req.operation) {
+        return Ok(false);
+    }
+    if let Some(ann) = &res.annotations {
+        let have = subject(req)
+            .pointer("/metadata/annotations")
+            .and_then(Value::as_object);
+        for (k, want) in ann {
+            let found = have.is_some_and(|m| {
                 m.iter().any(|(hk, hv)| {
                     wildcard_match(k, hk) && wildcard_match(want, hv.as_str().unwrap_or(""))
                 })
@@ -182,19 +199,17 @@ fn resource_matches(res: &Value, req: &Request) -> Result<bool, String> {
             }
         }
     }
-    if let Some(sel) = res.get("selector") {
-        let labels = labels_of(obj.pointer("/metadata/labels"));
-        if !selector_matches(sel, &labels)? {
-            return Ok(false);
-        }
+    if let Some(sel) = &res.selector
+        && !typed_selector_matches(sel, &f.labels)?
+    {
+        return Ok(false);
     }
-    if let Some(sel) = res.get("namespaceSelector") {
+    if let Some(sel) = &res.namespace_selector {
         if kind == "Namespace" {
-            let labels = labels_of(obj.pointer("/metadata/labels"));
-            if !selector_matches(sel, &labels)? {
+            if !typed_selector_matches(sel, &f.labels)? {
                 return Ok(false);
             }
-        } else if namespace.is_empty() || !selector_matches(sel, &req.namespace_labels)? {
+        } else if f.namespace.is_empty() || !typed_selector_matches(sel, &req.namespace_labels)? {
             return Ok(false);
         }
     }
@@ -213,129 +228,91 @@ fn labels_of(v: Option<&Value>) -> BTreeMap<String, String> {
 
 /// `kinds` entry against an object: `Kind`, `version/Kind`, `group/version/Kind`, with
 /// wildcards, and `Kind/subresource` which only matches subresource requests.
+#[cfg(test)]
 fn kind_matches(entry: &str, kind: &str, api_version: &str, req: &Request) -> bool {
-    let (group, version) = match api_version.split_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
+    entry_matches(&KindEntry::parse(entry), kind, api_version, req)
+}
+
+/// [`KindEntry`] (split when the policy was loaded) against an object.
+fn entry_matches(entry: &KindEntry, kind: &str, api_version: &str, req: &Request) -> bool {
+    let Some(e) = &entry.parts else {
+        return false;
     };
-    let parts: Vec<&str> = entry.split('/').collect();
     // A subresource request matches `Parent/sub` entries with the parent's kind/version.
-    let (kind, group, version, sub) = match &req.subresource {
-        Some(s) => {
-            let (g, v) = match s.parent_api_version.split_once('/') {
-                Some((g, v)) => (g, v),
-                None => ("", s.parent_api_version.as_str()),
-            };
-            (s.parent_kind.as_str(), g, v, s.name.as_str())
-        }
-        None => (kind, group, version, ""),
+    let (kind, api_version, sub) = match &req.subresource {
+        Some(s) => (
+            s.parent_kind.as_str(),
+            s.parent_api_version.as_str(),
+            s.name.as_str(),
+        ),
+        None => (kind, api_version, ""),
     };
-    let (g, v, k, s) = match parts.as_slice() {
-        [k] => ("*", "*", *k, ""),
-        [a, b] => {
-            // `Pod/exec` (kind + subresource) versus `v1/Pod` (version + kind).
-            if a.chars().next().is_some_and(char::is_uppercase)
-                || *a == "*" && b.chars().next().is_some_and(char::is_lowercase)
-            {
-                ("*", "*", *a, *b)
-            } else {
-                ("*", *a, *b, "")
-            }
-        }
-        [a, b, c] => {
-            if b.chars().next().is_some_and(char::is_uppercase) {
-                ("*", *a, *b, *c)
-            } else {
-                (*a, *b, *c, "")
-            }
-        }
-        [a, b, c, d] => (*a, *b, *c, *d),
-        _ => return false,
-    };
-    if s != sub && (s != "*" || sub.is_empty()) {
+    if e.sub != sub && (e.sub != "*" || sub.is_empty()) {
         return false;
     }
-    wildcard_match(k, kind) && wildcard_match(v, version) && wildcard_match(g, group)
+    if !wildcard_match(&e.kind, kind) {
+        return false;
+    }
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    wildcard_match(&e.version, version) && wildcard_match(&e.group, group)
 }
 
 /// A label selector (`matchLabels` with wildcards, `matchExpressions`).
-pub fn selector_matches(sel: &Value, labels: &BTreeMap<String, String>) -> Result<bool, String> {
-    if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
-        for (k, v) in ml {
-            let want = v.as_str().unwrap_or("");
-            let ok = labels
-                .iter()
-                .any(|(lk, lv)| wildcard_match(k, lk) && wildcard_match(want, lv));
-            if !ok {
-                return Ok(false);
-            }
+pub fn selector_matches(
+    sel: &Value,
+    labels: &BTreeMap<String, String>,
+) -> Result<bool, SelectorError> {
+    typed_selector_matches(&Selector::decode(sel), labels)
+}
+
+/// [`selector_matches`] on a selector decoded with its policy.
+fn typed_selector_matches(
+    sel: &Selector,
+    labels: &BTreeMap<String, String>,
+) -> Result<bool, SelectorError> {
+    for (k, want) in sel.match_labels.iter().flatten() {
+        let ok = labels
+            .iter()
+            .any(|(lk, lv)| wildcard_match(k, lk) && wildcard_match(want, lv));
+        if !ok {
+            return Ok(false);
         }
     }
-    if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
-        for e in exprs {
-            let key = e.get("key").and_then(Value::as_str).unwrap_or("");
-            let values: Vec<&str> = e
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let have = labels.get(key);
-            let ok = match e.get("operator").and_then(Value::as_str).unwrap_or("") {
-                "In" => have.is_some_and(|h| values.contains(&h.as_str())),
-                "NotIn" => have.is_none_or(|h| !values.contains(&h.as_str())),
-                "Exists" => have.is_some(),
-                "DoesNotExist" => have.is_none(),
-                other => return Err(format!("unknown selector operator {other}")),
-            };
-            if !ok {
-                return Ok(false);
-            }
+    for e in &sel.match_expressions.items {
+        let values = &e.values.items;
+        let have = labels.get(&e.key);
+        let ok = match e.operator.as_str() {
+            "In" => have.is_some_and(|h| values.contains(h)),
+            "NotIn" => have.is_none_or(|h| !values.contains(h)),
+            "Exists" => have.is_some(),
+            "DoesNotExist" => have.is_none(),
+            other => return Err(SelectorError::UnknownOperator(other.to_string())),
+        };
+        if !ok {
+            return Ok(false);
         }
     }
     Ok(true)
 }
 
-fn user_matches(filter: &Value, req: &Request) -> Result<bool, String> {
+fn user_matches(filter: &Filter, req: &Request) -> bool {
     let ui = &req.user_info;
-    if let Some(roles) = filter.get("roles").and_then(Value::as_array)
-        && !roles.is_empty()
-        && !roles
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|r| ui.roles.iter().any(|have| wildcard_match(r, have)))
-    {
-        return Ok(false);
-    }
-    if let Some(roles) = filter.get("clusterRoles").and_then(Value::as_array)
-        && !roles.is_empty()
-        && !roles
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|r| ui.cluster_roles.iter().any(|have| wildcard_match(r, have)))
-    {
-        return Ok(false);
-    }
-    if let Some(subjects) = filter.get("subjects").and_then(Value::as_array)
-        && !subjects.is_empty()
-        && !subjects.iter().any(|s| subject_matches(s, req))
-    {
-        return Ok(false);
-    }
-    Ok(true)
-}
-
-fn subject_matches(s: &Value, req: &Request) -> bool {
-    let ui = &req.user_info;
-    let name = s.get("name").and_then(Value::as_str).unwrap_or("");
-    match s.get("kind").and_then(Value::as_str).unwrap_or("") {
-        "ServiceAccount" => {
-            let ns = s.get("namespace").and_then(Value::as_str).unwrap_or("");
-            wildcard_match(&format!("system:serviceaccount:{ns}:{name}"), &ui.username)
+    any_of(&filter.roles, |r| {
+        ui.roles.iter().any(|have| wildcard_match(r, have))
+    }) && any_of(&filter.cluster_roles, |r| {
+        ui.cluster_roles.iter().any(|have| wildcard_match(r, have))
+    }) && any_of(&filter.subjects, |s| {
+        let name = &s.name;
+        match s.kind.as_str() {
+            "ServiceAccount" => wildcard_match(
+                &format!("system:serviceaccount:{}:{name}", s.namespace),
+                &ui.username,
+            ),
+            "User" => wildcard_match(name, &ui.username),
+            "Group" => ui.groups.iter().any(|g| wildcard_match(name, g)),
+            _ => false,
         }
-        "User" => wildcard_match(name, &ui.username),
-        "Group" => ui.groups.iter().any(|g| wildcard_match(name, g)),
-        _ => false,
-    }
+    })
 }
 
 /// Shell-style wildcard: `*` any run of characters, `?` exactly one.
@@ -343,15 +320,28 @@ pub fn wildcard_match(pattern: &str, s: &str) -> bool {
     if !pattern.contains(['*', '?']) {
         return pattern == s;
     }
+    if pattern == "*" {
+        return true;
+    }
+    // `?` is one character: bytes stand for characters in ASCII text.
+    if pattern.is_ascii() && s.is_ascii() {
+        return glob(pattern.as_bytes(), s.as_bytes());
+    }
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = s.chars().collect();
+    glob(&p, &t)
+}
+
+/// `*` and `?` over a sequence of characters, with one backtracking point.
+fn glob<C: Copy + PartialEq + From<u8>>(p: &[C], t: &[C]) -> bool {
+    let (star_c, one_c) = (C::from(b'*'), C::from(b'?'));
     let (mut pi, mut ti) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+        if pi < p.len() && (p[pi] == one_c || p[pi] == t[ti]) {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && p[pi] == star_c {
             star = Some(pi);
             mark = ti;
             pi += 1;
@@ -363,7 +353,7 @@ pub fn wildcard_match(pattern: &str, s: &str) -> bool {
             return false;
         }
     }
-    while pi < p.len() && p[pi] == '*' {
+    while pi < p.len() && p[pi] == star_c {
         pi += 1;
     }
     pi == p.len()
@@ -381,6 +371,10 @@ mod tests {
         assert!(wildcard_match("a?c", "abc"));
         assert!(!wildcard_match("a?c", "ac"));
         assert!(wildcard_match("*.io/*", "ghcr.io/x"));
+        // `?` is one character, in any script.
+        assert!(wildcard_match("?-テスト", "a-テスト"));
+        assert!(wildcard_match("テ?ト", "テスト"));
+        assert!(!wildcard_match("テ?ト", "テスsト"));
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod outcome;
 pub mod pattern;
 pub mod pss;
 pub mod quantity;
+pub mod rule;
 pub mod runner;
 pub mod smp;
 pub mod validation;
@@ -32,6 +33,7 @@ pub use context::Context;
 pub use engine::admit_with;
 pub use entries::Options;
 pub use outcome::{ContextSource, Outcome, Unsupported};
+pub use rule::Rule;
 pub use vars::VarError;
 
 /// A parsed `ClusterPolicy` or `Policy` (after autogen expansion).
@@ -40,10 +42,13 @@ pub struct Policy {
     pub name: String,
     /// `Some` for a namespaced `Policy`: its rules only apply in this namespace.
     pub namespace: Option<String>,
-    pub rules: Vec<Value>,
+    /// The rules, decoded once when the policy is loaded.
+    pub rules: Vec<Rule>,
     pub background: bool,
     /// Policy-level `validationFailureAction` (`Enforce` or `Audit`).
     pub failure_action: String,
+    /// `policies.kyverno.io/scored: "false"`: failures are reported as warnings.
+    pub unscored: bool,
     /// The policy as read, before autogen.
     pub raw: Value,
 }
@@ -166,7 +171,7 @@ pub fn load_policies(objects: &[Value]) -> (Vec<Policy>, Vec<String>) {
         let rules = spec
             .get("rules")
             .and_then(Value::as_array)
-            .cloned()
+            .map(|rules| rules.iter().map(Rule::decode).collect())
             .unwrap_or_default();
         let failure_action = spec
             .get("validationFailureAction")
@@ -192,6 +197,10 @@ pub fn load_policies(objects: &[Value]) -> (Vec<Policy>, Vec<String>) {
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
             failure_action,
+            unscored: obj
+                .pointer("/metadata/annotations/policies.kyverno.io~1scored")
+                .and_then(Value::as_str)
+                == Some("false"),
             raw: obj.clone(),
         });
     }
@@ -233,8 +242,8 @@ pub fn denial(policies: &[Policy], resp: &Response) -> Option<(String, String, S
             let rule_action = policy
                 .rules
                 .iter()
-                .find(|rule| rule.get("name").and_then(Value::as_str) == Some(r.rule.as_str()))
-                .and_then(|rule| rule.pointer("/validate/failureAction"))
+                .find(|rule| rule.name == r.rule)
+                .and_then(|rule| rule.validate_field("failureAction"))
                 .and_then(Value::as_str);
             rule_action
                 .unwrap_or(&policy.failure_action)

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::entries::{self, Options};
 use super::outcome::{Outcome, Unsupported};
+use super::rule::Rule;
 use super::{Context, conditions, jsonpatch, smp, vars};
 
 /// What Kyverno reports when a mutate rule leaves the resource as it was.
@@ -16,13 +17,13 @@ pub const NO_CHANGE: &str = "skip: no patches applied";
 /// offline engine does not evaluate ([`Unsupported`]), or a rule error (bad patch,
 /// unresolvable variable).
 pub fn apply_rule(rule: &Value, resource: &Value, ctx: &Context) -> Result<Value, Outcome> {
-    apply_rule_with(rule, resource, ctx, &Options::default())
+    apply_rule_with(&Rule::decode(rule), resource, ctx, &Options::default())
 }
 
 /// [`apply_rule`] with what the engine knows beyond the request, for `context` entries
 /// inside `foreach` (configMaps from `opts.cluster`).
 pub fn apply_rule_with(
-    rule: &Value,
+    rule: &Rule,
     resource: &Value,
     ctx: &Context,
     opts: &Options,
@@ -35,13 +36,14 @@ pub fn apply_rule_with(
 }
 
 fn patch_rule(
-    rule: &Value,
+    rule: &Rule,
     resource: &Value,
     ctx: &Context,
     opts: &Options,
 ) -> Result<Value, Outcome> {
     let mutate = rule
-        .get("mutate")
+        .mutate
+        .as_ref()
         .filter(|m| m.is_object())
         .ok_or("the rule has no mutate block")?;
     if mutate
@@ -58,15 +60,76 @@ fn patch_rule(
     Ok(apply_patches(mutate, resource, ctx, "mutate")?)
 }
 
+/// Why a rule's (or a foreach element's) patch could not be applied: a rule error.
+#[derive(Debug, thiserror::Error)]
+pub enum PatchFailure {
+    #[error("variable substitution failed in {at}.{field}: {source}")]
+    Substitution {
+        at: &'static str,
+        field: &'static str,
+        #[source]
+        source: vars::VarError,
+    },
+    #[error("failed to apply {at}.patchStrategicMerge: {source}")]
+    Merge {
+        at: &'static str,
+        #[source]
+        source: smp::SmpError,
+    },
+    #[error("invalid {at}.patchesJson6902: {source}")]
+    Decode {
+        at: &'static str,
+        #[source]
+        source: JsonPatchText,
+    },
+    #[error("failed to apply {at}.patchesJson6902: {source}")]
+    Json {
+        at: &'static str,
+        #[source]
+        source: Box<jsonpatch::PatchError>,
+    },
+    #[error("{0} has neither patchStrategicMerge nor patchesJson6902")]
+    NoPatch(&'static str),
+}
+
+impl From<PatchFailure> for Outcome {
+    fn from(e: PatchFailure) -> Outcome {
+        Outcome::error(e.to_string())
+    }
+}
+
+/// A `patchesJson6902` that is not a list of operations.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonPatchText {
+    #[error(transparent)]
+    Yaml(#[from] crate::yaml::YamlError),
+    #[error("expected one YAML document, found {0}")]
+    Documents(usize),
+    #[error("operation {0} is not a map")]
+    NotMap(usize),
+    #[error("expected a list of operations, found {0}")]
+    NotList(Value),
+}
+
 /// The patch of a rule or of one foreach element; the strategic merge wins when both
 /// are given, as in Kyverno.
-fn apply_patches(spec: &Value, resource: &Value, ctx: &Context, at: &str) -> Result<Value, String> {
+fn apply_patches(
+    spec: &Value,
+    resource: &Value,
+    ctx: &Context,
+    at: &'static str,
+) -> Result<Value, PatchFailure> {
+    let substituted = |patch: &Value, field: &'static str| {
+        vars::substitute(patch, ctx).map_err(|source| PatchFailure::Substitution {
+            at,
+            field,
+            source,
+        })
+    };
     if let Some(patch) = spec.get("patchStrategicMerge").filter(|p| !p.is_null()) {
-        let patch = vars::substitute(patch, ctx).map_err(|e| {
-            format!("variable substitution failed in {at}.patchStrategicMerge: {e}")
-        })?;
+        let patch = substituted(patch, "patchStrategicMerge")?;
         return smp::apply(resource, &patch, ctx)
-            .map_err(|e| format!("failed to apply {at}.patchStrategicMerge: {e}"));
+            .map_err(|source| PatchFailure::Merge { at, source });
     }
     let json_patch = spec.get("patchesJson6902").filter(|p| match p {
         Value::String(s) => !s.trim().is_empty(),
@@ -74,28 +137,27 @@ fn apply_patches(spec: &Value, resource: &Value, ctx: &Context, at: &str) -> Res
         _ => true,
     });
     if let Some(patch) = json_patch {
-        let patch = vars::substitute(patch, ctx)
-            .map_err(|e| format!("variable substitution failed in {at}.patchesJson6902: {e}"))?;
+        let patch = substituted(patch, "patchesJson6902")?;
         let ops =
-            decode_json_patch(&patch).map_err(|e| format!("invalid {at}.patchesJson6902: {e}"))?;
-        return jsonpatch::apply(resource, &ops)
-            .map_err(|e| format!("failed to apply {at}.patchesJson6902: {e}"));
+            decode_json_patch(&patch).map_err(|source| PatchFailure::Decode { at, source })?;
+        return jsonpatch::apply(resource, &ops).map_err(|source| PatchFailure::Json {
+            at,
+            source: Box::new(source),
+        });
     }
-    Err(format!(
-        "{at} has neither patchStrategicMerge nor patchesJson6902"
-    ))
+    Err(PatchFailure::NoPatch(at))
 }
 
 /// `patchesJson6902` is a YAML (or JSON) string holding a list of operations; a list
 /// written inline is accepted too.
-fn decode_json_patch(patch: &Value) -> Result<Vec<Value>, String> {
+fn decode_json_patch(patch: &Value) -> Result<Vec<Value>, JsonPatchText> {
     let parsed = match patch {
         Value::String(text) => {
-            let docs = crate::yaml::parse_json_stream(text).map_err(|e| e.to_string())?;
+            let docs = crate::yaml::parse_json_stream(text)?;
             match docs.len() {
                 0 => Value::Array(Vec::new()),
                 1 => docs.into_iter().next().expect("one document"),
-                n => return Err(format!("expected one YAML document, found {n}")),
+                n => return Err(JsonPatchText::Documents(n)),
             }
         }
         other => other.clone(),
@@ -103,11 +165,11 @@ fn decode_json_patch(patch: &Value) -> Result<Vec<Value>, String> {
     match parsed {
         Value::Array(ops) => {
             if let Some(bad) = ops.iter().position(|op| !op.is_object()) {
-                return Err(format!("operation {bad} is not a map"));
+                return Err(JsonPatchText::NotMap(bad));
             }
             Ok(ops)
         }
-        other => Err(format!("expected a list of operations, found {other}")),
+        other => Err(JsonPatchText::NotList(other)),
     }
 }
 

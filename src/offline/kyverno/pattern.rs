@@ -2,6 +2,8 @@
 //! value operators (`*`, `?`, `|`, `&`, `!`, `<`, `>`, ranges, quantities). It must not
 //! mutate resources.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::Context;
@@ -24,17 +26,32 @@ pub fn validate_pattern(
     pattern: &Value,
     ctx: &Context,
 ) -> Result<(), PatternError> {
-    let pattern = if pattern.to_string().contains('@') {
-        resolve_at(pattern, &mut Vec::new())
-    } else {
-        pattern.clone()
+    // A pattern without variables is used as written: `@` and substitution only act
+    // inside `{{ … }}`, and substituting a text without one gives it back unchanged.
+    if !vars::has_variables(pattern) {
+        return check_as_written(resource, pattern);
+    }
+    let substituted;
+    let pattern = {
+        let resolved = if vars::any_text(pattern, &|s| s.contains('@')) {
+            Cow::Owned(resolve_at(pattern, &mut Vec::new()))
+        } else {
+            Cow::Borrowed(pattern)
+        };
+        substituted = vars::substitute(&resolved, ctx).map_err(|e| PatternError {
+            path: String::new(),
+            message: e.to_string(),
+            skip: false,
+        })?;
+        &substituted
     };
-    let pattern = vars::substitute(&pattern, ctx).map_err(|e| PatternError {
-        path: String::new(),
-        message: e.to_string(),
-        skip: false,
-    })?;
-    match element(resource, &pattern, "/") {
+    check_as_written(resource, pattern)
+}
+
+/// Validates `resource` against a pattern that holds no variables (checked beforehand,
+/// for instance once per policy).
+pub fn check_as_written(resource: &Value, pattern: &Value) -> Result<(), PatternError> {
+    match element(resource, pattern, &Loc::Root) {
         Ok(()) => Ok(()),
         Err(e) => Err(PatternError {
             skip: matches!(e.kind, Kind::Conditional | Kind::Global),
@@ -140,27 +157,60 @@ struct Err_ {
 
 type R = Result<(), Err_>;
 
-fn plain(path: &str, message: String) -> Err_ {
+/// Where in the resource a check is (`/spec/containers/0/`), written out only when the
+/// check fails.
+#[derive(Clone, Copy)]
+enum Loc<'a> {
+    Root,
+    Key(&'a Loc<'a>, &'a str),
+    Index(&'a Loc<'a>, usize),
+}
+
+impl Loc<'_> {
+    fn render(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+
+    fn write(&self, out: &mut String) {
+        match self {
+            Loc::Root => out.push('/'),
+            Loc::Key(parent, key) => {
+                parent.write(out);
+                out.push_str(key);
+                out.push('/');
+            }
+            Loc::Index(parent, i) => {
+                parent.write(out);
+                out.push_str(&i.to_string());
+                out.push('/');
+            }
+        }
+    }
+}
+
+fn plain(at: &Loc<'_>, message: String) -> Err_ {
     Err_ {
         kind: Kind::Plain,
-        path: path.to_string(),
+        path: at.render(),
         message,
     }
 }
 
-fn element(resource: &Value, pattern: &Value, path: &str) -> R {
+fn element(resource: &Value, pattern: &Value, at: &Loc<'_>) -> R {
     match pattern {
         Value::Object(pm) => match resource {
-            Value::Object(rm) => map(rm, pm, path),
+            Value::Object(rm) => map(rm, pm, at),
             other => Err(plain(
-                path,
+                at,
                 format!("expected a map, found {}", type_name(other)),
             )),
         },
         Value::Array(pa) => match resource {
-            Value::Array(ra) => array(ra, pa, path),
+            Value::Array(ra) => array(ra, pa, at),
             other => Err(plain(
-                path,
+                at,
                 format!("expected an array, found {}", type_name(other)),
             )),
         },
@@ -170,7 +220,7 @@ fn element(resource: &Value, pattern: &Value, path: &str) -> R {
                 for (i, item) in items.iter().enumerate() {
                     if !value_matches(item, scalar) {
                         return Err(plain(
-                            &format!("{path}{i}/"),
+                            &Loc::Index(at, i),
                             format!(
                                 "value {} does not match pattern {}",
                                 short(item),
@@ -185,7 +235,7 @@ fn element(resource: &Value, pattern: &Value, path: &str) -> R {
                 Ok(())
             } else {
                 Err(plain(
-                    path,
+                    at,
                     format!(
                         "value {} does not match pattern {}",
                         short(resource),
@@ -255,20 +305,23 @@ pub(crate) fn parse_anchor(key: &str) -> (Anchor, &str) {
 }
 
 /// Wildcard keys (`app.kubernetes.io/*`) stand for every matching resource key.
-fn expand_keys(rm: &Map<String, Value>, pm: &Map<String, Value>) -> Vec<(String, Value)> {
-    let mut out = Vec::new();
+fn expand_keys<'a>(
+    rm: &Map<String, Value>,
+    pm: &'a Map<String, Value>,
+) -> Vec<(Cow<'a, str>, &'a Value)> {
+    let mut out = Vec::with_capacity(pm.len());
     for (k, v) in pm {
         let (anchor, bare) = parse_anchor(k);
         if bare.contains(['*', '?']) {
             let hits: Vec<&String> = rm.keys().filter(|rk| wildcard_match(bare, rk)).collect();
             if !hits.is_empty() {
                 for rk in hits {
-                    out.push((rewrap(anchor, rk), v.clone()));
+                    out.push((Cow::Owned(rewrap(anchor, rk)), v));
                 }
                 continue;
             }
         }
-        out.push((k.clone(), v.clone()));
+        out.push((Cow::Borrowed(k.as_str()), v));
     }
     out
 }
@@ -285,72 +338,87 @@ fn rewrap(anchor: Anchor, key: &str) -> String {
     }
 }
 
-fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, path: &str) -> R {
+fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, at: &Loc<'_>) -> R {
+    // Anchors that decide whether the map applies come first, then plain keys whose
+    // subtree holds conditional or global anchors (so a rule that does not apply is
+    // skipped before an unrelated key fails it), then the other keys.
+    let phase = |k: &str, v: &Value| match parse_anchor(k).0 {
+        Anchor::Conditional | Anchor::Global | Anchor::Existence | Anchor::Negation => 0,
+        _ if holds_condition(v) => 1,
+        _ => 2,
+    };
+    let wildcard_keys = pm.keys().any(|k| parse_anchor(k).1.contains(['*', '?']));
+    if !wildcard_keys {
+        // The pattern's own keys, walked in place.
+        for p in 0..3 {
+            for (k, pv) in pm.iter().filter(|(k, v)| phase(k, v) == p) {
+                map_entry(rm, k, pv, at)?;
+            }
+        }
+        return Ok(());
+    }
     let entries = expand_keys(rm, pm);
-    // Anchors that decide whether the map applies come first, then the plain keys.
-    let (gates, rest): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| {
-        matches!(
-            parse_anchor(k).0,
-            Anchor::Conditional | Anchor::Global | Anchor::Existence | Anchor::Negation
-        )
-    });
-    // Plain keys whose subtree holds conditional or global anchors go first, so a rule
-    // that does not apply is skipped before an unrelated key fails it.
-    let (anchored, plain_keys): (Vec<_>, Vec<_>) =
-        rest.into_iter().partition(|(_, v)| holds_condition(v));
-    for (k, pv) in gates.iter().chain(anchored.iter()).chain(plain_keys.iter()) {
-        let (anchor, bare) = parse_anchor(k);
-        let sub = format!("{path}{bare}/");
-        let rv = rm.get(bare);
-        match anchor {
-            Anchor::Conditional | Anchor::Global => {
-                let kind = if anchor == Anchor::Global {
-                    Kind::Global
-                } else {
-                    Kind::Conditional
-                };
-                match rv {
-                    Some(v) => {
-                        if let Err(e) = element(v, pv, &sub) {
-                            return Err(Err_ {
-                                kind,
-                                path: e.path,
-                                message: format!("conditional anchor mismatch: {}", e.message),
-                            });
-                        }
-                    }
-                    None => {
+    for p in 0..3 {
+        for (k, pv) in entries.iter().filter(|(k, v)| phase(k, v) == p) {
+            map_entry(rm, k, pv, at)?;
+        }
+    }
+    Ok(())
+}
+
+/// One key of a map pattern (anchored or plain) against the resource map.
+fn map_entry(rm: &Map<String, Value>, k: &str, pv: &Value, at: &Loc<'_>) -> R {
+    let (anchor, bare) = parse_anchor(k);
+    let sub = Loc::Key(at, bare);
+    let rv = rm.get(bare);
+    match anchor {
+        Anchor::Conditional | Anchor::Global => {
+            let kind = if anchor == Anchor::Global {
+                Kind::Global
+            } else {
+                Kind::Conditional
+            };
+            match rv {
+                Some(v) => {
+                    if let Err(e) = element(v, pv, &sub) {
                         return Err(Err_ {
                             kind,
-                            path: sub,
-                            message: "conditional anchor key doesn't exist in the resource".into(),
+                            path: e.path,
+                            message: format!("conditional anchor mismatch: {}", e.message),
                         });
                     }
                 }
-            }
-            Anchor::Equality | Anchor::AddIfAbsent => {
-                if let Some(v) = rv {
-                    element(v, pv, &sub)?;
-                }
-            }
-            Anchor::Negation => {
-                if rv.is_some() {
+                None => {
                     return Err(Err_ {
-                        kind: Kind::Negation,
-                        path: sub,
-                        message: format!("{bare} is not allowed"),
+                        kind,
+                        path: sub.render(),
+                        message: "conditional anchor key doesn't exist in the resource".into(),
                     });
                 }
             }
-            Anchor::Existence => {
-                if let Some(v) = rv {
-                    existence(v, pv, &sub)?;
-                }
-            }
-            Anchor::None => {
-                let v = rv.unwrap_or(&Value::Null);
+        }
+        Anchor::Equality | Anchor::AddIfAbsent => {
+            if let Some(v) = rv {
                 element(v, pv, &sub)?;
             }
+        }
+        Anchor::Negation => {
+            if rv.is_some() {
+                return Err(Err_ {
+                    kind: Kind::Negation,
+                    path: sub.render(),
+                    message: format!("{bare} is not allowed"),
+                });
+            }
+        }
+        Anchor::Existence => {
+            if let Some(v) = rv {
+                existence(v, pv, &sub)?;
+            }
+        }
+        Anchor::None => {
+            let v = rv.unwrap_or(&Value::Null);
+            element(v, pv, &sub)?;
         }
     }
     Ok(())
@@ -366,27 +434,24 @@ fn holds_condition(v: &Value) -> bool {
     }
 }
 
-fn existence(rv: &Value, pv: &Value, path: &str) -> R {
+fn existence(rv: &Value, pv: &Value, at: &Loc<'_>) -> R {
     let Value::Array(items) = rv else {
         return Err(plain(
-            path,
+            at,
             "existence anchor ^() can only be used on a list".into(),
         ));
     };
     let Value::Array(patterns) = pv else {
-        return Err(plain(
-            path,
-            "existence anchor pattern must be a list".into(),
-        ));
+        return Err(plain(at, "existence anchor pattern must be a list".into()));
     };
     for p in patterns {
         let found = items
             .iter()
             .enumerate()
-            .any(|(i, item)| element(item, p, &format!("{path}{i}/")).is_ok());
+            .any(|(i, item)| element(item, p, &Loc::Index(at, i)).is_ok());
         if !found {
             return Err(plain(
-                path,
+                at,
                 "existence anchor: no element matches the pattern".into(),
             ));
         }
@@ -394,9 +459,9 @@ fn existence(rv: &Value, pv: &Value, path: &str) -> R {
     Ok(())
 }
 
-fn array(ra: &[Value], pa: &[Value], path: &str) -> R {
+fn array(ra: &[Value], pa: &[Value], at: &Loc<'_>) -> R {
     let Some(first) = pa.first() else {
-        return Err(plain(path, "pattern array is empty".into()));
+        return Err(plain(at, "pattern array is empty".into()));
     };
     if first.is_object() {
         // Every element must match the map pattern; elements whose conditional anchors do
@@ -404,7 +469,7 @@ fn array(ra: &[Value], pa: &[Value], path: &str) -> R {
         let mut applied = 0;
         let mut skipped = None;
         for (i, item) in ra.iter().enumerate() {
-            match element(item, first, &format!("{path}{i}/")) {
+            match element(item, first, &Loc::Index(at, i)) {
                 Ok(()) => applied += 1,
                 Err(e) if matches!(e.kind, Kind::Conditional | Kind::Global) => skipped = Some(e),
                 Err(e) => return Err(e),
@@ -419,7 +484,7 @@ fn array(ra: &[Value], pa: &[Value], path: &str) -> R {
     }
     if ra.len() < pa.len() {
         return Err(plain(
-            path,
+            at,
             format!(
                 "array length mismatch: resource has {}, pattern has {}",
                 ra.len(),
@@ -428,7 +493,7 @@ fn array(ra: &[Value], pa: &[Value], path: &str) -> R {
         ));
     }
     for (i, p) in pa.iter().enumerate() {
-        element(&ra[i], p, &format!("{path}{i}/"))?;
+        element(&ra[i], p, &Loc::Index(at, i))?;
     }
     Ok(())
 }

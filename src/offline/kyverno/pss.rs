@@ -393,62 +393,76 @@ fn container(
         );
     }
     if restricted {
-        let drops: Vec<&str> = s(sc, "/capabilities/drop")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if !drops.contains(&"ALL") {
-            push(
-                "Capabilities",
-                format!("{base}.capabilities.drop"),
-                serde_json::json!(drops),
-            );
-        }
-        if s(sc, "/allowPrivilegeEscalation").and_then(Value::as_bool) != Some(false) {
-            push(
-                "Privilege Escalation",
-                format!("{base}.allowPrivilegeEscalation"),
-                sc.get("allowPrivilegeEscalation")
-                    .cloned()
-                    .unwrap_or(Value::Null),
-            );
-        }
-        match s(sc, "/runAsNonRoot").and_then(Value::as_bool) {
-            Some(true) => {}
-            Some(false) => push(
-                "Running as Non-root",
-                format!("{base}.runAsNonRoot"),
-                Value::Bool(false),
-            ),
-            None if pod_non_root != Some(true) => push(
-                "Running as Non-root",
-                format!("{base}.runAsNonRoot"),
-                Value::Null,
-            ),
-            None => {}
-        }
-        if s(sc, "/runAsUser").and_then(Value::as_i64) == Some(0) {
-            push(
-                "Running as Non-root user",
-                format!("{base}.runAsUser"),
-                serde_json::json!(0),
-            );
-        }
-        let effective = seccomp.or(pod_seccomp);
-        if !matches!(effective, Some("RuntimeDefault") | Some("Localhost"))
-            && seccomp != Some("Unconfined")
-        {
-            push(
-                "Seccomp",
-                format!("{base}.seccompProfile.type"),
-                effective
-                    .map(|t| Value::String(t.into()))
-                    .unwrap_or(Value::Null),
-            );
-        }
+        restricted_controls(sc, &base, seccomp, (pod_non_root, pod_seccomp), &mut push);
     }
     apparmor_type(sc, &base, Some(&image), out);
     selinux(sc, &base, Some(&image), out);
+}
+
+/// The controls only the restricted level has (`check_restricted*` in
+/// k8s.io/pod-security-admission): capabilities dropped, no privilege escalation,
+/// non-root, a seccomp profile. `pod` is the pod-level `runAsNonRoot` and seccomp type.
+fn restricted_controls(
+    sc: &Value,
+    base: &str,
+    seccomp: Option<&str>,
+    pod: (Option<bool>, Option<&str>),
+    push: &mut impl FnMut(&'static str, String, Value),
+) {
+    let (pod_non_root, pod_seccomp) = pod;
+    let drops: Vec<&str> = s(sc, "/capabilities/drop")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if !drops.contains(&"ALL") {
+        push(
+            "Capabilities",
+            format!("{base}.capabilities.drop"),
+            serde_json::json!(drops),
+        );
+    }
+    if s(sc, "/allowPrivilegeEscalation").and_then(Value::as_bool) != Some(false) {
+        push(
+            "Privilege Escalation",
+            format!("{base}.allowPrivilegeEscalation"),
+            sc.get("allowPrivilegeEscalation")
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+    }
+    match s(sc, "/runAsNonRoot").and_then(Value::as_bool) {
+        Some(true) => {}
+        Some(false) => push(
+            "Running as Non-root",
+            format!("{base}.runAsNonRoot"),
+            Value::Bool(false),
+        ),
+        None if pod_non_root != Some(true) => push(
+            "Running as Non-root",
+            format!("{base}.runAsNonRoot"),
+            Value::Null,
+        ),
+        None => {}
+    }
+    if s(sc, "/runAsUser").and_then(Value::as_i64) == Some(0) {
+        push(
+            "Running as Non-root user",
+            format!("{base}.runAsUser"),
+            serde_json::json!(0),
+        );
+    }
+    let effective = seccomp.or(pod_seccomp);
+    if !matches!(effective, Some("RuntimeDefault") | Some("Localhost"))
+        && seccomp != Some("Unconfined")
+    {
+        push(
+            "Seccomp",
+            format!("{base}.seccompProfile.type"),
+            effective
+                .map(|t| Value::String(t.into()))
+                .unwrap_or(Value::Null),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -9,14 +9,41 @@ use serde_json::{Map, Value};
 use super::Context;
 use super::pattern;
 
+/// Why a strategic merge patch cannot be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SmpError {
+    #[error("failed to preprocess the patch: the patch has a list where the resource has {0}")]
+    ListAgainst(&'static str),
+    #[error("a patchStrategicMerge must be a map, not {0}")]
+    NotMap(&'static str),
+    #[error("unknown patch strategy {0}")]
+    UnknownStrategy(String),
+    #[error(
+        "cannot merge {found} into {expected} (the patch and the resource disagree on the type)"
+    )]
+    TypeMismatch {
+        found: &'static str,
+        expected: &'static str,
+    },
+}
+
+/// Why an anchor's condition does not hold (the patch is then skipped, not failed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum AnchorMiss {
+    #[error("could not find {0:?} in the resource")]
+    Absent(String),
+    #[error("{0}")]
+    Mismatch(String),
+}
+
 /// Applies `patch` to `resource`. A failed conditional or global anchor is not an error:
 /// the patch shrinks to nothing and the resource comes back as the merge leaves it.
-pub fn apply(resource: &Value, patch: &Value, ctx: &Context) -> Result<Value, String> {
+pub fn apply(resource: &Value, patch: &Value, ctx: &Context) -> Result<Value, SmpError> {
     let mut cleaned = patch.clone();
     match preprocess(&mut cleaned, Some(resource), ctx) {
         Ok(()) => delete_condition_elements(&mut cleaned)?,
         Err(Pre::Condition | Pre::Global(_)) => cleaned = Value::Object(Map::new()),
-        Err(Pre::Other(e)) => return Err(format!("failed to preprocess the patch: {e}")),
+        Err(Pre::Other(e)) => return Err(e),
     }
     let schema = Ty::for_resource(resource);
     merge(Some(resource), Some(&cleaned), schema)
@@ -76,8 +103,8 @@ enum Pre {
     /// A `(key)` condition did not hold: skip this element (in a list) or the patch.
     Condition,
     /// A `<(key)` condition did not hold: skip the whole patch.
-    Global(String),
-    Other(String),
+    Global(AnchorMiss),
+    Other(SmpError),
 }
 
 fn preprocess(pattern: &mut Value, resource: Option<&Value>, ctx: &Context) -> Result<(), Pre> {
@@ -163,7 +190,7 @@ fn check_anchors(
     resource: Option<&Value>,
     ctx: &Context,
     which: Anchor,
-) -> Result<(), String> {
+) -> Result<(), AnchorMiss> {
     let Value::Object(map) = pattern else {
         return Ok(());
     };
@@ -176,7 +203,7 @@ fn check_anchors(
         .collect();
     for (key, inner) in anchored {
         let Some(actual) = resource.and_then(|r| r.get(&inner)) else {
-            return Err(format!("could not find {inner:?} in the resource"));
+            return Err(AnchorMiss::Absent(inner));
         };
         let expected = map.get_mut(&key).expect("key listed above");
         // An add-if-absent inside a condition turns the condition into an insertion.
@@ -188,7 +215,7 @@ fn check_anchors(
             &as_condition_value(expected),
             ctx,
         )
-        .map_err(|e| e.message)?;
+        .map_err(|e| AnchorMiss::Mismatch(e.message))?;
     }
     Ok(())
 }
@@ -215,10 +242,7 @@ fn walk_list(pattern: &mut Value, resource: Option<&Value>, ctx: &Context) -> Re
         None => &[],
         Some(Value::Array(a)) => a,
         Some(other) => {
-            return Err(Pre::Other(format!(
-                "the patch has a list where the resource has {}",
-                kind_name(other)
-            )));
+            return Err(Pre::Other(SmpError::ListAgainst(kind_name(other))));
         }
     };
     let originals = items.clone();
@@ -317,12 +341,9 @@ fn kind_name(v: &Value) -> &'static str {
 // ---------------------------------------------------------------------------------------
 // Cleaning: drop what only served as a condition
 
-fn delete_condition_elements(root: &mut Value) -> Result<(), String> {
+fn delete_condition_elements(root: &mut Value) -> Result<(), SmpError> {
     let Value::Object(map) = root else {
-        return Err(format!(
-            "a patchStrategicMerge must be a map, not {}",
-            kind_name(root)
-        ));
+        return Err(SmpError::NotMap(kind_name(root)));
     };
     let keys: Vec<String> = map.keys().cloned().collect();
     for key in keys {
@@ -527,7 +548,7 @@ enum Directive {
 }
 
 /// Reads and removes a map's `$patch` directive.
-fn take_directive(v: &mut Value) -> Result<Directive, String> {
+fn take_directive(v: &mut Value) -> Result<Directive, SmpError> {
     let Value::Object(m) = v else {
         return Ok(Directive::Merge);
     };
@@ -538,7 +559,7 @@ fn take_directive(v: &mut Value) -> Result<Directive, String> {
         Some("delete") => Directive::Delete,
         Some("replace") => Directive::Replace,
         Some("merge") => Directive::Merge,
-        _ => return Err(format!("unknown patch strategy {d}")),
+        _ => return Err(SmpError::UnknownStrategy(d.to_string())),
     };
     m.shift_remove("$patch");
     Ok(directive)
@@ -549,7 +570,7 @@ fn missing(v: Option<&Value>) -> bool {
 }
 
 /// Merges `src` (the patch) into `dest`; `None` means the field goes away.
-fn merge(dest: Option<&Value>, src: Option<&Value>, ty: Ty) -> Result<Option<Value>, String> {
+fn merge(dest: Option<&Value>, src: Option<&Value>, ty: Ty) -> Result<Option<Value>, SmpError> {
     let first = [dest, src].into_iter().flatten().find(|v| !v.is_null());
     match first {
         None => Ok(None),
@@ -574,20 +595,20 @@ fn same_shape(
     dest: Option<&Value>,
     src: Option<&Value>,
     ok: impl Fn(&Value) -> bool,
-    what: &str,
-) -> Result<(), String> {
+    what: &'static str,
+) -> Result<(), SmpError> {
     for v in [dest, src].into_iter().flatten() {
         if !v.is_null() && !ok(v) {
-            return Err(format!(
-                "cannot merge {} into {what} (the patch and the resource disagree on the type)",
-                kind_name(v)
-            ));
+            return Err(SmpError::TypeMismatch {
+                found: kind_name(v),
+                expected: what,
+            });
         }
     }
     Ok(())
 }
 
-fn merge_map(dest: Option<&Value>, src: Option<&Value>, ty: Ty) -> Result<Option<Value>, String> {
+fn merge_map(dest: Option<&Value>, src: Option<&Value>, ty: Ty) -> Result<Option<Value>, SmpError> {
     same_shape(dest, src, Value::is_object, "a map")?;
     let mut origin = src.cloned();
     let mut base = if missing(dest) {
@@ -658,7 +679,7 @@ fn merge_list(
     src: Option<&Value>,
     keys: Option<&'static [&'static str]>,
     element_ty: Ty,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, SmpError> {
     let Some(keys) = keys else {
         // Replaced by the patch when the patch has it (a `null` removes it).
         return Ok(match src {
@@ -746,7 +767,7 @@ fn merge_keyed(
     patch: &[Value],
     keys: &'static [&'static str],
     element_ty: Ty,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, SmpError> {
     let mut identities: Vec<Identity> = Vec::new();
     for element in patch.iter().chain(base.iter()) {
         let id = identity(element, keys);

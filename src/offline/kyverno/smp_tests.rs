@@ -115,7 +115,9 @@ fn merge_follows_strategic_merge_rules() {
 fn type_conflicts_are_errors() {
     let resource =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"labels": {"a": "1"}}});
-    let err = apply(&resource, &json!({"metadata": {"labels": "x"}}), &ctx()).unwrap_err();
+    let err = apply(&resource, &json!({"metadata": {"labels": "x"}}), &ctx())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("disagree"), "{err}");
 }
 

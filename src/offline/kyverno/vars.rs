@@ -35,8 +35,25 @@ pub fn substitute_lenient(value: &Value, ctx: &Context) -> Result<Value, VarErro
     substitute_with(value, ctx, true)
 }
 
+/// Whether a key or a string anywhere in `value` holds `{{` (a variable, or an escaped
+/// `\{{` that substitution unescapes). Without one, substitution is the identity.
+pub fn has_variables(value: &Value) -> bool {
+    any_text(value, &|s| s.contains("{{"))
+}
+
+/// Whether `test` holds for a map key or a string anywhere in `value`.
+pub fn any_text(value: &Value, test: &impl Fn(&str) -> bool) -> bool {
+    match value {
+        Value::String(s) => test(s),
+        Value::Array(items) => items.iter().any(|v| any_text(v, test)),
+        Value::Object(map) => map.iter().any(|(k, v)| test(k) || any_text(v, test)),
+        _ => false,
+    }
+}
+
 fn substitute_with(value: &Value, ctx: &Context, lenient: bool) -> Result<Value, VarError> {
     match value {
+        Value::String(s) if !s.contains("{{") => Ok(value.clone()),
         Value::String(s) => substitute_str(s, ctx, lenient),
         Value::Array(items) => items
             .iter()
@@ -153,7 +170,7 @@ pub fn query(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     if let Err(reason) = budget::check_shape(expr) {
         return Err(VarError::Invalid {
             expr: abbreviated(expr),
-            reason,
+            reason: reason.to_string(),
         });
     }
     budget::scoped(|| query_unbounded(expr, ctx))
@@ -496,7 +513,7 @@ macro_rules! func {
         let body = typed($body);
         let charged = move |a: Args, c: &mut JpContext<'_>| -> Result<Rcvar, JmespathError> {
             let out = body(a, c)?;
-            budget::charge(&out).map_err(|e| fail(c, e))?;
+            budget::charge(&out).map_err(|e| fail(c, e.to_string()))?;
             Ok(out)
         };
         $rt.register_function($name, Box::new(charged) as Box<dyn Function>);
@@ -706,7 +723,9 @@ fn register(rt: &mut Runtime) {
         for it in items {
             acc = Some(match acc {
                 None => it,
-                Some(prev) => arith_values(&prev, &it, Op::Add).map_err(|e| fail(c, e))?,
+                Some(prev) => {
+                    arith_values(&prev, &it, Op::Add).map_err(|e| fail(c, e.to_string()))?
+                }
             });
         }
         Ok(var(acc.unwrap_or(json!(0))))
@@ -804,7 +823,7 @@ fn register(rt: &mut Runtime) {
         ))))
     });
     func!(rt, "x509_decode", |a: Args, c: &mut JpContext<'_>| {
-        let v = super::x509::decode(&arg_str(a, 0, c)?).map_err(|e| fail(c, e))?;
+        let v = super::x509::decode(&arg_str(a, 0, c)?).map_err(|e| fail(c, e.to_string()))?;
         Ok(var(v))
     });
     func!(rt, "semver_compare", |a: Args, c: &mut JpContext<'_>| {
@@ -915,7 +934,9 @@ enum Op {
 fn arith(a: Args, c: &JpContext<'_>, op: Op) -> Result<Rcvar, JmespathError> {
     let x = arg_val(a, 0, c)?;
     let y = arg_val(a, 1, c)?;
-    arith_values(&x, &y, op).map(var).map_err(|e| fail(c, e))
+    arith_values(&x, &y, op)
+        .map(var)
+        .map_err(|e| fail(c, e.to_string()))
 }
 
 enum Operand {
@@ -938,25 +959,38 @@ fn operand(v: &Value) -> Option<Operand> {
     }
 }
 
-fn arith_values(x: &Value, y: &Value, op: Op) -> Result<Value, String> {
+/// Why Kyverno's arithmetic cannot combine two values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ArithError {
+    #[error("invalid operands {0} and {1}")]
+    Invalid(String, String),
+    #[error("incompatible operands {0} and {1}")]
+    Incompatible(String, String),
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("modulo by zero")]
+    ModuloByZero,
+}
+
+fn arith_values(x: &Value, y: &Value, op: Op) -> Result<Value, ArithError> {
     let (a, b) = match (operand(x), operand(y)) {
         (Some(a), Some(b)) => (a, b),
-        _ => return Err(format!("invalid operands {x} and {y}")),
+        _ => return Err(ArithError::Invalid(x.to_string(), y.to_string())),
     };
-    let calc = |p: f64, q: f64| -> Result<f64, String> {
+    let calc = |p: f64, q: f64| -> Result<f64, ArithError> {
         Ok(match op {
             Op::Add => p + q,
             Op::Sub => p - q,
             Op::Mul => p * q,
             Op::Div => {
                 if q == 0.0 {
-                    return Err("division by zero".into());
+                    return Err(ArithError::DivisionByZero);
                 }
                 p / q
             }
             Op::Mod => {
                 if q == 0.0 {
-                    return Err("modulo by zero".into());
+                    return Err(ArithError::ModuloByZero);
                 }
                 p % q
             }
@@ -973,7 +1007,7 @@ fn arith_values(x: &Value, y: &Value, op: Op) -> Result<Value, String> {
         (Dur(p), Dur(q), Op::Div) => num(calc(p, q)?),
         (Dur(p), Dur(q), _) | (Dur(p), Num(q), _) => json!(format_duration(calc(p, q)?)),
         (Num(p), Dur(q), Op::Mul) => json!(format_duration(calc(p, q)?)),
-        _ => return Err(format!("incompatible operands {x} and {y}")),
+        _ => return Err(ArithError::Incompatible(x.to_string(), y.to_string())),
     })
 }
 

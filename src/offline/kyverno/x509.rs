@@ -89,16 +89,25 @@ fn time(t: &Tlv<'_>) -> Option<String> {
     ))
 }
 
+/// Why a PEM text is not a certificate kca can read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CertError {
+    #[error("certificate is not valid base64")]
+    Base64,
+    #[error("certificate is not valid DER")]
+    Der,
+}
+
 /// Decodes a PEM certificate into a map shaped like Go's `x509.Certificate` JSON for
 /// the fields kca knows; big integers are decimal strings.
-pub fn decode(pem: &str) -> Result<Value, String> {
+pub fn decode(pem: &str) -> Result<Value, CertError> {
     let b64: String = pem
         .lines()
         .filter(|l| !l.starts_with("-----"))
         .collect::<Vec<_>>()
         .join("");
-    let der = super::vars::base64_decode(&b64).ok_or("certificate is not valid base64")?;
-    let bad = || "certificate is not valid DER".to_string();
+    let der = super::vars::base64_decode(&b64).ok_or(CertError::Base64)?;
+    let bad = || CertError::Der;
     let (cert, _) = read(&der).ok_or_else(bad)?;
     let parts = children(cert.body).ok_or_else(bad)?;
     let tbs = children(parts.first().ok_or_else(bad)?.body).ok_or_else(bad)?;

@@ -101,6 +101,14 @@ impl Apply {
             Some(f) => read_path(f)?
                 .first()
                 .map(runner::parse_values)
+                .transpose()
+                .map_err(|e| {
+                    Error::usage_with(
+                        format!("{}: not a values file kyverno apply reads", f.display()),
+                        "globalValues, values and foreachValues are maps; policies, rules, resources, namespaceSelector, namespaces and subresources are lists",
+                        e,
+                    )
+                })?
                 .unwrap_or_default(),
             None => Values::default(),
         };
@@ -188,6 +196,7 @@ pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
         ..ApplySummary::default()
     };
     let mut json_out = JsonStream::default();
+    let words = Words::new(p);
     let mut mutated = Vec::new();
     if json {
         p.out(&format!(
@@ -202,7 +211,7 @@ pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
             json_out.item(p, &r);
             continue;
         }
-        p.out(text_block(p, &r).trim_end());
+        p.out(text_block(p, &words, &r).trim_end());
         // Printed together after the results, as one YAML stream.
         mutated.extend(r.mutated.take());
     }
@@ -225,24 +234,58 @@ pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
     Ok(exit)
 }
 
+/// The status words of the text report, painted once per run.
+struct Words {
+    pass: String,
+    fail: String,
+    error: String,
+    warn: String,
+    skip: String,
+}
+
+impl Words {
+    fn new(p: &Printer) -> Words {
+        Words {
+            pass: p.paint(Style::Pass, "✓ PASS"),
+            fail: p.paint(Style::Fail, "✗ FAIL"),
+            error: p.paint(Style::Error, "✗ ERROR"),
+            warn: p.paint(Style::Skip, "! WARN"),
+            skip: p.paint(Style::Skip, "- SKIP"),
+        }
+    }
+
+    fn of(&self, status: &str) -> &str {
+        match status {
+            "pass" => &self.pass,
+            "fail" => &self.fail,
+            "error" => &self.error,
+            "warn" => &self.warn,
+            _ => &self.skip,
+        }
+    }
+}
+
 /// One resource's heading and a line per rule.
-fn text_block(p: &Printer, r: &ApplyResource) -> String {
+fn text_block(p: &Printer, words: &Words, r: &ApplyResource) -> String {
     let mut block = p.paint(Style::Heading, &r.resource);
     block.push('\n');
     if r.results.is_empty() {
         block.push_str("  no rule applies\n");
     }
     for rule in &r.results {
-        let word = match rule.status {
-            "pass" => p.paint(Style::Pass, "✓ PASS"),
-            "fail" => p.paint(Style::Fail, "✗ FAIL"),
-            "error" => p.paint(Style::Error, "✗ ERROR"),
-            "warn" => p.paint(Style::Skip, "! WARN"),
-            _ => p.paint(Style::Skip, "- SKIP"),
-        };
-        block.push_str(&format!("  {word}  {}/{}", rule.policy, rule.rule));
+        for part in [
+            "  ",
+            words.of(rule.status),
+            "  ",
+            &rule.policy,
+            "/",
+            &rule.rule,
+        ] {
+            block.push_str(part);
+        }
         if rule.status != "pass" && !rule.message.is_empty() {
-            block.push_str(&format!(": {}", rule.message));
+            block.push_str(": ");
+            block.push_str(&rule.message);
         }
         block.push('\n');
     }

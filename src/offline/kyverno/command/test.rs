@@ -89,7 +89,7 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
                     .as_deref()
                     .is_none_or(|sel| runner::selects(sel, row))
             })),
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(e.to_string()),
         }
     }
     let mut summary = Summary::default();

@@ -93,15 +93,8 @@ pub(super) fn classic_row(
     };
     // `validate.cel` rows are measured apart from the classic set.
     let rule = row.rule.as_str();
-    let is_cel_rule = |r: &Value| {
-        r.pointer("/validate/cel").is_some_and(|c| !c.is_null())
-            && r.get("name").and_then(Value::as_str).is_some_and(|n| {
-                rule.is_empty()
-                    || n == rule
-                    || n.strip_prefix("autogen-cronjob-")
-                        .or_else(|| n.strip_prefix("autogen-"))
-                        == Some(rule)
-            })
+    let is_cel_rule = |r: &super::super::Rule| {
+        r.is_cel() && (rule.is_empty() || r.name == rule || r.base_name() == rule)
     };
     if suite.policies[pi].rules.iter().any(is_cel_rule) {
         out.scope = "cel";

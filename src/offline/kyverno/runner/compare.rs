@@ -7,7 +7,17 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::read_docs;
+use super::{FileError, read_docs};
+
+/// Why a produced object is not the one a test row names.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Mismatch {
+    #[error(transparent)]
+    Unreadable(#[from] FileError),
+    /// Where the objects first differ, and how.
+    #[error("{0}")]
+    Differs(String),
+}
 
 /// Compares the expected object(s) in `file` with what we produced.
 pub(super) fn compare_file(
@@ -15,7 +25,7 @@ pub(super) fn compare_file(
     produced: &[Value],
     fallback: &Value,
     generated: bool,
-) -> Result<(), String> {
+) -> Result<(), Mismatch> {
     let expected = read_docs(file)?;
     for want in &expected {
         let key = identity(want);
@@ -46,7 +56,7 @@ pub(super) fn compare_file(
             a
         };
         if a != b {
-            return Err(first_difference(&a, &b, ""));
+            return Err(Mismatch::Differs(first_difference(&a, &b, "")));
         }
     }
     Ok(())

@@ -5,17 +5,19 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 mod cel;
 mod classic;
 mod compare;
 pub mod testfile;
+mod values;
 
 use super::entries::Options;
 use super::{Policy, UserInfo, load_policies};
 use cel::{CelActionRow, VapRow, gpol_row, mpol_row, vap_row, vpol_row};
 use testfile::{Flagged, ResultRow, TestFile};
+pub(crate) use values::{Values, ValuesError, parse_user, parse_values};
 
 pub const TEST_FILE_NAMES: &[&str] = &["kyverno-test.yaml", "kyverno-test.yml"];
 
@@ -116,13 +118,38 @@ fn walk(dir: &Path, names: &[&str], out: &mut Vec<PathBuf>) {
     }
 }
 
-pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, String> {
-    let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)
-        .map_err(|e| e.to_string())?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
-    let docs =
-        crate::yaml::parse_json_stream(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+/// Why a test file, or a file it names, cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error(transparent)]
+    Read(#[from] crate::input::ReadError),
+    #[error("{}: not UTF-8 text", .0.display())]
+    NotUtf8(PathBuf),
+    #[error("{}: {source}", path.display())]
+    Yaml {
+        path: PathBuf,
+        source: crate::yaml::YamlError,
+    },
+    #[error("{}: empty test file", .0.display())]
+    Empty(PathBuf),
+    #[error("{}: {source}", path.display())]
+    NotATest {
+        path: PathBuf,
+        source: testfile::DecodeError,
+    },
+    /// As `kyverno test` ("failed to decode yaml"), a values file of the wrong shape
+    /// fails the whole test.
+    #[error("{}: {source}", path.display())]
+    Values { path: PathBuf, source: ValuesError },
+}
+
+pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, FileError> {
+    let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)?;
+    let text = String::from_utf8(bytes).map_err(|_| FileError::NotUtf8(path.to_path_buf()))?;
+    let docs = crate::yaml::parse_json_stream(&text).map_err(|source| FileError::Yaml {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut out = Vec::new();
     for d in docs {
         // `kind: List` files hold their objects under `items`.
@@ -143,17 +170,6 @@ pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, String> {
     Ok(out)
 }
 
-fn str_list(v: Option<&Value>) -> Vec<String> {
-    match v {
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(|x| x.as_str().map(String::from))
-            .collect(),
-        Some(Value::String(s)) => vec![s.clone()],
-        _ => Vec::new(),
-    }
-}
-
 /// The list under `key` (empty when absent).
 fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
     v.get(key).and_then(Value::as_array).into_iter().flatten()
@@ -162,84 +178,6 @@ fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
 /// The string under `key` (empty when absent).
 fn text(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
-}
-
-/// The test's values file, digested.
-#[derive(Debug, Default)]
-pub(crate) struct Values {
-    pub(crate) global: Map<String, Value>,
-    pub(crate) per_resource: BTreeMap<(String, String), Map<String, Value>>,
-    pub(crate) per_rule: BTreeMap<(String, String), Map<String, Value>>,
-    pub(crate) namespaces: BTreeMap<String, BTreeMap<String, String>>,
-    /// Whole Namespace objects the values file states (`namespaces`), for CEL's
-    /// `namespaceObject`.
-    pub(crate) namespace_objects: Vec<Value>,
-    /// Subresource kind (`Scale`) → its parent and name.
-    pub(crate) subresources: BTreeMap<String, super::Subresource>,
-}
-
-pub(crate) fn parse_values(doc: &Value) -> Values {
-    let map_at = |v: &Value, key: &str| {
-        v.get(key)
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let mut v = Values {
-        global: map_at(doc, "globalValues"),
-        ..Values::default()
-    };
-    for p in list(doc, "policies") {
-        let pname = text(p, "name");
-        for r in list(p, "rules") {
-            let mut vals = map_at(r, "values");
-            for (k, val) in map_at(r, "foreachValues") {
-                vals.entry(k).or_insert(val);
-            }
-            v.per_rule.insert((pname.clone(), text(r, "name")), vals);
-        }
-        for r in list(p, "resources") {
-            v.per_resource
-                .insert((pname.clone(), text(r, "name")), map_at(r, "values"));
-        }
-    }
-    for sr in list(doc, "subresources") {
-        let parent = sr.get("parentResource").unwrap_or(&Value::Null);
-        let sub = sr.get("subresource").unwrap_or(&Value::Null);
-        let (group, version) = (text(parent, "group"), text(parent, "version"));
-        let name = text(sub, "name");
-        v.subresources.insert(
-            text(sub, "kind"),
-            super::Subresource {
-                parent_api_version: if group.is_empty() {
-                    version
-                } else {
-                    format!("{group}/{version}")
-                },
-                parent_kind: text(parent, "kind"),
-                name: name.rsplit('/').next().unwrap_or("").to_string(),
-            },
-        );
-    }
-    v.namespace_objects = list(doc, "namespaces").cloned().collect();
-    for ns in list(doc, "namespaceSelector") {
-        let labels = map_at(ns, "labels")
-            .iter()
-            .map(|(k, v)| (k.clone(), super::vars::to_text(v)))
-            .collect();
-        v.namespaces.insert(text(ns, "name"), labels);
-    }
-    v
-}
-
-pub(crate) fn parse_user(doc: &Value) -> UserInfo {
-    let ui = doc.get("userInfo").unwrap_or(&Value::Null);
-    UserInfo {
-        username: text(ui, "username"),
-        groups: str_list(ui.get("groups")),
-        roles: str_list(doc.get("roles")),
-        cluster_roles: str_list(doc.get("clusterRoles")),
-    }
 }
 
 /// Kinds whose rows we report as skipped, and why.
@@ -332,7 +270,7 @@ pub(crate) struct Suite {
 impl Suite {
     /// Reads every file `test` names, relative to `dir`; a file that cannot be read is a
     /// load problem, reported on the rows that need it.
-    fn load(path: &Path, test: &TestFile) -> Suite {
+    fn load(path: &Path, test: &TestFile) -> Result<Suite, FileError> {
         let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let mut problems = Vec::new();
         let mut read = |names: &[String], out: &mut Vec<Value>| {
@@ -343,7 +281,7 @@ impl Suite {
                 }
                 match read_docs(&dir.join(n)) {
                     Ok(d) => out.extend(d),
-                    Err(e) => problems.push(e),
+                    Err(e) => problems.push(e.to_string()),
                 }
             }
         };
@@ -365,12 +303,21 @@ impl Suite {
             .cloned()
             .collect();
         read(&test.param_resources, &mut vap_objs);
-        let values = match test.variables.as_str() {
-            "" => test.values.as_ref().map(parse_values).unwrap_or_default(),
+        let (values_at, values_doc) = match test.variables.as_str() {
+            "" => (path.to_path_buf(), test.values.clone()),
             file => {
                 let mut docs = Vec::new();
                 read(&[file.to_string()], &mut docs);
-                docs.first().map(parse_values).unwrap_or_default()
+                (dir.join(file), docs.into_iter().next())
+            }
+        };
+        let values = match values_doc.as_ref().map(parse_values).transpose() {
+            Ok(v) => v.unwrap_or_default(),
+            Err(source) => {
+                return Err(FileError::Values {
+                    path: values_at,
+                    source,
+                });
             }
         };
         let user = match test.userinfo.as_str() {
@@ -417,7 +364,7 @@ impl Suite {
             .collect();
         // As `kyverno test`, a policy Kyverno refuses is skipped with its validation error.
         let (policies, invalid) = super::split_invalid(load_policies(&policy_objs).0);
-        Suite {
+        Ok(Suite {
             file: path.display().to_string(),
             dir,
             policy_objs,
@@ -431,7 +378,7 @@ impl Suite {
             values,
             user,
             load_problems: problems,
-        }
+        })
     }
 
     /// The CEL policy of `kind`s named `name` among the test's policies.
@@ -477,14 +424,17 @@ impl Shared {
 }
 
 /// Runs one test file and returns its rows; `Err` when the file itself cannot be read.
-pub fn run_test(path: &Path) -> Result<Vec<Row>, String> {
+pub fn run_test(path: &Path) -> Result<Vec<Row>, FileError> {
     let docs = read_docs(path)?;
     let first = docs
         .into_iter()
         .next()
-        .ok_or_else(|| format!("{}: empty test file", path.display()))?;
-    let test = testfile::decode(first).map_err(|e| format!("{}: {e}", path.display()))?;
-    let suite = Suite::load(path, &test);
+        .ok_or_else(|| FileError::Empty(path.to_path_buf()))?;
+    let test = testfile::decode(first).map_err(|source| FileError::NotATest {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let suite = Suite::load(path, &test)?;
     let mut shared = Shared::default();
     let mut rows = Vec::new();
     for row in &test.results {

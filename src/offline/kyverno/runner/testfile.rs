@@ -183,12 +183,21 @@ impl ResultRow {
     }
 }
 
+/// Why a document is not a Kyverno CLI test.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not a Kyverno CLI test: the document is not a mapping")]
+    NotMapping,
+    #[error("not a Kyverno CLI test: {0}")]
+    Shape(#[source] serde_json::Error),
+}
+
 /// Decodes a test file's first document.
-pub fn decode(doc: Value) -> Result<TestFile, String> {
+pub fn decode(doc: Value) -> Result<TestFile, DecodeError> {
     if !doc.is_object() {
-        return Err("not a Kyverno CLI test: the document is not a mapping".into());
+        return Err(DecodeError::NotMapping);
     }
-    serde_json::from_value(doc).map_err(|e| format!("not a Kyverno CLI test: {e}"))
+    serde_json::from_value(doc).map_err(DecodeError::Shape)
 }
 
 /// A string, or empty for anything else (Kyverno ignores what it cannot read).
