@@ -2,6 +2,13 @@
 //! manifest) split over two threads. Results come back in input order; small batches
 //! stay on the calling thread. It must not print, and keeps no state between calls.
 
+/// How many threads can run at once here; asked once per process (the answer reads
+/// cgroup files, too slow to ask for every small file kca parses).
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// `f` over `items` in order, with the state `start` made for each half: the second half
 /// runs on another thread when there are at least `min` items and more than one core.
 /// Returns each half's state and results, first half first (one entry when not split).
@@ -16,8 +23,7 @@ pub fn halves<I: Sync, S: Send, T: Send>(
         let out: Vec<T> = part.iter().filter_map(|i| f(&mut state, i)).collect();
         (state, out)
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if items.len() < min.max(2) || cores < 2 {
+    if items.len() < min.max(2) || cores() < 2 {
         return vec![run(items)];
     }
     let (first, second) = items.split_at(items.len() / 2);
@@ -33,8 +39,7 @@ pub fn halves<I: Sync, S: Send, T: Send>(
 
 /// Drops a large batch (the objects of a big manifest) on two threads.
 pub fn drop_in_halves<T: Send>(mut items: Vec<T>) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if items.len() < 4096 || cores < 2 {
+    if items.len() < 4096 || cores() < 2 {
         return;
     }
     let second = items.split_off(items.len() / 2);
@@ -55,8 +60,7 @@ mod tests {
             seen.push(i);
             (i % 3 != 0).then_some(i * 2)
         });
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert_eq!(parts.len(), if cores > 1 { 2 } else { 1 });
+        assert_eq!(parts.len(), if cores() > 1 { 2 } else { 1 });
         let seen: Vec<usize> = parts.iter().flat_map(|(s, _)| s.clone()).collect();
         assert_eq!(seen, items);
         let out: Vec<usize> = parts.into_iter().flat_map(|(_, o)| o).collect();

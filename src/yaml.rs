@@ -218,7 +218,11 @@ pub fn parse_pieces<S: Send>(
     start: impl Fn() -> S + Sync,
     each: impl Fn(&mut S, Node) + Sync,
 ) -> Result<Vec<S>, YamlError> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
+    let threads = if src.len() < 2 * pieces::MIN_PIECE_BYTES {
+        1
+    } else {
+        crate::par::cores().min(MAX_THREADS)
+    };
     parse_on(threads, src, start, each)
 }
 
@@ -266,8 +270,8 @@ const MAX_THREADS: usize = 4;
 
 /// Parses a text that must hold at most one document; `Null` when it holds none.
 pub fn parse_one(src: &str) -> Result<Node, YamlError> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads > 1
+    if src.len() >= 2 * pieces::MIN_PIECE_BYTES
+        && crate::par::cores() > 1
         && let Some(doc) = one::parse_in_two(src.strip_prefix('\u{feff}').unwrap_or(src))
     {
         return Ok(doc);
