@@ -1,0 +1,200 @@
+//! Tests of `yaml`: the core schema, positions, budgets, and parsing in pieces.
+
+use super::*;
+use serde_json::json;
+
+#[test]
+fn scalars_follow_the_core_schema() {
+    let cases = [
+        ("a: 1", json!({"a": 1})),
+        ("a: -2", json!({"a": -2})),
+        ("a: 1.5", json!({"a": 1.5})),
+        ("a: '1'", json!({"a": "1"})),
+        ("a: true", json!({"a": true})),
+        ("a: yes", json!({"a": "yes"})),
+        ("a: ~", json!({"a": null})),
+        ("a:", json!({"a": null})),
+        ("a: 0x10", json!({"a": 16})),
+        ("a: 1e3", json!({"a": 1000.0})),
+        ("a: 1.2.3", json!({"a": "1.2.3"})),
+        ("a: !!str 5", json!({"a": "5"})),
+        ("a: 100m", json!({"a": "100m"})),
+        ("a: |\n  x\n", json!({"a": "x\n"})),
+    ];
+    for (src, want) in cases {
+        assert_eq!(parse_one(src).unwrap().to_json(), want, "{src}");
+    }
+}
+
+#[test]
+fn into_json_gives_what_to_json_gives() {
+    let src = "a: [1, -2.5, x, ~, true]\n1: one\ntrue: yes\n~: nothing\n2.5: f\nb: {c: &x {d: e}, f: *x}\n";
+    let doc = parse_one(src).unwrap();
+    let want = doc.to_json();
+    assert_eq!(want["1"], json!("one"));
+    assert_eq!(doc.into_json(), want);
+}
+
+#[test]
+fn positions_are_one_based() {
+    let doc = parse_one("a:\n  b: [1, x]\n").unwrap();
+    let b = doc.get("a").unwrap().get("b").unwrap();
+    assert_eq!(b.pos, Pos { line: 2, col: 6 });
+    let Yaml::Seq(items) = &b.value else { panic!() };
+    assert_eq!(items[1].pos, Pos { line: 2, col: 10 });
+}
+
+#[test]
+fn streams_skip_empty_documents() {
+    let docs = parse_json_stream("---\n---\na: 1\n---\nb: 2\n").unwrap();
+    assert_eq!(docs, vec![json!({"a": 1}), json!({"b": 2})]);
+}
+
+#[test]
+fn errors_carry_a_position() {
+    let err = parse_stream("a: 1\nb: [\n").unwrap_err();
+    assert!(err.pos.line >= 2, "{err:?}");
+    let dup = parse_stream("a: 1\na: 2\n").unwrap_err();
+    assert_eq!(dup.pos, Pos { line: 2, col: 1 });
+    assert!(dup.message.contains("duplicate key `a`"));
+}
+
+#[test]
+fn aliases_expand_and_are_bounded() {
+    let doc = parse_one("x: &a {k: v}\ny: *a\n").unwrap().to_json();
+    assert_eq!(doc, json!({"x": {"k": "v"}, "y": {"k": "v"}}));
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..9 {
+        let prev = format!("*a{}", i - 1);
+        bomb.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+    }
+    assert!(parse_stream(&bomb).is_err());
+}
+
+#[test]
+fn alias_expansion_is_budgeted_per_run_not_per_file() {
+    // Each file stays under the per-run budget on its own; together they do not.
+    let mut file = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..5 {
+        let prev = format!("*a{}", i - 1);
+        file.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+    }
+    let results: Vec<_> = (0..12).map(|_| parse_stream(&file).is_ok()).collect();
+    assert!(results[0], "one file is fine");
+    assert!(results.contains(&false), "{results:?}");
+}
+
+#[test]
+fn a_mapping_with_many_keys_loads_in_linear_time() {
+    let mapping = |n: usize| -> String { (0..n).map(|i| format!("key-{i}: {i}\n")).collect() };
+    let (small, big) = (mapping(2_500), mapping(10_000));
+    // The fastest of three runs, so a busy machine does not decide the outcome.
+    let time = |src: &str| {
+        let start = std::time::Instant::now();
+        let doc = parse_one(src).unwrap();
+        assert!(matches!(doc.value, Yaml::Map(_)));
+        start.elapsed()
+    };
+    // Interleaved, so that a burst of load hits both sizes alike.
+    let (mut t10, mut t40) = (std::time::Duration::MAX, std::time::Duration::MAX);
+    for _ in 0..3 {
+        t10 = t10.min(time(&small));
+        t40 = t40.min(time(&big));
+    }
+    // Linear: about 4x for 4x the keys; the quadratic duplicate check made it 16x.
+    // (`bench/scale.sh` measures 10k to 40k keys in a release build.)
+    assert!(
+        t40 < t10 * 8 + std::time::Duration::from_millis(20),
+        "2.5k keys: {t10:?}, 10k keys: {t40:?}"
+    );
+    let dup = parse_stream(&format!("{big}key-7: again\n")).unwrap_err();
+    assert!(
+        dup.message
+            .contains("duplicate key `key-7` (first at line 8)"),
+        "{dup:?}"
+    );
+}
+
+/// `docs` small Kubernetes-like documents, far more than one piece's worth.
+fn big_stream(docs: usize) -> String {
+    (0..docs)
+        .map(|i| format!("---\nkind: Role\nmetadata: {{name: r-{i}, labels: {{a: b}}}}\nrules:\n- verbs: [get]\n"))
+        .collect()
+}
+
+fn pieces_of(threads: usize, src: &str) -> Result<Vec<Node>, YamlError> {
+    let pieces = parse_on(threads, src, Vec::new, |docs, n| docs.push(n))?;
+    assert_eq!(pieces.len() > 1, threads > 1, "the stream was not cut");
+    Ok(pieces.into_iter().flatten().collect())
+}
+
+#[test]
+fn a_stream_parsed_in_pieces_equals_the_sequential_parse() {
+    let src = big_stream(20_000);
+    let sequential = pieces_of(1, &src).unwrap();
+    assert_eq!(sequential.len(), 20_000);
+    // Positions included: the last document starts on its line in the whole file.
+    assert_eq!(
+        sequential[19_999].pos,
+        Pos {
+            line: 5 * 19_999 + 2,
+            col: 1
+        }
+    );
+    assert_eq!(pieces_of(4, &src).unwrap(), sequential);
+    let bom = format!("\u{feff}{src}");
+    assert_eq!(pieces_of(4, &bom).unwrap(), sequential);
+}
+
+#[test]
+fn an_error_in_a_later_piece_has_its_line_in_the_whole_stream() {
+    let mut src = big_stream(20_000);
+    src.push_str("---\nkind: Role\nkind: again\n");
+    let err = pieces_of(4, &src).unwrap_err();
+    assert_eq!(err.pos.line, 5 * 20_000 + 3, "{err:?}");
+    assert!(err.message.contains("duplicate key `kind`"), "{err:?}");
+    // A syntax error in the first piece wins over one in the last.
+    let src = format!("a: [\n{src}");
+    let err = pieces_of(4, &src).unwrap_err();
+    assert!(err.pos.line < 10, "{err:?}");
+}
+
+#[test]
+fn threads_of_one_parse_share_the_run_budget() {
+    // 10k documents each expanding 101 aliased nodes: no piece alone reaches the
+    // run's budget, all of them together do.
+    let doc = format!("---\na: &a [{}]\nb: *a\n", vec!["x"; 100].join(", "));
+    let src = doc.repeat(MAX_EXPANDED_NODES / 101 + 10);
+    let err = pieces_of(4, &src).unwrap_err();
+    assert!(err.message.contains("aliases expand"), "{err:?}");
+    // What the threads spent is the calling thread's from now on.
+    let (nodes, aliases) = SPENT.get();
+    assert!(
+        aliases > MAX_EXPANDED_NODES / 2 && nodes > aliases,
+        "{nodes} {aliases}"
+    );
+    assert!(parse_one("x: &a [1]\ny: *a\n").is_err());
+}
+
+#[test]
+fn syntax_errors_get_a_human_hint() {
+    let hint_of = |src: &str| hint(src, &parse_stream(src).unwrap_err());
+    assert!(hint_of("a:\n\tb: 1\n").contains("spaces, not tabs"));
+    assert!(hint_of("a:\n  b: 1\n c: 2\n").contains("line up"));
+    assert!(hint_of("a:\n  - x\n - y\n").contains("line up"));
+    assert!(hint_of("a: 1\n  b: 2\n").contains("indent this line"));
+    assert!(hint_of("key: value: x\n").contains("quote a value"));
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let deep = "[".repeat(10_000);
+    assert!(parse_stream(&deep).is_err());
+}
+
+#[test]
+fn writes_yaml_that_reads_back() {
+    let value = json!({"a": [1, "two", {"b": null}], "c": "x: y"});
+    let text = to_string(&value);
+    assert_eq!(parse_one(&text).unwrap().to_json(), value);
+}
