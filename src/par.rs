@@ -37,18 +37,6 @@ pub fn halves<I: Sync, S: Send, T: Send>(
     })
 }
 
-/// Drops a large batch (the objects of a big manifest) on two threads.
-pub fn drop_in_halves<T: Send>(mut items: Vec<T>) {
-    if items.len() < 4096 || cores() < 2 {
-        return;
-    }
-    let second = items.split_off(items.len() / 2);
-    std::thread::scope(|scope| {
-        scope.spawn(move || drop(second));
-        drop(items);
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,20 +60,5 @@ mod tests {
         assert_eq!(out, want);
         // Small batches stay whole.
         assert_eq!(halves(&items[..50], 100, || (), |_, &i| Some(i)).len(), 1);
-    }
-
-    #[test]
-    fn every_item_is_dropped_once() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static DROPPED: AtomicUsize = AtomicUsize::new(0);
-        struct Counted;
-        impl Drop for Counted {
-            fn drop(&mut self) {
-                DROPPED.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        drop_in_halves((0..10_001).map(|_| Counted).collect());
-        drop_in_halves((0..10).map(|_| Counted).collect());
-        assert_eq!(DROPPED.load(Ordering::Relaxed), 10_011);
     }
 }

@@ -63,6 +63,16 @@ pub fn load(
     files: &[PathBuf],
     check: impl Fn(&crate::yaml::Node, &mut Collector<'_>) + Sync,
 ) -> Result<Vec<Value>> {
+    load_each(files, check, |o, objects| objects.push(o))
+}
+
+/// As [`load`], handing each object to `keep` on the thread that parsed it, which keeps
+/// what the caller needs of it (a big set need never be held as JSON).
+pub fn load_each<T: Send>(
+    files: &[PathBuf],
+    check: impl Fn(&crate::yaml::Node, &mut Collector<'_>) + Sync,
+    keep: impl Fn(Value, &mut Vec<T>) + Sync,
+) -> Result<Vec<T>> {
     let mut objects = Vec::new();
     let mut diags: Vec<Diagnostic> = Vec::new();
     for file in files {
@@ -84,11 +94,11 @@ pub fn load(
         let pieces = crate::yaml::parse_pieces(
             &src,
             || (Collector::new(file, &src), Vec::new()),
-            |(c, objects): &mut (Collector<'_>, Vec<Value>), doc| match doc.value {
+            |(c, objects): &mut (Collector<'_>, Vec<T>), doc| match doc.value {
                 Yaml::Null => {}
                 Yaml::Map(_) => {
                     check(&doc, c);
-                    objects.push(doc.into_json());
+                    keep(doc.into_json(), objects);
                 }
                 _ => c.error_hint(
                     doc.pos,

@@ -3,9 +3,12 @@
 //! and output only; the answer comes from `Authorizer`.
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::resource::Mapper;
-use super::{AccessRequest, Authorizer, Decision, impersonated, validate};
+use super::{
+    AccessRequest, Authorizer, DEFAULT_NAMESPACE, Decision, Reads, impersonated, validate,
+};
 use crate::cli::auth::{AuthCommand, CanIArgs};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -107,11 +110,24 @@ fn can_i(ctx: &Ctx, args: &CanIArgs) -> Result<Exit> {
     }
 
     let files = manifest::files(&args.paths)?;
-    let objects = manifest::load(&files, validate::check_document)?;
-    let authorizer = Authorizer::new(&objects);
-    let mapper = Mapper::built_in().with_crds(&objects);
-    // Freeing 100k objects takes as long as reading their RBAC: share it out.
-    crate::par::drop_in_halves(objects);
+    // Each object is read for its RBAC on the thread that parsed it; only CRDs (for the
+    // resource mapper) stay JSON.
+    let kept = manifest::load_each(&files, validate::check_document, |o, kept| {
+        if o.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
+            kept.push(Kept::Crd(o));
+        } else {
+            kept.push(Kept::Rbac(Reads::of(&o, DEFAULT_NAMESPACE)));
+        }
+    })?;
+    let mut crds = Vec::new();
+    let authorizer = Authorizer::from_reads(kept.into_iter().filter_map(|k| match k {
+        Kept::Rbac(reads) => Some(reads),
+        Kept::Crd(crd) => {
+            crds.push(crd);
+            None
+        }
+    }));
+    let mapper = Mapper::built_in().with_crds(&crds);
 
     let mut warnings: Vec<String> = authorizer.warnings().to_vec();
     if authorizer.counts().iter().sum::<usize>() == 0 {
@@ -252,4 +268,10 @@ fn report(ctx: &Ctx, req: &AccessRequest, decision: &Decision, warnings: Vec<Str
             ));
         }
     }
+}
+
+/// What `can-i` keeps of each object it loads.
+enum Kept {
+    Rbac(Reads),
+    Crd(Value),
 }

@@ -103,26 +103,28 @@ impl Authorizer {
     /// As [`Authorizer::new`], placing namespaced objects without `metadata.namespace`
     /// in `default_namespace` (as `kubectl apply -n NS -f` would).
     pub fn new_in(objects: &[Value], default_namespace: &str) -> Authorizer {
-        let mut flat = Vec::new();
-        for o in objects {
-            flatten(o, &mut flat);
-        }
-        let mut a = Authorizer::default();
-        let mut cluster_roles: Vec<aggregate::Aggregable> = Vec::new();
-        // Later objects replace earlier ones with the same identity, as `kubectl apply`
-        // of the files in order would; the indexes keep that linear.
-        let mut cluster_role_at: HashMap<String, usize> = HashMap::new();
-        let mut rb_at: HashMap<(String, String), usize> = HashMap::new();
-        let mut crb_at: HashMap<(String, String), usize> = HashMap::new();
         // Reading the objects is independent per object (and on two threads for a big
         // set); applying them stays in order.
         let parts = crate::par::halves(
-            &flat,
+            objects,
             PARALLEL_OBJECTS,
             || (),
-            |_, o| read_object(o, default_namespace),
+            |_, o| Some(Reads::of(o, default_namespace)),
         );
-        for item in parts.into_iter().flat_map(|(_, items)| items) {
+        Authorizer::from_reads(parts.into_iter().flat_map(|(_, reads)| reads))
+    }
+
+    /// From what each object brought ([`Reads::of`]), in the order the objects came:
+    /// later objects replace earlier ones with the same identity, as `kubectl apply` of
+    /// the files in order would; aggregation applied.
+    pub fn from_reads(reads: impl IntoIterator<Item = Reads>) -> Authorizer {
+        let mut a = Authorizer::default();
+        let mut cluster_roles: Vec<aggregate::Aggregable> = Vec::new();
+        // The indexes keep replacing linear.
+        let mut cluster_role_at: HashMap<String, usize> = HashMap::new();
+        let mut rb_at: HashMap<(String, String), usize> = HashMap::new();
+        let mut crb_at: HashMap<(String, String), usize> = HashMap::new();
+        for item in reads.into_iter().flat_map(|r| r.0) {
             match item {
                 Read::Unnamed(kind) => a
                     .warnings
@@ -483,7 +485,26 @@ fn flatten<'a>(o: &'a Value, out: &mut Vec<&'a Value>) {
 /// Sets of objects smaller than this are read on one thread.
 const PARALLEL_OBJECTS: usize = 4096;
 
-/// What one object brings to an [`Authorizer`], read without touching it.
+/// What one object brings to an [`Authorizer`] (each item of a `List`; nothing for a
+/// kind that is not RBAC). Reading needs no other object, so a big `-f` set is read on
+/// the threads that parse it and never held as JSON (`kca auth can-i`).
+pub struct Reads(Vec<Read>);
+
+impl Reads {
+    /// What `o` brings; namespaced objects without a namespace are placed in
+    /// `default_namespace`.
+    pub fn of(o: &Value, default_namespace: &str) -> Reads {
+        let mut flat = Vec::new();
+        flatten(o, &mut flat);
+        Reads(
+            flat.into_iter()
+                .filter_map(|o| read_object(o, default_namespace))
+                .collect(),
+        )
+    }
+}
+
+/// What one RBAC object brings, read without touching it.
 enum Read {
     /// An RBAC object of this kind without a name.
     Unnamed(&'static str),
