@@ -149,7 +149,7 @@ pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&
 }
 
 /// Lists shorter than this are decoded on one thread.
-const PARALLEL_ITEMS: usize = 2048;
+const PARALLEL_ITEMS: usize = if cfg!(test) { 256 } else { 2048 };
 
 /// Decodes nodes of one file, collecting diagnostics.
 pub struct Decoder<'a> {

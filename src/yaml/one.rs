@@ -215,16 +215,16 @@ mod tests {
     fn a_document_parsed_in_two_equals_one_parse() {
         // A compact sequence (entries at the column of their key) starts where the
         // parser says, not at a `-`: it is parsed whole, or else in two faithfully.
-        let src = quiz(20_000, |i| format!("- id: q-{i}\n  more:\n  - y\n"));
+        let src = quiz(2_000, |i| format!("- id: q-{i}\n  more:\n  - y\n"));
         assert!(cut(&src).is_some());
         assert!(parse_in_two(&src).is_none_or(|two| two == sequential(&src)));
         let layouts: [(usize, &dyn Fn(usize) -> String); 3] = [
-            (6_000, &question),
+            (375, &question),
             // Entries on their own line, and a plain scalar running over two lines.
-            (20_000, &|i| {
+            (1_250, &|i| {
                 format!("  -\n    id: q-{i}\n    text: a b\n      c d\n")
             }),
-            (40_000, &|i| format!("  - [x{i}, y]\r\n")),
+            (2_500, &|i| format!("  - [x{i}, y]\r\n")),
         ];
         for (n, layout) in layouts {
             let src = quiz(n, layout);
@@ -233,42 +233,40 @@ mod tests {
             assert_eq!(two, sequential(&src), "{}", &src[..200]);
         }
         // A document that is itself a sequence.
-        let src: String = (0..40_000).map(|i| format!("- {{id: {i}}}\n")).collect();
+        let src: String = (0..4_000).map(|i| format!("- {{id: {i}}}\n")).collect();
         assert_eq!(parse_in_two(&src).unwrap(), sequential(&src));
     }
 
     #[test]
     fn a_document_that_cannot_be_cut_faithfully_is_parsed_whole() {
         // Something after the sequence, at a smaller indentation.
-        let src = quiz(12_000, question) + "passMark: 50\n";
+        let src = quiz(750, question) + "passMark: 50\n";
         assert!(cut(&src).is_none());
         // An alias in the tail to an anchor in the head.
-        let src = quiz(12_000, |i| match i {
+        let src = quiz(750, |i| match i {
             0 => "  - &first {id: q-0}\n".into(),
-            11_999 => "  - *first\n".into(),
+            749 => "  - *first\n".into(),
             i => question(i),
         });
         assert!(cut(&src).is_some() && parse_in_two(&src).is_none());
         // A flow collection left open across the cut, and a tab in the tail.
-        let mut src = quiz(6_000, question);
+        let mut src = quiz(375, question);
         src.push_str("  - [a,\n");
-        src.push_str(
-            &quiz(6_000, question)["kind: Quiz\nmetadata: {id: big}\nquestions:\n".len()..],
-        );
+        src.push_str(&quiz(375, question)["kind: Quiz\nmetadata: {id: big}\nquestions:\n".len()..]);
         src.push_str("  ]\n");
         assert!(parse_in_two(&src).is_none());
-        let src = quiz(12_000, question) + "\t- x\n";
+        let src = quiz(750, question) + "\t- x\n";
         assert!(cut(&src).is_none());
         // A second document before the cut, which `parse_one` must refuse.
         for marker in ["...", "--- # two"] {
-            let mut src = quiz(6_000, question);
+            let mut src = quiz(375, question);
             src.push_str(&format!("{marker}\n"));
             src.push_str(
-                &quiz(6_000, question)["kind: Quiz\nmetadata: {id: big}\nquestions:\n".len()..],
+                &quiz(375, question)["kind: Quiz\nmetadata: {id: big}\nquestions:\n".len()..],
             );
             assert!(cut(&src).is_none(), "{marker}");
         }
-        let src = format!("--- # one\n{}", quiz(12_000, question));
+        let src = format!("--- # one\n{}", quiz(750, question));
         assert_eq!(parse_in_two(&src).unwrap(), sequential(&src));
         // A document too small to be worth a thread.
         assert!(cut(&quiz(10, question)).is_none());
@@ -283,7 +281,7 @@ mod tests {
                 src.push_str(&format!("{}k{d}:\n", " ".repeat(d)));
             }
             let pad = " ".repeat(levels);
-            for i in 0..8_000 {
+            for i in 0..500 {
                 src.push_str(&format!("{pad}- [[[[x{i}]]]]\n"));
             }
             src

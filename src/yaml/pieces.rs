@@ -13,7 +13,7 @@
 
 /// Streams smaller than this are parsed on the calling thread: a thread costs more than
 /// it saves.
-pub(super) const MIN_PIECE_BYTES: usize = 256 * 1024;
+pub(super) const MIN_PIECE_BYTES: usize = if cfg!(test) { 16 * 1024 } else { 256 * 1024 };
 
 /// One piece of a stream: its text, and how many lines come before it in the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

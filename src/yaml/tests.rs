@@ -130,14 +130,14 @@ fn pieces_of(threads: usize, src: &str) -> Result<Vec<Node>, YamlError> {
 
 #[test]
 fn a_stream_parsed_in_pieces_equals_the_sequential_parse() {
-    let src = big_stream(20_000);
+    let src = big_stream(1_250);
     let sequential = pieces_of(1, &src).unwrap();
-    assert_eq!(sequential.len(), 20_000);
+    assert_eq!(sequential.len(), 1_250);
     // Positions included: the last document starts on its line in the whole file.
     assert_eq!(
-        sequential[19_999].pos,
+        sequential[1_249].pos,
         Pos {
-            line: 5 * 19_999 + 2,
+            line: 5 * 1_249 + 2,
             col: 1
         }
     );
@@ -148,10 +148,10 @@ fn a_stream_parsed_in_pieces_equals_the_sequential_parse() {
 
 #[test]
 fn an_error_in_a_later_piece_has_its_line_in_the_whole_stream() {
-    let mut src = big_stream(20_000);
+    let mut src = big_stream(1_250);
     src.push_str("---\nkind: Role\nkind: again\n");
     let err = pieces_of(4, &src).unwrap_err();
-    assert_eq!(err.pos.line, 5 * 20_000 + 3, "{err:?}");
+    assert_eq!(err.pos.line, 5 * 1_250 + 3, "{err:?}");
     assert!(err.message.contains("duplicate key `kind`"), "{err:?}");
     // A syntax error in the first piece wins over one in the last.
     let src = format!("a: [\n{src}");
@@ -161,10 +161,11 @@ fn an_error_in_a_later_piece_has_its_line_in_the_whole_stream() {
 
 #[test]
 fn threads_of_one_parse_share_the_run_budget() {
-    // 10k documents each expanding 101 aliased nodes: no piece alone reaches the
-    // run's budget, all of them together do.
-    let doc = format!("---\na: &a [{}]\nb: *a\n", vec!["x"; 100].join(", "));
-    let src = doc.repeat(MAX_EXPANDED_NODES / 101 + 10);
+    // About 110 documents each expanding ten aliases of 1,001 nodes: no piece alone
+    // reaches the run's budget, all of them together do.
+    let aliases: String = (0..10).map(|i| format!("b{i}: *a\n")).collect();
+    let doc = format!("---\na: &a [{}]\n{aliases}", vec!["x"; 1_000].join(", "));
+    let src = doc.repeat(MAX_EXPANDED_NODES / 10_010 + 10);
     let err = pieces_of(4, &src).unwrap_err();
     assert!(err.message.contains("aliases expand"), "{err:?}");
     // What the threads spent is the calling thread's from now on.
