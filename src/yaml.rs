@@ -331,56 +331,96 @@ pub fn to_stream(values: &[Value]) -> String {
         .join("---\n")
 }
 
-/// A mapping key as something hashable, for the duplicate-key check.
-#[derive(PartialEq, Eq, Hash)]
-enum KeyId {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(u64),
-    Str(String),
-}
-
-impl KeyId {
-    fn of(value: &Yaml) -> Option<KeyId> {
-        Some(match value {
-            Yaml::Null => KeyId::Null,
-            Yaml::Bool(b) => KeyId::Bool(*b),
-            Yaml::Int(i) => KeyId::Int(*i),
-            // -0.0 and 0.0 are the same key, as `==` says.
-            Yaml::Float(f) => KeyId::Float(if *f == 0.0 { 0 } else { f.to_bits() }),
-            Yaml::Str(s) => KeyId::Str(s.clone()),
-            Yaml::Seq(_) | Yaml::Map(_) => return None,
-        })
+/// A hash of a scalar mapping key, for the duplicate-key check: equal keys (as `==` on
+/// [`Yaml`] says: `0.0` and `-0.0` are one key) hash alike, and nothing is allocated.
+/// Seeded per process, so a file cannot be written to make its keys collide.
+fn key_hash(value: &Yaml) -> Option<u64> {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    static STATE: std::sync::OnceLock<foldhash::fast::RandomState> = std::sync::OnceLock::new();
+    let mut h = STATE.get_or_init(Default::default).build_hasher();
+    match value {
+        Yaml::Null => 0u8.hash(&mut h),
+        Yaml::Bool(b) => (1u8, *b).hash(&mut h),
+        Yaml::Int(i) => (2u8, *i).hash(&mut h),
+        Yaml::Float(f) => (3u8, if *f == 0.0 { 0 } else { f.to_bits() }).hash(&mut h),
+        Yaml::Str(s) => (4u8, s.as_str()).hash(&mut h),
+        Yaml::Seq(_) | Yaml::Map(_) => return None,
     }
+    Some(h.finish())
 }
 
-/// A mapping being built: its entries, the key waiting for its value, and where each key
-/// was first seen (line), so a duplicate is found in constant time.
+/// A mapping being built: its entries, the key waiting for its value, and an index from
+/// key hashes to entries, so a duplicate is found in constant time.
 struct MapFrame {
     entries: Vec<(Node, Node)>,
     pending: Option<Node>,
-    /// Built once the mapping has more keys than a scan is worth.
-    seen: HashMap<KeyId, usize>,
+    /// Key hash → the first entry with a key of that hash; built once the mapping has
+    /// more keys than a scan is worth.
+    seen: HashMap<u64, usize, NoRehash>,
+}
+
+/// The keys of `MapFrame::seen` are hashes already.
+#[derive(Default, Clone)]
+struct NoRehash;
+
+impl std::hash::BuildHasher for NoRehash {
+    type Hasher = PassThrough;
+    fn build_hasher(&self) -> PassThrough {
+        PassThrough(0)
+    }
+}
+
+struct PassThrough(u64);
+
+impl std::hash::Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used (the keys are u64); fold anything else in.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 /// Mappings up to this many keys (nearly all of them) are checked by a scan.
 const SCAN_KEYS: usize = 16;
 
 impl MapFrame {
-    /// The line of an earlier key equal to `key`, if any.
-    fn first_line_of(&self, key: &Yaml) -> Option<usize> {
-        if self.entries.len() < SCAN_KEYS {
-            return self
-                .entries
-                .iter()
-                .find(|(k, _)| &k.value == key)
-                .map(|(k, _)| k.pos.line);
+    fn new() -> MapFrame {
+        MapFrame {
+            entries: Vec::new(),
+            pending: None,
+            seen: HashMap::default(),
         }
-        KeyId::of(key).and_then(|id| self.seen.get(&id).copied())
     }
 
-    /// Records `key` (about to be added) for later duplicate checks.
+    /// The line of an earlier key equal to `key`, if any.
+    fn first_line_of(&self, key: &Yaml) -> Option<usize> {
+        let scan = |entries: &[(Node, Node)]| {
+            entries
+                .iter()
+                .find(|(k, _)| &k.value == key)
+                .map(|(k, _)| k.pos.line)
+        };
+        if self.entries.len() < SCAN_KEYS {
+            return scan(&self.entries);
+        }
+        let at = *self.seen.get(&key_hash(key)?)?;
+        let (first, _) = &self.entries[at];
+        if &first.value == key {
+            Some(first.pos.line)
+        } else {
+            // Two keys with one hash (rare, and not to be provoked: the seed is random).
+            scan(&self.entries[at + 1..])
+        }
+    }
+
+    /// Records `key`, about to become entry `self.entries.len()`, for later checks.
     fn remember(&mut self, key: &Node) {
         let n = self.entries.len();
         if n + 1 < SCAN_KEYS {
@@ -388,14 +428,14 @@ impl MapFrame {
         }
         if n + 1 == SCAN_KEYS {
             // Crossing over: index every key so far.
-            for (k, _) in &self.entries {
-                if let Some(id) = KeyId::of(&k.value) {
-                    self.seen.entry(id).or_insert(k.pos.line);
+            for (i, (k, _)) in self.entries.iter().enumerate() {
+                if let Some(h) = key_hash(&k.value) {
+                    self.seen.entry(h).or_insert(i);
                 }
             }
         }
-        if let Some(id) = KeyId::of(&key.value) {
-            self.seen.entry(id).or_insert(key.pos.line);
+        if let Some(h) = key_hash(&key.value) {
+            self.seen.entry(h).or_insert(n);
         }
     }
 }
@@ -508,15 +548,8 @@ impl<'b> Builder<'b> {
                 Event::MappingStart(_, anchor, _) => {
                     self.spend(1, 0, pos)?;
                     self.check_depth(pos)?;
-                    self.stack.push(Frame::Map(
-                        Box::new(MapFrame {
-                            entries: Vec::new(),
-                            pending: None,
-                            seen: HashMap::new(),
-                        }),
-                        pos,
-                        anchor,
-                    ));
+                    self.stack
+                        .push(Frame::Map(Box::new(MapFrame::new()), pos, anchor));
                 }
                 Event::SequenceEnd => {
                     if let Some(Frame::Seq(items, start, anchor)) = self.stack.pop() {

@@ -85,6 +85,21 @@ fn alias_expansion_is_budgeted_per_run_not_per_file() {
 }
 
 #[test]
+fn duplicate_keys_past_the_scan_are_found_by_value_not_by_spelling() {
+    // More keys than a scan checks, so the hashed index answers.
+    let filler: String = (0..40).map(|i| format!("f{i}: x\n")).collect();
+    let dup = |a: &str, b: &str| parse_one(&format!("{a}: 1\n{filler}{b}: 2\n")).is_err();
+    assert!(dup("0.0", "-0.0"), "0.0 and -0.0 are one key");
+    assert!(dup("0x10", "16"), "one integer, two spellings");
+    assert!(dup("true", "True"));
+    assert!(dup("~", "null"));
+    assert!(dup("'a b'", "\"a b\""));
+    assert!(!dup("1", "'1'"), "a string is not the integer");
+    assert!(!dup("1", "1.0"), "an integer is not a float");
+    assert!(!dup("f", "g"));
+}
+
+#[test]
 fn a_mapping_with_many_keys_loads_in_linear_time() {
     let mapping = |n: usize| -> String { (0..n).map(|i| format!("key-{i}: {i}\n")).collect() };
     let (small, big) = (mapping(2_500), mapping(10_000));
