@@ -42,7 +42,6 @@ const NO_RANDOM: &str = "`get_random` is not available: a starter renders the sa
 pub fn render(text: &str, ctx: &Context) -> Result<String, String> {
     let template = parse(text)?;
     bound::analyse(text, &template.ast, ctx)?;
-    drop(template);
     let mut tera = Tera::default();
     tera.register_function("get_env", |_: &HashMap<String, Value>| {
         Err(tera::Error::msg(NO_ENV))
@@ -52,7 +51,10 @@ pub fn render(text: &str, ctx: &Context) -> Result<String, String> {
     });
     tera.register_function("range", bounded_range);
     tera.register_tester("matching", bounded_matching);
-    tera.add_raw_template("starter", text)
+    // The template parsed for the analysis is the one rendered (not parsed again).
+    tera.templates.insert(template.name.clone(), template);
+    tera.build_inheritance_chains()
+        .and_then(|()| tera.check_macro_files())
         .map_err(|e| chain(&e))?;
     let ctx = ctx.clone();
     let (tx, rx) = mpsc::channel();
@@ -132,11 +134,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut msg = crate::content::lab::error_chain(e);
     // An error message may quote a (large) value; the start says what went wrong.
     if msg.len() > 2000 {
-        let cut = (0..=2000)
-            .rev()
-            .find(|&i| msg.is_char_boundary(i))
-            .unwrap_or(0);
-        msg.truncate(cut);
+        msg.truncate(msg.floor_char_boundary(2000));
         msg.push_str(" …");
     }
     msg
@@ -202,7 +200,8 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
-    fn ctx() -> Context {
+    /// What kca gives a starter (and one lab variable, a list).
+    pub(super) fn ctx() -> Context {
         let mut c = Context::new();
         c.insert("workspace", "/root/kca-demo");
         c.insert("lab_dir", "/course/labs/kca-demo");

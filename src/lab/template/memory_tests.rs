@@ -3,14 +3,7 @@
 
 use super::*;
 
-fn ctx() -> Context {
-    let mut c = Context::new();
-    c.insert("workspace", "/root/kca-demo");
-    c.insert("lab_dir", "/course/labs/kca-demo");
-    c.insert("lab", "kca-demo");
-    c.insert("namespace", "demo");
-    c
-}
+use super::tests::ctx;
 
 /// `{% set a = a ~ a %}` `n` times after `{% set a = "x" %}`, one tag a line.
 fn doubling(n: usize) -> String {
