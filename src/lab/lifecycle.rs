@@ -12,7 +12,6 @@ use super::check::CheckResult;
 use super::progress::{self, LabProgress, TargetRecord};
 use super::report::{self, Report};
 use super::{grade, workspace};
-use crate::cli::cluster::TargetArgs;
 use crate::cli::lab::{CheckArgs, HintArgs, StartArgs};
 use crate::cluster::{self, Selection};
 use crate::content::lab::Lab;
@@ -121,10 +120,6 @@ pub(super) async fn apply_fixtures(ctx: &Ctx, live: &Live, lab: &Lab) -> Result<
     Ok(objs.len())
 }
 
-pub(super) fn selection(t: &TargetArgs) -> Selection {
-    Selection::from(t)
-}
-
 pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
     let lab = load(ctx, &args.lab)?;
     let prev = progress::read(store)?.labs.get(&lab.id).cloned();
@@ -168,7 +163,7 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
 /// triggers a killed run left behind. A cluster that cannot be used says how to work
 /// without one.
 fn prepare_cluster(ctx: &Ctx, lab: &Lab, args: &StartArgs) -> Result<()> {
-    let sel = selection(&args.target);
+    let sel = Selection::from(&args.target);
     ctx.block_on(async {
         let live = cluster::ensure_cluster(ctx, &sel, !args.allow_any_context).await?;
         let n = apply_fixtures(ctx, &live, lab).await?;
@@ -300,7 +295,7 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
         (results, "offline".to_string())
     } else {
         let sel = if explicit {
-            selection(&args.target)
+            Selection::from(&args.target)
         } else {
             Selection {
                 kubeconfig: entry.target.kubeconfig.clone(),
@@ -371,12 +366,7 @@ fn grade_offline(
 ) -> Result<Vec<CheckResult>> {
     let staged = super::setup::recorded(lab, setups);
     let results = grade::offline_staged(lab, ws, task, &staged)?;
-    let applied: Vec<String> = setups.keys().cloned().collect();
-    let due = if task.is_empty() {
-        super::setup::due(lab, &results, &applied)
-    } else {
-        Vec::new()
-    };
+    let due = due_setups(lab, &results, task, setups);
     if due.is_empty() {
         return Ok(results);
     }
@@ -386,6 +376,20 @@ fn grade_offline(
     }
     let staged = super::setup::recorded(lab, setups);
     grade::offline_staged(lab, ws, task, &staged)
+}
+
+/// The task setups a check of the whole lab has reached (none when grading chosen tasks).
+fn due_setups<'a>(
+    lab: &'a Lab,
+    results: &[CheckResult],
+    task: &[String],
+    setups: &BTreeMap<String, String>,
+) -> Vec<&'a crate::content::lab::Task> {
+    if !task.is_empty() {
+        return Vec::new();
+    }
+    let applied: Vec<String> = setups.keys().cloned().collect();
+    super::setup::due(lab, results, &applied)
 }
 
 /// Grades on the cluster `sel` names, staging due setups there as offline does; returns
@@ -414,12 +418,7 @@ fn grade_live(
                 .verbose(&format!("could not sweep leftover triggers: {e}"));
         }
         let mut r = grade::live(live.clone(), lab, ws, task, &ctx.printer).await;
-        let applied: Vec<String> = setups.keys().cloned().collect();
-        let due = if task.is_empty() {
-            super::setup::due(lab, &r, &applied)
-        } else {
-            Vec::new()
-        };
+        let due = due_setups(lab, &r, task, setups);
         if !due.is_empty() {
             for t in &due {
                 let done = super::setup::apply_live(&live, lab, t).await?;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::lifecycle::{apply_fixtures, load, selection};
+use super::lifecycle::{apply_fixtures, load};
 use super::progress::{self, LabProgress};
 use super::{report, workspace};
 use crate::cli::lab::ResetArgs;
@@ -32,7 +32,7 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
             && args.target.context.is_none()
             && args.target.kubeconfig.is_none());
     let sel = if args.target.context.is_some() || args.target.kubeconfig.is_some() {
-        selection(&args.target)
+        Selection::from(&args.target)
     } else {
         entry
             .as_ref()
