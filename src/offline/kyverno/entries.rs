@@ -3,7 +3,7 @@
 //! caller knows beyond the request. Layering: runner → engine → {mutate, generate} →
 //! entries → context → vars. It must not decide rule outcomes beyond a failed entry.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Value, json};
 
@@ -180,10 +180,17 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
         [p, n] => (*p, Some(*n)),
         _ => return Some(Err(ApiCallError::Unservable(url))),
     };
+    fn kind_of(o: &Value) -> &str {
+        o.get("kind").and_then(Value::as_str).unwrap_or("")
+    }
+    let in_version = |o: &&Value| o.get("apiVersion").and_then(Value::as_str) == Some(&api_version);
+    // The kinds of this version that `plural` names, resolved once each rather than once
+    // per object (resolving an unknown kind reads every CRD in the cluster).
+    let mut serving: HashSet<&str> = cluster.iter().filter(in_version).map(kind_of).collect();
+    serving.retain(|k| resource_for_kind(&api_version, k, cluster) == plural);
     let matches = |o: &&Value| {
-        let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-        o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
-            && resource_for_kind(&api_version, kind, cluster) == plural
+        in_version(o)
+            && serving.contains(kind_of(o))
             && namespace.is_none_or(|ns| {
                 o.pointer("/metadata/namespace")
                     .and_then(Value::as_str)
@@ -235,5 +242,37 @@ fn variable_entry(var: &Value, ctx: &Context) -> Result<Value, VarError> {
     match (result, default) {
         (Ok(Value::Null), Some(d)) | (Err(_), Some(d)) => vars::substitute(d, ctx),
         (r, _) => r,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_get_serves_the_objects_of_the_named_resource() {
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "spec": {"group": "x.io", "scope": "Namespaced",
+                     "names": {"plural": "gizmata", "kind": "Gizmo"}}});
+        let gizmo = |ns: &str| {
+            json!({"apiVersion": "x.io/v1", "kind": "Gizmo",
+            "metadata": {"name": "g", "namespace": ns}})
+        };
+        let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "a"}});
+        let cluster = [crd, gizmo("a"), gizmo("b"), deploy.clone()];
+        let ctx = Context::from_document(json!({}));
+        let get = |url: &str| api_get(&json!({"urlPath": url}), &ctx, &cluster).unwrap();
+        let list = get("/apis/x.io/v1/namespaces/a/gizmata").unwrap();
+        assert_eq!(list["items"], json!([gizmo("a")]));
+        assert_eq!(
+            get("/apis/x.io/v1/gizmata").unwrap()["items"],
+            json!([gizmo("a"), gizmo("b")])
+        );
+        assert_eq!(
+            get("/apis/apps/v1/namespaces/a/deployments/d").unwrap(),
+            deploy
+        );
+        assert!(get("/apis/apps/v1/namespaces/a/replicasets/d").is_err());
     }
 }

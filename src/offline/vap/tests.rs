@@ -783,14 +783,18 @@ fn nested_loops_over_a_large_object_are_cancelled_by_the_runtime_limit() {
 
 #[test]
 fn string_doubling_through_variables_stops_at_the_limit() {
-    // From the request's data, so only evaluation can know the sizes.
-    let mut vars = vec![json!({"name": "v0", "expression": "object.metadata.name"})];
-    for i in 1..=40 {
-        vars.push(json!({"name": format!("v{i}"),
-            "expression": format!("variables.v{0} + variables.v{0}", i - 1)}));
+    // v0 is `seed`; each of v1..v40 doubles the one before.
+    fn doubling(seed: &str) -> Value {
+        let mut vars = vec![json!({"name": "v0", "expression": seed})];
+        for i in 1..=40 {
+            vars.push(json!({"name": format!("v{i}"),
+                "expression": format!("variables.v{0} + variables.v{0}", i - 1)}));
+        }
+        json!({"variables": vars,
+            "validations": [{"expression": "size(variables.v40) > 0"}]})
     }
-    let spec = json!({"variables": vars,
-        "validations": [{"expression": "size(variables.v40) > 0"}]});
+    // From the request's data, so only evaluation can know the sizes.
+    let spec = doubling("object.metadata.name");
     let (out, took) = run_one(spec, &create(deploy("a", 1, json!({}))));
     assert!(took.as_secs_f64() < 2.0, "took {took:?}");
     assert!(
@@ -800,13 +804,7 @@ fn string_doubling_through_variables_stops_at_the_limit() {
         "{out:?}"
     );
     // From a literal, the estimate at load already refuses it.
-    let mut vars = vec![json!({"name": "v0", "expression": "'xxxxxxxxxxxxxxxx'"})];
-    for i in 1..=40 {
-        vars.push(json!({"name": format!("v{i}"),
-            "expression": format!("variables.v{0} + variables.v{0}", i - 1)}));
-    }
-    let spec = json!({"variables": vars,
-        "validations": [{"expression": "size(variables.v40) > 0"}]});
+    let spec = doubling("'xxxxxxxxxxxxxxxx'");
     let (out, took) = run_one(spec, &create(deploy("a", 1, json!({}))));
     assert!(took.as_secs_f64() < 2.0, "took {took:?}");
     assert!(
