@@ -12,9 +12,7 @@ use common::kube_mock::{self, Seen, not_found_page, resources};
 use kca::content::lab::{Check, Spec};
 use kca::content::{Document, load_file};
 use kca::lab::check::{Submission, Verdict};
-use kca::settings::{Lang, OutputFormat, Settings};
 use kca::target::live::Live;
-use kca::ui::Printer;
 use serde_json::{Value, json};
 
 type Router = Arc<dyn Fn(&Seen) -> (u16, Value) + Send + Sync>;
@@ -83,18 +81,6 @@ fn testlab(timeout: Duration) -> kca::content::lab::Lab {
     lab
 }
 
-fn printer() -> Printer {
-    Printer::new(&Settings {
-        color: false,
-        output: OutputFormat::Text,
-        lang: Lang::En,
-        verbosity: -1,
-        content_dir: ".".into(),
-        state_dir: ".".into(),
-        home: ".".into(),
-    })
-}
-
 /// The trigger's name, from the create request in the log.
 fn trigger_name(log: &Mutex<Vec<Seen>>) -> Option<String> {
     log.lock()
@@ -116,7 +102,7 @@ async fn run_generated(lab: &kca::content::lab::Lab, live: &Live) -> kca::lab::c
         lab,
         workspace: ws.path(),
     };
-    kca::lab::live::evaluate(live, env, check, &printer()).await
+    kca::lab::live::evaluate(live, env, check, &common::printer()).await
 }
 
 fn deleted(log: &Mutex<Vec<Seen>>, name: &str) -> bool {
@@ -291,7 +277,7 @@ async fn run_admission(
         lab,
         workspace: ws.path(),
     };
-    kca::lab::live::evaluate(live, env, check, &printer()).await
+    kca::lab::live::evaluate(live, env, check, &common::printer()).await
 }
 
 fn ready_policy(s: &Seen) -> Option<(u16, Value)> {
@@ -468,7 +454,7 @@ async fn checks_needing_validating_admission_policy_are_skipped_at_once_on_a_ser
             lab: &lab,
             workspace: ws.path(),
         };
-        let o = kca::lab::live::evaluate(&live, env, check, &printer()).await;
+        let o = kca::lab::live::evaluate(&live, env, check, &common::printer()).await;
         assert_eq!(o.verdict, Verdict::Skipped, "{}: {o:?}", check.id);
         assert!(
             o.detail
@@ -797,7 +783,7 @@ async fn an_accepted_check_on_a_kind_the_server_does_not_serve_is_skipped() {
         lab: &lab,
         workspace: ws.path(),
     };
-    let o = kca::lab::live::evaluate(&live, env, &check, &printer()).await;
+    let o = kca::lab::live::evaluate(&live, env, &check, &common::printer()).await;
     assert_eq!(o.verdict, Verdict::Skipped, "{o:?}");
     assert!(o.detail.contains("1.30"), "{}", o.detail);
     assert!(!log.lock().unwrap().iter().any(|s| s.method == "POST"));

@@ -11,9 +11,7 @@ use std::sync::{Arc, Mutex};
 use common::kube_mock::{self, Reply, Seen, not_found_page, reply, resources, status_failure};
 use kca::content::{Document, load_file};
 use kca::lab::check::{Submission, Verdict};
-use kca::settings::{Lang, OutputFormat, Settings};
 use kca::target::live::Live;
-use kca::ui::Printer;
 use serde_json::{Value, json};
 
 fn mock(route: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> (Live, Arc<Mutex<Vec<Seen>>>) {
@@ -110,18 +108,6 @@ async fn a_setup_leaves_a_foreign_object_of_the_same_name_alone() {
     assert!(done[0].contains("not the lab's"), "{done:?}");
 }
 
-fn printer() -> Printer {
-    Printer::new(&Settings {
-        color: false,
-        output: OutputFormat::Text,
-        lang: Lang::En,
-        verbosity: -1,
-        content_dir: ".".into(),
-        state_dir: ".".into(),
-        home: ".".into(),
-    })
-}
-
 const POLICY: &str = "/apis/kyverno.io/v1/clusterpolicies/kca-default-deny";
 
 #[tokio::test(start_paused = true)]
@@ -153,7 +139,7 @@ async fn accepted_dry_runs_an_update_of_an_existing_policy_and_reads_the_webhook
         lab: &lab,
         workspace: &ws,
     };
-    let o = kca::lab::live::evaluate(&live, env, check, &printer()).await;
+    let o = kca::lab::live::evaluate(&live, env, check, &common::printer()).await;
     assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
     assert!(o.detail.contains("requires permissions"), "{}", o.detail);
     let seen = log.lock().unwrap().clone();
@@ -245,7 +231,7 @@ async fn run_sync(follows: bool) -> (kca::lab::check::Outcome, Vec<Seen>) {
         lab: &lab,
         workspace: tmp.path(),
     };
-    let o = kca::lab::live::evaluate(&live, env, &check, &printer()).await;
+    let o = kca::lab::live::evaluate(&live, env, &check, &common::printer()).await;
     let seen = log.lock().unwrap().clone();
     (o, seen)
 }

@@ -71,3 +71,16 @@ pub fn running(pid: i32) -> bool {
         })
         .is_some_and(|dead| !dead)
 }
+
+/// A quiet plain-text English printer for library-level tests.
+pub fn printer() -> kca::ui::Printer {
+    kca::ui::Printer::new(&kca::settings::Settings {
+        color: false,
+        output: kca::settings::OutputFormat::Text,
+        lang: kca::settings::Lang::En,
+        verbosity: -1,
+        content_dir: ".".into(),
+        state_dir: ".".into(),
+        home: ".".into(),
+    })
+}
