@@ -111,8 +111,9 @@ fn what(ty: std::fs::FileType) -> &'static str {
 }
 
 /// Opens `path` for reading without ever blocking (`O_NONBLOCK`: opening a FIFO does not
-/// wait for a writer) and checks the opened file is a regular file within `limit`.
-fn open_regular(path: &Path, limit: u64) -> Result<File, ReadError> {
+/// wait for a writer) and checks the opened file is a regular file within `limit`;
+/// returns it with its size.
+fn open_regular(path: &Path, limit: u64) -> Result<(File, u64), ReadError> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -131,7 +132,7 @@ fn open_regular(path: &Path, limit: u64) -> Result<File, ReadError> {
             limit,
         });
     }
-    Ok(file)
+    Ok((file, meta.len()))
 }
 
 /// The bytes of the regular file at `path`, at most [`MAX_BYTES`].
@@ -142,11 +143,10 @@ pub fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
 /// The bytes of the regular file at `path`, at most `limit` (a file that grows while it
 /// is read is cut off at the cap and refused too).
 pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let file = open_regular(path, limit)?;
+    let (file, size) = open_regular(path, limit)?;
     // Sized once from what the file says (`take` hides that from `read_to_end`): growing
     // by doubling zeroes and copies several times the pages of a 20 MB manifest.
-    let size = file.metadata().map_or(0, |m| m.len().min(limit)) as usize;
-    let mut out = Vec::with_capacity(size.saturating_add(1));
+    let mut out = Vec::with_capacity((size as usize).saturating_add(1));
     file.take(limit + 1)
         .read_to_end(&mut out)
         .map_err(|e| io_error(path, e))?;

@@ -134,7 +134,11 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut msg = crate::content::lab::error_chain(e);
     // An error message may quote a (large) value; the start says what went wrong.
     if msg.len() > 2000 {
-        msg.truncate(msg.floor_char_boundary(2000));
+        let cut = (0..=2000)
+            .rev()
+            .find(|&i| msg.is_char_boundary(i))
+            .unwrap_or(0);
+        msg.truncate(cut);
         msg.push_str(" …");
     }
     msg
