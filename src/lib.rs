@@ -16,6 +16,7 @@ pub mod escape;
 pub mod exec;
 pub mod exit;
 pub mod input;
+pub mod jp;
 pub mod junit;
 pub mod lab;
 pub mod lesson;

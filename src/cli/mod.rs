@@ -8,6 +8,7 @@ use crate::settings::{ColorChoice, Lang, OutputFormat};
 
 pub mod auth;
 pub mod cluster;
+pub mod jp;
 pub mod lab;
 pub mod policy;
 pub mod quiz;
@@ -94,6 +95,9 @@ pub enum Command {
     /// Run Kyverno policies offline (like `kyverno test` / `kyverno apply`)
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// JMESPath with Kyverno's functions, offline (like `kyverno jp`)
+    #[command(subcommand)]
+    Jp(jp::JpCommand),
 }
 
 #[derive(Debug, clap::Args)]
