@@ -15,6 +15,7 @@ pub mod error;
 pub mod escape;
 pub mod exec;
 pub mod exit;
+pub mod helm;
 pub mod input;
 pub mod jp;
 pub mod junit;

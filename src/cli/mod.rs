@@ -12,6 +12,7 @@ pub mod jp;
 pub mod lab;
 pub mod policy;
 pub mod quiz;
+pub mod values;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -98,6 +99,9 @@ pub enum Command {
     /// JMESPath with Kyverno's functions, offline (like `kyverno jp`)
     #[command(subcommand)]
     Jp(jp::JpCommand),
+    /// Helm values without helm: what the chart makes of them (like `helm template`, graded fields only)
+    #[command(subcommand)]
+    Values(values::ValuesCommand),
 }
 
 #[derive(Debug, clap::Args)]
