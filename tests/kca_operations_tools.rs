@@ -433,3 +433,79 @@ fn helm_render_grader_without_helm_passes_the_solution_and_fails_the_mutants() {
         );
     }
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn offline_the_solution_passes_every_check_but_the_running_installs() {
+    if in_system_dirs("helm") || in_system_dirs("kyverno") {
+        eprintln!(
+            "skipped: a real helm or kyverno in /usr/bin or /bin would be used instead of kca"
+        );
+        return;
+    }
+    let env = common::Env::new();
+    let root = env.home.path().join("work");
+    let out = env
+        .kca()
+        .env("PATH", "/usr/bin:/bin")
+        .env("KCA_WORKSPACE_ROOT", &root)
+        .args([
+            "--lang",
+            "en",
+            "lab",
+            "start",
+            "kca-operations",
+            "--offline",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let ws = root.join("kca-operations");
+    assert!(ws.is_dir(), "the workspace is not at {}", ws.display());
+    copy_dir(&lab_dir().join("solution"), &ws);
+    let out = env
+        .kca()
+        .env("PATH", "/usr/bin:/bin")
+        .env("KCA_WORKSPACE_ROOT", &root)
+        .args(["--lang", "en", "lab", "check", "-o", "json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    let mut verdicts = Vec::new();
+    for task in report["tasks"].as_array().unwrap() {
+        for check in task["checks"].as_array().unwrap() {
+            verdicts.push((
+                check["id"].as_str().unwrap().to_string(),
+                check["verdict"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    let cluster_only = [
+        "reports-two-replicas",
+        "reports-lease-held",
+        "reports-leader",
+        "webhook-live",
+    ];
+    for (id, verdict) in &verdicts {
+        let want = if cluster_only.contains(&id.as_str()) {
+            "skipped"
+        } else {
+            "pass"
+        };
+        assert_eq!(verdict, want, "{id}: {verdicts:?}");
+    }
+    assert!(verdicts.iter().any(|(id, _)| id == "jp-query"));
+    assert!(verdicts.iter().any(|(id, _)| id == "rendered-reports"));
+}
