@@ -18,14 +18,19 @@ use crate::settings::{Lang, OutputFormat};
 use crate::state::Store;
 use crate::target::ObjRef;
 use crate::target::live::Live;
+use crate::ui::tr_s;
 
 pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
-    let lab = load(ctx, &args.lab)?;
-    let entry = progress::read(store)?.labs.get(&lab.id).cloned();
+    let lang = ctx.settings.lang;
+    let p = progress::read(store)?;
+    let id = super::here::lab_id(lang, &p, args.lab.as_deref())?;
+    let lab = load(ctx, &id)?;
+    let entry = p.labs.get(&lab.id).cloned();
     let ws = entry.as_ref().map_or_else(
         || workspace::path_for(&lab, &workspace::root(&ctx.settings.home, None)),
         |e| e.workspace.clone(),
     );
+    guard(lang, &lab, &ws)?;
     let offline = args.offline
         || !lab.needs_cluster()
         || (entry.as_ref().is_some_and(|e| e.target.offline)
@@ -41,23 +46,7 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
                 context: e.target.context.clone(),
             })
     };
-    let work = || -> Result<Option<PathBuf>> {
-        let archived = if ws.exists() {
-            let a = workspace::archive(&ws, &ctx.settings.state_dir, &lab.id)?;
-            std::fs::remove_dir_all(&ws).map_err(|e| {
-                Error::environment_with(
-                    format!("cannot clear {}", ws.display()),
-                    format!("your files are safe in {}", a.display()),
-                    e,
-                )
-            })?;
-            Some(a)
-        } else {
-            None
-        };
-        workspace::scaffold(&lab, &ws)?;
-        Ok(archived)
-    };
+    let work = || restore(ctx, store, &lab, &ws);
     let (archived, deleted) = if offline {
         (work()?, 0)
     } else {
@@ -80,12 +69,163 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         // Reset deleted every owned object (live) and restored the starter: no setup holds.
         e.setups.clear();
         e.checks.clear();
-        if let Some(a) = &archived {
-            e.resets.push(a.display().to_string());
-        }
+        e.focus = None;
     })?;
     print_reset(ctx, &lab, &ws, archived.as_deref(), deleted, offline);
     Ok(Exit::Success)
+}
+
+/// Refuses a workspace kca did not make for this lab: a progress file can name any
+/// folder, and reset empties it (issue 18, 15). The folder must carry the lab's name and
+/// kca's marker naming this lab; a folder that is not there yet is simply scaffolded.
+fn guard(lang: Lang, lab: &Lab, ws: &Path) -> Result<()> {
+    if ws.symlink_metadata().is_err() {
+        return Ok(());
+    }
+    let named = ws.file_name().is_some_and(|n| *n == *lab.workspace_name);
+    let marked = workspace::marked_for(ws);
+    if named && ws.is_dir() && !ws.is_symlink() && marked.as_deref() == Some(lab.id.as_str()) {
+        return Ok(());
+    }
+    let why = if !named {
+        tr_s(
+            lang,
+            format!("フォルダー名が `{}` ではありません", lab.workspace_name),
+            format!("its name is not `{}`", lab.workspace_name),
+        )
+    } else {
+        match marked {
+            Some(other) => tr_s(
+                lang,
+                format!(
+                    "kca の目印はラボ `{}` のものです",
+                    crate::escape::escape(&other)
+                ),
+                format!("kca's marker names lab `{}`", crate::escape::escape(&other)),
+            ),
+            None => tr_s(
+                lang,
+                format!("kca の目印 ({}) がありません", workspace::MARKER),
+                format!("it lacks kca's marker ({})", workspace::MARKER),
+            ),
+        }
+    };
+    Err(Error::usage(
+        tr_s(
+            lang,
+            format!(
+                "{} は kca がラボ `{}` のために作った作業フォルダーではないため、リセットしません: {why}",
+                crate::escape::path(ws),
+                lab.id
+            ),
+            format!(
+                "will not reset {}: it is not a workspace kca made for lab `{}` ({why})",
+                crate::escape::path(ws),
+                lab.id
+            ),
+        ),
+        tr_s(
+            lang,
+            format!(
+                "あなたのラボのフォルダーなら `kca lab start {}` で目印を付けてからリセットします(ファイルは消しません)",
+                lab.id
+            ),
+            format!(
+                "if it is your lab's folder, `kca lab start {}` marks it (and deletes nothing); then reset",
+                lab.id
+            ),
+        ),
+    ))
+}
+
+/// The workspace reset in place: archived first (recorded at once), the starter built
+/// aside inside it, then the learner's entries removed and the starter's moved in. The
+/// folder itself stays (a shell inside it stays in a live folder); a failure after the
+/// archive puts the learner's files back from it and names it.
+fn restore(ctx: &Ctx, store: &Store, lab: &Lab, ws: &Path) -> Result<Option<PathBuf>> {
+    let lang = ctx.settings.lang;
+    if ws.symlink_metadata().is_err() {
+        workspace::scaffold(lab, ws)?;
+        return Ok(None);
+    }
+    let archived = workspace::archive(ws, &ctx.settings.state_dir, &lab.id)?;
+    // Named in progress before anything else can fail (issue 18, 13).
+    if let Err(e) = progress::update(store, |p| {
+        if let Some(e) = p.labs.get_mut(&lab.id) {
+            e.resets.push(archived.display().to_string());
+        }
+    }) {
+        ctx.printer.warn(&ctx.not_saved(&e));
+    }
+    let safe = |what: String, e: Error| -> Error {
+        let hint = tr_s(
+            lang,
+            format!(
+                "あなたのファイルは {} に保管してあり、作業フォルダーはリセット前のままです",
+                archived.display()
+            ),
+            format!(
+                "your files are safe in {}; the workspace is as it was before the reset",
+                archived.display()
+            ),
+        );
+        Error::Environment {
+            message: what,
+            hint: Some(match e.hint() {
+                Some(h) => format!("{hint} ({h})"),
+                None => hint,
+            }),
+            source: Some(Box::new(e)),
+        }
+    };
+    let aside_name = std::ffi::OsString::from(".kca-reset.tmp");
+    let aside = ws.join(&aside_name);
+    let _ = std::fs::remove_dir_all(&aside);
+    let built = workspace::materialize_into(lab, workspace::Stage::Starter, ws, &aside)
+        .and_then(|()| workspace::mark(lab, &aside));
+    if let Err(e) = built {
+        let _ = std::fs::remove_dir_all(&aside);
+        return Err(safe(
+            tr_s(
+                lang,
+                format!("ラボ `{}` のスターターを用意できません", lab.id),
+                format!("cannot build the starter of lab `{}`", lab.id),
+            ),
+            e,
+        ));
+    }
+    let swapped = workspace::clear_except(ws, &aside_name)
+        .and_then(|()| workspace::move_entries(&aside, ws))
+        .and_then(|()| std::fs::remove_dir(&aside));
+    if let Err(e) = swapped {
+        // Put the learner's files back: the workspace is never left half-made.
+        let back = workspace::clear_except(ws, std::ffi::OsStr::new(""))
+            .and_then(|()| workspace::copy_tree(&archived, ws));
+        let what = tr_s(
+            lang,
+            format!("{} にスターターを戻せません", ws.display()),
+            format!("cannot restore the starter in {}", ws.display()),
+        );
+        return Err(match back {
+            Ok(()) => safe(what, Error::Other(e.into())),
+            Err(b) => Error::environment_with(
+                what,
+                tr_s(
+                    lang,
+                    format!(
+                        "あなたのファイルは {} にあります。作業フォルダーに戻せなかったので ({b}) 手で戻してください",
+                        archived.display()
+                    ),
+                    format!(
+                        "your files are in {}; copying them back failed too ({b}): copy them back by hand",
+                        archived.display()
+                    ),
+                ),
+                e,
+            ),
+        });
+    }
+    Ok(Some(archived))
 }
 
 /// What `lab reset` did: JSON, or where the workspace went and what was restored.
