@@ -55,10 +55,18 @@ pub fn lab_id(lang: Lang, p: &Progress, named: Option<&str>) -> crate::error::Re
 /// `--offline`. Next steps then keep `--offline` (a learner without a cluster who copies
 /// `kca lab start NEXT` would otherwise meet exit 3).
 pub fn prefers_offline(p: &Progress) -> bool {
+    on(p).is_some_and(LabProgress::chose_offline)
+}
+
+/// Whether the lab the learner is on is graded on a cluster (next labs go there too).
+pub fn works_live(p: &Progress) -> bool {
+    on(p).is_some_and(|e| !e.target.offline)
+}
+
+fn on(p: &Progress) -> Option<&LabProgress> {
     default_lab(p)
         .and_then(|id| p.labs.get(&id))
         .or_else(|| p.labs.values().max_by(|a, b| a.started.cmp(&b.started)))
-        .is_some_and(LabProgress::chose_offline)
 }
 
 #[cfg(test)]

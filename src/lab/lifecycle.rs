@@ -348,7 +348,7 @@ pub(super) fn grade_run(
 
 /// The lab's progress when it can be checked: started, every `--task` its own, and its
 /// workspace still there.
-fn started(
+pub(super) fn started(
     lang: Lang,
     lab: &Lab,
     entry: Option<LabProgress>,
@@ -622,6 +622,24 @@ pub(super) fn no_task(lang: Lang, lab: &Lab, t: &str) -> Error {
     )
 }
 
+/// Counts one more hint of `task` as shown (up to its last) and returns how many are.
+/// Remembered even for a lab not started yet: hints are about the content.
+pub(super) fn take_hint(
+    store: &Store,
+    lab: &Lab,
+    task: &crate::content::lab::Task,
+) -> Result<usize> {
+    let total = task.hints.len();
+    progress::update(store, |p| {
+        let e = p.labs.entry(lab.id.clone()).or_default();
+        let n = e.hints.entry(task.id.clone()).or_insert(0);
+        if *n < total {
+            *n += 1;
+        }
+        *n
+    })
+}
+
 pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
     let task = match &args.task {
@@ -662,15 +680,7 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
         return Ok(Exit::Success);
     }
     let total = task.hints.len();
-    // Remembered even for a lab not started yet: hints are about the content.
-    let shown = progress::update(store, |p| {
-        let e = p.labs.entry(lab.id.clone()).or_default();
-        let n = e.hints.entry(task.id.clone()).or_insert(0);
-        if *n < total {
-            *n += 1;
-        }
-        *n
-    })?;
+    let shown = take_hint(store, &lab, task)?;
     let text = task.hints[shown - 1].get(ctx.settings.lang);
     if ctx.settings.output == OutputFormat::Json {
         ctx.printer.json(&json!({

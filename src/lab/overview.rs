@@ -152,9 +152,26 @@ pub fn offline_line(lang: crate::settings::Lang, s: &progress::Standing) -> Opti
     })
 }
 
+/// The offline standing in a few words for a table cell ("オフライン完了 (3 要クラスター)").
+pub fn offline_short(lang: crate::settings::Lang, s: &progress::Standing) -> Option<String> {
+    let o = &s.offline;
+    (o.need_cluster > 0 && !s.finished).then(|| {
+        let done = if o.finished {
+            tr(lang, "オフライン完了", "done offline")
+        } else {
+            tr(lang, "オフライン", "offline")
+        };
+        ui::tr_s(
+            lang,
+            format!("{done} (要クラスター {})", o.need_cluster),
+            format!("{done} ({} need a cluster)", o.need_cluster),
+        )
+    })
+}
+
 /// `kca lab start ID`, with `--offline` when the learner works without a cluster.
 pub fn start_command(p: &progress::Progress, lab: &Lab) -> String {
-    if super::here::prefers_offline(p) && lab.needs_cluster() {
+    if !super::here::works_live(p) && lab.needs_cluster() {
         format!("kca lab start {} --offline", lab.id)
     } else {
         format!("kca lab start {}", lab.id)

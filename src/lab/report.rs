@@ -245,16 +245,38 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer, view: &View<'_>
             Style::Heading,
             &crate::ui::truncate(&format!("{head}  [{}/{}]", t.score, t.max_score), p.width()),
         ));
-        let cap = (!view.all).then_some(FOCUSED_DETAIL_LINES);
-        for c in &t.checks {
-            check_lines(c, lab, lang, p, cap, &mut out);
-        }
-        next_step_lines(t, lab, lang, p, &mut out);
+        out.extend(task_lines(t, lab, lang, p, view.all));
     }
     out.push(String::new());
     summary_lines(report, lang, p, &mut out);
     next_lines(report, lab, lang, p, view, focused, &mut out);
     out
+}
+
+/// One task's checks (details capped unless `all`), lesson and next hint.
+pub fn task_lines(t: &TaskReport, lab: &Lab, lang: Lang, p: &Printer, all: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let cap = (!all).then_some(FOCUSED_DETAIL_LINES);
+    for c in &t.checks {
+        check_lines(c, lab, lang, p, cap, &mut out);
+    }
+    next_step_lines(t, lab, lang, p, &mut out);
+    out
+}
+
+/// The score line (`得点 3/33 — 合格 3、…`).
+pub fn score_line(report: &Report, lang: Lang) -> String {
+    let c = &report.counts;
+    match lang {
+        Lang::Ja => format!(
+            "得点 {}/{} — 合格 {}、不合格 {}、エラー {}、対象外 {}",
+            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
+        ),
+        Lang::En => format!(
+            "score {}/{} — {} passed, {} failed, {} errors, {} skipped",
+            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
+        ),
+    }
 }
 
 /// What to do next: the task after a passed one (with the command that shows it), and
@@ -407,18 +429,8 @@ fn next_step_lines(t: &TaskReport, lab: &Lab, lang: Lang, p: &Printer, out: &mut
 
 /// The score and counts, and what an error means.
 fn summary_lines(report: &Report, lang: Lang, p: &Printer, out: &mut Vec<String>) {
-    let c = &report.counts;
-    out.push(match lang {
-        Lang::Ja => format!(
-            "得点 {}/{} — 合格 {}、不合格 {}、エラー {}、対象外 {}",
-            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
-        ),
-        Lang::En => format!(
-            "score {}/{} — {} passed, {} failed, {} errors, {} skipped",
-            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
-        ),
-    });
-    if c.error > 0 {
+    out.push(score_line(report, lang));
+    if report.counts.error > 0 {
         out.push(p.paint(
             Style::Hint,
             tr(

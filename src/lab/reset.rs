@@ -20,6 +20,9 @@ use crate::target::ObjRef;
 use crate::target::live::Live;
 use crate::ui::tr_s;
 
+/// The folder inside the workspace where reset builds the starter before moving it in.
+pub const ASIDE: &str = ".kca-reset.tmp";
+
 pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
     let lang = ctx.settings.lang;
     let p = progress::read(store)?;
@@ -178,7 +181,7 @@ fn restore(ctx: &Ctx, store: &Store, lab: &Lab, ws: &Path) -> Result<Option<Path
             source: Some(Box::new(e)),
         }
     };
-    let aside_name = std::ffi::OsString::from(".kca-reset.tmp");
+    let aside_name = std::ffi::OsString::from(ASIDE);
     let aside = ws.join(&aside_name);
     let _ = std::fs::remove_dir_all(&aside);
     let built = workspace::materialize_into(lab, workspace::Stage::Starter, ws, &aside)

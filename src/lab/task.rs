@@ -57,9 +57,14 @@ pub fn on<'a>(lab: &'a Lab, entry: Option<&LabProgress>) -> Option<&'a Task> {
         .or(lab.tasks.first())
 }
 
-/// The task's screen: heading, instructions, the incident in effect, lesson, checks and
-/// the hint to ask for next.
-pub fn lines(ctx: &Ctx, lab: &Lab, task: &Task, entry: Option<&LabProgress>) -> Vec<String> {
+/// A task's heading, instructions, the incident in effect on it and (`lesson`) its lesson.
+pub fn intro(
+    ctx: &Ctx,
+    lab: &Lab,
+    task: &Task,
+    entry: Option<&LabProgress>,
+    lesson: bool,
+) -> Vec<String> {
     let lang = ctx.settings.lang;
     let p = &ctx.printer;
     let n = incident::number(lab, &task.id);
@@ -88,11 +93,21 @@ pub fn lines(ctx: &Ctx, lab: &Lab, task: &Task, entry: Option<&LabProgress>) -> 
         }
     }
     let content_dir = lab.dir.join("..").join("..");
-    if let Some(link) = &task.lesson
+    if lesson
+        && let Some(link) = &task.lesson
         && let Some(line) = crate::lesson::link_line(&content_dir, link, lang)
     {
         out.push(format!("  {}", p.paint(Style::Hint, &line)));
     }
+    out
+}
+
+/// The task's screen: heading, instructions, the incident in effect, lesson, checks and
+/// the hint to ask for next.
+pub fn lines(ctx: &Ctx, lab: &Lab, task: &Task, entry: Option<&LabProgress>) -> Vec<String> {
+    let lang = ctx.settings.lang;
+    let p = &ctx.printer;
+    let mut out = intro(ctx, lab, task, entry, true);
     let checks: Vec<String> = task
         .checks
         .iter()
@@ -180,9 +195,15 @@ pub fn list_lines(ctx: &Ctx, lab: &Lab, entry: Option<&LabProgress>) -> Vec<Stri
     let here = on(lab, entry).map(|t| t.id.clone());
     let mut rows = Vec::new();
     for (i, t) in lab.tasks.iter().enumerate() {
+        let failed = entry.is_some_and(|e| {
+            t.checks
+                .iter()
+                .any(|c| e.checks.get(&c.id).is_some_and(|r| r.verdict == "fail"))
+        });
         let mark = match &standing {
             Some(s) if s.tasks_passed.contains(&t.id) => "✓",
             Some(s) if !s.tasks_open.contains(&t.id) => "-",
+            _ if failed => "✗",
             _ => "·",
         };
         let score: u32 = entry.map_or(0, |e| {
