@@ -155,17 +155,19 @@ pub struct View<'a> {
 const FOCUSED_DETAIL_LINES: usize = 2;
 
 /// The task a focused report details: the latest incident in effect, else the first
-/// task of the report with a check that did not pass.
+/// task of the report with a check that failed or met an error.
 pub fn focus<'r>(report: &'r Report, view: &View<'_>) -> Option<&'r TaskReport> {
     if let Some(i) = view.incidents.last()
         && let Some(t) = report.tasks.iter().find(|t| t.id == i.task.id)
     {
         return Some(t);
     }
-    report
-        .tasks
-        .iter()
-        .find(|t| t.checks.iter().any(|c| c.verdict != Verdict::Pass))
+    // A check this target cannot judge (`skipped`) is not the learner's to fix here.
+    report.tasks.iter().find(|t| {
+        t.checks
+            .iter()
+            .any(|c| matches!(c.verdict, Verdict::Fail | Verdict::Error))
+    })
 }
 
 /// A task's mark over its checks: ✓ all passed, ✗ one failed, ! an error, - only

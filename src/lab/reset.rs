@@ -49,7 +49,9 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
                 context: e.target.context.clone(),
             })
     };
-    let work = || restore(ctx, store, &lab, &ws);
+    let build =
+        |aside: &Path| workspace::materialize_into(&lab, workspace::Stage::Starter, &ws, aside);
+    let work = || restore(ctx, store, &lab, &ws, build);
     let (archived, deleted) = if offline {
         (work()?, 0)
     } else {
@@ -145,7 +147,13 @@ fn guard(lang: Lang, lab: &Lab, ws: &Path) -> Result<()> {
 /// aside inside it, then the learner's entries removed and the starter's moved in. The
 /// folder itself stays (a shell inside it stays in a live folder); a failure after the
 /// archive puts the learner's files back from it and names it.
-fn restore(ctx: &Ctx, store: &Store, lab: &Lab, ws: &Path) -> Result<Option<PathBuf>> {
+fn restore(
+    ctx: &Ctx,
+    store: &Store,
+    lab: &Lab,
+    ws: &Path,
+    build: impl FnOnce(&Path) -> Result<()>,
+) -> Result<Option<PathBuf>> {
     let lang = ctx.settings.lang;
     if ws.symlink_metadata().is_err() {
         workspace::scaffold(lab, ws)?;
@@ -184,8 +192,7 @@ fn restore(ctx: &Ctx, store: &Store, lab: &Lab, ws: &Path) -> Result<Option<Path
     let aside_name = std::ffi::OsString::from(ASIDE);
     let aside = ws.join(&aside_name);
     let _ = std::fs::remove_dir_all(&aside);
-    let built = workspace::materialize_into(lab, workspace::Stage::Starter, ws, &aside)
-        .and_then(|()| workspace::mark(lab, &aside));
+    let built = build(&aside).and_then(|()| workspace::mark(lab, &aside));
     if let Err(e) = built {
         let _ = std::fs::remove_dir_all(&aside);
         return Err(safe(
@@ -376,6 +383,133 @@ fn owned_kinds(lab: &Lab) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lab, its marked workspace holding the learner's file, a store and a context.
+    fn setup(tmp: &Path) -> (Ctx, Store, Lab, PathBuf) {
+        let settings = crate::settings::Settings {
+            color: false,
+            output: OutputFormat::Text,
+            lang: Lang::En,
+            verbosity: -1,
+            content_dir: tmp.into(),
+            state_dir: tmp.join("state"),
+            home: tmp.into(),
+        };
+        let lab = Lab {
+            id: "l".into(),
+            title: crate::content::Text::plain("L"),
+            dir: tmp.join("lab"),
+            workspace_name: "l".into(),
+            ..Default::default()
+        };
+        let ws = tmp.join("work/l");
+        std::fs::create_dir_all(ws.join("policies")).unwrap();
+        std::fs::write(ws.join("policies/mine.yaml"), "kind: Mine\n").unwrap();
+        workspace::mark(&lab, &ws).unwrap();
+        let store = Store::new(tmp.join("state"));
+        progress::update(&store, |p| {
+            p.labs.insert(
+                "l".into(),
+                LabProgress {
+                    workspace: ws.clone(),
+                    ..Default::default()
+                },
+            );
+        })
+        .unwrap();
+        (Ctx::new(settings), store, lab, ws)
+    }
+
+    fn starter(aside: &Path) -> Result<()> {
+        std::fs::create_dir_all(aside.join("policies")).unwrap();
+        std::fs::write(aside.join("policies/starter.yaml"), "kind: Starter\n").unwrap();
+        Ok(())
+    }
+
+    #[test]
+    fn reset_keeps_the_folder_itself_and_restores_the_starter_in_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ctx, store, lab, ws) = setup(tmp.path());
+        use std::os::unix::fs::MetadataExt;
+        let inode = std::fs::metadata(&ws).unwrap().ino();
+        let a = restore(&ctx, &store, &lab, &ws, starter).unwrap().unwrap();
+        assert_eq!(
+            std::fs::metadata(&ws).unwrap().ino(),
+            inode,
+            "the folder was replaced"
+        );
+        assert!(ws.join("policies/starter.yaml").is_file());
+        assert!(!ws.join("policies/mine.yaml").exists());
+        assert!(!ws.join(ASIDE).exists());
+        assert_eq!(workspace::marked_for(&ws).as_deref(), Some("l"));
+        assert!(a.join("policies/mine.yaml").is_file(), "archived first");
+    }
+
+    #[test]
+    fn a_starter_that_fails_to_build_leaves_the_workspace_and_names_the_archive() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ctx, store, lab, ws) = setup(tmp.path());
+        let failing = |aside: &Path| -> Result<()> {
+            std::fs::create_dir_all(aside).unwrap();
+            std::fs::write(aside.join("half.yaml"), "x").unwrap();
+            Err(Error::usage("the template does not render", "fix it"))
+        };
+        let e = restore(&ctx, &store, &lab, &ws, failing).unwrap_err();
+        let resets = progress::read(&store).unwrap().labs["l"].resets.clone();
+        assert_eq!(resets.len(), 1, "the archive is recorded");
+        assert!(e.hint().unwrap().contains(&resets[0]), "{:?}", e.hint());
+        assert_eq!(
+            std::fs::read_to_string(ws.join("policies/mine.yaml")).unwrap(),
+            "kind: Mine\n"
+        );
+        assert!(!ws.join(ASIDE).exists(), "the half-built starter is gone");
+        assert!(!ws.join("half.yaml").exists());
+        // A retry with a working starter succeeds.
+        restore(&ctx, &store, &lab, &ws, starter).unwrap();
+        assert!(ws.join("policies/starter.yaml").is_file());
+    }
+
+    #[test]
+    fn an_archive_that_cannot_be_written_leaves_no_partial_copy_and_a_retry_works() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ctx, store, lab, ws) = setup(tmp.path());
+        // The archive folder of the lab is a file: nothing can be archived there.
+        let blocked = tmp.path().join("state/archive/l");
+        std::fs::create_dir_all(blocked.parent().unwrap()).unwrap();
+        std::fs::write(&blocked, "not a folder").unwrap();
+        let e = restore(&ctx, &store, &lab, &ws, starter).unwrap_err();
+        assert!(
+            e.to_string().contains("the workspace was left as it was"),
+            "{e}"
+        );
+        assert!(ws.join("policies/mine.yaml").is_file());
+        std::fs::remove_file(&blocked).unwrap();
+        restore(&ctx, &store, &lab, &ws, starter).unwrap();
+        assert!(ws.join("policies/starter.yaml").is_file());
+    }
+
+    #[test]
+    fn reset_refuses_a_folder_kca_did_not_make_for_the_lab() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (_, _, lab, ws) = setup(tmp.path());
+        assert!(guard(Lang::En, &lab, &ws).is_ok());
+        // Named right, no marker.
+        std::fs::remove_file(ws.join(workspace::MARKER)).unwrap();
+        let e = guard(Lang::En, &lab, &ws).unwrap_err().to_string();
+        assert!(e.contains("lacks kca's marker"), "{e}");
+        // Marked, but another name (a progress file pointing at the home folder).
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        workspace::mark(&lab, &home).unwrap();
+        let e = guard(Lang::En, &lab, &home).unwrap_err().to_string();
+        assert!(e.contains("its name is not `l`"), "{e}");
+        // Another lab's marker.
+        std::fs::write(ws.join(workspace::MARKER), "other\n").unwrap();
+        let e = guard(Lang::En, &lab, &ws).unwrap_err().to_string();
+        assert!(e.contains("names lab `other`"), "{e}");
+        // Not there yet: nothing to refuse.
+        assert!(guard(Lang::En, &lab, &tmp.path().join("work/none")).is_ok());
+    }
 
     #[test]
     fn policies_go_first_and_namespaces_last() {

@@ -223,7 +223,16 @@ pub fn materialize_into(lab: &Lab, stage: Stage<'_>, ws: &Path, dest: &Path) -> 
 pub fn archive(ws: &Path, state_dir: &Path, lab_id: &str) -> Result<PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let dest = state_dir.join("archive").join(lab_id).join(stamp);
-    copy_tree(ws, &dest).map_err(|e| {
+    archive_with(ws, dest, copy_tree)
+}
+
+/// [`archive`] with the copy given (tests inject a copy that fails half-way).
+fn archive_with(
+    ws: &Path,
+    dest: PathBuf,
+    copy: impl FnOnce(&Path, &Path) -> std::io::Result<()>,
+) -> Result<PathBuf> {
+    copy(ws, &dest).map_err(|e| {
         // A partial copy would be taken for an archive: remove it, so a retry starts clean.
         let _ = std::fs::remove_dir_all(&dest);
         Error::environment_with(
@@ -507,6 +516,23 @@ mod tests {
             Path::new(&dir).is_absolute() && dir.ends_with("labs/l"),
             "{dir}"
         );
+    }
+
+    #[test]
+    fn a_failed_archive_removes_its_partial_copy() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("a.yaml"), "x").unwrap();
+        let dest = tmp.path().join("state/archive/l/1");
+        let half = |from: &Path, to: &Path| {
+            copy_tree(from, to)?;
+            Err(std::io::Error::other("no space left on device"))
+        };
+        let e = archive_with(&ws, dest.clone(), half).unwrap_err();
+        assert!(e.to_string().contains("left as it was"), "{e}");
+        assert!(!dest.exists(), "a partial archive was left behind");
+        assert!(ws.join("a.yaml").is_file());
     }
 
     #[test]
