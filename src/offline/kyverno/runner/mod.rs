@@ -343,16 +343,16 @@ impl Suite {
             v.iter().map(String::as_str).collect()
         }
         quiet(&names(&test.target_resources), &mut targets);
-        quiet(&names(&test.cluster_resources), &mut opts.cluster);
-        opts.cluster.extend(targets.iter().cloned());
-        quiet(&[test.context.as_str()], &mut opts.cluster);
+        quiet(&names(&test.cluster_resources), std::sync::Arc::make_mut(&mut opts.cluster));
+        std::sync::Arc::make_mut(&mut opts.cluster).extend(targets.iter().cloned());
+        quiet(&[test.context.as_str()], std::sync::Arc::make_mut(&mut opts.cluster));
         let clone_sources: Vec<&str> = test
             .results
             .iter()
             .map(|r| r.clone_source_resource.as_str())
             .collect();
-        quiet(&clone_sources, &mut opts.cluster);
-        opts.cluster.extend(resources.iter().cloned());
+        quiet(&clone_sources, std::sync::Arc::make_mut(&mut opts.cluster));
+        std::sync::Arc::make_mut(&mut opts.cluster).extend(resources.iter().cloned());
         opts.rule_values = values.per_rule.clone();
         opts.api_responses = test.api_call_responses.clone();
         let other_kinds = policy_objs
