@@ -74,7 +74,8 @@ impl Offline {
             // The policies were admitted before the setup; the setup (and what the learner
             // re-applied since) changes the cluster under them, as it would live: a policy
             // that exists is not taken away because its permissions were.
-            let staged_objects = super::setup::offline_objects(lab, ws, Arc::unwrap_or_clone(off.objects), staged);
+            let staged_objects =
+                super::setup::offline_objects(lab, ws, Arc::unwrap_or_clone(off.objects), staged);
             let mut everything = baseline_rbac().to_vec();
             everything.extend(staged_objects.iter().cloned());
             off.access = Arc::new(Access::new(&everything));

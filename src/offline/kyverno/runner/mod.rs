@@ -343,9 +343,15 @@ impl Suite {
             v.iter().map(String::as_str).collect()
         }
         quiet(&names(&test.target_resources), &mut targets);
-        quiet(&names(&test.cluster_resources), std::sync::Arc::make_mut(&mut opts.cluster));
+        quiet(
+            &names(&test.cluster_resources),
+            std::sync::Arc::make_mut(&mut opts.cluster),
+        );
         std::sync::Arc::make_mut(&mut opts.cluster).extend(targets.iter().cloned());
-        quiet(&[test.context.as_str()], std::sync::Arc::make_mut(&mut opts.cluster));
+        quiet(
+            &[test.context.as_str()],
+            std::sync::Arc::make_mut(&mut opts.cluster),
+        );
         let clone_sources: Vec<&str> = test
             .results
             .iter()
