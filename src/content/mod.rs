@@ -198,14 +198,12 @@ fn discover_into(path: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     if depth > 16 {
         return;
     }
-    let Ok(entries) = std::fs::read_dir(path) else {
+    let Ok(entries) = crate::offline::manifest::listing(path) else {
         out.push(path.to_path_buf());
         return;
     };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for entry in entries {
-        if entry.is_dir() {
+    for (entry, is_dir) in entries {
+        if is_dir {
             discover_into(&entry, out, depth + 1);
         } else if matches!(
             entry.extension().and_then(|e| e.to_str()),
