@@ -170,6 +170,7 @@ fn file_problem(path: &Path, message: &str, hint: &str) -> Diagnostic {
         message: message.to_string(),
         hint: Some(hint.to_string()),
         source_line: None,
+        source_from: 0,
         severity: crate::diag::Severity::Error,
     }
 }
