@@ -23,6 +23,7 @@ pub mod rule;
 pub mod runner;
 pub mod smp;
 pub mod validation;
+mod validation_kinds;
 pub mod vars;
 pub mod x509;
 
