@@ -283,6 +283,9 @@ fn print_started(
 }
 
 pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
+    if let Some(ws) = &args.workspace {
+        return super::submission::check(ctx, args, ws);
+    }
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
     let entry = started(ctx.settings.lang, &lab, entry, &args.task)?;
     let ws = entry.workspace.clone();
@@ -357,7 +360,7 @@ fn started(
 
 /// Grades offline. Reaching a task with a setup stages it (recorded in `setups`), then
 /// grades again on the new state.
-fn grade_offline(
+pub(super) fn grade_offline(
     ctx: &Ctx,
     lab: &Lab,
     ws: &Path,
@@ -486,7 +489,13 @@ fn record_check(
         );
         Some(e.standing(lab))
     });
-    print_report(ctx, lab, rep);
+    // Queued before the report is printed: the count is a field of the document.
+    let queued = if rep.counts.fail > 0 {
+        super::overview::queue_related_questions(ctx, store, lab)
+    } else {
+        0
+    };
+    print_report(ctx, lab, rep, queued);
     let standing = match saved {
         Ok(s) => s,
         Err(e) => {
@@ -499,9 +508,7 @@ fn record_check(
     {
         super::overview::print_standing(ctx, store, lab, &s, !task.is_empty());
     }
-    if rep.counts.fail > 0 {
-        super::overview::queue_related_questions(ctx, store, lab);
-    }
+    super::overview::print_queued(ctx, queued);
 }
 
 /// Tells the learner that a task's situation was staged (what changed is theirs to find;
@@ -526,12 +533,14 @@ fn announce_setup(ctx: &Ctx, lab: &Lab, task: &crate::content::lab::Task, done: 
     }
 }
 
-pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report) {
+/// Prints a check's report; `queued` quiz questions were sent back to review (a field of
+/// the JSON document, `queuedForReview`).
+pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report, queued: usize) {
     match ctx.settings.output {
-        OutputFormat::Json => ctx.printer.json(rep),
+        OutputFormat::Json => ctx.printer.json(&with_queued(rep, queued)),
         OutputFormat::Junit => ctx
             .printer
-            .out(report::junit(std::slice::from_ref(rep), ctx.settings.lang).trim_end()),
+            .document(&report::junit(std::slice::from_ref(rep), ctx.settings.lang)),
         OutputFormat::Text => {
             for line in report::text(rep, lab, ctx.settings.lang, &ctx.printer) {
                 ctx.printer.out(&line);
@@ -540,8 +549,17 @@ pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report) {
     }
 }
 
+/// The report as its JSON document, with `queuedForReview` after its own fields.
+fn with_queued(rep: &Report, queued: usize) -> Value {
+    let mut v = serde_json::to_value(rep).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.insert("queuedForReview".into(), Value::from(queued));
+    }
+    v
+}
+
 /// A `--task` the lab does not have, with the ones it has.
-fn no_task(lang: Lang, lab: &Lab, t: &str) -> Error {
+pub(super) fn no_task(lang: Lang, lab: &Lab, t: &str) -> Error {
     let ids: Vec<&str> = lab.tasks.iter().map(|t| t.id.as_str()).collect();
     Error::usage(
         tr_s(

@@ -15,6 +15,7 @@ pub mod reset;
 pub mod scaffold;
 pub mod setup;
 pub mod show;
+pub mod submission;
 pub mod template;
 pub mod tree;
 pub mod verify;
