@@ -496,6 +496,7 @@ impl Printer {
             .map(crate::envelope::stamp)
             .and_then(|v| serde_json::to_string_pretty(&v))
             .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        let text = crate::escape::json(&text);
         if self.output == OutputFormat::Text {
             self.out(&text);
         } else {

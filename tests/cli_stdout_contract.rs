@@ -391,6 +391,43 @@ fn rows() -> Vec<Row> {
             c
         }),
         row!("", "usage", |t| args(t, &["lab", "chekc"])),
+        row!("lab task", "pass", |t| {
+            t.start();
+            args(t, &["lab", "task"])
+        }),
+        row!("lab task", "error", |t| args(t, &["lab", "task"])),
+        row!("lab watch", "error", |t| {
+            t.start();
+            let mut c = args(t, &["lab", "watch"]);
+            c.write_stdin("");
+            c
+        }),
+        row!("jp query", "pass", |t| {
+            let f = t.file("in.json", "{\"a\": [1, 2]}");
+            let mut c = args(t, &["jp", "query", "length(a)", "-i"]);
+            c.arg(f);
+            c
+        }),
+        row!("jp query", "error", |t| {
+            let f = t.file("in.json", "{\"a\": 1}");
+            let mut c = args(t, &["jp", "query", "a[", "-i"]);
+            c.arg(f);
+            c
+        }),
+        row!("jp function", "pass", |t| args(t, &["jp", "function"])),
+        row!("jp parse", "pass", |t| args(t, &["jp", "parse", "a.b[0]"])),
+        row!("jp parse", "error", |t| args(t, &["jp", "parse", "a.["])),
+        row!("values render", "pass", |t| {
+            let g = repo().join("labs/kca-operations/graders");
+            let mut c = args(t, &["values", "render", "--chart"]);
+            c.arg(g.join("chart-render.yaml")).arg("-f").arg(g.join("values-replicas.yaml"));
+            c
+        }),
+        row!("values render", "error", |t| {
+            let mut c = args(t, &["values", "render", "--chart"]);
+            c.arg(t.tmp.path().join("missing.yaml")).args(["-f", "v.yaml"]);
+            c
+        }),
         row!("policy apply", "pass", |t| {
             let d = t.policy_test("pass");
             let mut c = args(t, &["policy", "apply"]);

@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 
 use super::lifecycle::{self, load};
 use super::report::{self, Report};
+
+use super::progress::{LabProgress, TargetRecord};
 use crate::cli::GradeArgs;
 use crate::cli::lab::CheckArgs;
 use crate::content::lab::Lab;
@@ -18,20 +20,28 @@ use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::settings::{Lang, OutputFormat};
+use crate::state::Store;
 use crate::ui::{tr, tr_s};
 
 /// `lab check LAB --offline --workspace DIR`: the folder graded as a started lab's
 /// workspace would be (task setups staged in memory), the report printed, nothing saved.
-pub fn check(ctx: &Ctx, args: &CheckArgs, ws: &Path) -> Result<Exit> {
+pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs, ws: &Path) -> Result<Exit> {
     let id = args.lab.as_deref().unwrap_or_default();
     let lab = load(ctx, id)?;
-    let rep = grade_folder(ctx, &lab, ws, &args.task)?;
-    lifecycle::print_report(ctx, &lab, &rep, 0);
-    Ok(rep.exit())
+    let g = grade_folder(ctx, &lab, ws, &args.task)?;
+    let shown = lifecycle::Shown {
+        standing: None,
+        task: &args.task,
+        all: args.all || ctx.settings.verbosity > 0,
+        queued: 0,
+    };
+    lifecycle::print_check(ctx, store, &lab, &g, &shown);
+    Ok(g.report.exit())
 }
 
-/// Grades one folder offline; its task setups are staged in memory only.
-fn grade_folder(ctx: &Ctx, lab: &Lab, ws: &Path, task: &[String]) -> Result<Report> {
+/// Grades one folder offline, as a lab started there and never checked: setups are
+/// staged in memory only.
+fn grade_folder(ctx: &Ctx, lab: &Lab, ws: &Path, task: &[String]) -> Result<lifecycle::Graded> {
     let lang = ctx.settings.lang;
     if let Some(t) = task.iter().find(|t| lab.task(t).is_none()) {
         return Err(lifecycle::no_task(lang, lab, t));
@@ -50,9 +60,15 @@ fn grade_folder(ctx: &Ctx, lab: &Lab, ws: &Path, task: &[String]) -> Result<Repo
             ),
         ));
     }
-    let mut setups = BTreeMap::new();
-    let results = lifecycle::grade_offline(ctx, lab, ws, task, &mut setups)?;
-    Ok(Report::new(lab, "offline".into(), results, |_| 0))
+    let entry = LabProgress {
+        workspace: ws.to_path_buf(),
+        target: TargetRecord {
+            offline: true,
+            ..TargetRecord::default()
+        },
+        ..LabProgress::default()
+    };
+    lifecycle::grade_run(ctx, lab, &entry, &Default::default(), true, task)
 }
 
 /// How a learner's id is read from a submission (`--id-from`).
@@ -305,7 +321,7 @@ pub fn grade(ctx: &Ctx, args: &GradeArgs) -> Result<Exit> {
 
 fn grade_one(ctx: &Ctx, lab: &Lab, rule: &IdFrom, dir: &Path, task: &[String]) -> Graded {
     let (learner, outcome) = match rule.id(dir) {
-        Ok(id) => (id, grade_folder(ctx, lab, dir, task)),
+        Ok(id) => (id, grade_folder(ctx, lab, dir, task).map(|g| g.report)),
         Err(why) => (
             dir.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
