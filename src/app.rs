@@ -22,18 +22,6 @@ pub fn settings_from(cli: &Cli, env: &Env) -> Settings {
     }
 }
 
-fn settings_from_defaults(env: &Env) -> Settings {
-    Settings {
-        color: false,
-        output: settings::OutputFormat::Text,
-        lang: settings::resolve_lang(None, env),
-        verbosity: 0,
-        content_dir: settings::content_dir(None, env),
-        state_dir: settings::state_dir(env),
-        home: env.home.clone().unwrap_or_else(|| "/root".into()),
-    }
-}
-
 /// Runs `cli` and renders any error; the returned code is the process's exit code.
 pub fn run(cli: Cli) -> Exit {
     let env = Env::from_process();

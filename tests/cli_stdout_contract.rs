@@ -420,12 +420,15 @@ fn rows() -> Vec<Row> {
         row!("values render", "pass", |t| {
             let g = repo().join("labs/kca-operations/graders");
             let mut c = args(t, &["values", "render", "--chart"]);
-            c.arg(g.join("chart-render.yaml")).arg("-f").arg(g.join("values-replicas.yaml"));
+            c.arg(g.join("chart-render.yaml"))
+                .arg("-f")
+                .arg(g.join("values-replicas.yaml"));
             c
         }),
         row!("values render", "error", |t| {
             let mut c = args(t, &["values", "render", "--chart"]);
-            c.arg(t.tmp.path().join("missing.yaml")).args(["-f", "v.yaml"]);
+            c.arg(t.tmp.path().join("missing.yaml"))
+                .args(["-f", "v.yaml"]);
             c
         }),
         row!("policy apply", "pass", |t| {
