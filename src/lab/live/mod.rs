@@ -10,13 +10,14 @@ use serde_json::Value;
 
 use super::check::{self, Outcome, Submission};
 use super::offline::expected_generated;
-use super::tree::partial_match;
+use super::equiv::semantic_match as partial_match;
 use crate::content::lab::{Check, Denier, Expect, Lab, ObjSel, Spec};
 use crate::target::live::{Live, LiveError};
 use crate::target::{AccessQuery, Identity, ObjRef, Operation};
 use crate::ui::Printer;
 
 mod generated;
+mod scope;
 mod serves;
 
 pub use generated::sweep_triggers;
@@ -72,7 +73,12 @@ pub async fn evaluate(
             .await
             .map(|a| check::judge_can_i(check, &a)),
         Spec::Admission { .. } => admission(live, check).await,
+        Spec::Generated {
+            left_alone: true, ..
+        } => scope::left_alone(live, env.lab, check).await,
         Spec::Generated { .. } => generated(live, env.lab, check, printer).await,
+        Spec::LeastPrivilege { .. } => scope::least_privilege(live, env, check).await,
+        Spec::Observed { .. } => scope::observed(live, env, check).await,
         Spec::Accepted { .. } => accepted(live, env, check).await,
         Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::error("evaluated locally")),
     };
@@ -185,9 +191,10 @@ async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
     // moment after they are applied: a probe that misses them is asked again, briefly.
     let settle = check.timeout.min(SETTLE);
     let start = Instant::now();
+    let sent = crate::lab::vary::probe(&probe.object, &check.id, *update);
     loop {
-        let got = live.admit(&probe.object, op, who.as_ref()).await?;
-        let outcome = check::judge_admission(check, &got);
+        let got = live.admit(&sent, op, who.as_ref()).await?;
+        let outcome = check::judge_admission(check, &sent, &got);
         if outcome.verdict == check::Verdict::Pass || start.elapsed() >= settle {
             return Ok(outcome);
         }
