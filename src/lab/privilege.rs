@@ -338,7 +338,9 @@ mod tests {
         all.extend(learner);
         let a = Authorizer::new(&all);
         let (u, g) = (SA.to_string(), groups());
-        judge(SA, &allowed()[..1], &allowed(), &r, |verb, group, res, ns| {
+        let mut required = allowed();
+        required[0].verbs = ["get", "create", "update", "delete"].map(String::from).to_vec();
+        judge(SA, &required, &allowed(), &r, |verb, group, res, ns| {
             Ok(a.authorize(&AccessRequest {
                 user: u.clone(),
                 groups: g.clone(),
@@ -391,6 +393,6 @@ mod tests {
     fn a_missing_required_grant_fails() {
         let o = outcome("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
         assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
-        assert!(o.detail.contains("cannot get networkpolicies"), "{}", o.detail);
+        assert!(o.detail.contains("cannot create networkpolicies"), "{}", o.detail);
     }
 }
