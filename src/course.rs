@@ -61,11 +61,15 @@ fn lab_item(lang: Lang, lab: &Lab, p: &lab_progress::Progress) -> Item {
         id: lab.id.clone(),
         title: lab.title.get(lang).to_string(),
         state: match (&standing, e) {
-            (Some(s), _) if s.finished => "done",
+            (Some(s), _) if s.done() => "done",
             (_, Some(_)) => "started",
             _ => "todo",
         },
-        progress: standing.map(|s| format!("{}/{}", s.score, s.max_score)),
+        // The live score, and the offline standing apart when offline left checks to a cluster.
+        progress: standing.map(|s| match crate::lab::overview::offline_short(lang, &s) {
+            Some(off) => format!("{}/{} {off}", s.score, s.max_score),
+            None => format!("{}/{}", s.score, s.max_score),
+        }),
     }
 }
 
@@ -94,7 +98,7 @@ pub fn map(ctx: &Ctx, store: &Store) -> Result<(Vec<ModuleRow>, Next)> {
     let (labs, _) = crate::lab::overview::all_labs(ctx)?;
     let (quizzes, _) = crate::content::load_quizzes(dir);
     let lp = lab_progress::read(store).unwrap_or_default();
-    let qp: quiz_progress::Progress = store.read(quiz_progress::FILE).unwrap_or_default();
+    let qp = quiz_progress::read(store).unwrap_or_default();
     let read: LessonsRead = store.read(LESSONS_FILE).unwrap_or_default();
     let mut modules: Vec<i64> = crate::lesson::modules(dir);
     modules.extend(labs.iter().filter_map(|l| l.module));
@@ -128,13 +132,25 @@ pub fn map(ctx: &Ctx, store: &Store) -> Result<(Vec<ModuleRow>, Next)> {
         });
     }
     let due = quiz_progress::due(&qp, None, chrono::Utc::now().timestamp(), usize::MAX).len();
-    let next = next_step(lang, &rows, lp.current.as_deref(), due);
+    let here = crate::lab::here::default_lab(&lp);
+    let offline = crate::lab::here::prefers_offline(&lp);
+    let live = crate::lab::here::works_live(&lp);
+    let next = next_step(lang, &rows, here.as_deref(), offline, live, due);
     Ok((rows, next))
 }
 
 /// The one next step: the first module's first unfinished piece, lesson → lab → quiz;
 /// then questions due for review; then the end of the course.
-fn next_step(lang: Lang, rows: &[ModuleRow], current: Option<&str>, due: usize) -> Next {
+fn next_step(
+    lang: Lang,
+    rows: &[ModuleRow],
+    current: Option<&str>,
+    offline: bool,
+    live: bool,
+    due: usize,
+) -> Next {
+    // Started on a cluster before: the next lab goes there too.
+    let live = current.is_some() && live;
     for row in rows {
         if let Some(l) = row.lesson.as_ref().filter(|l| l.state != "done") {
             return Next {
@@ -153,11 +169,36 @@ fn next_step(lang: Lang, rows: &[ModuleRow], current: Option<&str>, due: usize) 
         if let Some(l) = labs.first() {
             return if l.state == "started" {
                 Next {
-                    command: format!("kca lab check {}", l.id),
+                    command: format!("kca lab watch {}", l.id),
+                    why: crate::ui::tr_s(
+                        lang,
+                        format!(
+                            "ラボの続き: ファイルを保存するたびに採点します (一度だけなら `kca lab check {}`、行き詰まったら `kca lab hint`)",
+                            l.id
+                        ),
+                        format!(
+                            "continue the lab: graded on every save (once: `kca lab check {}`; stuck? `kca lab hint`)",
+                            l.id
+                        ),
+                    ),
+                }
+            } else if offline {
+                Next {
+                    command: format!("kca lab start {} --offline", l.id),
                     why: tr(
                         lang,
-                        "ラボの続き: 編集して採点 (行き詰まったら `kca lab hint`)",
-                        "continue the lab: edit, then grade (stuck? `kca lab hint`)",
+                        "ラボを始める (オフラインで続けています)",
+                        "start the lab (you are working offline)",
+                    )
+                    .to_string(),
+                }
+            } else if live {
+                Next {
+                    command: format!("kca lab start {}", l.id),
+                    why: tr(
+                        lang,
+                        "ラボを始める (クラスターで続けています)",
+                        "start the lab (you are working on a cluster)",
                     )
                     .to_string(),
                 }

@@ -187,12 +187,19 @@ fn start_and_check_offline_grade_the_workspace() {
         .args(["lab", "start", "testlab", "--offline"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("+ app.yaml"));
+        .stdout(predicate::str::contains("app.yaml"));
     let readme = std::fs::read_to_string(env.ws().join("README.md")).unwrap();
     assert!(readme.contains("namespace kca-testlab"), "{readme}");
     assert!(readme.contains(&env.ws().display().to_string()), "{readme}");
+    // Focused: the first unfinished task's details only; `--all` shows every task's.
     env.kca()
         .args(["lab", "check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("✗ FAIL  config-file (file)  0/1"))
+        .stdout(predicate::str::contains("reader-can-get").not());
+    env.kca()
+        .args(["lab", "check", "--all"])
         .assert()
         .code(1)
         .stdout(predicate::str::contains("✗ FAIL  config-file (file)  0/1"))

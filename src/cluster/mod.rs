@@ -358,6 +358,19 @@ mod tests {
     }
 
     #[test]
+    fn every_missing_tool_is_named_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = discover_tools(dir.path().as_os_str(), None, true).unwrap_err();
+        let (what, how) = (e.to_string(), e.hint().unwrap().to_string());
+        for tool in ["`kind`", "`helm`", "docker or podman"] {
+            assert!(what.contains(tool), "{what}");
+        }
+        for site in ["kind.sigs.k8s.io", "helm.sh", "podman.io"] {
+            assert!(how.contains(site), "{how}");
+        }
+    }
+
+    #[test]
     fn a_non_executable_file_is_not_a_program() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("kind"), "not a program").unwrap();

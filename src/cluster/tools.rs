@@ -131,17 +131,21 @@ pub(super) fn is_executable(p: &Path) -> bool {
 
 /// Finds kind, helm (when `need_helm`) and a container engine. `provider` is
 /// `KIND_EXPERIMENTAL_PROVIDER`, which kind itself reads to pick podman over docker.
+/// Every missing tool is named at once, each with how to get it (one run, not one per tool).
 pub fn discover_tools(path_var: &OsStr, provider: Option<&str>, need_helm: bool) -> Result<Tools> {
-    let kind = find_program(path_var, "kind").ok_or_else(|| {
-        Error::environment(
-            "`kind` is not installed (not found on PATH); kca creates the course cluster with it",
+    let mut missing: Vec<(String, &str)> = Vec::new();
+    let kind = find_program(path_var, "kind");
+    if kind.is_none() {
+        missing.push((
+            "`kind` is not installed (not found on PATH); kca creates the course cluster with it"
+                .into(),
             KIND_INSTALL_HINT,
-        )
-    })?;
+        ));
+    }
     let helm = find_program(path_var, "helm");
     if need_helm && helm.is_none() {
-        return Err(Error::environment(
-            "`helm` is not installed (not found on PATH); kca installs Kyverno with it",
+        missing.push((
+            "`helm` is not installed (not found on PATH); kca installs Kyverno with it".into(),
             HELM_INSTALL_HINT,
         ));
     }
@@ -149,24 +153,39 @@ pub fn discover_tools(path_var: &OsStr, provider: Option<&str>, need_helm: bool)
         Some(p) => vec![p],
         None => vec!["docker", "podman"],
     };
-    let engine = candidates
-        .iter()
-        .find_map(|name| {
-            find_program(path_var, name).map(|path| Engine {
-                name: name.to_string(),
-                path,
-            })
+    let engine = candidates.iter().find_map(|name| {
+        find_program(path_var, name).map(|path| Engine {
+            name: name.to_string(),
+            path,
         })
-        .ok_or_else(|| {
-            Error::environment(
-                format!(
-                    "no container engine: kind runs its node in {}, and none is on PATH",
-                    candidates.join(" or ")
-                ),
-                ENGINE_INSTALL_HINT,
-            )
-        })?;
-    Ok(Tools { kind, helm, engine })
+    });
+    if engine.is_none() {
+        missing.push((
+            format!(
+                "no container engine: kind runs its node in {}, and none is on PATH",
+                candidates.join(" or ")
+            ),
+            ENGINE_INSTALL_HINT,
+        ));
+    }
+    match (kind, engine) {
+        (Some(kind), Some(engine)) if missing.is_empty() => Ok(Tools { kind, helm, engine }),
+        _ => {
+            let (what, how): (Vec<String>, Vec<&str>) = missing.into_iter().unzip();
+            Err(Error::environment(
+                what.join("; "),
+                if how.len() == 1 {
+                    how[0].to_string()
+                } else {
+                    how.iter()
+                        .enumerate()
+                        .map(|(i, h)| format!("{}) {h}", i + 1))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                },
+            ))
+        }
+    }
 }
 
 impl Tools {

@@ -81,26 +81,15 @@ pub fn load(ctx: &Ctx, id: &str) -> Result<Lab> {
     }
 }
 
-/// The lab a command is about: the one named, else the one started last.
-fn current(ctx: &Ctx, store: &Store, named: Option<&str>) -> Result<(Lab, Option<LabProgress>)> {
+/// The lab a command is about: the one named, else the one whose workspace holds the
+/// current folder, else the one started last (`lab::here`).
+pub(super) fn current(
+    ctx: &Ctx,
+    store: &Store,
+    named: Option<&str>,
+) -> Result<(Lab, Option<LabProgress>)> {
     let p = progress::read(store)?;
-    let id = match named {
-        Some(id) => id.to_string(),
-        None => p.current.clone().ok_or_else(|| {
-            Error::usage(
-                tr(
-                    ctx.settings.lang,
-                    "まだラボを始めていません",
-                    "no lab started yet",
-                ),
-                tr(
-                    ctx.settings.lang,
-                    "`kca lab start LAB` で始めます(ラボの一覧は `kca lab list`)",
-                    "start one with `kca lab start LAB` (see `kca lab list`)",
-                ),
-            )
-        })?,
-    };
+    let id = super::here::lab_id(ctx.settings.lang, &p, named)?;
     let lab = load(ctx, &id)?;
     let entry = p.labs.get(&id).cloned();
     Ok((lab, entry))
@@ -138,6 +127,7 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
     }
     let target = TargetRecord {
         offline,
+        chose_offline: Some(args.offline),
         kubeconfig: args.target.kubeconfig.clone(),
         context: args.target.context.clone(),
     };
@@ -249,8 +239,16 @@ fn print_started(
         tr(lang, "作業フォルダー:", "workspace:"),
         ws.display()
     ));
-    for f in &sc.written {
-        ctx.printer.out(&format!("  + {f}"));
+    if sc.written.len() > 3 {
+        // Many files: one wrapped line (the task is what the screen is for).
+        ctx.printer.out_wrapped(
+            &format!("+ {}", sc.written.join(tr(lang, "、", ", "))),
+            "  ",
+        );
+    } else {
+        for f in &sc.written {
+            ctx.printer.out(&format!("  + {f}"));
+        }
     }
     for f in &sc.kept {
         ctx.printer.out(&format!(
@@ -263,58 +261,94 @@ fn print_started(
         ctx.printer.out_wrapped(d.get(lang).trim_end(), "");
     }
     ctx.printer.out("");
-    for (i, t) in lab.tasks.iter().enumerate() {
-        ctx.printer.out(&ctx.printer.paint(
-            Style::Heading,
-            &format!("{}. {} ({})", i + 1, t.title.get(lang), t.id),
-        ));
-        ctx.printer
-            .out_wrapped(t.instructions.get(lang).trim_end(), "   ");
+    if let Some(first) = lab.tasks.first() {
+        for line in super::task::lines(ctx, lab, first, Some(entry)) {
+            ctx.printer.out(&line);
+        }
     }
     ctx.printer.out("");
-    ctx.printer.out(&ctx.printer.paint(
+    ctx.printer.out_painted(
         Style::Hint,
-        tr(
+        &tr_s(
             lang,
-            "次: ファイルを編集して `kca lab check`。行き詰まったら `kca lab hint`",
-            "next: edit the files, then `kca lab check`; stuck? `kca lab hint`",
+            format!(
+                "次: ファイルを編集して `kca lab check`(保存のたびに採点するなら `kca lab watch`)。行き詰まったら `kca lab hint`。タスクは全部で {} 個: 一覧は `kca lab task --list`、読み直すには `kca lab task 2` のように",
+                lab.tasks.len()
+            ),
+            format!(
+                "next: edit the files, then `kca lab check` (or `kca lab watch` to grade on every save); stuck? `kca lab hint`. {} tasks in all: `kca lab task --list` lists them, `kca lab task 2` shows one",
+                lab.tasks.len()
+            ),
         ),
-    ));
+    );
 }
 
 pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
     let entry = started(ctx.settings.lang, &lab, entry, &args.task)?;
+    let g = grade_run(ctx, &lab, &entry, &args.target, args.offline, &args.task)?;
+    let standing = record(ctx, store, &lab, &g, &args.task);
+    let all = args.all || ctx.settings.verbosity > 0;
+    print_check(ctx, store, &lab, &g, standing.as_ref(), &args.task, all);
+    if g.report.counts.fail > 0 {
+        super::overview::queue_related_questions(ctx, store, &lab);
+    }
+    Ok(g.report.exit())
+}
+
+/// One grading run: the report, the setups in effect after it, and those it staged.
+#[derive(Debug)]
+pub struct Graded {
+    pub report: Report,
+    pub setups: BTreeMap<String, String>,
+    pub fresh: Vec<String>,
+}
+
+/// Grades `lab` where its progress says (offline, or the cluster it was started on;
+/// `target`/`offline` override), staging the setups it reaches.
+pub(super) fn grade_run(
+    ctx: &Ctx,
+    lab: &Lab,
+    entry: &LabProgress,
+    target: &crate::cli::cluster::TargetArgs,
+    force_offline: bool,
+    task: &[String],
+) -> Result<Graded> {
     let ws = entry.workspace.clone();
-    let explicit = args.target.context.is_some() || args.target.kubeconfig.is_some();
-    let offline = args.offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
-    let task = args.task.as_slice();
+    let explicit = target.context.is_some() || target.kubeconfig.is_some();
+    let offline = force_offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
     let mut setups = entry.setups.clone();
     let (results, target) = if offline {
-        let results = grade_offline(ctx, &lab, &ws, task, &mut setups)?;
+        let results = grade_offline(ctx, lab, &ws, task, &mut setups)?;
         (results, "offline".to_string())
     } else {
         let sel = if explicit {
-            Selection::from(&args.target)
+            Selection::from(target)
         } else {
             Selection {
                 kubeconfig: entry.target.kubeconfig.clone(),
                 context: entry.target.context.clone(),
             }
         };
-        grade_live(ctx, &lab, &ws, task, &mut setups, &sel)?
+        grade_live(ctx, lab, &ws, task, &mut setups, &sel)?
     };
+    let fresh: Vec<String> = setups
+        .keys()
+        .filter(|k| !entry.setups.contains_key(*k))
+        .cloned()
+        .collect();
     let hints = entry.hints.clone();
-    let rep = Report::new(&lab, target.clone(), results, |t| {
-        hints.get(t).copied().unwrap_or(0)
-    });
-    record_check(ctx, store, &lab, &rep, &target, task, &setups);
-    Ok(rep.exit())
+    let report = Report::new(lab, target, results, |t| hints.get(t).copied().unwrap_or(0));
+    Ok(Graded {
+        report,
+        setups,
+        fresh,
+    })
 }
 
 /// The lab's progress when it can be checked: started, every `--task` its own, and its
 /// workspace still there.
-fn started(
+pub(super) fn started(
     lang: Lang,
     lab: &Lab,
     entry: Option<LabProgress>,
@@ -372,7 +406,8 @@ fn grade_offline(
     }
     for t in &due {
         setups.insert(t.id.clone(), super::setup::stamp());
-        announce_setup(ctx, lab, t, &[]);
+        ctx.printer
+            .verbose(&format!("setup of task {} staged", t.id));
     }
     let staged = super::setup::recorded(lab, setups);
     grade::offline_staged(lab, ws, task, &staged)
@@ -423,7 +458,10 @@ fn grade_live(
             for t in &due {
                 let done = super::setup::apply_live(&live, lab, t).await?;
                 setups.insert(t.id.clone(), super::setup::stamp());
-                announce_setup(ctx, lab, t, &done);
+                for d in &done {
+                    ctx.printer
+                        .verbose(&format!("  setup of task {}: {d}", t.id));
+                }
             }
             r = grade::live(live, lab, ws, task, &ctx.printer).await;
         }
@@ -463,85 +501,112 @@ fn grade_live(
     })
 }
 
-/// Records a check's results (per check, never replacing other tasks'), prints the
-/// report and the lab's standing, and queues related quiz questions when a check failed.
+/// Records a check's results (per check, never replacing other tasks'), the setups in
+/// effect and the task to follow (the first that failed); returns the lab's standing.
 /// Saving is never a reason to fail: the result stands, with a warning.
-fn record_check(
+pub(super) fn record(
     ctx: &Ctx,
     store: &Store,
     lab: &Lab,
-    rep: &Report,
-    target: &str,
+    g: &Graded,
     task: &[String],
-    setups: &BTreeMap<String, String>,
-) {
+) -> Option<progress::Standing> {
+    let rep = &g.report;
+    let failed = rep
+        .tasks
+        .iter()
+        .find(|t| {
+            t.checks
+                .iter()
+                .any(|c| c.verdict == super::check::Verdict::Fail)
+        })
+        .map(|t| t.id.clone());
     let saved = progress::update(store, |p| {
         let e = p.labs.get_mut(&lab.id)?;
-        e.setups = setups.clone();
+        e.setups = g.setups.clone();
+        let graded_focus = e
+            .focus
+            .as_ref()
+            .is_none_or(|f| rep.tasks.iter().any(|t| &t.id == f));
+        if failed.is_some() || graded_focus {
+            e.focus = failed.clone();
+        }
         let only = (!task.is_empty()).then(|| task.join(","));
         e.record(
             rep.tasks.iter().flat_map(|t| &t.checks),
-            target,
+            &rep.target,
             only.as_deref(),
         );
         Some(e.standing(lab))
     });
-    print_report(ctx, lab, rep);
-    let standing = match saved {
+    match saved {
         Ok(s) => s,
         Err(e) => {
             ctx.printer.warn(&ctx.not_saved(&e));
             None
         }
-    };
-    if ctx.settings.output == OutputFormat::Text
-        && let Some(s) = standing
-    {
-        super::overview::print_standing(ctx, store, lab, &s, !task.is_empty());
-    }
-    if rep.counts.fail > 0 {
-        super::overview::queue_related_questions(ctx, store, lab);
     }
 }
 
-/// Tells the learner that a task's situation was staged (what changed is theirs to find;
-/// `-v` lists it).
-fn announce_setup(ctx: &Ctx, lab: &Lab, task: &crate::content::lab::Task, done: &[String]) {
-    let lang = ctx.settings.lang;
-    let n = lab
+/// The view of a graded run: the incidents in effect and the lab's next task.
+pub(super) fn view<'a>(
+    lab: &'a Lab,
+    g: &Graded,
+    standing: Option<&progress::Standing>,
+    all: bool,
+) -> report::View<'a> {
+    let results: Vec<super::incident::Seen> = g
+        .report
         .tasks
         .iter()
-        .position(|t| t.id == task.id)
-        .map_or(0, |i| i + 1);
-    ctx.printer.status(&format!(
-        "task {n} ({}) begins: kca changed the lab's objects, as an incident would; checks \
-         that passed may fail until you find and fix it. Read its instructions \
-         (`kca lab start {}` shows them) — {}",
-        task.id,
-        lab.id,
-        task.title.get(lang)
-    ));
-    for d in done {
-        ctx.printer.verbose(&format!("  setup: {d}"));
+        .flat_map(|t| t.checks.iter().map(super::incident::Seen::from))
+        .collect();
+    report::View {
+        all,
+        incidents: super::incident::in_effect(lab, &g.setups, &g.fresh, &results),
+        next: standing.and_then(|s| s.next(lab)),
     }
 }
 
-pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report) {
+/// Prints a graded run: the report, the incident notices outside text mode, and the
+/// lab's standing.
+fn print_check(
+    ctx: &Ctx,
+    store: &Store,
+    lab: &Lab,
+    g: &Graded,
+    standing: Option<&progress::Standing>,
+    task: &[String],
+    all: bool,
+) {
+    let v = view(lab, g, standing, all);
     match ctx.settings.output {
-        OutputFormat::Json => ctx.printer.json(rep),
+        OutputFormat::Json => ctx.printer.json(&g.report),
         OutputFormat::Junit => ctx
             .printer
-            .out(report::junit(std::slice::from_ref(rep), ctx.settings.lang).trim_end()),
+            .out(report::junit(std::slice::from_ref(&g.report), ctx.settings.lang).trim_end()),
         OutputFormat::Text => {
-            for line in report::text(rep, lab, ctx.settings.lang, &ctx.printer) {
+            for line in report::text(&g.report, lab, ctx.settings.lang, &ctx.printer, &v) {
                 ctx.printer.out(&line);
             }
         }
     }
+    if ctx.settings.output != OutputFormat::Text {
+        // stdout holds the one document; a person watching still learns of the incident.
+        for inc in v.incidents.iter().filter(|i| i.fresh) {
+            for line in super::incident::notice(ctx.settings.lang, inc) {
+                ctx.printer.status(&line);
+            }
+        }
+        return;
+    }
+    if let Some(s) = standing {
+        super::overview::print_standing(ctx, store, lab, s, !task.is_empty());
+    }
 }
 
 /// A `--task` the lab does not have, with the ones it has.
-fn no_task(lang: Lang, lab: &Lab, t: &str) -> Error {
+pub(super) fn no_task(lang: Lang, lab: &Lab, t: &str) -> Error {
     let ids: Vec<&str> = lab.tasks.iter().map(|t| t.id.as_str()).collect();
     Error::usage(
         tr_s(
@@ -555,6 +620,24 @@ fn no_task(lang: Lang, lab: &Lab, t: &str) -> Error {
             format!("tasks: {}", ids.join(", ")),
         ),
     )
+}
+
+/// Counts one more hint of `task` as shown (up to its last) and returns how many are.
+/// Remembered even for a lab not started yet: hints are about the content.
+pub(super) fn take_hint(
+    store: &Store,
+    lab: &Lab,
+    task: &crate::content::lab::Task,
+) -> Result<usize> {
+    let total = task.hints.len();
+    progress::update(store, |p| {
+        let e = p.labs.entry(lab.id.clone()).or_default();
+        let n = e.hints.entry(task.id.clone()).or_insert(0);
+        if *n < total {
+            *n += 1;
+        }
+        *n
+    })
 }
 
 pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
@@ -579,10 +662,13 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
                 ));
                 return Ok(Exit::Success);
             }
-            let passed = standing.map(|s| s.tasks_passed).unwrap_or_default();
-            lab.tasks
-                .iter()
-                .find(|t| !passed.contains(&t.id))
+            // The task that failed last (`check --task X` included), else the first open.
+            let focus = entry
+                .as_ref()
+                .and_then(|e| e.focus.as_deref())
+                .and_then(|f| lab.task(f));
+            focus
+                .or_else(|| standing.as_ref().and_then(|s| s.next(&lab)))
                 .unwrap_or(&lab.tasks[0])
         }
     };
@@ -594,15 +680,7 @@ pub fn hint(ctx: &Ctx, store: &Store, args: &HintArgs) -> Result<Exit> {
         return Ok(Exit::Success);
     }
     let total = task.hints.len();
-    // Remembered even for a lab not started yet: hints are about the content.
-    let shown = progress::update(store, |p| {
-        let e = p.labs.entry(lab.id.clone()).or_default();
-        let n = e.hints.entry(task.id.clone()).or_insert(0);
-        if *n < total {
-            *n += 1;
-        }
-        *n
-    })?;
+    let shown = take_hint(store, &lab, task)?;
     let text = task.hints[shown - 1].get(ctx.settings.lang);
     if ctx.settings.output == OutputFormat::Json {
         ctx.printer.json(&json!({

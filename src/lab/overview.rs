@@ -40,7 +40,7 @@ pub fn next_lab<'a>(labs: &'a [Lab], p: &progress::Progress, id: &str) -> Option
         .iter()
         .chain(&labs[..at.min(labs.len())])
         .filter(|l| l.id != id)
-        .find(|l| !p.labs.get(&l.id).is_some_and(|e| e.standing(l).finished))
+        .find(|l| !p.labs.get(&l.id).is_some_and(|e| e.standing(l).done()))
 }
 
 /// A lab's state as one short word or score: `12/12 ✓`, `4/23`, `started`, `-`.
@@ -50,6 +50,8 @@ pub fn state_word(lang: crate::settings::Lang, lab: &Lab, e: Option<&LabProgress
             let s = e.standing(lab);
             let mark = if s.finished {
                 tr(lang, " 完了", " done")
+            } else if s.offline.finished {
+                tr(lang, " オフライン完了", " done offline")
             } else {
                 ""
             };
@@ -116,8 +118,68 @@ pub fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// After a check: the lab's score over all tasks, and, when every task passed, that the
-/// lab is finished and which lab comes next.
+/// The offline standing as one line, when offline grading left checks to a cluster:
+/// "オフラインで完了; 3 個のチェックはクラスターが必要", or the offline score so far.
+pub fn offline_line(lang: crate::settings::Lang, s: &progress::Standing) -> Option<String> {
+    let o = &s.offline;
+    if o.need_cluster == 0 || s.finished {
+        return None;
+    }
+    Some(if o.finished {
+        ui::tr_s(
+            lang,
+            format!(
+                "オフラインで完了 ({}/{}) — 残り {} 個のチェックはクラスターが必要です",
+                o.score, o.max_score, o.need_cluster
+            ),
+            format!(
+                "finished offline ({}/{}); {} check(s) need a cluster",
+                o.score, o.max_score, o.need_cluster
+            ),
+        )
+    } else {
+        ui::tr_s(
+            lang,
+            format!(
+                "オフライン: {}/{} (ほかに {} 個のチェックはクラスターが必要)",
+                o.score, o.max_score, o.need_cluster
+            ),
+            format!(
+                "offline: {}/{} ({} more check(s) need a cluster)",
+                o.score, o.max_score, o.need_cluster
+            ),
+        )
+    })
+}
+
+/// The offline standing in a few words for a table cell ("オフライン完了 (3 要クラスター)").
+pub fn offline_short(lang: crate::settings::Lang, s: &progress::Standing) -> Option<String> {
+    let o = &s.offline;
+    (o.need_cluster > 0 && !s.finished).then(|| {
+        let done = if o.finished {
+            tr(lang, "オフライン完了", "done offline")
+        } else {
+            tr(lang, "オフライン", "offline")
+        };
+        ui::tr_s(
+            lang,
+            format!("{done} (要クラスター {})", o.need_cluster),
+            format!("{done} ({} need a cluster)", o.need_cluster),
+        )
+    })
+}
+
+/// `kca lab start ID`, with `--offline` when the learner works without a cluster.
+pub fn start_command(p: &progress::Progress, lab: &Lab) -> String {
+    if !super::here::works_live(p) && lab.needs_cluster() {
+        format!("kca lab start {} --offline", lab.id)
+    } else {
+        format!("kca lab start {}", lab.id)
+    }
+}
+
+/// After a check: the lab's score over all tasks (live and offline apart), and, when the
+/// lab is finished (or finished over what offline can judge), which lab comes next.
 pub fn print_standing(ctx: &Ctx, store: &Store, lab: &Lab, s: &progress::Standing, one_task: bool) {
     let lang = ctx.settings.lang;
     let p = &ctx.printer;
@@ -132,23 +194,33 @@ pub fn print_standing(ctx: &Ctx, store: &Store, lab: &Lab, s: &progress::Standin
             s.tasks_total
         ));
     }
-    if !s.finished {
+    if let Some(line) = offline_line(lang, s) {
+        let style = if s.offline.finished {
+            Style::Pass
+        } else {
+            Style::Dim
+        };
+        p.out_painted(style, &line);
+    }
+    if !s.done() {
         return;
     }
-    p.out(&p.paint(
-        Style::Pass,
-        &format!(
-            "{} {} {}/{}",
-            tr(lang, "✓ ラボ完了", "✓ Lab finished:"),
-            lab.id,
-            s.score,
-            s.max_score
-        ),
-    ));
+    if s.finished {
+        p.out(&p.paint(
+            Style::Pass,
+            &format!(
+                "{} {} {}/{}",
+                tr(lang, "✓ ラボ完了", "✓ Lab finished:"),
+                lab.id,
+                s.score,
+                s.max_score
+            ),
+        ));
+    }
     let all = all_labs(ctx).map(|(l, _)| l).unwrap_or_default();
     let prog = progress::read(store).unwrap_or_default();
     let next = match next_lab(&all, &prog, &lab.id) {
-        Some(n) => format!("`kca lab start {}` — {}", n.id, n.title.get(lang)),
+        Some(n) => format!("`{}` — {}", start_command(&prog, n), n.title.get(lang)),
         None => tr(
             lang,
             "`kca` でコースの進み具合を確認",
@@ -156,7 +228,7 @@ pub fn print_standing(ctx: &Ctx, store: &Store, lab: &Lab, s: &progress::Standin
         )
         .to_string(),
     };
-    p.out(&p.paint(Style::Hint, &format!("{} {next}", tr(lang, "次:", "next:"))));
+    p.out_painted(Style::Hint, &format!("{} {next}", tr(lang, "次:", "next:")));
 }
 
 /// A failed check sends the quiz questions that share the lab's concepts back to review.
@@ -183,14 +255,30 @@ pub fn queue_related_questions(ctx: &Ctx, store: &Store, lab: &Lab) {
     }
 }
 
-pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
+pub fn status(ctx: &Ctx, store: &Store, only: Option<&str>) -> Result<Exit> {
     let p = progress::read(store)?;
     let lang = ctx.settings.lang;
+    if let Some(id) = only {
+        // Named: it must be a lab, and started.
+        let lab = load(ctx, id)?;
+        if !p.labs.contains_key(id) {
+            return Err(Error::usage(
+                ui::tr_s(
+                    lang,
+                    format!("ラボ `{id}` はまだ始めていません"),
+                    format!("lab `{id}` is not started"),
+                ),
+                format!("kca lab start {}", lab.id),
+            ));
+        }
+    }
     let labs: Vec<(String, Option<Lab>, &LabProgress)> = p
         .labs
         .iter()
+        .filter(|(id, _)| only.is_none_or(|o| o == id.as_str()))
         .map(|(id, e)| (id.clone(), load(ctx, id).ok(), e))
         .collect();
+    let here = super::here::default_lab(&p);
     if ctx.settings.output == OutputFormat::Json {
         let rows: Vec<Value> = labs
             .iter()
@@ -204,7 +292,7 @@ pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
             })
             .collect();
         ctx.printer.json(&crate::envelope::Envelope::new(
-            json!({"current": p.current, "labs": rows}),
+            json!({"current": here, "labs": rows}),
         ));
         return Ok(Exit::Success);
     }
@@ -218,7 +306,7 @@ pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
     }
     let now = chrono::Utc::now();
     for (id, lab, e) in &labs {
-        let mark = if p.current.as_deref() == Some(id) {
+        let mark = if here.as_deref() == Some(id) {
             "*"
         } else {
             " "
@@ -245,6 +333,13 @@ pub fn status(ctx: &Ctx, store: &Store) -> Result<Exit> {
             ui::pad(id, 18),
             tr(lang, "ヒント", "hints"),
         ));
+        if let Some(line) = lab
+            .as_ref()
+            .filter(|_| e.checked())
+            .and_then(|l| offline_line(lang, &e.standing(l)))
+        {
+            ctx.printer.out(&format!("    {line}"));
+        }
         ctx.printer.out(&format!(
             "    {} {}",
             tr(lang, "作業フォルダー:", "workspace:"),

@@ -42,11 +42,18 @@ pub struct LabProgress {
     /// Task setups applied (task id → RFC 3339 time), once each; a reset forgets them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub setups: BTreeMap<String, String>,
+    /// The task that failed at the last check (`lab hint` follows it); none once it passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TargetRecord {
+    /// Graded offline: chosen, or a lab of files and commands only.
     pub offline: bool,
+    /// `--offline` was asked for (absent in older records: `offline` stands for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chose_offline: Option<bool>,
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
 }
@@ -82,10 +89,41 @@ pub struct Standing {
     pub max_score: u32,
     /// Tasks whose every check passed at its last run.
     pub tasks_passed: Vec<String>,
+    /// Tasks with a check still to pass (failed, an error, never run, or skipped on a
+    /// cluster): what is left, offline learners' cluster-only checks aside.
+    #[serde(skip)]
+    pub tasks_open: Vec<String>,
     pub tasks_total: usize,
     /// Checks never run yet.
     pub unchecked: usize,
     pub finished: bool,
+    /// What offline grading can judge: the checks it last left `skipped` need a cluster
+    /// (or a tool), and the lab is finished offline when every other check passed.
+    pub offline: OfflineStanding,
+}
+
+/// A lab's standing over the checks offline grading can judge (issue 15: a check only a
+/// live cluster can judge must not make an offline learner's lab unfinishable).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OfflineStanding {
+    pub score: u32,
+    pub max_score: u32,
+    /// Checks whose last offline run was `skipped`: only a cluster (or a tool) can judge them.
+    pub need_cluster: usize,
+    pub finished: bool,
+}
+
+impl Standing {
+    /// The first task still to do (see `tasks_open`).
+    pub fn next<'a>(&self, lab: &'a Lab) -> Option<&'a crate::content::lab::Task> {
+        lab.tasks.iter().find(|t| self.tasks_open.contains(&t.id))
+    }
+
+    /// Finished live, or finished over everything offline can judge.
+    pub fn done(&self) -> bool {
+        self.finished || self.offline.finished
+    }
 }
 
 impl LabProgress {
@@ -122,33 +160,57 @@ impl LabProgress {
         let mut score = 0;
         let mut unchecked = 0;
         let mut tasks_passed = Vec::new();
+        let mut off = OfflineStanding::default();
+        let mut off_open = 0;
+        let mut tasks_open = Vec::new();
         for t in &lab.tasks {
             let mut all = !t.checks.is_empty();
+            let open_before = off_open;
             for c in &t.checks {
                 match self.checks.get(&c.id) {
+                    Some(r) if r.verdict == "skipped" && r.target == "offline" => {
+                        off.need_cluster += 1;
+                        all = false;
+                    }
                     Some(r) => {
                         score += r.earned.min(c.points);
                         all &= r.verdict == "pass";
+                        off.score += r.earned.min(c.points);
+                        off.max_score += c.points;
+                        off_open += usize::from(r.verdict != "pass");
                     }
                     None => {
                         unchecked += 1;
                         all = false;
+                        off.max_score += c.points;
+                        off_open += 1;
                     }
                 }
             }
             if all {
                 tasks_passed.push(t.id.clone());
             }
+            if off_open > open_before {
+                tasks_open.push(t.id.clone());
+            }
         }
         let finished = !lab.tasks.is_empty() && tasks_passed.len() == lab.tasks.len();
+        off.finished = finished || (off.max_score > 0 && off_open == 0 && off.need_cluster > 0);
         Standing {
             score,
             max_score: lab.max_points(),
             tasks_passed,
+            tasks_open,
             tasks_total: lab.tasks.len(),
             unchecked,
             finished,
+            offline: off,
         }
+    }
+
+    /// Whether the learner chose to work without a cluster for this lab.
+    pub fn chose_offline(&self) -> bool {
+        self.target.chose_offline.unwrap_or(self.target.offline)
     }
 
     /// Whether any check has been run.

@@ -8,7 +8,7 @@ use crate::content::Text;
 use crate::content::lab::Lab;
 use crate::exit::Exit;
 use crate::settings::Lang;
-use crate::ui::{Printer, Style};
+use crate::ui::{Printer, Style, tr, tr_s};
 
 /// Bumped when a field of the JSON report changes meaning or goes away.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -140,43 +140,222 @@ fn symbol(v: Verdict) -> &'static str {
     }
 }
 
-/// The human report: per task and check, feedback, and the hint to ask for next.
-pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer) -> Vec<String> {
+/// How much of a report the text shows, and what the run changed around it.
+#[derive(Debug, Default)]
+pub struct View<'a> {
+    /// Every task's details (`--all`, `-v`), not only the focused task's.
+    pub all: bool,
+    /// Incidents in effect (see `lab::incident`); the latest is the focus.
+    pub incidents: Vec<super::incident::Incident<'a>>,
+    /// The first task not passed over the whole lab (after this run), for "next".
+    pub next: Option<&'a crate::content::lab::Task>,
+}
+
+/// Lines of a check's technical detail shown in the focused view (all with `--all`).
+const FOCUSED_DETAIL_LINES: usize = 2;
+
+/// The task a focused report details: the latest incident in effect, else the first
+/// task of the report with a check that failed or met an error.
+pub fn focus<'r>(report: &'r Report, view: &View<'_>) -> Option<&'r TaskReport> {
+    if let Some(i) = view.incidents.last()
+        && let Some(t) = report.tasks.iter().find(|t| t.id == i.task.id)
+    {
+        return Some(t);
+    }
+    // A check this target cannot judge (`skipped`) is not the learner's to fix here.
+    report.tasks.iter().find(|t| {
+        t.checks
+            .iter()
+            .any(|c| matches!(c.verdict, Verdict::Fail | Verdict::Error))
+    })
+}
+
+/// A task's mark over its checks: ✓ all passed, ✗ one failed, ! an error, - only
+/// checks this target cannot judge.
+fn task_mark(t: &TaskReport) -> (Verdict, &'static str) {
+    let any = |v| t.checks.iter().any(|c| c.verdict == v);
+    let v = if any(Verdict::Fail) {
+        Verdict::Fail
+    } else if any(Verdict::Error) {
+        Verdict::Error
+    } else if any(Verdict::Skipped) {
+        Verdict::Skipped
+    } else {
+        Verdict::Pass
+    };
+    (v, symbol(v))
+}
+
+/// The human report: the score, one line per task, the details of the focused task (the
+/// incident in effect, else the first unfinished one; every task's with `view.all`), and
+/// what to do next.
+pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer, view: &View<'_>) -> Vec<String> {
     let mut out = Vec::new();
     out.push(p.paint(
         Style::Heading,
-        &format!(
-            "{} — {} ({})",
-            report.lab,
-            report.title.get(lang),
-            report.target
+        &crate::ui::truncate(
+            &format!(
+                "{} — {} ({})",
+                report.lab,
+                report.title.get(lang),
+                report.target
+            ),
+            p.width(),
         ),
     ));
+    for inc in &view.incidents {
+        for line in super::incident::notice(lang, inc) {
+            for l in crate::ui::wrap(&line, p.width(), "") {
+                out.push(p.paint(Style::Skip, &l));
+            }
+        }
+    }
+    let focused = focus(report, view);
+    let affected: Vec<&str> = view
+        .incidents
+        .iter()
+        .flat_map(|i| i.affected.iter().map(|(_, id)| id.as_str()))
+        .collect();
     for t in &report.tasks {
+        let (v, mark) = task_mark(t);
+        let n = super::incident::number(lab, &t.id);
+        let hit = t.checks.iter().any(|c| affected.contains(&c.id.as_str()));
+        let note = if hit {
+            crate::ui::tr(lang, "  (事故の影響)", "  (incident)")
+        } else {
+            ""
+        };
+        let score = format!("  {}/{}{note}", t.score, t.max_score);
+        let head = format!("{} {n}. {} — ", p.paint(style(v), mark), t.id);
+        let room = p
+            .width()
+            .saturating_sub(crate::ui::width(&head) + crate::ui::width(&score) + 2);
+        out.push(format!(
+            "  {head}{}{score}",
+            crate::ui::truncate(t.title.get(lang), room.max(8))
+        ));
+    }
+    for t in &report.tasks {
+        let is_focus = focused.is_some_and(|f| f.id == t.id);
+        if !(view.all || is_focus || report.tasks.len() == 1) {
+            continue;
+        }
         out.push(String::new());
+        let n = super::incident::number(lab, &t.id);
+        let head = super::task::heading(lang, lab, n, &t.title, &t.id);
         out.push(p.paint(
             Style::Heading,
-            &format!(
-                "{}  {}  [{}/{}]",
-                t.id,
-                t.title.get(lang),
-                t.score,
-                t.max_score
-            ),
+            &crate::ui::truncate(&format!("{head}  [{}/{}]", t.score, t.max_score), p.width()),
         ));
-        for c in &t.checks {
-            check_lines(c, lab, lang, p, &mut out);
-        }
-        next_step_lines(t, lab, lang, p, &mut out);
+        out.extend(task_lines(t, lab, lang, p, view.all));
     }
     out.push(String::new());
     summary_lines(report, lang, p, &mut out);
+    next_lines(report, lab, lang, p, view, focused, &mut out);
     out
+}
+
+/// One task's checks (details capped unless `all`), lesson and next hint.
+pub fn task_lines(t: &TaskReport, lab: &Lab, lang: Lang, p: &Printer, all: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let cap = (!all).then_some(FOCUSED_DETAIL_LINES);
+    for c in &t.checks {
+        check_lines(c, lab, lang, p, cap, &mut out);
+    }
+    next_step_lines(t, lab, lang, p, &mut out);
+    out
+}
+
+/// The score line (`得点 3/33 — 合格 3、…`).
+pub fn score_line(report: &Report, lang: Lang) -> String {
+    let c = &report.counts;
+    match lang {
+        Lang::Ja => format!(
+            "得点 {}/{} — 合格 {}、不合格 {}、エラー {}、対象外 {}",
+            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
+        ),
+        Lang::En => format!(
+            "score {}/{} — {} passed, {} failed, {} errors, {} skipped",
+            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
+        ),
+    }
+}
+
+/// What to do next: the task after a passed one (with the command that shows it), and
+/// where the other details are.
+fn next_lines(
+    report: &Report,
+    lab: &Lab,
+    lang: Lang,
+    p: &Printer,
+    view: &View<'_>,
+    focused: Option<&TaskReport>,
+    out: &mut Vec<String>,
+) {
+    let hidden = !view.all && report.tasks.len() > 1;
+    let next = view.next.map(|t| (super::incident::number(lab, &t.id), t));
+    let line = match (focused, next) {
+        // Everything this run graded passed: the lab's next task, if any.
+        (None, Some((n, t))) => Some(tr_s(
+            lang,
+            format!(
+                "次: タスク {n} — {} (`kca lab task {n}` で説明、`kca lab check` で採点)",
+                t.title.get(lang)
+            ),
+            format!(
+                "next: task {n} — {} (`kca lab task {n}` shows it, `kca lab check` grades it)",
+                t.title.get(lang)
+            ),
+        )),
+        (Some(f), _) => {
+            let n = super::incident::number(lab, &f.id);
+            let passed_before = report
+                .tasks
+                .iter()
+                .take_while(|t| t.id != f.id)
+                .any(|t| task_mark(t).0 == Verdict::Pass);
+            let all = if hidden {
+                tr(
+                    lang,
+                    "、全タスクの詳細は `kca lab check --all`",
+                    "; every task's details: `kca lab check --all`",
+                )
+            } else {
+                ""
+            };
+            Some(if passed_before {
+                tr_s(
+                    lang,
+                    format!("次: タスク {n} — 説明は `kca lab task {n}`{all}"),
+                    format!("next: task {n} — `kca lab task {n}` shows it{all}"),
+                )
+            } else {
+                tr_s(
+                    lang,
+                    format!("説明は `kca lab task {n}`{all}"),
+                    format!("instructions: `kca lab task {n}`{all}"),
+                )
+            })
+        }
+        (None, None) => None,
+    };
+    if let Some(l) = line {
+        for w in crate::ui::wrap(&l, p.width(), "") {
+            out.push(p.paint(Style::Hint, &w));
+        }
+    }
 }
 
 /// One check: its verdict, id, kind, title and points, then its feedback, and the
 /// details when it did not pass.
-fn check_lines(c: &CheckResult, lab: &Lab, lang: Lang, p: &Printer, out: &mut Vec<String>) {
+fn check_lines(
+    c: &CheckResult,
+    lab: &Lab,
+    lang: Lang,
+    p: &Printer,
+    cap: Option<usize>,
+    out: &mut Vec<String>,
+) {
     let word = crate::ui::pad(
         &format!("{} {}", symbol(c.verdict), word(lang, c.verdict)),
         if lang == Lang::Ja { 8 } else { 7 },
@@ -205,7 +384,14 @@ fn check_lines(c: &CheckResult, lab: &Lab, lang: Lang, p: &Printer, out: &mut Ve
     if c.verdict != Verdict::Pass {
         // Details quote files and the cluster: no control character reaches the terminal.
         let detail = crate::escape::lines(&c.detail);
-        for line in crate::ui::wrap(&detail, p.width(), "          ") {
+        let mut lines = crate::ui::wrap(&detail, p.width(), "          ");
+        if let Some(cap) = cap.filter(|&n| lines.len() > n) {
+            lines.truncate(cap);
+            if let Some(last) = lines.last_mut() {
+                *last = crate::ui::truncate(&format!("{last} …"), p.width());
+            }
+        }
+        for line in lines {
             out.push(p.paint(Style::Dim, &line));
         }
     }
@@ -245,21 +431,11 @@ fn next_step_lines(t: &TaskReport, lab: &Lab, lang: Lang, p: &Printer, out: &mut
 
 /// The score and counts, and what an error means.
 fn summary_lines(report: &Report, lang: Lang, p: &Printer, out: &mut Vec<String>) {
-    let c = &report.counts;
-    out.push(match lang {
-        Lang::Ja => format!(
-            "得点 {}/{} — 合格 {}、不合格 {}、エラー {}、対象外 {}",
-            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
-        ),
-        Lang::En => format!(
-            "score {}/{} — {} passed, {} failed, {} errors, {} skipped",
-            report.score, report.max_score, c.pass, c.fail, c.error, c.skipped
-        ),
-    });
-    if c.error > 0 {
+    out.push(score_line(report, lang));
+    if report.counts.error > 0 {
         out.push(p.paint(
             Style::Hint,
-            crate::ui::tr(
+            tr(
                 lang,
                 "ヒント: エラーは環境 (クラスター、タイムアウト) の問題で、あなたの作業のせいではありません。直してからもう一度チェックしてください",
                 "hint: errors are the environment's (cluster, timeout), not your work; fix it and check again",
@@ -427,7 +603,7 @@ mod tests {
             state_dir: ".".into(),
             home: ".".into(),
         });
-        let text = text(&r, &lab, Lang::En, &p).join("\n");
+        let text = text(&r, &lab, Lang::En, &p, &View::default()).join("\n");
         assert!(
             text.contains("hint: `kca lab hint --task a` (2 of 2)"),
             "{text}"

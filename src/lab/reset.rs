@@ -18,14 +18,22 @@ use crate::settings::{Lang, OutputFormat};
 use crate::state::Store;
 use crate::target::ObjRef;
 use crate::target::live::Live;
+use crate::ui::tr_s;
+
+/// The folder inside the workspace where reset builds the starter before moving it in.
+pub const ASIDE: &str = ".kca-reset.tmp";
 
 pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
-    let lab = load(ctx, &args.lab)?;
-    let entry = progress::read(store)?.labs.get(&lab.id).cloned();
+    let lang = ctx.settings.lang;
+    let p = progress::read(store)?;
+    let id = super::here::lab_id(lang, &p, args.lab.as_deref())?;
+    let lab = load(ctx, &id)?;
+    let entry = p.labs.get(&lab.id).cloned();
     let ws = entry.as_ref().map_or_else(
         || workspace::path_for(&lab, &workspace::root(&ctx.settings.home, None)),
         |e| e.workspace.clone(),
     );
+    guard(lang, &lab, &ws)?;
     let offline = args.offline
         || !lab.needs_cluster()
         || (entry.as_ref().is_some_and(|e| e.target.offline)
@@ -41,23 +49,9 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
                 context: e.target.context.clone(),
             })
     };
-    let work = || -> Result<Option<PathBuf>> {
-        let archived = if ws.exists() {
-            let a = workspace::archive(&ws, &ctx.settings.state_dir, &lab.id)?;
-            std::fs::remove_dir_all(&ws).map_err(|e| {
-                Error::environment_with(
-                    format!("cannot clear {}", ws.display()),
-                    format!("your files are safe in {}", a.display()),
-                    e,
-                )
-            })?;
-            Some(a)
-        } else {
-            None
-        };
-        workspace::scaffold(&lab, &ws)?;
-        Ok(archived)
-    };
+    let build =
+        |aside: &Path| workspace::materialize_into(&lab, workspace::Stage::Starter, &ws, aside);
+    let work = || restore(ctx, store, &lab, &ws, build);
     let (archived, deleted) = if offline {
         (work()?, 0)
     } else {
@@ -80,12 +74,168 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         // Reset deleted every owned object (live) and restored the starter: no setup holds.
         e.setups.clear();
         e.checks.clear();
-        if let Some(a) = &archived {
-            e.resets.push(a.display().to_string());
-        }
+        e.focus = None;
     })?;
     print_reset(ctx, &lab, &ws, archived.as_deref(), deleted, offline);
     Ok(Exit::Success)
+}
+
+/// Refuses a workspace kca did not make for this lab: a progress file can name any
+/// folder, and reset empties it (issue 18, 15). The folder must carry the lab's name and
+/// kca's marker naming this lab; a folder that is not there yet is simply scaffolded.
+fn guard(lang: Lang, lab: &Lab, ws: &Path) -> Result<()> {
+    if ws.symlink_metadata().is_err() {
+        return Ok(());
+    }
+    let named = ws.file_name().is_some_and(|n| *n == *lab.workspace_name);
+    let marked = workspace::marked_for(ws);
+    if named && ws.is_dir() && !ws.is_symlink() && marked.as_deref() == Some(lab.id.as_str()) {
+        return Ok(());
+    }
+    let why = if !named {
+        tr_s(
+            lang,
+            format!("フォルダー名が `{}` ではありません", lab.workspace_name),
+            format!("its name is not `{}`", lab.workspace_name),
+        )
+    } else {
+        match marked {
+            Some(other) => tr_s(
+                lang,
+                format!(
+                    "kca の目印はラボ `{}` のものです",
+                    crate::escape::escape(&other)
+                ),
+                format!("kca's marker names lab `{}`", crate::escape::escape(&other)),
+            ),
+            None => tr_s(
+                lang,
+                format!("kca の目印 ({}) がありません", workspace::MARKER),
+                format!("it lacks kca's marker ({})", workspace::MARKER),
+            ),
+        }
+    };
+    Err(Error::usage(
+        tr_s(
+            lang,
+            format!(
+                "{} は kca がラボ `{}` のために作った作業フォルダーではないため、リセットしません: {why}",
+                crate::escape::path(ws),
+                lab.id
+            ),
+            format!(
+                "will not reset {}: it is not a workspace kca made for lab `{}` ({why})",
+                crate::escape::path(ws),
+                lab.id
+            ),
+        ),
+        tr_s(
+            lang,
+            format!(
+                "あなたのラボのフォルダーなら `kca lab start {}` で目印を付けてからリセットします(ファイルは消しません)",
+                lab.id
+            ),
+            format!(
+                "if it is your lab's folder, `kca lab start {}` marks it (and deletes nothing); then reset",
+                lab.id
+            ),
+        ),
+    ))
+}
+
+/// The workspace reset in place: archived first (recorded at once), the starter built
+/// aside inside it, then the learner's entries removed and the starter's moved in. The
+/// folder itself stays (a shell inside it stays in a live folder); a failure after the
+/// archive puts the learner's files back from it and names it.
+fn restore(
+    ctx: &Ctx,
+    store: &Store,
+    lab: &Lab,
+    ws: &Path,
+    build: impl FnOnce(&Path) -> Result<()>,
+) -> Result<Option<PathBuf>> {
+    let lang = ctx.settings.lang;
+    if ws.symlink_metadata().is_err() {
+        workspace::scaffold(lab, ws)?;
+        return Ok(None);
+    }
+    let archived = workspace::archive(ws, &ctx.settings.state_dir, &lab.id)?;
+    // Named in progress before anything else can fail (issue 18, 13).
+    if let Err(e) = progress::update(store, |p| {
+        if let Some(e) = p.labs.get_mut(&lab.id) {
+            e.resets.push(archived.display().to_string());
+        }
+    }) {
+        ctx.printer.warn(&ctx.not_saved(&e));
+    }
+    let safe = |what: String, e: Error| -> Error {
+        let hint = tr_s(
+            lang,
+            format!(
+                "あなたのファイルは {} に保管してあり、作業フォルダーはリセット前のままです",
+                archived.display()
+            ),
+            format!(
+                "your files are safe in {}; the workspace is as it was before the reset",
+                archived.display()
+            ),
+        );
+        Error::Environment {
+            message: what,
+            hint: Some(match e.hint() {
+                Some(h) => format!("{hint} ({h})"),
+                None => hint,
+            }),
+            source: Some(Box::new(e)),
+        }
+    };
+    let aside_name = std::ffi::OsString::from(ASIDE);
+    let aside = ws.join(&aside_name);
+    let _ = std::fs::remove_dir_all(&aside);
+    let built = build(&aside).and_then(|()| workspace::mark(lab, &aside));
+    if let Err(e) = built {
+        let _ = std::fs::remove_dir_all(&aside);
+        return Err(safe(
+            tr_s(
+                lang,
+                format!("ラボ `{}` のスターターを用意できません", lab.id),
+                format!("cannot build the starter of lab `{}`", lab.id),
+            ),
+            e,
+        ));
+    }
+    let swapped = workspace::clear_except(ws, &aside_name)
+        .and_then(|()| workspace::move_entries(&aside, ws))
+        .and_then(|()| std::fs::remove_dir(&aside));
+    if let Err(e) = swapped {
+        // Put the learner's files back: the workspace is never left half-made.
+        let back = workspace::clear_except(ws, std::ffi::OsStr::new(""))
+            .and_then(|()| workspace::copy_tree(&archived, ws));
+        let what = tr_s(
+            lang,
+            format!("{} にスターターを戻せません", ws.display()),
+            format!("cannot restore the starter in {}", ws.display()),
+        );
+        return Err(match back {
+            Ok(()) => safe(what, Error::Other(e.into())),
+            Err(b) => Error::environment_with(
+                what,
+                tr_s(
+                    lang,
+                    format!(
+                        "あなたのファイルは {} にあります。作業フォルダーに戻せなかったので ({b}) 手で戻してください",
+                        archived.display()
+                    ),
+                    format!(
+                        "your files are in {}; copying them back failed too ({b}): copy them back by hand",
+                        archived.display()
+                    ),
+                ),
+                e,
+            ),
+        });
+    }
+    Ok(Some(archived))
 }
 
 /// What `lab reset` did: JSON, or where the workspace went and what was restored.
@@ -233,6 +383,133 @@ fn owned_kinds(lab: &Lab) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lab, its marked workspace holding the learner's file, a store and a context.
+    fn setup(tmp: &Path) -> (Ctx, Store, Lab, PathBuf) {
+        let settings = crate::settings::Settings {
+            color: false,
+            output: OutputFormat::Text,
+            lang: Lang::En,
+            verbosity: -1,
+            content_dir: tmp.into(),
+            state_dir: tmp.join("state"),
+            home: tmp.into(),
+        };
+        let lab = Lab {
+            id: "l".into(),
+            title: crate::content::Text::plain("L"),
+            dir: tmp.join("lab"),
+            workspace_name: "l".into(),
+            ..Default::default()
+        };
+        let ws = tmp.join("work/l");
+        std::fs::create_dir_all(ws.join("policies")).unwrap();
+        std::fs::write(ws.join("policies/mine.yaml"), "kind: Mine\n").unwrap();
+        workspace::mark(&lab, &ws).unwrap();
+        let store = Store::new(tmp.join("state"));
+        progress::update(&store, |p| {
+            p.labs.insert(
+                "l".into(),
+                LabProgress {
+                    workspace: ws.clone(),
+                    ..Default::default()
+                },
+            );
+        })
+        .unwrap();
+        (Ctx::new(settings), store, lab, ws)
+    }
+
+    fn starter(aside: &Path) -> Result<()> {
+        std::fs::create_dir_all(aside.join("policies")).unwrap();
+        std::fs::write(aside.join("policies/starter.yaml"), "kind: Starter\n").unwrap();
+        Ok(())
+    }
+
+    #[test]
+    fn reset_keeps_the_folder_itself_and_restores_the_starter_in_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ctx, store, lab, ws) = setup(tmp.path());
+        use std::os::unix::fs::MetadataExt;
+        let inode = std::fs::metadata(&ws).unwrap().ino();
+        let a = restore(&ctx, &store, &lab, &ws, starter).unwrap().unwrap();
+        assert_eq!(
+            std::fs::metadata(&ws).unwrap().ino(),
+            inode,
+            "the folder was replaced"
+        );
+        assert!(ws.join("policies/starter.yaml").is_file());
+        assert!(!ws.join("policies/mine.yaml").exists());
+        assert!(!ws.join(ASIDE).exists());
+        assert_eq!(workspace::marked_for(&ws).as_deref(), Some("l"));
+        assert!(a.join("policies/mine.yaml").is_file(), "archived first");
+    }
+
+    #[test]
+    fn a_starter_that_fails_to_build_leaves_the_workspace_and_names_the_archive() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ctx, store, lab, ws) = setup(tmp.path());
+        let failing = |aside: &Path| -> Result<()> {
+            std::fs::create_dir_all(aside).unwrap();
+            std::fs::write(aside.join("half.yaml"), "x").unwrap();
+            Err(Error::usage("the template does not render", "fix it"))
+        };
+        let e = restore(&ctx, &store, &lab, &ws, failing).unwrap_err();
+        let resets = progress::read(&store).unwrap().labs["l"].resets.clone();
+        assert_eq!(resets.len(), 1, "the archive is recorded");
+        assert!(e.hint().unwrap().contains(&resets[0]), "{:?}", e.hint());
+        assert_eq!(
+            std::fs::read_to_string(ws.join("policies/mine.yaml")).unwrap(),
+            "kind: Mine\n"
+        );
+        assert!(!ws.join(ASIDE).exists(), "the half-built starter is gone");
+        assert!(!ws.join("half.yaml").exists());
+        // A retry with a working starter succeeds.
+        restore(&ctx, &store, &lab, &ws, starter).unwrap();
+        assert!(ws.join("policies/starter.yaml").is_file());
+    }
+
+    #[test]
+    fn an_archive_that_cannot_be_written_leaves_no_partial_copy_and_a_retry_works() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ctx, store, lab, ws) = setup(tmp.path());
+        // The archive folder of the lab is a file: nothing can be archived there.
+        let blocked = tmp.path().join("state/archive/l");
+        std::fs::create_dir_all(blocked.parent().unwrap()).unwrap();
+        std::fs::write(&blocked, "not a folder").unwrap();
+        let e = restore(&ctx, &store, &lab, &ws, starter).unwrap_err();
+        assert!(
+            e.to_string().contains("the workspace was left as it was"),
+            "{e}"
+        );
+        assert!(ws.join("policies/mine.yaml").is_file());
+        std::fs::remove_file(&blocked).unwrap();
+        restore(&ctx, &store, &lab, &ws, starter).unwrap();
+        assert!(ws.join("policies/starter.yaml").is_file());
+    }
+
+    #[test]
+    fn reset_refuses_a_folder_kca_did_not_make_for_the_lab() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (_, _, lab, ws) = setup(tmp.path());
+        assert!(guard(Lang::En, &lab, &ws).is_ok());
+        // Named right, no marker.
+        std::fs::remove_file(ws.join(workspace::MARKER)).unwrap();
+        let e = guard(Lang::En, &lab, &ws).unwrap_err().to_string();
+        assert!(e.contains("lacks kca's marker"), "{e}");
+        // Marked, but another name (a progress file pointing at the home folder).
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        workspace::mark(&lab, &home).unwrap();
+        let e = guard(Lang::En, &lab, &home).unwrap_err().to_string();
+        assert!(e.contains("its name is not `l`"), "{e}");
+        // Another lab's marker.
+        std::fs::write(ws.join(workspace::MARKER), "other\n").unwrap();
+        let e = guard(Lang::En, &lab, &ws).unwrap_err().to_string();
+        assert!(e.contains("names lab `other`"), "{e}");
+        // Not there yet: nothing to refuse.
+        assert!(guard(Lang::En, &lab, &tmp.path().join("work/none")).is_ok());
+    }
 
     #[test]
     fn policies_go_first_and_namespaces_last() {

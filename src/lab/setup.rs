@@ -191,13 +191,13 @@ fn owned_here(lab: &Lab, obj: &Value) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::content::Text;
     use crate::lab::check::{CheckResult, Outcome};
     use serde_json::json;
 
-    fn task(id: &str, setup: Vec<SetupAction>) -> Task {
+    pub(crate) fn task(id: &str, setup: Vec<SetupAction>) -> Task {
         Task {
             id: id.into(),
             title: Text::plain(id),

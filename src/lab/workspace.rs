@@ -83,6 +83,34 @@ pub struct Scaffold {
     pub kept: Vec<String>,
 }
 
+/// kca's mark in a workspace it made: the lab's id on the first line. `lab reset` empties
+/// only a folder that carries it (a progress file naming another folder is refused).
+pub const MARKER: &str = ".kca-workspace";
+
+/// Writes the marker (start and reset do; an older workspace gets it at its next start).
+pub fn mark(lab: &Lab, ws: &Path) -> Result<()> {
+    let m = ws.join(MARKER);
+    if m.symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    std::fs::write(
+        &m,
+        format!(
+            "{}\n# kca made this folder for the lab above; `kca lab reset` restores it.\n",
+            lab.id
+        ),
+    )
+    .with_context(|| format!("cannot write {}", m.display()))?;
+    Ok(())
+}
+
+/// The lab a workspace's marker names, if it has one (read as a capped regular file).
+pub fn marked_for(ws: &Path) -> Option<String> {
+    let text = crate::input::read_within(ws, Path::new(MARKER)).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    text.lines().next().map(|l| l.trim().to_string())
+}
+
 /// Writes the starter files that are not there yet; never overwrites a learner's file.
 pub fn scaffold(lab: &Lab, ws: &Path) -> Result<Scaffold> {
     let ctx = template_context(lab, ws);
@@ -100,6 +128,7 @@ pub fn scaffold(lab: &Lab, ws: &Path) -> Result<Scaffold> {
         out.written.push(f.path.clone());
     }
     std::fs::create_dir_all(ws).with_context(|| format!("cannot create {}", ws.display()))?;
+    mark(lab, ws)?;
     Ok(out)
 }
 
@@ -133,6 +162,12 @@ pub enum Stage<'a> {
 /// Lays out the starter, the solution over it, or a mutant over the solution into `ws`
 /// (which should be empty).
 pub fn materialize(lab: &Lab, stage: Stage<'_>, ws: &Path) -> Result<()> {
+    materialize_into(lab, stage, ws, ws)
+}
+
+/// [`materialize`] into `dest`, with templates rendered for the workspace `ws` (`lab
+/// reset` builds the starter aside, then moves it in).
+pub fn materialize_into(lab: &Lab, stage: Stage<'_>, ws: &Path, dest: &Path) -> Result<()> {
     let ctx = template_context(lab, ws);
     let mut files: BTreeMap<String, String> = BTreeMap::new();
     for f in &lab.starter {
@@ -176,9 +211,9 @@ pub fn materialize(lab: &Lab, stage: Stage<'_>, ws: &Path) -> Result<()> {
             files.remove(r);
         }
     }
-    std::fs::create_dir_all(ws).with_context(|| format!("cannot create {}", ws.display()))?;
+    std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
     for (path, text) in files {
-        write_file(&inside(ws, &path)?, &text)?;
+        write_file(&inside(dest, &path)?, &text)?;
     }
     Ok(())
 }
@@ -188,17 +223,58 @@ pub fn materialize(lab: &Lab, stage: Stage<'_>, ws: &Path) -> Result<()> {
 pub fn archive(ws: &Path, state_dir: &Path, lab_id: &str) -> Result<PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let dest = state_dir.join("archive").join(lab_id).join(stamp);
-    copy_tree(ws, &dest).with_context(|| {
-        format!(
-            "cannot archive {} to {}; the workspace was left as it was",
-            ws.display(),
-            dest.display()
+    archive_with(ws, dest, copy_tree)
+}
+
+/// [`archive`] with the copy given (tests inject a copy that fails half-way).
+fn archive_with(
+    ws: &Path,
+    dest: PathBuf,
+    copy: impl FnOnce(&Path, &Path) -> std::io::Result<()>,
+) -> Result<PathBuf> {
+    copy(ws, &dest).map_err(|e| {
+        // A partial copy would be taken for an archive: remove it, so a retry starts clean.
+        let _ = std::fs::remove_dir_all(&dest);
+        Error::environment_with(
+            format!(
+                "cannot archive {} to {}; the workspace was left as it was",
+                ws.display(),
+                dest.display()
+            ),
+            "free space or make the state folder writable, then run `kca lab reset` again",
+            e,
         )
     })?;
     Ok(dest)
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+/// Empties `dir` (its entries, not the folder itself) except the entry named `keep`.
+pub fn clear_except(dir: &Path, keep: &std::ffi::OsStr) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name() == keep {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Moves every entry of `from` into `to` (same file system: renames).
+pub fn move_entries(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        std::fs::rename(entry.path(), to.join(entry.file_name()))?;
+    }
+    Ok(())
+}
+
+/// Copies `from`'s tree into `to` (made if missing); links kept as links.
+pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
@@ -440,6 +516,23 @@ mod tests {
             Path::new(&dir).is_absolute() && dir.ends_with("labs/l"),
             "{dir}"
         );
+    }
+
+    #[test]
+    fn a_failed_archive_removes_its_partial_copy() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("a.yaml"), "x").unwrap();
+        let dest = tmp.path().join("state/archive/l/1");
+        let half = |from: &Path, to: &Path| {
+            copy_tree(from, to)?;
+            Err(std::io::Error::other("no space left on device"))
+        };
+        let e = archive_with(&ws, dest.clone(), half).unwrap_err();
+        assert!(e.to_string().contains("left as it was"), "{e}");
+        assert!(!dest.exists(), "a partial archive was left behind");
+        assert!(ws.join("a.yaml").is_file());
     }
 
     #[test]
