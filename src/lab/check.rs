@@ -8,9 +8,9 @@ use std::process::Command;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use super::tree::{inverse_patch, merge_patch};
 use super::equiv::semantic_match as partial_match;
 use super::tree::short;
+pub use super::tree::{inverse_patch, merge_patch};
 use crate::content::Text;
 use crate::content::lab::{Check, ExitWant, Lab, Spec, Task};
 
@@ -465,9 +465,9 @@ fn judge_admission_as_sent(check: &Check, sent: &Value, got: &crate::target::Adm
                     )),
                 },
                 (Some(want), alone) => match partial_match(want, object) {
-                    Ok(()) if alone => Outcome::pass(format!(
-                        "{what} lies outside the scope and was left alone"
-                    )),
+                    Ok(()) if alone => {
+                        Outcome::pass(format!("{what} lies outside the scope and was left alone"))
+                    }
                     Ok(()) => Outcome::pass(format!("{what} was admitted as expected")),
                     Err(e) if alone => Outcome::fail(format!(
                         "{what} lies outside the scope the task asks for, but {e} \
@@ -583,7 +583,10 @@ fn named_items(sent: &Value, got: &Value, path: &str, out: &mut Vec<String>) {
                     && let Value::Array(items) = w
                     && items.iter().any(|i| i.get("name").is_some())
                 {
-                    out.push(format!("`{}` was added", format!("{path}.{k}").trim_start_matches('.')));
+                    out.push(format!(
+                        "`{}` was added",
+                        format!("{path}.{k}").trim_start_matches('.')
+                    ));
                 }
             }
         }
@@ -605,7 +608,12 @@ fn named_items(sent: &Value, got: &Value, path: &str, out: &mut Vec<String>) {
                 for x in a {
                     let n = x.get("name");
                     if let Some(y) = b.iter().find(|y| y.get("name") == n && n.is_some()) {
-                        named_items(x, y, &format!("{path}[{}]", n.and_then(Value::as_str).unwrap_or("")), out);
+                        named_items(
+                            x,
+                            y,
+                            &format!("{path}[{}]", n.and_then(Value::as_str).unwrap_or("")),
+                            out,
+                        );
                     }
                 }
             }

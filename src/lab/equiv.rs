@@ -128,7 +128,8 @@ mod tests {
 
     #[test]
     fn match_labels_equal_the_equivalent_match_expressions() {
-        let want = json!({"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ns"}}});
+        let want =
+            json!({"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ns"}}});
         let exprs = json!({"namespaceSelector": {"matchExpressions": [
             {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ns"]}]}});
         assert_eq!(semantic_match(&want, &exprs), Ok(()));

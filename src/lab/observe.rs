@@ -67,7 +67,8 @@ impl Facts {
 
 /// `/spec/containers/0/…` → ("containers", 0).
 fn container_index(path: &str) -> Option<(String, usize)> {
-    let re = regex::Regex::new(r"^/?spec/(containers|initContainers|ephemeralContainers)/(\d+)").ok()?;
+    let re =
+        regex::Regex::new(r"^/?spec/(containers|initContainers|ephemeralContainers)/(\d+)").ok()?;
     let c = re.captures(path)?;
     Some((c[1].to_string(), c[2].parse().ok()?))
 }
@@ -82,7 +83,9 @@ pub fn record(env: Submission<'_>, check: &Check) -> Result<Value, Outcome> {
         .map_err(|e| Outcome::fail(format!("{path}:{}: not valid YAML: {}", e.pos, e.message)))?;
     match docs.first() {
         Some(Value::Object(_)) => Ok(docs.remove(0)),
-        _ => Err(Outcome::fail(format!("`{path}` holds no mapping of answers"))),
+        _ => Err(Outcome::fail(format!(
+            "`{path}` holds no mapping of answers"
+        ))),
     }
 }
 
@@ -127,11 +130,15 @@ pub fn judge(check: &Check, record: &Value, facts: &Facts) -> Outcome {
                 };
                 s == r || s.starts_with(&format!("{r}.")) || plural == r
             }),
-            Fact::Path => match (facts.path.as_deref().and_then(container_index), container_index(&said)) {
+            Fact::Path => match (
+                facts.path.as_deref().and_then(container_index),
+                container_index(&said),
+            ) {
                 (Some(a), Some(b)) => a == b,
-                _ => facts.path.as_deref().is_some_and(|p| {
-                    p.trim_matches('/') == said.trim_matches('/')
-                }),
+                _ => facts
+                    .path
+                    .as_deref()
+                    .is_some_and(|p| p.trim_matches('/') == said.trim_matches('/')),
             },
             Fact::Container => facts.container.as_deref() == Some(said.as_str()),
         };
@@ -198,16 +205,28 @@ mod tests {
             let facts = Facts::update_request(state, MSG, "the UpdateRequest".into());
             for said in ["Failed", "Pending"] {
                 let r = json!({"updateRequestState": said, "forbiddenVerb": "create", "forbiddenResource": "networkpolicies"});
-                assert_eq!(judge(&c, &r, &facts).verdict, crate::lab::check::Verdict::Pass);
+                assert_eq!(
+                    judge(&c, &r, &facts).verdict,
+                    crate::lab::check::Verdict::Pass
+                );
             }
             let r = json!({"updateRequestState": "Failed", "forbiddenVerb": "get", "forbiddenResource": "networkpolicies"});
-            assert_eq!(judge(&c, &r, &facts).verdict, crate::lab::check::Verdict::Fail);
+            assert_eq!(
+                judge(&c, &r, &facts).verdict,
+                crate::lab::check::Verdict::Fail
+            );
             let r = json!({"updateRequestState": "Failed", "forbiddenVerb": "create", "forbiddenResource": "configmaps"});
-            assert_eq!(judge(&c, &r, &facts).verdict, crate::lab::check::Verdict::Fail);
+            assert_eq!(
+                judge(&c, &r, &facts).verdict,
+                crate::lab::check::Verdict::Fail
+            );
         }
         let done = Facts::update_request("Completed", "", "the UpdateRequest".into());
         let r = json!({"updateRequestState": "Failed", "forbiddenVerb": "create", "forbiddenResource": "networkpolicies"});
-        assert_eq!(judge(&c, &r, &done).verdict, crate::lab::check::Verdict::Fail);
+        assert_eq!(
+            judge(&c, &r, &done).verdict,
+            crate::lab::check::Verdict::Fail
+        );
     }
 
     #[test]
@@ -219,15 +238,24 @@ mod tests {
             "the denial".into(),
         );
         assert_eq!(f.container.as_deref(), Some("proxy"));
-        let mut c = check(&[("deniedPath", Fact::Path), ("deniedContainer", Fact::Container)]);
+        let mut c = check(&[
+            ("deniedPath", Fact::Path),
+            ("deniedContainer", Fact::Container),
+        ]);
         if let Spec::Observed { path, .. } = &mut c.spec {
             *path = "observation.yaml".into();
         }
         let ok = json!({"deniedPath": "/spec/containers/0/resources/", "deniedContainer": "proxy"});
         assert_eq!(judge(&c, &ok, &f).verdict, crate::lab::check::Verdict::Pass);
         let guessed = json!({"deniedPath": "/spec/containers/0/", "deniedContainer": "app"});
-        assert_eq!(judge(&c, &guessed, &f).verdict, crate::lab::check::Verdict::Fail);
+        assert_eq!(
+            judge(&c, &guessed, &f).verdict,
+            crate::lab::check::Verdict::Fail
+        );
         let index = json!({"deniedPath": "/spec/containers/1/", "deniedContainer": "proxy"});
-        assert_eq!(judge(&c, &index, &f).verdict, crate::lab::check::Verdict::Fail);
+        assert_eq!(
+            judge(&c, &index, &f).verdict,
+            crate::lab::check::Verdict::Fail
+        );
     }
 }

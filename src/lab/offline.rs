@@ -80,7 +80,10 @@ impl Offline {
         if !staged.is_empty() {
             let just_now: Vec<super::setup::Staged<'_>> = staged
                 .iter()
-                .map(|s| super::setup::Staged { task: s.task, at: None })
+                .map(|s| super::setup::Staged {
+                    task: s.task,
+                    at: None,
+                })
                 .collect();
             off.at_setup = Some(Arc::new(super::setup::offline_objects(
                 lab,
@@ -248,7 +251,11 @@ impl Offline {
             Err(reason) => return Outcome::skipped(reason),
         };
         let what = check::probe_name(&trig);
-        if run.generated.iter().any(|g| ObjRef::of(g).as_ref() == Some(&want)) {
+        if run
+            .generated
+            .iter()
+            .any(|g| ObjRef::of(g).as_ref() == Some(&want))
+        {
             return Outcome::fail(format!(
                 "{what} lies outside the scope the task asks for, but {want} was generated for it \
                  (the rule matches more than it should)"
@@ -261,7 +268,9 @@ impl Offline {
                 policy.map(|p| format!(" of `{p}`")).unwrap_or_default()
             ));
         }
-        Outcome::pass(format!("{what} lies outside the scope: nothing was generated for it"))
+        Outcome::pass(format!(
+            "{what} lies outside the scope: nothing was generated for it"
+        ))
     }
 
     /// The learner's objects (the workspace's) and the rest of the cluster.
@@ -375,7 +384,11 @@ impl Offline {
                 match engine::admit(objects, &probe.object, false, None) {
                     Ok(crate::target::Admission::Denied(d)) => {
                         let mutated = engine::mutated(objects, &probe.object).ok();
-                        Facts::denial(&d.message, mutated.as_ref(), format!("the denial of {what}"))
+                        Facts::denial(
+                            &d.message,
+                            mutated.as_ref(),
+                            format!("the denial of {what}"),
+                        )
                     }
                     Ok(_) => Facts {
                         source: format!("{what} (it was admitted: nothing was denied)"),

@@ -126,7 +126,12 @@ fn reach(a: &Authorizer, user: &str, groups: &[String], id: usize, ns: &str) -> 
 /// The rules the `learner` objects give `user` (with `groups`) over a cluster holding
 /// `cluster` (every other object: the install's RBAC, fixtures). The superuser group is
 /// not asked about: it needs no rule.
-pub fn reached(cluster: &[Value], learner: &[Value], user: &str, groups: &[String]) -> Vec<Reached> {
+pub fn reached(
+    cluster: &[Value],
+    learner: &[Value],
+    user: &str,
+    groups: &[String],
+) -> Vec<Reached> {
     let mut found: Vec<Reached> = Vec::new();
     let mut all: Vec<Value> = cluster.to_vec();
     all.extend(learner.iter().cloned());
@@ -220,7 +225,11 @@ pub fn excess(rule: &Value, allowed: &[Grant]) -> Option<String> {
         for r in list(rule, "resources") {
             for v in list(rule, "verbs") {
                 if !allowed.iter().any(|a| a.covers(&g, &r, &v)) {
-                    let group = if g.is_empty() { "core".into() } else { g.clone() };
+                    let group = if g.is_empty() {
+                        "core".into()
+                    } else {
+                        g.clone()
+                    };
                     return Some(format!("{v} on {r} (group {group})"));
                 }
             }
@@ -292,15 +301,23 @@ pub fn judge(
             }
         }
     }
-    let from: Vec<String> = reached.iter().map(|r| r.object.clone()).fold(Vec::new(), |mut v, o| {
-        if !v.contains(&o) {
-            v.push(o);
-        }
-        v
-    });
+    let from: Vec<String> =
+        reached
+            .iter()
+            .map(|r| r.object.clone())
+            .fold(Vec::new(), |mut v, o| {
+                if !v.contains(&o) {
+                    v.push(o);
+                }
+                v
+            });
     Outcome::pass(format!(
         "{who} has what the task needs, and the learner's objects ({}) give it nothing beyond what is allowed",
-        if from.is_empty() { "none reach it".to_string() } else { from.join(", ") }
+        if from.is_empty() {
+            "none reach it".to_string()
+        } else {
+            from.join(", ")
+        }
     ))
 }
 
@@ -323,9 +340,11 @@ mod tests {
         vec![Grant {
             groups: vec!["networking.k8s.io".into()],
             resources: vec!["networkpolicies".into()],
-            verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-                .map(String::from)
-                .to_vec(),
+            verbs: [
+                "get", "list", "watch", "create", "update", "patch", "delete",
+            ]
+            .map(String::from)
+            .to_vec(),
             namespace: String::new(),
         }]
     }
@@ -339,7 +358,9 @@ mod tests {
         let a = Authorizer::new(&all);
         let (u, g) = (SA.to_string(), groups());
         let mut required = allowed();
-        required[0].verbs = ["get", "create", "update", "delete"].map(String::from).to_vec();
+        required[0].verbs = ["get", "create", "update", "delete"]
+            .map(String::from)
+            .to_vec();
         judge(SA, &required, &allowed(), &r, |verb, group, res, ns| {
             Ok(a.authorize(&AccessRequest {
                 user: u.clone(),
@@ -363,7 +384,11 @@ mod tests {
         );
         let o = outcome(&wide);
         assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
-        assert!(o.detail.contains("ClusterRole any-name rules[1]"), "{}", o.detail);
+        assert!(
+            o.detail.contains("ClusterRole any-name rules[1]"),
+            "{}",
+            o.detail
+        );
         assert!(o.detail.contains("create on *"), "{}", o.detail);
     }
 
@@ -382,7 +407,8 @@ mod tests {
         let cluster = crate::lab::offline::baseline_rbac().to_vec();
         let r = reached(&cluster, &y(bound), SA, &groups());
         assert!(
-            r.iter().any(|x| x.object == "ClusterRole cluster-admin" && x.via.contains("lazy")),
+            r.iter()
+                .any(|x| x.object == "ClusterRole cluster-admin" && x.via.contains("lazy")),
             "{r:?}"
         );
         let unbound = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: nobody}\nrules: [{apiGroups: [\"*\"], resources: [\"*\"], verbs: [\"*\"]}]\n";
@@ -393,6 +419,10 @@ mod tests {
     fn a_missing_required_grant_fails() {
         let o = outcome("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
         assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
-        assert!(o.detail.contains("cannot create networkpolicies"), "{}", o.detail);
+        assert!(
+            o.detail.contains("cannot create networkpolicies"),
+            "{}",
+            o.detail
+        );
     }
 }

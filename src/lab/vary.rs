@@ -66,10 +66,12 @@ fn stable(text: &str) -> u64 {
 /// An update probe keeps its name (it names the object it updates).
 pub fn probe(object: &Value, check: &str, update: bool) -> Value {
     let mut o = probe_with(object, check, seed());
-    if update && let (Some(name), Some(meta)) = (
-        object.pointer("/metadata/name").cloned(),
-        o.get_mut("metadata").and_then(Value::as_object_mut),
-    ) {
+    if update
+        && let (Some(name), Some(meta)) = (
+            object.pointer("/metadata/name").cloned(),
+            o.get_mut("metadata").and_then(Value::as_object_mut),
+        )
+    {
         meta.insert("name".into(), name);
     }
     o
@@ -93,10 +95,11 @@ pub fn probe_with(object: &Value, check: &str, seed: u64) -> Value {
         n.truncate(63);
         meta.insert("name".into(), Value::String(n.trim_end_matches('-').into()));
     }
-    for (key, count) in [("labels", 1 + next(&mut state) % 2), ("annotations", 2 + next(&mut state) % 2)] {
-        let entry = meta
-            .entry(key)
-            .or_insert_with(|| Value::Object(Map::new()));
+    for (key, count) in [
+        ("labels", 1 + next(&mut state) % 2),
+        ("annotations", 2 + next(&mut state) % 2),
+    ] {
+        let entry = meta.entry(key).or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(m) = entry {
             for _ in 0..count {
                 let k = format!("{KEY_PREFIX}{}", word(&mut state, 6));
@@ -112,11 +115,16 @@ pub fn probe_with(object: &Value, check: &str, seed: u64) -> Value {
 pub fn lost(sent: &Value, got: &Value) -> Option<String> {
     let mut lost = Vec::new();
     for key in ["labels", "annotations"] {
-        let Some(m) = sent.pointer(&format!("/metadata/{key}")).and_then(Value::as_object) else {
+        let Some(m) = sent
+            .pointer(&format!("/metadata/{key}"))
+            .and_then(Value::as_object)
+        else {
             continue;
         };
         for (k, v) in m.iter().filter(|(k, _)| k.starts_with(KEY_PREFIX)) {
-            let now = got.pointer(&format!("/metadata/{key}")).and_then(|m| m.get(k));
+            let now = got
+                .pointer(&format!("/metadata/{key}"))
+                .and_then(|m| m.get(k));
             if now != Some(v) {
                 lost.push(format!("{key} `{k}`"));
             }
@@ -138,14 +146,18 @@ mod tests {
         assert_eq!(a, probe_with(&p, "c", 7));
         assert_ne!(a, probe_with(&p, "c", 8));
         assert_ne!(a, probe_with(&p, "d", 7), "each check its own");
-        assert_eq!(a.pointer("/metadata/annotations/kca.io~1purpose"), Some(&json!("probe")));
+        assert_eq!(
+            a.pointer("/metadata/annotations/kca.io~1purpose"),
+            Some(&json!("probe"))
+        );
         assert!(a["metadata"]["name"].as_str().unwrap().starts_with("p-"));
         let n = a["metadata"]["annotations"].as_object().unwrap().len();
         assert!((3..=4).contains(&n), "{a}");
         assert_eq!(lost(&a, &a), None);
         // A patch that writes the annotations map back whole loses what kca added.
         let mut rewritten = a.clone();
-        rewritten["metadata"]["annotations"] = json!({"kca.io/purpose": "probe", "kca.io/owner": "x"});
+        rewritten["metadata"]["annotations"] =
+            json!({"kca.io/purpose": "probe", "kca.io/owner": "x"});
         assert!(lost(&a, &rewritten).unwrap().contains("annotations"));
     }
 }

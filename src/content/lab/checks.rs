@@ -311,7 +311,7 @@ fn decode_resource(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
 }
 
 /// `as: {user, groups}` or `as: {serviceAccount: NS:NAME}` (with the service-account groups).
-fn identity(d: &mut Decoder<'_>, n: &Node) -> Option<(String, Vec<String>)> {
+pub(super) fn identity(d: &mut Decoder<'_>, n: &Node) -> Option<(String, Vec<String>)> {
     let f = d.fields(n)?;
     let user = f.opt("user").and_then(|n| d.ident(n));
     let groups = f.opt("groups").map(|n| d.strings(n)).unwrap_or_default();
@@ -663,8 +663,14 @@ fn grants(d: &mut Decoder<'_>, n: &Node, with_namespace: bool) -> Vec<Grant> {
     let Some(items) = d.list(n) else { return out };
     for item in items {
         let Some(g) = d.fields(item) else { continue };
-        let groups = g.opt("groups").map(|n| d.strings(n)).unwrap_or_else(|| vec![String::new()]);
-        let resources = g.req(d, "resources").map(|n| d.strings(n)).unwrap_or_default();
+        let groups = g
+            .opt("groups")
+            .map(|n| d.strings(n))
+            .unwrap_or_else(|| vec![String::new()]);
+        let resources = g
+            .req(d, "resources")
+            .map(|n| d.strings(n))
+            .unwrap_or_default();
         let verbs = g.req(d, "verbs").map(|n| d.strings(n)).unwrap_or_default();
         let namespace = match g.opt("namespace") {
             Some(n) if with_namespace => d.string(n).unwrap_or_default(),
@@ -681,7 +687,10 @@ fn grants(d: &mut Decoder<'_>, n: &Node, with_namespace: bool) -> Vec<Grant> {
         let at = g.pos();
         g.finish(d, "a grant");
         if resources.is_empty() || verbs.is_empty() {
-            d.error(at, "a grant needs `resources` and `verbs` (non-empty lists)");
+            d.error(
+                at,
+                "a grant needs `resources` and `verbs` (non-empty lists)",
+            );
             continue;
         }
         out.push(Grant {
@@ -697,8 +706,14 @@ fn grants(d: &mut Decoder<'_>, n: &Node, with_namespace: bool) -> Vec<Grant> {
 /// `least-privilege`: `as`, `required: [GRANT]`, `allowed: [GRANT]`.
 fn decode_least_privilege(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
     let who = f.req(d, "as").and_then(|n| identity(d, n));
-    let required = f.opt("required").map(|n| grants(d, n, true)).unwrap_or_default();
-    let allowed = f.req(d, "allowed").map(|n| grants(d, n, false)).unwrap_or_default();
+    let required = f
+        .opt("required")
+        .map(|n| grants(d, n, true))
+        .unwrap_or_default();
+    let allowed = f
+        .req(d, "allowed")
+        .map(|n| grants(d, n, false))
+        .unwrap_or_default();
     for r in &required {
         let covered = r.groups.iter().all(|g| {
             r.resources.iter().all(|res| {
@@ -742,7 +757,10 @@ fn decode_observed(
             let probe = from.opt("probe").and_then(|n| decode_probe(d, n, dir));
             let trigger = from.opt("trigger").and_then(|n| decode_probe(d, n, dir));
             let policy = from.opt("policy").and_then(|n| d.ident(n));
-            let starter = from.opt("starter").map(|n| d.strings(n)).unwrap_or_default();
+            let starter = from
+                .opt("starter")
+                .map(|n| d.strings(n))
+                .unwrap_or_default();
             let at = from.pos();
             from.finish(d, "`from`");
             match (probe, trigger) {
@@ -779,7 +797,10 @@ fn decode_observed(
                 }
             }
         } else {
-            d.error(n.pos, format!("expected a mapping, found {}", n.type_name()));
+            d.error(
+                n.pos,
+                format!("expected a mapping, found {}", n.type_name()),
+            );
         }
     }
     let source = source?;

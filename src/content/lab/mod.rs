@@ -87,6 +87,17 @@ pub enum SetupAction {
     Delete(ObjSel),
     /// JSON merge patch (RFC 7386) on an owned object (`null` removes a key).
     Patch { target: ObjSel, merge: Value },
+    /// Takes a permission away from a subject, wherever the learner granted it: every
+    /// Role or ClusterRole of the learner's workspace that gives the subject `verb` on
+    /// `resource` (of `group`) is deleted, whatever its name (`lab::privilege` finds them
+    /// through bindings and aggregation).
+    Revoke {
+        user: String,
+        groups: Vec<String>,
+        verb: String,
+        group: String,
+        resource: String,
+    },
 }
 
 impl Task {
@@ -248,7 +259,10 @@ pub enum ObservedSource {
     /// `starter`: workspace files taken as the starter has them for this situation (the
     /// observation is of the state before the task's fix).
     Denial { probe: Probe, starter: Vec<String> },
-    UpdateRequest { trigger: Probe, policy: Option<String> },
+    UpdateRequest {
+        trigger: Probe,
+        policy: Option<String>,
+    },
 }
 
 /// A fact an observation may record.

@@ -9,8 +9,8 @@ use tokio::time::Instant;
 use serde_json::Value;
 
 use super::check::{self, Outcome, Submission};
-use super::offline::expected_generated;
 use super::equiv::semantic_match as partial_match;
+use super::offline::expected_generated;
 use crate::content::lab::{Check, Denier, Expect, Lab, ObjSel, Spec};
 use crate::target::live::{Live, LiveError};
 use crate::target::{AccessQuery, Identity, ObjRef, Operation};

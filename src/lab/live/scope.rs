@@ -12,7 +12,11 @@ use crate::content::lab::{Grant, ObservedSource};
 /// UpdateRequest while admitting the trigger, so a rule that matches shows within this.
 const LEFT_ALONE_WATCH: Duration = Duration::from_secs(5);
 
-pub(super) async fn left_alone(live: &Live, lab: &Lab, check: &Check) -> Result<Outcome, LiveError> {
+pub(super) async fn left_alone(
+    live: &Live,
+    lab: &Lab,
+    check: &Check,
+) -> Result<Outcome, LiveError> {
     let Spec::Generated {
         trigger,
         expect,
@@ -24,7 +28,9 @@ pub(super) async fn left_alone(live: &Live, lab: &Lab, check: &Check) -> Result<
     };
     let trig = trigger_object(lab, check, &trigger.object);
     let Some(trig_ref) = ObjRef::of(&trig) else {
-        return Ok(Outcome::error("the trigger has no apiVersion, kind or name"));
+        return Ok(Outcome::error(
+            "the trigger has no apiVersion, kind or name",
+        ));
     };
     let ns = trig_ref.namespace.as_deref().unwrap_or("default");
     if let Some(not_ready) = require_policies(live, policy.as_slice(), ns, check.timeout).await? {
@@ -96,8 +102,8 @@ async fn learner_rbac(live: &Live, env: Submission<'_>) -> Result<Vec<Value>, Li
     let m = crate::lab::workspace::manifests(env.lab, env.workspace);
     let mut out = Vec::new();
     for o in &m.objects {
-        let rbac = o.get("apiVersion").and_then(Value::as_str)
-            == Some("rbac.authorization.k8s.io/v1");
+        let rbac =
+            o.get("apiVersion").and_then(Value::as_str) == Some("rbac.authorization.k8s.io/v1");
         let Some(r) = ObjRef::of(o).filter(|_| rbac) else {
             continue;
         };
@@ -226,7 +232,8 @@ pub(super) async fn observed(
     let facts = match crate::lab::offline::Offline::load_staged(env.lab, env.workspace, &staged) {
         Ok(off) => {
             let mut f = off.observe_in(env, source);
-            f.source.push_str(" (the cluster no longer shows it: kca's model of your files)");
+            f.source
+                .push_str(" (the cluster no longer shows it: kca's model of your files)");
             f
         }
         Err(e) => return Ok(Outcome::error(e.to_string())),
