@@ -1051,3 +1051,7 @@ mod tests;
 #[cfg(test)]
 #[path = "offline_parity_tests.rs"]
 mod parity_tests;
+
+#[cfg(test)]
+#[path = "answers_tests.rs"]
+mod answers_tests;
