@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 
 pub mod kube_mock;
+pub mod tmux;
 
 pub struct Env {
     pub home: tempfile::TempDir,
