@@ -43,6 +43,18 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
                 };
                 let mut entry =
                     json!({"file": file.display().to_string(), "kind": kind, "id": id, "ok": true});
+                if let Document::Lab(l) = &doc
+                    && !l.advice.is_empty()
+                {
+                    let src = std::fs::read_to_string(file).unwrap_or_default();
+                    let mut out = crate::diag::Collector::new(file, &src);
+                    for (pos, message, hint) in &l.advice {
+                        out.warning(*pos, message.clone(), hint.clone());
+                    }
+                    let found = out.finish();
+                    entry["warnings"] = json!(found.len());
+                    warnings.extend(found);
+                }
                 if let Document::Quiz(q) = &doc {
                     // The file loaded a moment ago; the lint needs its text for the source lines.
                     let src = std::fs::read_to_string(file).unwrap_or_default();

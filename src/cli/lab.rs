@@ -113,6 +113,10 @@ pub struct CheckArgs {
     /// lab's workspace: no `lab start` needed, and no progress is read or written
     #[arg(long, value_name = "DIR", requires_all = ["lab", "offline"])]
     pub workspace: Option<PathBuf>,
+    /// Seed of the probes' varied names, labels and annotations (default: a new one per
+    /// run, shown beside a failing probe); the same seed repeats a run
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub seed: Option<u64>,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -175,6 +179,9 @@ pub struct VerifyArgs {
     /// report every check whose live verdict differs from the offline one
     #[arg(long)]
     pub live: bool,
+    /// Seed of the probes' varied names, labels and annotations (default: a new one per run)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub seed: Option<u64>,
     #[command(flatten)]
     pub target: crate::cli::cluster::TargetArgs,
 }

@@ -130,6 +130,16 @@ pub fn change(lang: Lang, a: &SetupAction) -> String {
             format!("{} を書き換えました", target.obj_ref()),
             format!("changed {}", target.obj_ref()),
         ),
+        SetupAction::Revoke {
+            user,
+            verb,
+            resource,
+            ..
+        } => tr_s(
+            lang,
+            format!("{user} から {resource} の {verb} 権限を与えていたロールを削除しました"),
+            format!("deleted the roles that let {user} {verb} {resource}"),
+        ),
     }
 }
 

@@ -469,7 +469,7 @@ fn grade_live(
         let due = due_setups(lab, &r, task, setups);
         if !due.is_empty() {
             for t in &due {
-                let done = super::setup::apply_live(&live, lab, t).await?;
+                let done = super::setup::apply_live_in(&live, lab, t, Some(ws)).await?;
                 setups.insert(t.id.clone(), super::setup::stamp());
                 for d in &done {
                     ctx.printer

@@ -104,8 +104,47 @@ pub fn apply_offline(lab: &Lab, task: &Task, objects: &mut Vec<Value>) {
                     merge_patch(o, merge);
                 }
             }
+            SetupAction::Revoke { .. } => {
+                let gone = revoked(a, objects);
+                objects.retain(|o| ObjRef::of(o).is_none_or(|r| !gone.contains(&r)));
+            }
         }
     }
+}
+
+/// The roles among `learner` that a `revoke` takes away: each gives the subject the
+/// permission (through any binding or aggregation), over the install's RBAC.
+pub fn revoked(action: &SetupAction, learner: &[Value]) -> Vec<ObjRef> {
+    let SetupAction::Revoke {
+        user,
+        groups,
+        verb,
+        group,
+        resource,
+    } = action
+    else {
+        return Vec::new();
+    };
+    use crate::offline::rbac::rule::{PolicyRule, Target};
+    let (u, g) = crate::offline::rbac::impersonated(user, groups);
+    let cluster = super::offline::baseline_rbac();
+    let mut out: Vec<ObjRef> = Vec::new();
+    for r in super::privilege::reached(cluster, learner, &u, &g) {
+        let target = Target::Resource {
+            api_group: group,
+            resource,
+            subresource: "",
+            name: "",
+        };
+        if PolicyRule::from_json(&r.rule).allows(verb, target)
+            && let Some(obj) = ObjRef::of(&r.role)
+            && !out.contains(&obj)
+            && learner.iter().any(|l| ObjRef::of(l).as_ref() == Some(&obj))
+        {
+            out.push(obj);
+        }
+    }
+    out
 }
 
 /// The offline cluster after `staged` setups (see the module comment): `base` holds the
@@ -141,6 +180,19 @@ pub fn offline_objects(
 /// Applies one task's setup to a cluster. Deletes and patches go only to objects that
 /// carry the lab's labels there (never to a foreign object of the same name).
 pub async fn apply_live(live: &Live, lab: &Lab, task: &Task) -> Result<Vec<String>, LiveError> {
+    apply_live_in(live, lab, task, None).await
+}
+
+/// [`apply_live`] knowing the learner's workspace: a `revoke` deletes the cluster's
+/// copies of the workspace's Roles and ClusterRoles that give the permission (the
+/// learner's objects, whatever their names); without a workspace it deletes only such
+/// roles that carry the lab's labels.
+pub async fn apply_live_in(
+    live: &Live,
+    lab: &Lab,
+    task: &Task,
+    ws: Option<&std::path::Path>,
+) -> Result<Vec<String>, LiveError> {
     let mut done = Vec::new();
     for a in &task.setup {
         match a {
@@ -174,6 +226,39 @@ pub async fn apply_live(live: &Live, lab: &Lab, task: &Task) -> Result<Vec<Strin
                     }
                     Some(_) => done.push(format!("left {r} alone: it is not the lab's")),
                     None => done.push(format!("{r} is not there to patch")),
+                }
+            }
+            SetupAction::Revoke { .. } => {
+                let mut learner = Vec::new();
+                let declared: Vec<ObjRef> = match ws {
+                    Some(ws) => workspace::manifests(lab, ws)
+                        .objects
+                        .iter()
+                        .filter_map(ObjRef::of)
+                        .filter(|r| matches!(r.kind.as_str(), "Role" | "ClusterRole"))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                for kind in ["ClusterRole", "Role"] {
+                    for o in live
+                        .list("rbac.authorization.k8s.io/v1", kind, None, "")
+                        .await?
+                    {
+                        let mine = owned_here(lab, &o)
+                            || ObjRef::of(&o).is_some_and(|r| declared.contains(&r));
+                        if mine {
+                            learner.push(o);
+                        }
+                    }
+                }
+                for r in revoked(a, &learner) {
+                    live.delete(&r).await?;
+                    done.push(format!(
+                        "deleted {r} (it gave the permission the setup takes away)"
+                    ));
+                }
+                if done.is_empty() {
+                    done.push("nothing of the learner's gave the permission".into());
                 }
             }
         }
@@ -308,6 +393,37 @@ pub(crate) mod tests {
             objs[1].pointer("/metadata/labels/kca.dev~1lab"),
             Some(&json!(l.id))
         );
+    }
+
+    #[test]
+    fn a_revoke_takes_the_learners_grant_whatever_its_name() {
+        let grant = |name: &str| {
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": name, "labels": {"rbac.kyverno.io/aggregate-to-background-controller": "true"}},
+                "rules": [{"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": ["get", "create"]}]})
+        };
+        let unrelated = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "unbound"},
+            "rules": [{"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": ["create"]}]});
+        let revoke = SetupAction::Revoke {
+            user: "system:serviceaccount:kyverno:kyverno-background-controller".into(),
+            groups: vec![],
+            verb: "create".into(),
+            group: "networking.k8s.io".into(),
+            resource: "networkpolicies".into(),
+        };
+        let t = task("c", vec![revoke]);
+        let l = lab(vec![task("a", vec![]), t.clone()]);
+        for name in ["kca-mutate-generator", "my-own-grant"] {
+            let mut objs = vec![grant(name), unrelated.clone()];
+            apply_offline(&l, &t, &mut objs);
+            let left: Vec<String> = objs.iter().filter_map(ObjRef::of).map(|r| r.name).collect();
+            assert_eq!(
+                left,
+                ["unbound"],
+                "{name}: an unbound role gives nothing and stays"
+            );
+        }
     }
 
     #[test]

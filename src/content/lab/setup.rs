@@ -86,7 +86,7 @@ pub(super) fn decode_setup(
     for n in list {
         let Some(f) = d.fields(n) else { continue };
         let action = decode_action(d, &f, dir, owned);
-        f.finish(d, "a setup step (`apply`, `delete` or `patch`)");
+        f.finish(d, "a setup step (`apply`, `delete`, `patch` or `revoke`)");
         out.extend(action);
     }
     out
@@ -98,6 +98,26 @@ fn decode_action(
     dir: &Path,
     owned: &mut Vec<Value>,
 ) -> Option<SetupAction> {
+    if let Some(n) = f.opt("revoke") {
+        if f.has("apply") || f.has("delete") || f.has("patch") {
+            d.error(f.pos(), "a setup step does exactly one thing");
+            return None;
+        }
+        let r = d.fields(n)?;
+        let who = r.req(d, "as").and_then(|n| super::checks::identity(d, n));
+        let verb = r.req(d, "verb").and_then(|n| d.ident(n));
+        let group = r.opt("group").and_then(|n| d.string(n)).unwrap_or_default();
+        let resource = r.req(d, "resource").and_then(|n| d.ident(n));
+        r.finish(d, "a setup `revoke`");
+        let (user, groups) = who?;
+        return Some(SetupAction::Revoke {
+            user,
+            groups,
+            verb: verb?,
+            group,
+            resource: resource?,
+        });
+    }
     let (apply, delete, patch) = (f.opt("apply"), f.opt("delete"), f.opt("patch"));
     match (apply, delete, patch) {
         (Some(n), None, None) => {
