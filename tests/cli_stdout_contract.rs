@@ -801,3 +801,110 @@ fn report_names_every_skipped_file_and_exits_non_zero() {
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(msg.contains("b.json") && msg.contains("c.json"), "{msg}");
 }
+
+/// The `run:` blocks of a GitHub Actions workflow, in order (block scalars `run: |`).
+fn run_steps(workflow: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lines = workflow.lines().peekable();
+    while let Some(l) = lines.next() {
+        if l.trim_start() != "run: |" {
+            continue;
+        }
+        let indent = l.len() - l.trim_start().len();
+        let mut block = String::new();
+        while let Some(n) = lines.peek() {
+            let ni = n.len() - n.trim_start().len();
+            if !n.trim().is_empty() && ni <= indent {
+                break;
+            }
+            block.push_str(n.trim_start_matches(' '));
+            block.push('\n');
+            lines.next();
+        }
+        out.push(block);
+    }
+    out
+}
+
+/// The shipped CI files grade a generated submission here as they would on a runner:
+/// the workflow's `run:` steps in order (GitHub's bash -e), then docs/ci/grade.sh.
+#[test]
+fn the_ci_workflow_and_script_grade_a_learners_repository() {
+    let t = T::new();
+    let sub = t.tmp.path().join("learner-repo");
+    copy_dir(&t.content().join("labs/testlab/starter"), &sub);
+    copy_dir(&t.content().join("labs/testlab/solution"), &sub);
+    let runner_temp = t.tmp.path().join("runner-temp");
+    std::fs::create_dir_all(&runner_temp).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("kca");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let workflow = std::fs::read_to_string(repo().join("docs/ci/github-classroom.yml")).unwrap();
+    let steps = run_steps(&workflow);
+    assert!(steps.len() >= 2, "{steps:?}");
+    for (expect, solved) in [(0, true), (1, false)] {
+        if !solved {
+            std::fs::copy(
+                t.content().join("labs/testlab/starter/app.yaml"),
+                sub.join("app.yaml"),
+            )
+            .unwrap();
+        }
+        for step in &steps {
+            let out = std::process::Command::new("bash")
+                .args(["-e", "-c", step])
+                .current_dir(&sub)
+                .env("PATH", &path)
+                .env("HOME", t.tmp.path().join("home"))
+                .env("XDG_STATE_HOME", t.tmp.path().join("state"))
+                .env("KCA_CONTENT_DIR", t.content())
+                .env("KCA_LAB", "testlab")
+                .env("KCA_REPO", "https://example.invalid/kca.git")
+                .env("GITHUB_WORKSPACE", &sub)
+                .env("RUNNER_TEMP", &runner_temp)
+                .env("CI", "true")
+                .output()
+                .unwrap();
+            let code = out.status.code();
+            let last = step == steps.last().unwrap();
+            assert!(
+                code == Some(0) || (last && code == Some(expect)),
+                "step failed ({code:?}):\n{step}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let results = runner_temp.join("kca-results");
+        let v =
+            one_json(&std::fs::read_to_string(results.join("kca-result.json")).unwrap()).unwrap();
+        assert_eq!(v["lab"], "testlab");
+        one_junit(&std::fs::read_to_string(results.join("kca-junit.xml")).unwrap()).unwrap();
+        // The generic script does the same.
+        let out_dir = t.tmp.path().join(format!("script-{expect}"));
+        let out = std::process::Command::new("bash")
+            .arg(repo().join("docs/ci/grade.sh"))
+            .arg(&sub)
+            .arg(&out_dir)
+            .env("PATH", &path)
+            .env("HOME", t.tmp.path().join("home"))
+            .env("XDG_STATE_HOME", t.tmp.path().join("state"))
+            .env("KCA_CONTENT_DIR", t.content())
+            .env("KCA_LAB", "testlab")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(expect),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        one_json(&std::fs::read_to_string(out_dir.join("kca-result.json")).unwrap()).unwrap();
+        one_junit(&std::fs::read_to_string(out_dir.join("kca-junit.xml")).unwrap()).unwrap();
+    }
+    assert!(
+        !t.tmp.path().join("state").exists(),
+        "CI grading wrote progress"
+    );
+}
