@@ -11,6 +11,7 @@ pub mod engine;
 pub mod entries;
 pub mod existing;
 pub mod generate;
+mod interp;
 pub mod jsonpatch;
 pub mod matching;
 pub mod mutate;
@@ -22,6 +23,7 @@ pub mod rule;
 pub mod runner;
 pub mod smp;
 pub mod validation;
+mod validation_kinds;
 pub mod vars;
 pub mod x509;
 

@@ -52,11 +52,20 @@ pub fn validate_policy(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
     {
         return problem("A clusterpolicy should not have the namespace defined");
     }
+    let rules = rules_of(policy);
+    // The CRD's schema answers before the webhook sees the policy.
+    if matches!(mode, Mode::Cluster { .. })
+        && let Some(e) = super::validation_kinds::subject_kinds(policy, &rules)
+    {
+        return problem(e);
+    }
     let fields = field_checks(policy, mode);
     if !fields.is_empty() {
         return fields;
     }
-    let rules = rules_of(policy);
+    if let Some(e) = super::validation_kinds::policy_checks(policy, &rules, mode) {
+        return problem(e);
+    }
     for (i, rule) in rules.iter().enumerate() {
         if let Some(message) = rule_checks(i, rule, mode) {
             return problem(message);

@@ -1,0 +1,659 @@
+//! The simulated cluster a conformance test runs against: an object set, and what the API
+//! server with Kyverno 1.19 does to a request — the policy webhook's checks when a policy
+//! is created, then admission (MutatingPolicies and Kyverno's mutate rules, then
+//! ValidatingAdmissionPolicies, ValidatingPolicies and Kyverno's validate rules), and
+//! what the background controller does at once offline (generate rules, GeneratingPolicies,
+//! mutate-existing targets).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::Skip;
+use crate::offline::kyverno::{self, RuleKind, RuleStatus, validation};
+use crate::offline::rbac::Authorizer;
+use crate::offline::rbac::resource::Mapper;
+use crate::offline::vap;
+
+/// The namespaces a kind cluster with Kyverno has before a test starts.
+const BASE_NAMESPACES: &[&str] = &[
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "kyverno",
+];
+
+/// Namespaces Kyverno's default `resourceFilters` leave alone
+/// (charts/kyverno/values.yaml, `config.resourceFilters`; `excludeKyvernoNamespace`).
+const FILTERED_NAMESPACES: &[&str] = &["kube-system", "kube-public", "kube-node-lease", "kyverno"];
+
+/// Kinds Kyverno's default `resourceFilters` leave alone.
+const FILTERED_KINDS: &[&str] = &[
+    "Event",
+    "Node",
+    "APIService",
+    "TokenReview",
+    "SubjectAccessReview",
+    "SelfSubjectAccessReview",
+    "Binding",
+    "ReplicaSet",
+    "EphemeralReport",
+    "ClusterEphemeralReport",
+];
+
+/// What the API server answered a write.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// Stored (the object as stored).
+    Ok,
+    /// Refused, with the message `kubectl` shows.
+    Refused(String),
+    /// The outcome depends on something the replay cannot decide.
+    Undecidable(Skip),
+}
+
+pub struct Cluster {
+    pub objects: Vec<Value>,
+    /// The test's namespace (where namespaced objects without one go).
+    pub namespace: String,
+    uid: u64,
+}
+
+impl Cluster {
+    pub fn new(namespace: &str) -> Cluster {
+        let mut c = Cluster {
+            objects: Vec::new(),
+            namespace: namespace.to_string(),
+            uid: 0,
+        };
+        for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
+            if c.find(&namespace_ref(ns)).is_none() {
+                let obj = json!({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}});
+                c.store(obj);
+            }
+        }
+        c
+    }
+
+    fn mapper(&self) -> Mapper {
+        Mapper::built_in().with_crds(&self.objects)
+    }
+
+    /// Whether `kind` in `api_version` is namespaced; `None` when discovery does not know it.
+    pub fn namespaced(&self, api_version: &str, kind: &str) -> Option<bool> {
+        self.mapper()
+            .for_kind(api_version, kind)
+            .map(|r| r.namespaced)
+    }
+
+    /// The object's namespace filled in (the test's namespace) or taken away (a
+    /// cluster-scoped kind), as `kubectl`/Chainsaw send it.
+    pub fn place(&self, obj: &mut Value) -> Result<(), Skip> {
+        let (av, kind) = (text(obj, "/apiVersion"), text(obj, "/kind"));
+        let Some(namespaced) = self.namespaced(&av, &kind) else {
+            return Err(Skip::UnknownKind(format!("{av} {kind}")));
+        };
+        let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+            return Ok(());
+        };
+        if namespaced {
+            if meta
+                .get("namespace")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                meta.insert("namespace".into(), json!(self.namespace));
+            }
+        } else {
+            meta.remove("namespace");
+        }
+        Ok(())
+    }
+
+    pub fn find(&self, key: &Key) -> Option<&Value> {
+        self.objects.iter().find(|o| Key::of(o) == *key)
+    }
+
+    /// The objects of `key`'s kind (and namespace, when given) — what a list returns.
+    pub fn list<'a>(&'a self, key: &'a Key) -> impl Iterator<Item = &'a Value> + 'a {
+        self.objects.iter().filter(move |o| {
+            let k = Key::of(o);
+            k.group == key.group
+                && k.kind == key.kind
+                && (key.namespace.is_empty() || k.namespace == key.namespace)
+        })
+    }
+
+    /// Stores `obj`, replacing the object of its key; sets what the API server sets.
+    pub fn store(&mut self, mut obj: Value) {
+        let key = Key::of(&obj);
+        let old = self.objects.iter().position(|o| Key::of(o) == key);
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            let uid = match old.and_then(|i| self.objects[i].pointer("/metadata/uid")) {
+                Some(u) => u.clone(),
+                None => {
+                    self.uid += 1;
+                    json!(format!("00000000-0000-0000-0000-{:012}", self.uid))
+                }
+            };
+            meta.insert("uid".into(), uid);
+            if key.kind == "Namespace" {
+                let labels = meta
+                    .entry("labels")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(l) = labels.as_object_mut() {
+                    l.insert("kubernetes.io/metadata.name".into(), json!(key.name));
+                }
+            }
+        }
+        match old {
+            Some(i) => self.objects[i] = obj,
+            None => self.objects.push(obj),
+        }
+    }
+
+    /// Removes the object, and a Namespace's objects with it.
+    pub fn remove(&mut self, key: &Key) {
+        self.objects.retain(|o| {
+            let k = Key::of(o);
+            k != *key && !(key.kind == "Namespace" && k.namespace == key.name)
+        });
+    }
+
+    /// `kubectl apply` (`create_only`: `kubectl create`) of one object.
+    pub fn apply(&mut self, obj: &Value, create_only: bool) -> Answer {
+        let mut obj = obj.clone();
+        if let Err(skip) = self.place(&mut obj) {
+            return Answer::Undecidable(skip);
+        }
+        name_generated(&mut obj, &mut self.uid);
+        let key = Key::of(&obj);
+        if !key.namespace.is_empty() && self.find(&namespace_ref(&key.namespace)).is_none() {
+            return Answer::Refused(format!("namespaces \"{}\" not found", key.namespace));
+        }
+        let old = self.find(&key).cloned();
+        if old.is_some() && create_only {
+            return Answer::Refused(format!(
+                "{} \"{}\" already exists",
+                self.resource_name(&obj),
+                key.name
+            ));
+        }
+        let new = match &old {
+            Some(o) => merged(o, &obj),
+            None => obj,
+        };
+        self.write(new, old)
+    }
+
+    /// `kubectl replace`/update: the object must exist.
+    pub fn update(&mut self, obj: &Value, patch: bool) -> Answer {
+        let mut obj = obj.clone();
+        if let Err(skip) = self.place(&mut obj) {
+            return Answer::Undecidable(skip);
+        }
+        let key = Key::of(&obj);
+        let Some(old) = self.find(&key).cloned() else {
+            return Answer::Refused(format!(
+                "{} \"{}\" not found",
+                self.resource_name(&obj),
+                key.name
+            ));
+        };
+        let new = if patch { merged(&old, &obj) } else { obj };
+        self.write(new, Some(old))
+    }
+
+    fn resource_name(&self, obj: &Value) -> String {
+        let (av, kind) = (text(obj, "/apiVersion"), text(obj, "/kind"));
+        match self.mapper().for_kind(&av, &kind) {
+            Some(r) if r.group.is_empty() => r.plural.clone(),
+            Some(r) => format!("{}.{}", r.plural, r.group),
+            None => kind.to_lowercase(),
+        }
+    }
+
+    /// Admission of a create or update, then the object stored and the background work.
+    fn write(&mut self, new: Value, old: Option<Value>) -> Answer {
+        let kind = text(&new, "/kind");
+        if let Some(skip) = Skip::for_kind(&new) {
+            return Answer::Undecidable(skip);
+        }
+        // The policy webhook (validate-policy.kyverno.svc) refuses what Kyverno cannot run.
+        if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
+            let authorizer = self.kyverno_authorizer();
+            let mapper = self.mapper();
+            let problems = validation::validate_policy(
+                &new,
+                validation::Mode::Cluster {
+                    authorizer: &authorizer,
+                    mapper: &mapper,
+                },
+            );
+            if let Some(text) = validation::denial_text(&problems) {
+                return Answer::Refused(text);
+            }
+        }
+        let update = old.is_some();
+        let admitted = if filtered(&new) {
+            Admitted {
+                object: new,
+                response: kyverno::Response::default(),
+            }
+        } else {
+            match self.admit(new, old.clone()) {
+                Ok(a) => a,
+                Err(answer) => return answer,
+            }
+        };
+        let mut object = admitted.object;
+        ready_status(&mut object);
+        self.store(object.clone());
+        self.background(&object, update, &admitted.response)
+    }
+
+    /// What the background controller does for an admitted trigger, done at once.
+    fn background(&mut self, trigger: &Value, update: bool, resp: &kyverno::Response) -> Answer {
+        for g in &resp.generated {
+            let mut g = g.clone();
+            if self.place(&mut g).is_ok() {
+                self.store(g);
+            }
+        }
+        for t in &resp.patched_targets {
+            self.store(t.clone());
+        }
+        if filtered(trigger) {
+            return Answer::Ok;
+        }
+        let mut req = self.vap_request(trigger, update.then(|| trigger.clone()));
+        req.cluster = Some(Arc::new(self.objects.clone()));
+        match vap::generate_with_policies(&self.objects, &req) {
+            Ok(objects) => {
+                for mut g in objects {
+                    if self.place(&mut g).is_ok() {
+                        self.store(g);
+                    }
+                }
+            }
+            Err(e) => {
+                if let Some(why) = policy_unsupported(&e) {
+                    return Answer::Undecidable(Skip::Engine(why));
+                }
+            }
+        }
+        Answer::Ok
+    }
+
+    /// Kyverno's controllers may do what they need: conformance clusters grant it
+    /// (permission refusals are not what this replay measures).
+    fn kyverno_authorizer(&self) -> Authorizer {
+        let mut objects: Vec<Value> = self
+            .objects
+            .iter()
+            .filter(|o| {
+                matches!(
+                    text(o, "/kind").as_str(),
+                    "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
+                )
+            })
+            .cloned()
+            .collect();
+        objects.push(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "kca-conformance-kyverno"},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}),
+        );
+        objects.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "kca-conformance-kyverno"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kca-conformance-kyverno"},
+            "subjects": [{"kind": "Group", "name": "system:serviceaccounts:kyverno", "apiGroup": "rbac.authorization.k8s.io"}]}));
+        Authorizer::new(&objects)
+    }
+
+    fn namespace_labels(&self, ns: &str) -> std::collections::BTreeMap<String, String> {
+        let mut out = std::collections::BTreeMap::new();
+        if let Some(Value::Object(labels)) = self
+            .find(&namespace_ref(ns))
+            .and_then(|n| n.pointer("/metadata/labels"))
+        {
+            for (k, v) in labels {
+                if let Some(v) = v.as_str() {
+                    out.insert(k.clone(), v.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    fn vap_request(&self, object: &Value, old: Option<Value>) -> vap::VapRequest {
+        let ns = text(object, "/metadata/namespace");
+        let namespace_object = if ns.is_empty() {
+            Value::Null
+        } else {
+            vap::namespace_object(&self.objects, &ns, self.namespace_labels(&ns))
+        };
+        vap::VapRequest {
+            operation: if old.is_some() { "UPDATE" } else { "CREATE" }.into(),
+            object: object.clone(),
+            old_object: old.unwrap_or(Value::Null),
+            namespace_object,
+            user: vap::VapUser {
+                username: "kubernetes-admin".into(),
+                groups: vec!["system:masters".into(), "system:authenticated".into()],
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// The ClusterPolicies and Policies Kyverno's webhooks run: not those with
+    /// `spec.admission: false` (background scans only).
+    fn admission_policies(&self) -> Vec<kyverno::Policy> {
+        let (mut policies, _) = kyverno::load_policies(&self.objects);
+        policies
+            .retain(|p| p.raw.pointer("/spec/admission").and_then(Value::as_bool) != Some(false));
+        policies
+    }
+
+    /// Admission in the API server's order. `Err` is the answer when it is not stored.
+    fn admit(&self, object: Value, old: Option<Value>) -> Result<Admitted, Answer> {
+        let update = old.is_some();
+        let mut req = self.vap_request(&object, old.clone());
+        req.cluster = Some(Arc::new(self.objects.clone()));
+        let object = match vap::mutate_with_policies(&self.objects, &req) {
+            Ok(o) => o,
+            Err(e) => {
+                return Err(match policy_unsupported(&e) {
+                    Some(why) => Answer::Undecidable(Skip::Engine(why)),
+                    None => Answer::Refused(format!(
+                        "admission webhook \"mpol.mutate.kyverno.svc-fail\" denied the request: {e}"
+                    )),
+                });
+            }
+        };
+        let policies = self.admission_policies();
+        let ns = text(&object, "/metadata/namespace");
+        let kreq = kyverno::Request {
+            operation: if update { "UPDATE" } else { "CREATE" }.into(),
+            object: object.clone(),
+            old_object: old.clone().unwrap_or(Value::Null),
+            user_info: kyverno::UserInfo {
+                username: "kubernetes-admin".into(),
+                groups: vec!["system:masters".into(), "system:authenticated".into()],
+                ..Default::default()
+            },
+            namespace_labels: self.namespace_labels(&ns),
+            ..Default::default()
+        };
+        let opts = kyverno::Options {
+            exceptions: self
+                .objects
+                .iter()
+                .filter(|o| {
+                    text(o, "/kind") == "PolicyException"
+                        && text(o, "/apiVersion").starts_with("kyverno.io/")
+                })
+                .cloned()
+                .collect(),
+            cluster: self.objects.clone(),
+            ..Default::default()
+        };
+        let resp = kyverno::admit_with(&policies, &kreq, &opts);
+        if let Some(r) = resp
+            .results
+            .iter()
+            .find(|r| r.unsupported.is_some() && r.kind != RuleKind::Generate)
+        {
+            let why = r.unsupported.as_ref().map(ToString::to_string);
+            return Err(Answer::Undecidable(Skip::from_unsupported(
+                r.kind,
+                why.unwrap_or_default(),
+            )));
+        }
+        if let Some(e) = resp
+            .results
+            .iter()
+            .find(|r| r.kind == RuleKind::Mutate && r.status == RuleStatus::Error)
+        {
+            return Err(Answer::Refused(format!(
+                "admission webhook \"mutate.kyverno.svc-fail\" denied the request: mutation policy {} error: failed to apply policy {} rules [{}: {}]",
+                e.policy, e.policy, e.rule, e.message
+            )));
+        }
+        let patched = resp.patched.clone();
+        // Validating admission: the VAP plugin, then the validating webhooks.
+        let mut vreq = self.vap_request(&patched, old);
+        vreq.cluster = Some(Arc::new(self.objects.clone()));
+        let mut out = vap::evaluate(&self.objects, &vreq);
+        if let Some(e) = out.unsupported() {
+            return Err(Answer::Undecidable(Skip::Engine(e.reason())));
+        }
+        if let Some(d) = out.denials.first() {
+            return Err(Answer::Refused(d.status_message(&patched)));
+        }
+        for p in self.objects.iter().filter(|o| {
+            matches!(
+                text(o, "/kind").as_str(),
+                "ValidatingPolicy" | "NamespacedValidatingPolicy"
+            )
+        }) {
+            let before = out.denials.len();
+            vap::evaluate_validating_policy(&self.objects, p, &vreq, &mut out);
+            if let Some(e) = out.unsupported() {
+                return Err(Answer::Undecidable(Skip::Engine(e.reason())));
+            }
+            if let Some(d) = out.denials.get(before) {
+                return Err(Answer::Refused(format!(
+                    "admission webhook \"vpol.validate.kyverno.svc-fail\" denied the request: Policy {} failed: {}",
+                    d.policy, d.message
+                )));
+            }
+        }
+        if let Some(msg) = blocked(&policies, &resp, &patched) {
+            return Err(Answer::Refused(msg));
+        }
+        Ok(Admitted {
+            object: patched,
+            response: resp,
+        })
+    }
+
+    /// `kubectl delete`: Kyverno's validate rules see a DELETE; then the object (and a
+    /// Namespace's objects) are gone. A missing object is no error.
+    pub fn delete(&mut self, obj: &Value) -> Answer {
+        let mut obj = obj.clone();
+        if let Err(skip) = self.place(&mut obj) {
+            return Answer::Undecidable(skip);
+        }
+        let key = Key::of(&obj);
+        let Some(old) = self.find(&key).cloned() else {
+            return Answer::Ok;
+        };
+        if !filtered(&old) {
+            let policies = self.admission_policies();
+            let kreq = kyverno::Request {
+                operation: "DELETE".into(),
+                object: Value::Null,
+                old_object: old.clone(),
+                namespace_labels: self.namespace_labels(&key.namespace),
+                user_info: kyverno::UserInfo {
+                    username: "kubernetes-admin".into(),
+                    groups: vec!["system:masters".into(), "system:authenticated".into()],
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let opts = kyverno::Options {
+                cluster: self.objects.clone(),
+                ..Default::default()
+            };
+            let resp = kyverno::admit_with(&policies, &kreq, &opts);
+            if let Some(msg) = blocked(&policies, &resp, &old) {
+                return Answer::Refused(msg);
+            }
+        }
+        self.remove(&key);
+        Answer::Ok
+    }
+}
+
+/// Why a MutatingPolicy or GeneratingPolicy could not be evaluated offline, if that is
+/// what stopped it.
+fn policy_unsupported(e: &vap::PolicyError) -> Option<String> {
+    match e {
+        vap::PolicyError::Unsupported { why, .. } => Some(why.to_string()),
+        vap::PolicyError::Failed { .. } => None,
+    }
+}
+
+struct Admitted {
+    object: Value,
+    response: kyverno::Response,
+}
+
+/// The message of Kyverno's validating webhook when Enforce rules fail
+/// (pkg/webhooks/utils/block.go `GetBlockedMessages`), `None` when nothing blocks.
+fn blocked(policies: &[kyverno::Policy], resp: &kyverno::Response, obj: &Value) -> Option<String> {
+    let failing: Vec<&kyverno::RuleResult> = resp
+        .results
+        .iter()
+        .filter(|r| {
+            r.kind == RuleKind::Validate
+                && matches!(r.status, RuleStatus::Fail | RuleStatus::Error)
+                && kyverno::denial(
+                    policies,
+                    &kyverno::Response {
+                        results: vec![kyverno::RuleResult {
+                            status: RuleStatus::Fail,
+                            ..(*r).clone()
+                        }],
+                        ..Default::default()
+                    },
+                )
+                .is_some()
+        })
+        .collect();
+    if failing.is_empty() {
+        return None;
+    }
+    let mut by_policy: std::collections::BTreeMap<&str, Vec<&kyverno::RuleResult>> =
+        Default::default();
+    for r in &failing {
+        by_policy.entry(&r.policy).or_default().push(r);
+    }
+    let mut body = String::new();
+    for (p, rules) in by_policy {
+        body.push_str(&format!("{p}:\n"));
+        for r in rules {
+            body.push_str(&format!("  {}: {}\n", r.rule, r.message));
+        }
+    }
+    Some(format!(
+        "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource {}/{}/{} was blocked due to the following policies \n\n{body}",
+        text(obj, "/kind"),
+        text(obj, "/metadata/namespace"),
+        text(obj, "/metadata/name"),
+    ))
+}
+
+/// What Kyverno's `resourceFilters` keep away from its webhooks.
+fn filtered(obj: &Value) -> bool {
+    let ns = text(obj, "/metadata/namespace");
+    FILTERED_NAMESPACES.contains(&ns.as_str())
+        || FILTERED_KINDS.contains(&text(obj, "/kind").as_str())
+}
+
+/// Kyverno's controllers mark a policy they accepted ready; the `*-policy-ready` step
+/// templates assert it.
+fn ready_status(obj: &mut Value) {
+    let kind = text(obj, "/kind");
+    let status = match kind.as_str() {
+        "ClusterPolicy" | "Policy" => json!({"ready": true, "conditions": [
+            {"type": "Ready", "status": "True", "reason": "Succeeded", "message": "Ready"}]}),
+        k if super::is_policy_kind(k) => json!({"conditionStatus": {"ready": true, "conditions": [
+            {"type": "WebhookConfigured", "status": "True", "reason": "Succeeded", "message": "Webhook configured."},
+            {"type": "RBACPermissionsGranted", "status": "True", "reason": "Succeeded", "message": "Policy is ready for reporting."}]}}),
+        _ => return,
+    };
+    if let Some(m) = obj.as_object_mut() {
+        m.insert("status".into(), status);
+    }
+}
+
+/// `generateName` becomes a name, as the API server does.
+fn name_generated(obj: &mut Value, counter: &mut u64) {
+    if obj.pointer("/metadata/name").is_some() {
+        return;
+    }
+    let Some(prefix) = obj
+        .pointer("/metadata/generateName")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        return;
+    };
+    *counter += 1;
+    obj["metadata"]["name"] = json!(format!("{prefix}{:05x}", *counter));
+}
+
+/// `kubectl apply` over an existing object: the applied fields replace, maps merge,
+/// what the manifest does not name is kept.
+fn merged(old: &Value, new: &Value) -> Value {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            let mut out = o.clone();
+            for (k, v) in n {
+                let merged = match o.get(k) {
+                    Some(ov) => merged(ov, v),
+                    None => v.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        (_, n) => n.clone(),
+    }
+}
+
+/// An object's identity: API group (versions are one object), kind, namespace, name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key {
+    pub group: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl Key {
+    pub fn of(obj: &Value) -> Key {
+        let av = text(obj, "/apiVersion");
+        Key {
+            group: av
+                .rsplit_once('/')
+                .map(|(g, _)| g.to_string())
+                .unwrap_or_default(),
+            kind: text(obj, "/kind"),
+            namespace: text(obj, "/metadata/namespace"),
+            name: text(obj, "/metadata/name"),
+        }
+    }
+}
+
+fn namespace_ref(ns: &str) -> Key {
+    Key {
+        group: String::new(),
+        kind: "Namespace".into(),
+        namespace: String::new(),
+        name: ns.to_string(),
+    }
+}
+
+pub(super) fn text(v: &Value, pointer: &str) -> String {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}

@@ -1,0 +1,113 @@
+//! Kyverno's Chainsaw conformance suite replayed offline (`kca::offline::conformance`,
+//! docs/FIDELITY.md): the agreement per area must not fall below its floor. Runs when
+//! the corpus is present (`../shared/corpus/kyverno-conformance` beside the checkout, or
+//! `KCA_CORPUS`); otherwise says so and passes.
+
+use std::path::PathBuf;
+
+use kca::offline::conformance::{Tally, Verdict, run_suite, tally};
+
+fn suite() -> Option<PathBuf> {
+    let base = match std::env::var("KCA_CORPUS") {
+        Ok(p) => PathBuf::from(p),
+        Err(_) => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()?
+            .join("shared")
+            .join("corpus"),
+    };
+    Some(base.join("kyverno-conformance")).filter(|p| p.is_dir())
+}
+
+/// Floors per area: (area, least judged tests, least agreeing tests). An area not listed
+/// has no floor; `all` is the whole suite. Judged tests count agreeing + disagreeing.
+const FLOORS: &[(&str, usize, usize)] = &[
+    ("background-only", 2, 2),
+    ("deferred", 3, 3),
+    ("exceptions", 11, 6),
+    ("filter", 6, 6),
+    ("generate", 65, 24),
+    ("generating-policies", 24, 12),
+    ("mutate", 32, 17),
+    ("namespaced-generating-policies", 1, 1),
+    ("namespaced-mutating-policies", 2, 1),
+    ("namespaced-validating-policies", 4, 4),
+    ("policy-exceptions-disabled", 1, 1),
+    ("policy-validation", 9, 3),
+    ("validate", 45, 31),
+    ("validating-policies", 8, 3),
+    ("all", 220, 114),
+];
+
+/// Least share of judged tests that agree, over the whole suite, in percent.
+const MIN_AGREEMENT: f64 = 51.0;
+
+#[test]
+fn conformance_replay_holds_its_floors() {
+    let Some(root) = suite() else {
+        say("skipped: corpus not found (../shared/corpus/kyverno-conformance or KCA_CORPUS)");
+        return;
+    };
+    let results = run_suite(&root);
+    assert!(
+        !results.is_empty(),
+        "no chainsaw-test.yaml under {}",
+        root.display()
+    );
+    let by_area = tally(&results);
+    let mut all = Tally::default();
+    for r in &results {
+        all.add(&r.verdict);
+    }
+    let mut lines = Vec::new();
+    for (area, t) in by_area.iter().chain([(&"all".to_string(), &all)]) {
+        let skipped: Vec<String> = t.skipped.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        lines.push(format!(
+            "| {area} | {} | {} | {} | {} | {} |",
+            t.judged(),
+            t.agree,
+            t.disagree,
+            t.skipped_total(),
+            skipped.join(", ")
+        ));
+    }
+    println!("{}", lines.join("\n"));
+    let disagreements: Vec<String> = results
+        .iter()
+        .filter_map(|r| match &r.verdict {
+            Verdict::Disagree(why) => Some(format!("{}: {why}", r.path)),
+            _ => None,
+        })
+        .collect();
+    if std::env::var_os("KCA_CONFORMANCE_VERBOSE").is_some() {
+        for r in &results {
+            println!("{} {:?}", r.path, r.verdict);
+        }
+    }
+    let empty = Tally::default();
+    for &(area, judged, agree) in FLOORS {
+        let t = if area == "all" {
+            &all
+        } else {
+            by_area.get(area).unwrap_or(&empty)
+        };
+        assert!(
+            t.judged() >= judged && t.agree >= agree,
+            "{area}: {} judged, {} agree (floor {judged} judged, {agree} agree); disagreeing:\n{}",
+            t.judged(),
+            t.agree,
+            disagreements.join("\n")
+        );
+    }
+    let agreement = 100.0 * all.agree as f64 / all.judged().max(1) as f64;
+    assert!(
+        agreement >= MIN_AGREEMENT,
+        "agreement {agreement:.2}% below {MIN_AGREEMENT}%; disagreeing:\n{}",
+        disagreements.join("\n")
+    );
+}
+
+/// Straight to stderr: a skip must be seen in CI's log without `--nocapture`.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
