@@ -119,21 +119,29 @@ pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
     out
 }
 
-/// `line` with every run of spaces or tabs as one space.
+/// `line` with every run of three or more spaces or tabs as one space: such a run is a
+/// gap left by joined source lines (`did not          match it`); two spaces are kept,
+/// kca's own separator between a link and its title.
 fn one_space(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
-    let mut gap = false;
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.chars().count() >= 3 || run.contains('\t') {
+            out.push(' ');
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
     for c in line.chars() {
         if c == ' ' || c == '\t' {
-            if !gap {
-                out.push(' ');
-            }
-            gap = true;
+            run.push(c);
         } else {
+            flush(&mut run, &mut out);
             out.push(c);
-            gap = false;
         }
     }
+    flush(&mut run, &mut out);
     out
 }
 
@@ -998,10 +1006,14 @@ mod tests {
             wrap("the probe did not                  match it", 80, "  "),
             vec!["  the probe did not match it".to_string()]
         );
-        // A line's own indent stays.
+        // A line's own indent stays, and so does a deliberate double space.
         assert_eq!(
-            wrap("    code  here", 80, ""),
+            wrap("    code   here", 80, ""),
             vec!["    code here".to_string()]
+        );
+        assert_eq!(
+            wrap("→ link  §title", 80, ""),
+            vec!["→ link  §title".to_string()]
         );
     }
 

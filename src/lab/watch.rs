@@ -145,8 +145,7 @@ pub fn watch(ctx: &Ctx, store: &Store, args: &WatchArgs) -> Result<Exit> {
     let mut last = grade_once(ctx, store, &lab)?;
     s.follow(&lab, &last, lang);
     s.draw(ctx, store, &lab, &last);
-    loop {
-        let Ok(msg) = rx.recv() else { break };
+    while let Ok(msg) = rx.recv() {
         match msg {
             Msg::Saved => {
                 // Debounce: an editor's save is several events; grade once they stop.
