@@ -145,8 +145,7 @@ pub fn watch(ctx: &Ctx, store: &Store, args: &WatchArgs) -> Result<Exit> {
     let mut last = grade_once(ctx, store, &lab)?;
     s.follow(&lab, &last, lang);
     s.draw(ctx, store, &lab, &last);
-    loop {
-        let Ok(msg) = rx.recv() else { break };
+    while let Ok(msg) = rx.recv() {
         match msg {
             Msg::Saved => {
                 // Debounce: an editor's save is several events; grade once they stop.
@@ -321,7 +320,7 @@ impl Screen {
                     }
                     body.extend(super::task::intro(ctx, lab, task, entry.as_ref(), false));
                     body.push(String::new());
-                    body.extend(report::task_lines(t, lab, lang, p, false));
+                    body.extend(report::task_lines(t, lab, lang, p, false, None));
                     if let Some((id, n)) = &self.hint
                         && id == &task.id
                         && let Some(text) = task.hints.get(n - 1)
