@@ -361,7 +361,7 @@ async fn a_policy_that_never_gets_ready_fails_before_probing() {
     let lab = testlab(Duration::from_secs(1));
     let o = run_admission(&lab, &live, "no-team-denied").await;
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert!(o.detail.contains("did not become Ready"), "{}", o.detail);
+    assert!(o.detail.contains("is not Ready"), "{}", o.detail);
     assert!(
         !log.lock().unwrap().iter().any(|s| s.method == "POST"),
         "probed an unready policy"
@@ -809,4 +809,290 @@ async fn a_failed_update_request_ends_the_wait_before_the_timeout() {
         "waited {:?} for an UpdateRequest that had failed",
         started.elapsed()
     );
+}
+
+// ---- readiness before probing, and when a missed probe is asked again ----
+
+/// A ClusterPolicy `testlab-require-team` with this status, last written at `written`.
+fn policy_with(status: Option<Value>, written: &str) -> Value {
+    let mut p = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+        "metadata": {"name": "testlab-require-team", "uid": "u1", "resourceVersion": "7",
+                     "creationTimestamp": written,
+                     "managedFields": [{"manager": "kubectl", "time": written}]}});
+    if let Some(s) = status {
+        p["status"] = s;
+    }
+    p
+}
+
+fn admitted_pod() -> (u16, Value) {
+    (
+        201,
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "kca-testlab"}}),
+    )
+}
+
+fn posts(log: &Mutex<Vec<Seen>>) -> usize {
+    log.lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.method == "POST")
+        .count()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_without_any_status_is_an_environment_error_not_a_fail() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        discovery(s).unwrap_or_else(|| match (s.method.as_str(), s.path.as_str()) {
+            ("GET", "/apis/kyverno.io/v1/clusterpolicies/testlab-require-team") => {
+                (200, policy_with(None, "2026-01-01T00:00:00Z"))
+            }
+            _ => not_found(),
+        })
+    }));
+    let lab = testlab(Duration::from_secs(5));
+    let o = run_admission(&lab, &live, "no-team-denied").await;
+    assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+    assert!(
+        o.detail.contains("no Kyverno controller has seen it"),
+        "{}",
+        o.detail
+    );
+    assert!(
+        o.detail.contains("kubectl -n kyverno get pods"),
+        "{}",
+        o.detail
+    );
+    assert_eq!(posts(&log), 0, "probed a policy nothing has seen");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_kyverno_marked_not_ready_fails_with_kyvernos_reason() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        discovery(s).unwrap_or_else(|| match (s.method.as_str(), s.path.as_str()) {
+            ("GET", "/apis/kyverno.io/v1/clusterpolicies/testlab-require-team") => (
+                200,
+                policy_with(
+                    Some(json!({"conditions": [{"type": "Ready", "status": "False",
+                        "reason": "Failed", "message": "policy is not configured in the webhook"}]})),
+                    "2026-01-01T00:00:00Z",
+                ),
+            ),
+            _ => not_found(),
+        })
+    }));
+    let lab = testlab(Duration::from_secs(5));
+    let o = run_admission(&lab, &live, "no-team-denied").await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(
+        o.detail.contains("policy is not configured in the webhook"),
+        "{}",
+        o.detail
+    );
+    assert_eq!(posts(&log), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_unready_policy_costs_one_wait_per_run_not_one_per_check() {
+    let (live, _log) = mock(Arc::new(|s: &Seen| {
+        discovery(s).unwrap_or_else(|| match (s.method.as_str(), s.path.as_str()) {
+            ("GET", "/apis/kyverno.io/v1/clusterpolicies/testlab-require-team") => (
+                200,
+                policy_with(
+                    Some(json!({"conditions": [{"type": "Ready", "status": "False", "reason": "Failed"}]})),
+                    "2026-01-01T00:00:00Z",
+                ),
+            ),
+            _ => not_found(),
+        })
+    }));
+    let lab = testlab(Duration::from_secs(60));
+    let start = tokio::time::Instant::now();
+    let first = run_admission(&lab, &live, "no-team-denied").await;
+    let after_first = start.elapsed();
+    let second = run_admission(&lab, &live, "team-allowed").await;
+    let second_took = start.elapsed() - after_first;
+    assert_eq!(first.verdict, Verdict::Fail, "{first:?}");
+    assert_eq!(second.verdict, Verdict::Fail, "{second:?}");
+    assert!(after_first >= Duration::from_secs(59), "{after_first:?}");
+    assert!(
+        second_took < Duration::from_secs(2),
+        "waited again: {second_took:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wrong_answer_applied_a_while_ago_fails_at_once_without_retries() {
+    let (live, log) = mock(Arc::new(|s: &Seen| {
+        discovery(s).unwrap_or_else(|| match (s.method.as_str(), s.path.as_str()) {
+            ("GET", "/apis/kyverno.io/v1/clusterpolicies/testlab-require-team") => (
+                200,
+                policy_with(
+                    Some(json!({"conditions": [{"type": "Ready", "status": "True"}]})),
+                    "2026-01-01T00:00:00Z",
+                ),
+            ),
+            ("POST", "/api/v1/namespaces/kca-testlab/pods") => admitted_pod(),
+            _ => not_found(),
+        })
+    }));
+    let lab = testlab(Duration::from_secs(60));
+    let start = tokio::time::Instant::now();
+    let o = run_admission(&lab, &live, "no-team-denied").await;
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert_eq!(
+        posts(&log),
+        1,
+        "a miss on old configuration was asked again"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_missing_configuration_written_just_now_is_asked_again() {
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let calls = Arc::new(Mutex::new(0));
+    let c = calls.clone();
+    let (live, log) = mock(Arc::new(move |s: &Seen| {
+        discovery(s).unwrap_or_else(|| match (s.method.as_str(), s.path.as_str()) {
+            ("GET", "/apis/kyverno.io/v1/clusterpolicies/testlab-require-team") => (
+                200,
+                policy_with(
+                    Some(json!({"conditions": [{"type": "Ready", "status": "True"}]})),
+                    &now,
+                ),
+            ),
+            ("POST", "/api/v1/namespaces/kca-testlab/pods") => {
+                let mut n = c.lock().unwrap();
+                *n += 1;
+                if *n == 1 {
+                    admitted_pod()
+                } else {
+                    denial_by("testlab-require-team", "require-team")
+                }
+            }
+            _ => not_found(),
+        })
+    }));
+    let lab = testlab(Duration::from_secs(60));
+    let o = run_admission(&lab, &live, "no-team-denied").await;
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert_eq!(posts(&log), 2);
+}
+
+/// A lab whose one check expects a Pod denied by whatever policy (no `deniedBy`), and a
+/// workspace holding the learner's ValidatingPolicy.
+fn vpol_lab(dir: &Path) -> kca::content::lab::Lab {
+    std::fs::write(
+        dir.join("lab.yaml"),
+        r#"apiVersion: kca.dev/v1alpha1
+kind: Lab
+metadata: {id: vpollab, title: T, module: 1, concepts: [x]}
+starter: [vpol.yaml]
+solution: [vpol.yaml]
+tasks:
+  - id: t
+    title: T
+    instructions: I
+    checks:
+      - id: vpol-denies
+        kind: admission
+        timeout: 30
+        expect: denied
+        probe:
+          apiVersion: v1
+          kind: Pod
+          metadata: {name: p, namespace: kca-testlab}
+          spec: {containers: [{name: c, image: nginx}]}
+"#,
+    )
+    .unwrap();
+    for sub in ["starter", "solution"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        std::fs::write(dir.join(sub).join("vpol.yaml"), VPOL).unwrap();
+    }
+    match load_file(&dir.join("lab.yaml")) {
+        Ok(Document::Lab(l)) => *l,
+        Ok(_) => panic!("not a lab"),
+        Err(d) => panic!("{:?}", d.iter().map(|d| &d.message).collect::<Vec<_>>()),
+    }
+}
+
+const VPOL: &str = r#"apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: require-limits-vpol}
+spec:
+  matchConstraints:
+    resourceRules:
+      - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+    - expression: "object.spec.containers.all(c, has(c.resources.limits))"
+"#;
+
+#[tokio::test(start_paused = true)]
+async fn a_validating_policy_is_probed_only_once_kyverno_marks_it_ready() {
+    let polls = Arc::new(Mutex::new(0));
+    let p = polls.clone();
+    let (live, _log) = mock(Arc::new(move |s: &Seen| {
+        if s.method == "GET" && s.path == "/apis/policies.kyverno.io/v1" {
+            return (
+                200,
+                resources(
+                    "policies.kyverno.io/v1",
+                    &[("validatingpolicies", "ValidatingPolicy", false)],
+                ),
+            );
+        }
+        let ready = *p.lock().unwrap() >= 3;
+        discovery(s).unwrap_or_else(|| match (s.method.as_str(), s.path.as_str()) {
+            ("GET", "/apis/policies.kyverno.io/v1/validatingpolicies/require-limits-vpol") => {
+                let mut n = p.lock().unwrap();
+                *n += 1;
+                let status = if *n >= 3 {
+                    json!({"conditionStatus": {"ready": true, "conditions": [
+                        {"type": "WebhookConfigured", "status": "True"}]}})
+                } else {
+                    json!({})
+                };
+                (
+                    200,
+                    json!({"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy",
+                       "metadata": {"name": "require-limits-vpol", "uid": "v", "resourceVersion": format!("{n}"),
+                                    "creationTimestamp": "2026-01-01T00:00:00Z"},
+                       "status": status}),
+                )
+            }
+            ("POST", "/api/v1/namespaces/kca-testlab/pods") if ready => (
+                422,
+                json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 422, "reason": "Invalid",
+                   "message": "admission webhook \"vpol.validate.kyverno.svc-fail\" denied the request: Policy require-limits-vpol failed: limits required"}),
+            ),
+            ("POST", "/api/v1/namespaces/kca-testlab/pods") => admitted_pod(),
+            _ => not_found(),
+        })
+    }));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("vpollab");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lab = vpol_lab(&dir);
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("vpol.yaml"), VPOL).unwrap();
+    let env = Submission {
+        lab: &lab,
+        workspace: &ws,
+    };
+    let o = kca::lab::live::evaluate(
+        &live,
+        env,
+        lab.check("vpol-denies").unwrap(),
+        &common::printer(),
+    )
+    .await;
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert!(*polls.lock().unwrap() >= 3);
 }

@@ -13,7 +13,7 @@ pub enum PolicyCommand {
     Test(TestArgs),
     /// Apply policies to resources, like `kyverno apply` (exit 1 when a rule fails)
     #[command(
-        after_help = "Examples:\n  kca policy apply policies/ --resource render.yaml\n  kca policy apply policies/require-limits.yaml -r pod.yaml -o json\n\nExit codes: 0 no rule failed, 1 a rule failed, 2 usage error."
+        after_help = "Examples:\n  kca policy apply policies/ --resource render.yaml\n  kca policy apply policies/require-limits.yaml -r pod.yaml -o json\n\nExit codes: 0 no rule failed, 1 a rule failed or erred, 2 usage error; with --warn-exit-code N, N when a rule only warned (or, with --warn-no-pass, when no rule passed)."
     )]
     Apply(ApplyArgs),
 }
@@ -56,4 +56,10 @@ pub struct ApplyArgs {
     /// Print the mutated resources as YAML on stdout
     #[arg(long)]
     pub print_mutated: bool,
+    /// Exit code when a rule warned and none failed or erred (as `kyverno apply`)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub warn_exit_code: u8,
+    /// Exit with the --warn-exit-code code when no rule passed (nothing was checked)
+    #[arg(long)]
+    pub warn_no_pass: bool,
 }

@@ -112,7 +112,11 @@ pub struct Live {
     context: Option<String>,
     discovery: Mutex<HashMap<String, Arc<Slot>>>,
     warnings: Mutex<Vec<String>>,
+    waits: ready::Waits,
 }
+
+mod ready;
+pub use ready::{Readiness, readiness};
 
 /// An HTTP answer: status, JSON body (Null when empty or not JSON), warnings.
 struct Answer {
@@ -178,6 +182,7 @@ impl Live {
             context: None,
             discovery: Mutex::new(HashMap::new()),
             warnings: Mutex::new(Vec::new()),
+            waits: ready::Waits::default(),
         }
     }
 

@@ -18,11 +18,13 @@ use crate::ui::Printer;
 
 mod generated;
 mod serves;
+mod settle;
 
 pub use generated::sweep_triggers;
 use generated::*;
 use serves::*;
 pub use serves::{ApplyAdvice, KyvernoGate, apply_advice};
+use settle::*;
 
 /// Label on trigger objects, so a run killed outright leaves leftovers the next run finds.
 pub const PROBE_LABEL: &str = "kca.dev/probe";
@@ -71,7 +73,7 @@ pub async fn evaluate(
             .can_i(query)
             .await
             .map(|a| check::judge_can_i(check, &a)),
-        Spec::Admission { .. } => admission(live, check).await,
+        Spec::Admission { .. } => admission(live, env, check).await,
         Spec::Generated { .. } => generated(live, env.lab, check, printer).await,
         Spec::Accepted { .. } => accepted(live, env, check).await,
         Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::error("evaluated locally")),
@@ -130,7 +132,9 @@ async fn find_policy(
 }
 
 /// Each named policy must be in the cluster and Ready before a check relies on it (shared
-/// by admission and generated checks): `Some(fail)` naming the first that is not.
+/// by admission and generated checks): `Some(outcome)` for the first that is not — `fail`
+/// when it is missing or Kyverno marked it not ready (with Kyverno's reason), `error` when
+/// no Kyverno controller has written its status (`settle::unready_outcome`).
 async fn require_policies(
     live: &Live,
     policies: &[String],
@@ -143,17 +147,15 @@ async fn require_policies(
                 "policy `{p}` is not in the cluster; apply it with `kubectl apply -f`"
             ))));
         };
-        if !live.wait_ready(&r, timeout).await? {
-            return Ok(Some(Outcome::fail(format!(
-                "{r} did not become Ready within {}s; see `kubectl describe` for its status",
-                timeout.as_secs()
-            ))));
+        let how = live.await_ready(&r, timeout).await?;
+        if let Some(o) = unready_outcome(&r, &how, timeout) {
+            return Ok(Some(o));
         }
     }
     Ok(None)
 }
 
-async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
+async fn admission(live: &Live, env: Submission<'_>, check: &Check) -> Result<Outcome, LiveError> {
     let Spec::Admission {
         probe,
         update,
@@ -173,6 +175,26 @@ async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
     if let Some(not_ready) = require_policies(live, policies, ns, check.timeout).await? {
         return Ok(not_ready);
     }
+    // The learner's own policies that apply to this probe (a ValidatingPolicy the check
+    // does not name, say), when they are in the cluster; and their VAPs read.
+    let config = workspace_config(env, &probe.object);
+    let mut named = Vec::new();
+    for r in &config.policies {
+        if policies.contains(&r.name) {
+            continue;
+        }
+        match live.get(r).await {
+            Ok(Some(_)) => {}
+            Ok(None) | Err(LiveError::NotServed { .. }) => continue,
+            Err(e) => return Err(e),
+        }
+        let how = live.await_ready(r, check.timeout).await?;
+        if let Some(o) = unready_outcome(r, &how, check.timeout) {
+            return Ok(o);
+        }
+        named.push(r.clone());
+    }
+    await_vaps(live, &config.vaps, check.timeout.min(SETTLE)).await?;
     let op = if *update {
         Operation::Update
     } else {
@@ -181,15 +203,31 @@ async fn admission(live: &Live, check: &Check) -> Result<Outcome, LiveError> {
     let who = user
         .as_ref()
         .map(|(u, g)| Identity::user(u.clone(), g.clone()));
-    // Webhook configurations and ValidatingAdmissionPolicy bindings reach the API server a
-    // moment after they are applied: a probe that misses them is asked again, briefly.
-    let settle = check.timeout.min(SETTLE);
     let start = Instant::now();
+    // Until when a miss is asked again (once known): only while the configuration was
+    // written moments ago.
+    let mut settle: Option<Option<Instant>> = None;
     loop {
         let got = live.admit(&probe.object, op, who.as_ref()).await?;
         let outcome = check::judge_admission(check, &got);
-        if outcome.verdict == check::Verdict::Pass || start.elapsed() >= settle {
+        if outcome.verdict == check::Verdict::Pass || start.elapsed() >= check.timeout {
             return Ok(outcome);
+        }
+        if settle.is_none() {
+            for p in policies {
+                if let Some(r) = find_policy(live, p, ns).await? {
+                    named.push(r);
+                }
+            }
+            let until = settle_until(live, &config, &named).await?;
+            settle = Some(until.and_then(|u| {
+                let left = (u - chrono::Utc::now()).to_std().ok()?;
+                Some(Instant::now() + left.min(SETTLE))
+            }));
+        }
+        match settle.flatten() {
+            Some(until) if Instant::now() < until => {}
+            _ => return Ok(outcome),
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
@@ -224,9 +262,6 @@ async fn accepted(live: &Live, env: Submission<'_>, check: &Check) -> Result<Out
     let got = live.admit(&doc, op, None).await?;
     Ok(check::judge_accepted(check, &what, &got))
 }
-
-/// How long an admission probe is retried while its outcome differs from the expected one.
-const SETTLE: Duration = Duration::from_secs(8);
 
 /// The API group and resource of a kind, for access reviews: the built-in discovery table
 /// (`offline::rbac::resource`, the one kind → resource resolver), else the server's own

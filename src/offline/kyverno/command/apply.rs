@@ -78,12 +78,15 @@ impl Apply {
         }
         let (policies, skipped) = load_policies(&objs);
         for s in &skipped {
-            ctx.printer.status(&format!("warning: skipped {s}"));
+            ctx.printer
+                .status(&format!("warning: skipped {}", crate::escape::escape(s)));
         }
         let (policies, invalid) = crate::offline::kyverno::split_invalid(policies);
         for (name, why) in &invalid {
             ctx.printer.status(&format!(
-                "warning: policy {name} is invalid and was skipped: {why}"
+                "warning: policy {} is invalid and was skipped: {}",
+                crate::escape::escape(name),
+                crate::escape::lines(&why.to_string())
             ));
         }
         if policies.is_empty() {
@@ -215,13 +218,12 @@ pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
         // Printed together after the results, as one YAML stream.
         mutated.extend(r.mutated.take());
     }
-    let exit = if summary.fail > 0 {
-        Exit::NotPassed
-    } else {
-        Exit::Success
-    };
+    let (exit, why) = exit_for(&summary, args.warn_exit_code, args.warn_no_pass);
     if json {
         json_out.finish(p, &summary);
+        if let Some(why) = why {
+            p.status(&why);
+        }
         return Ok(exit);
     }
     if apply.print_mutated {
@@ -231,7 +233,33 @@ pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
         "pass: {}, fail: {}, warn: {}, error: {}, skip: {}",
         summary.pass, summary.fail, summary.warn, summary.error, summary.skip
     ));
+    if let Some(why) = why {
+        p.out(&why);
+    }
     Ok(exit)
+}
+
+/// The exit code as `kyverno apply` chooses it (`exit` in
+/// cmd/cli/kubectl-kyverno/commands/apply/command.go, v1.19.0): a failure, then an error,
+/// is 1; else a warning with a non-zero `--warn-exit-code` is that code; else, with
+/// `--warn-no-pass`, no rule passing is the warn code too (0 when none was given, as
+/// there). The line kyverno prints for a warn exit comes along.
+fn exit_for(s: &ApplySummary, warn_code: u8, warn_no_pass: bool) -> (Exit, Option<String>) {
+    if s.fail > 0 || s.error > 0 {
+        (Exit::NotPassed, None)
+    } else if s.warn > 0 && warn_code != 0 {
+        (
+            Exit::Chosen(warn_code),
+            Some(format!("exit as warnExitCode is {warn_code}")),
+        )
+    } else if s.pass == 0 && warn_no_pass {
+        (
+            Exit::Chosen(warn_code),
+            Some("exit as no objects satisfied policy".into()),
+        )
+    } else {
+        (Exit::Success, None)
+    }
 }
 
 /// The status words of the text report, painted once per run.
@@ -267,7 +295,9 @@ impl Words {
 
 /// One resource's heading and a line per rule.
 fn text_block(p: &Printer, words: &Words, r: &ApplyResource) -> String {
-    let mut block = p.paint(Style::Heading, &r.resource);
+    // Names and messages come from the files: escaped (crate::escape).
+    let esc = crate::escape::escape;
+    let mut block = p.paint(Style::Heading, &esc(&r.resource));
     block.push('\n');
     if r.results.is_empty() {
         block.push_str("  no rule applies\n");
@@ -277,15 +307,15 @@ fn text_block(p: &Printer, words: &Words, r: &ApplyResource) -> String {
             "  ",
             words.of(rule.status),
             "  ",
-            &rule.policy,
+            &esc(&rule.policy),
             "/",
-            &rule.rule,
+            &esc(&rule.rule),
         ] {
             block.push_str(part);
         }
         if rule.status != "pass" && !rule.message.is_empty() {
             block.push_str(": ");
-            block.push_str(&rule.message);
+            block.push_str(&esc(&rule.message));
         }
         block.push('\n');
     }
@@ -303,7 +333,7 @@ impl JsonStream {
     fn item(&mut self, p: &Printer, r: &ApplyResource) {
         let text =
             serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-        let indented = indent(&text, "    ");
+        let indented = indent(&crate::escape::json(&text), "    ");
         if let Some(prev) = self.pending.replace(indented) {
             p.out(&format!("{prev},"));
         }
@@ -326,4 +356,39 @@ fn indent(text: &str, by: &str) -> String {
         .map(|l| format!("{by}{l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(pass: usize, fail: usize, warn: usize, error: usize) -> ApplySummary {
+        ApplySummary {
+            pass,
+            fail,
+            warn,
+            error,
+            skip: 0,
+        }
+    }
+
+    #[test]
+    fn warn_exit_code_and_no_pass_follow_kyverno_apply() {
+        let code = |s: ApplySummary, w, np| exit_for(&s, w, np).0.code();
+        // Failures and errors win over any warn code.
+        assert_eq!(code(summary(1, 1, 1, 0), 3, true), 1);
+        assert_eq!(code(summary(1, 0, 1, 1), 3, true), 1);
+        // A warning alone: the chosen code, or 0 without one.
+        assert_eq!(code(summary(1, 0, 1, 0), 3, false), 3);
+        assert_eq!(code(summary(1, 0, 1, 0), 0, false), 0);
+        // Nothing passed: the warn code with --warn-no-pass (0 when none was chosen).
+        assert_eq!(code(summary(0, 0, 0, 0), 3, true), 3);
+        assert_eq!(code(summary(0, 0, 0, 0), 0, true), 0);
+        assert_eq!(code(summary(0, 0, 0, 0), 3, false), 0);
+        assert_eq!(code(summary(2, 0, 0, 0), 3, true), 0);
+        assert_eq!(
+            exit_for(&summary(0, 0, 0, 0), 4, true).1.as_deref(),
+            Some("exit as no objects satisfied policy")
+        );
+    }
 }
