@@ -102,9 +102,12 @@ fn lab_check_under_a_thread_limit_gives_error_verdicts_not_a_panic() {
     // One thread (kca's own) cannot even render the lab's README template: that is an
     // error of the command. With two or three, some checks have no thread or no process.
     for threads in [2, 3] {
-        let Some(out) =
-            kca_with_thread_limit(&env, &content, threads, &["lab", "check", "--offline"])
-        else {
+        let Some(out) = kca_with_thread_limit(
+            &env,
+            &content,
+            threads,
+            &["lab", "check", "--offline", "--all"],
+        ) else {
             println!("skipped: needs root, setpriv and prlimit to run kca under a thread limit");
             return;
         };

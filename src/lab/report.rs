@@ -530,12 +530,13 @@ pub fn junit(reports: &[Report], lang: Lang) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::content::lab::{Check, ExitWant, Spec, Task};
     use crate::lab::check::{CheckResult, Outcome};
 
-    fn lab() -> Lab {
+    /// Two tasks: `a` (checks a1 2 points, a2 3 points, two hints), `b` (b1, 1 point).
+    pub(crate) fn lab() -> Lab {
         let check = |id: &str, points: u32| Check {
             id: id.into(),
             title: None,
