@@ -9,6 +9,9 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = kca::cli::Cli::parse();
+    let cli = match kca::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return ExitCode::from(kca::app::parse_failed(e).code()),
+    };
     ExitCode::from(kca::app::run(cli).code())
 }

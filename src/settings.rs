@@ -23,6 +23,39 @@ pub enum OutputFormat {
     Junit,
 }
 
+/// The output format named in raw arguments (`-o json`, `-ojson`, `--output=junit`), for
+/// a command line clap could not parse; the last one wins, as with clap.
+pub fn output_in_args(args: &[String]) -> OutputFormat {
+    let mut out = OutputFormat::Text;
+    let mut next_is_value = false;
+    for a in args.iter().skip(1) {
+        if a == "--" {
+            break;
+        }
+        let value = if next_is_value {
+            next_is_value = false;
+            Some(a.as_str())
+        } else if a == "-o" || a == "--output" {
+            next_is_value = true;
+            None
+        } else {
+            a.strip_prefix("--output=")
+                .or_else(|| {
+                    a.strip_prefix("-o")
+                        .filter(|v| !v.is_empty() && !a.starts_with("--"))
+                })
+                .map(|v| v.trim_start_matches('='))
+        };
+        match value {
+            Some("json") => out = OutputFormat::Json,
+            Some("junit") => out = OutputFormat::Junit,
+            Some("text") => out = OutputFormat::Text,
+            _ => {}
+        }
+    }
+    out
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ColorChoice {
     #[default]

@@ -263,6 +263,11 @@ pub struct Printer {
     tty: bool,
     /// `$PAGER`, else `less -R`.
     pager: Option<String>,
+    /// Whether a buffered stdout has its document (the process's stdout is tracked by
+    /// `document`).
+    doc: Arc<std::sync::atomic::AtomicBool>,
+    /// A streamed document is being written (`document_part`).
+    streaming: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Printer {
@@ -278,6 +283,8 @@ impl Printer {
             err: Sink::Stderr,
             tty: false,
             pager: None,
+            doc: Arc::default(),
+            streaming: Arc::default(),
         }
     }
 
@@ -335,6 +342,8 @@ impl Printer {
         let mut p = Printer::new(settings);
         p.out = Sink::Buffer(cap.out.clone());
         p.err = Sink::Buffer(cap.err.clone());
+        p.doc = Arc::default();
+        p.streaming = Arc::default();
         (p, cap)
     }
 
@@ -384,9 +393,75 @@ impl Printer {
         Self::style(self.err_color, style, text)
     }
 
-    /// A result line on stdout.
+    /// A result line on stdout. Under `-o json|junit` stdout holds the document only, so
+    /// a line meant for a person goes to stderr there.
     pub fn out(&self, line: &str) {
-        self.out.write_str(&format!("{line}\n"));
+        self.text_sink().write_str(&format!("{line}\n"));
+    }
+
+    fn text_sink(&self) -> &Sink {
+        if self.output == OutputFormat::Text {
+            &self.out
+        } else {
+            &self.err
+        }
+    }
+
+    /// Whether stdout already holds this run's document.
+    pub fn has_document(&self) -> bool {
+        match self.out {
+            Sink::Stdout => crate::document::written(),
+            _ => self.doc.load(std::sync::atomic::Ordering::SeqCst),
+        }
+    }
+
+    /// One line of a document streamed a piece at a time (a report too big to hold); the
+    /// first part claims stdout's one document, [`Printer::document_end`] closes it. An
+    /// interrupted stream is cut off, never completed with something else.
+    pub fn document_part(&self, line: &str) {
+        use std::sync::atomic::Ordering;
+        let text = format!("{line}\n");
+        if !self.streaming.load(Ordering::SeqCst) {
+            let claimed = match self.out {
+                Sink::Stdout => crate::document::claim_stream(),
+                _ => !self.doc.swap(true, Ordering::SeqCst),
+            };
+            if !claimed {
+                return self.err.write_str(&text);
+            }
+            self.streaming.store(true, Ordering::SeqCst);
+        }
+        self.out.write_str(&text);
+    }
+
+    /// Ends a streamed document.
+    pub fn document_end(&self) {
+        if self
+            .streaming
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+            && matches!(self.out, Sink::Stdout)
+        {
+            crate::document::end_stream();
+        }
+    }
+
+    /// The run's one document on stdout (JSON or JUnit text), written whole. A second
+    /// document is a bug of its command: it goes to stderr, so stdout still parses.
+    pub fn document(&self, text: &str) {
+        let text = if text.ends_with('\n') {
+            text.to_string()
+        } else {
+            format!("{text}\n")
+        };
+        let claimed = match self.out {
+            Sink::Stdout => crate::document::claim_stdout(),
+            _ => !self.doc.swap(true, std::sync::atomic::Ordering::SeqCst),
+        };
+        match (&self.out, claimed) {
+            (Sink::Stdout, true) => crate::document::write_stdout(&text),
+            (out, true) => out.write_str(&text),
+            (_, false) => self.err.write_str(&text),
+        }
     }
 
     /// Text on stdout wrapped to the terminal, each line after `indent`.
@@ -405,7 +480,7 @@ impl Printer {
 
     /// A prompt on stdout without a line break (interactive sessions).
     pub fn prompt(&self, text: &str) {
-        self.out.write_str(text);
+        self.text_sink().write_str(text);
     }
 
     /// A line of an interactive conversation on stderr (json mode keeps stdout clean).
@@ -421,7 +496,12 @@ impl Printer {
             .map(crate::envelope::stamp)
             .and_then(|v| serde_json::to_string_pretty(&v))
             .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-        self.out(&crate::escape::json(&text));
+        let text = crate::escape::json(&text);
+        if self.output == OutputFormat::Text {
+            self.out(&text);
+        } else {
+            self.document(&text);
+        }
     }
 
     /// Progress and status on stderr; silent with `-q` and in json/junit mode unless verbose.
@@ -457,9 +537,21 @@ impl Printer {
     /// keep the compiler-style `file:line:col: error:` that editors and CI parse. Messages
     /// quote files and clusters: control characters are escaped.
     pub fn error(&self, err: &Error) {
-        if self.output == OutputFormat::Json {
-            self.json(&error_json(err));
-            return;
+        // Under -o json|junit an error is the run's document, unless the command already
+        // wrote one (its exit code then tells; the error is on stderr as text).
+        if !self.has_document() {
+            match self.output {
+                OutputFormat::Json => return self.json(&error_json(err)),
+                OutputFormat::Junit => {
+                    self.document(&crate::junit::error_document(
+                        "kca",
+                        "error",
+                        &error_line(err),
+                    ));
+                    // Diagnostics and hints stay readable on stderr too.
+                }
+                OutputFormat::Text => {}
+            }
         }
         let mut text = String::new();
         if let Error::Content(diags) = err {
@@ -501,6 +593,29 @@ impl Printer {
     pub fn is_interactive(&self) -> bool {
         self.verbosity >= 0 && self.output == OutputFormat::Text
     }
+}
+
+/// An error in one line: its message, causes and hint (a JUnit `<error>`'s message).
+fn error_line(err: &Error) -> String {
+    let mut line = err.to_string();
+    if let Error::Content(diags) = err {
+        for d in diags {
+            line.push_str(&format!(
+                "; {}:{}:{}: {}",
+                d.file.display(),
+                d.pos.line,
+                d.pos.col,
+                d.message
+            ));
+        }
+    }
+    for c in causes(err) {
+        line.push_str(&format!("; caused by: {c}"));
+    }
+    if let Some(h) = err.hint() {
+        line.push_str(&format!("; hint: {h}"));
+    }
+    line
 }
 
 /// The chain of causes below `err`'s own message.

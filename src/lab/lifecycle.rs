@@ -292,15 +292,21 @@ fn print_started(
 }
 
 pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
+    if let Some(ws) = &args.workspace {
+        return super::submission::check(ctx, args, ws);
+    }
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
     let entry = started(ctx.settings.lang, &lab, entry, &args.task)?;
     let g = grade_run(ctx, &lab, &entry, &args.target, args.offline, &args.task)?;
     let standing = record(ctx, store, &lab, &g, &args.task);
     let all = args.all || ctx.settings.verbosity > 0;
-    print_check(ctx, store, &lab, &g, standing.as_ref(), &args.task, all);
+    // Queued before the report is printed: the count is a field of the document.
+    let mut g = g;
     if g.report.counts.fail > 0 {
-        super::overview::queue_related_questions(ctx, store, &lab);
+        g.queued = super::overview::queue_related_questions(ctx, store, &lab);
     }
+    print_check(ctx, store, &lab, &g, standing.as_ref(), &args.task, all);
+    super::overview::print_queued(ctx, g.queued);
     Ok(g.report.exit())
 }
 
@@ -310,6 +316,8 @@ pub struct Graded {
     pub report: Report,
     pub setups: BTreeMap<String, String>,
     pub fresh: Vec<String>,
+    /// Quiz questions a failed check sent back to review (`queuedForReview`).
+    pub queued: usize,
 }
 
 /// Grades `lab` where its progress says (offline, or the cluster it was started on;
@@ -351,6 +359,7 @@ pub(super) fn grade_run(
         report,
         setups,
         fresh,
+        queued: 0,
     })
 }
 
@@ -399,7 +408,7 @@ pub(super) fn started(
 
 /// Grades offline. Reaching a task with a setup stages it (recorded in `setups`), then
 /// grades again on the new state.
-fn grade_offline(
+pub(super) fn grade_offline(
     ctx: &Ctx,
     lab: &Lab,
     ws: &Path,
@@ -603,10 +612,11 @@ fn print_check(
         v.rows = terminal_size::terminal_size().map(|(_, h)| usize::from(h.0));
     }
     match ctx.settings.output {
-        OutputFormat::Json => ctx.printer.json(&g.report),
-        OutputFormat::Junit => ctx
-            .printer
-            .out(report::junit(std::slice::from_ref(&g.report), ctx.settings.lang).trim_end()),
+        OutputFormat::Json => ctx.printer.json(&with_queued(&g.report, g.queued)),
+        OutputFormat::Junit => ctx.printer.document(&report::junit(
+            std::slice::from_ref(&g.report),
+            ctx.settings.lang,
+        )),
         OutputFormat::Text => {
             for line in report::text(&g.report, lab, ctx.settings.lang, &ctx.printer, &v) {
                 ctx.printer.out(&line);
@@ -625,6 +635,35 @@ fn print_check(
     if let Some(s) = standing {
         super::overview::print_standing(ctx, store, lab, s, !task.is_empty());
     }
+}
+
+/// Prints a check's report without progress (`lab check --workspace`): every task's
+/// details; `queued` quiz questions were sent back to review (`queuedForReview`).
+pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report, queued: usize) {
+    match ctx.settings.output {
+        OutputFormat::Json => ctx.printer.json(&with_queued(rep, queued)),
+        OutputFormat::Junit => ctx
+            .printer
+            .document(&report::junit(std::slice::from_ref(rep), ctx.settings.lang)),
+        OutputFormat::Text => {
+            let v = report::View {
+                all: true,
+                ..Default::default()
+            };
+            for line in report::text(rep, lab, ctx.settings.lang, &ctx.printer, &v) {
+                ctx.printer.out(&line);
+            }
+        }
+    }
+}
+
+/// The report as its JSON document, with `queuedForReview` after its own fields.
+fn with_queued(rep: &Report, queued: usize) -> Value {
+    let mut v = serde_json::to_value(rep).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.insert("queuedForReview".into(), Value::from(queued));
+    }
+    v
 }
 
 /// A `--task` the lab does not have, with the ones it has.

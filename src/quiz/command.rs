@@ -317,13 +317,10 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
                         .flatten(),
                 })
                 .collect();
-            p.out(
-                junit::render(&[junit::Suite {
-                    name: format!("quiz {}", quiz.id),
-                    cases,
-                }])
-                .trim_end(),
-            );
+            p.document(&junit::render(&[junit::Suite {
+                name: format!("quiz {}", quiz.id),
+                cases,
+            }]));
         }
         OutputFormat::Text => {
             let right = report.questions.iter().filter(|q| q.correct).count();

@@ -84,3 +84,17 @@ pub fn printer() -> kca::ui::Printer {
         home: ".".into(),
     })
 }
+
+/// Copies the folder `from` to `to`, recursively (regular files and folders).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
