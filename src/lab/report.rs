@@ -413,15 +413,15 @@ fn check_parts(
         .and_then(|k| k.title.as_ref())
         .map(|t| format!(" — {}", t.get(lang)))
         .unwrap_or_default();
-    let head = format!(
-        "  {} {} ({}){}  {}/{}",
-        p.paint(style(c.verdict), &word),
-        c.id,
-        c.kind,
-        title,
-        c.earned,
-        c.points
-    );
+    // One row: the title is cut to the width, the points always shown.
+    let points = format!("  {}/{}", c.earned, c.points);
+    let lead = format!("  {word} {} ({}){title}", c.id, c.kind);
+    let room = p.width().saturating_sub(crate::ui::width(&points));
+    let lead = crate::ui::truncate(&lead, room.max(20));
+    let head = match lead.strip_prefix(&format!("  {word}")) {
+        Some(rest) => format!("  {}{rest}{points}", p.paint(style(c.verdict), &word)),
+        None => format!("{lead}{points}"),
+    };
     let mut feedback = Vec::new();
     if let Some(f) = &c.feedback {
         feedback.extend(crate::ui::wrap(
