@@ -175,7 +175,7 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
         "{start}"
     );
 
-    let check = t.run("kca lab check");
+    let check = t.run("kca lab check --all");
     keep("03-lab-check-failing", &check);
     assert!(
         check.contains("✗ 不合格 config-file (file)  0/1"),
@@ -207,7 +207,7 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
     for f in ["app.yaml", "check.sh"] {
         std::fs::copy(content.join("labs/e2elab/solution").join(f), ws.join(f)).unwrap();
     }
-    let done = t.run("kca lab check");
+    let done = t.run("kca lab check --all");
     keep("04-lab-finished", &done);
     assert!(done.contains("✓ 1. config — 設定  1/1"), "{done}");
     assert!(done.contains("✓ ラボ完了 e2elab 2/2"), "{done}");

@@ -143,8 +143,8 @@ pub fn change(lang: Lang, a: &SetupAction) -> String {
     }
 }
 
-/// The notice: the task that began, what changed, why earlier checks fail, where to read
-/// the task. Plain text lines (the caller wraps and paints them).
+/// The notice: the task that began, what changed, why earlier checks fail. Plain text
+/// lines (the caller wraps and paints them, and says where the task is read).
 pub fn notice(lang: Lang, inc: &Incident<'_>) -> Vec<String> {
     let title = inc.task.title.get(lang);
     let mut out = vec![if inc.fresh {
@@ -176,33 +176,33 @@ pub fn notice(lang: Lang, inc: &Incident<'_>) -> Vec<String> {
         format!("  kca changed the lab's objects: {}.", changes.join("; ")),
     ));
     if !inc.affected.is_empty() {
-        let ids: Vec<String> = inc
-            .affected
+        // Per task: "タスク 5 (3 個)、タスク 6 (3 個)".
+        let mut per: Vec<(usize, usize)> = Vec::new();
+        for (n, _) in &inc.affected {
+            match per.iter_mut().find(|(m, _)| m == n) {
+                Some((_, k)) => *k += 1,
+                None => per.push((*n, 1)),
+            }
+        }
+        per.sort();
+        let (ja, en): (Vec<String>, Vec<String>) = per
             .iter()
-            .map(|(n, id)| match lang {
-                Lang::Ja => format!("{id} (タスク {n})"),
-                Lang::En => format!("{id} (task {n})"),
-            })
-            .collect();
+            .map(|(n, k)| (format!("タスク {n} ({k} 個)"), format!("task {n} ({k})")))
+            .unzip();
         out.push(tr_s(
             lang,
             format!(
-                "  合格していた {} が今は通りません: この変更のためで、あなたの編集のせいではありません。原因を見つけて直すのがタスク {} です。",
-                ids.join("、"),
+                "  合格していた{}のチェックが今は通りません。あなたの編集ではなくこの変更のためで、原因を見つけて直すのがタスク {} です。",
+                ja.join("、"),
                 inc.number
             ),
             format!(
-                "  {} passed before and fail now because of this change, not your edits: finding and fixing the cause is task {}.",
-                ids.join(", "),
+                "  checks of {} passed before and fail now because of this change, not your edits: finding and fixing the cause is task {}.",
+                en.join(", "),
                 inc.number
             ),
         ));
     }
-    out.push(tr_s(
-        lang,
-        format!("  説明: `kca lab task {}`", inc.number),
-        format!("  instructions: `kca lab task {}`", inc.number),
-    ));
     out
 }
 
@@ -250,8 +250,10 @@ mod tests {
         assert!(text.contains("タスク 2 が始まりました"), "{text}");
         assert!(text.contains("ClusterRole"), "{text}");
         assert!(text.contains("gen を削除しました"), "{text}");
-        assert!(text.contains("can-create (タスク 1)"), "{text}");
-        assert!(text.contains("`kca lab task 2`"), "{text}");
+        assert!(
+            text.contains("合格していたタスク 1 (1 個)のチェック"),
+            "{text}"
+        );
         // Passed: no longer in effect.
         let mut ok = fail("lost", "recorded");
         ok.verdict = Verdict::Pass;

@@ -267,20 +267,28 @@ fn print_started(
         }
     }
     ctx.printer.out("");
-    ctx.printer.out_painted(
-        Style::Hint,
-        &tr_s(
+    let n = lab.tasks.len();
+    for line in [
+        tr_s(
             lang,
-            format!(
-                "次: ファイルを編集して `kca lab check`(保存のたびに採点するなら `kca lab watch`)。行き詰まったら `kca lab hint`。タスクは全部で {} 個: 一覧は `kca lab task --list`、読み直すには `kca lab task 2` のように",
-                lab.tasks.len()
-            ),
-            format!(
-                "next: edit the files, then `kca lab check` (or `kca lab watch` to grade on every save); stuck? `kca lab hint`. {} tasks in all: `kca lab task --list` lists them, `kca lab task 2` shows one",
-                lab.tasks.len()
-            ),
+            "次: ファイルを編集して `kca lab check`(保存のたびに採点: `kca lab watch`)".into(),
+            "next: edit the files, then `kca lab check` (graded on every save: `kca lab watch`)"
+                .into(),
         ),
-    );
+        tr_s(
+            lang,
+            format!("全 {n} タスク: 一覧は `kca lab task --list`、2 番目は `kca lab task 2`"),
+            format!("{n} tasks: `kca lab task --list` lists them, `kca lab task 2` shows one"),
+        ),
+        tr(
+            lang,
+            "行き詰まったら `kca lab hint`",
+            "stuck? `kca lab hint`",
+        )
+        .to_string(),
+    ] {
+        ctx.printer.out_painted(Style::Hint, &line);
+    }
 }
 
 pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
@@ -315,6 +323,8 @@ pub struct Graded {
     pub report: Report,
     pub setups: BTreeMap<String, String>,
     pub fresh: Vec<String>,
+    /// Quiz questions a failed check sent back to review (`queuedForReview`).
+    pub queued: usize,
 }
 
 /// Grades `lab` where its progress says (offline, or the cluster it was started on;
@@ -356,6 +366,7 @@ pub(super) fn grade_run(
         report,
         setups,
         fresh,
+        queued: 0,
     })
 }
 
@@ -525,15 +536,25 @@ pub(super) fn record(
     task: &[String],
 ) -> Option<progress::Standing> {
     let rep = &g.report;
-    let failed = rep
+    // The task to follow: the incident in effect, else the first that failed.
+    let seen: Vec<super::incident::Seen> = rep
         .tasks
         .iter()
-        .find(|t| {
-            t.checks
+        .flat_map(|t| t.checks.iter().map(super::incident::Seen::from))
+        .collect();
+    let failed = super::incident::in_effect(lab, &g.setups, &g.fresh, &seen)
+        .last()
+        .map(|i| i.task.id.clone())
+        .or_else(|| {
+            rep.tasks
                 .iter()
-                .any(|c| c.verdict == super::check::Verdict::Fail)
-        })
-        .map(|t| t.id.clone());
+                .find(|t| {
+                    t.checks
+                        .iter()
+                        .any(|c| c.verdict == super::check::Verdict::Fail)
+                })
+                .map(|t| t.id.clone())
+        });
     let saved = progress::update(store, |p| {
         let e = p.labs.get_mut(&lab.id)?;
         e.setups = g.setups.clone();
@@ -578,6 +599,7 @@ pub(super) fn view<'a>(
         all,
         incidents: super::incident::in_effect(lab, &g.setups, &g.fresh, &results),
         next: standing.and_then(|s| s.next(lab)),
+        rows: None,
     }
 }
 
@@ -595,7 +617,10 @@ pub(super) struct Shown<'a> {
 /// lab's standing.
 pub(super) fn print_check(ctx: &Ctx, store: &Store, lab: &Lab, g: &Graded, shown: &Shown<'_>) {
     let (standing, task) = (shown.standing, shown.task);
-    let v = view(lab, g, standing, shown.all);
+    let mut v = view(lab, g, standing, shown.all);
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        v.rows = terminal_size::terminal_size().map(|(_, h)| usize::from(h.0));
+    }
     match ctx.settings.output {
         OutputFormat::Json => ctx.printer.json(&with_queued(&g.report, shown.queued)),
         OutputFormat::Junit => ctx.printer.document(&report::junit(
@@ -619,6 +644,26 @@ pub(super) fn print_check(ctx: &Ctx, store: &Store, lab: &Lab, g: &Graded, shown
     }
     if let Some(s) = standing {
         super::overview::print_standing(ctx, store, lab, s, !task.is_empty());
+    }
+}
+
+/// Prints a check's report without progress (`lab check --workspace`): every task's
+/// details; `queued` quiz questions were sent back to review (`queuedForReview`).
+pub fn print_report(ctx: &Ctx, lab: &Lab, rep: &Report, queued: usize) {
+    match ctx.settings.output {
+        OutputFormat::Json => ctx.printer.json(&with_queued(rep, queued)),
+        OutputFormat::Junit => ctx
+            .printer
+            .document(&report::junit(std::slice::from_ref(rep), ctx.settings.lang)),
+        OutputFormat::Text => {
+            let v = report::View {
+                all: true,
+                ..Default::default()
+            };
+            for line in report::text(rep, lab, ctx.settings.lang, &ctx.printer, &v) {
+                ctx.printer.out(&line);
+            }
+        }
     }
 }
 

@@ -239,3 +239,74 @@ pub fn read(store: &Store) -> Result<Progress> {
 pub fn update<R>(store: &Store, f: impl FnOnce(&mut Progress) -> R) -> Result<R> {
     store.update::<Progress, R>(FILE, f)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::check::{CheckResult, Outcome};
+
+    fn lab() -> Lab {
+        let mut lab = crate::lab::report::tests::lab();
+        lab.tasks[1].checks[0].id = "b1".into();
+        lab
+    }
+
+    fn run(lab: &Lab, outcomes: [Outcome; 3], target: &str) -> LabProgress {
+        let results: Vec<CheckResult> = lab
+            .checks()
+            .zip(outcomes)
+            .map(|((t, c), o)| CheckResult::new(t, c, o, 0.0))
+            .collect();
+        let mut e = LabProgress::default();
+        e.record(&results, target, None);
+        e
+    }
+
+    #[test]
+    fn a_lab_is_finished_offline_when_every_check_offline_can_judge_passes() {
+        let lab = lab();
+        let e = run(
+            &lab,
+            [
+                Outcome::pass(""),
+                Outcome::pass(""),
+                Outcome::skipped("needs a cluster"),
+            ],
+            "offline",
+        );
+        let s = e.standing(&lab);
+        assert!(!s.finished, "the live standing is apart");
+        assert!(s.offline.finished && s.done());
+        assert_eq!(
+            (s.offline.score, s.offline.max_score, s.offline.need_cluster),
+            (5, 5, 1)
+        );
+        assert!(s.next(&lab).is_none(), "nothing left to do offline");
+        // A failing check offline can judge: not finished offline.
+        let e = run(
+            &lab,
+            [
+                Outcome::pass(""),
+                Outcome::fail("no"),
+                Outcome::skipped("needs a cluster"),
+            ],
+            "offline",
+        );
+        let s = e.standing(&lab);
+        assert!(!s.offline.finished);
+        assert_eq!(s.next(&lab).map(|t| t.id.as_str()), Some("a"));
+        // Skipped on a cluster is not an offline learner's pass.
+        let e = run(
+            &lab,
+            [
+                Outcome::pass(""),
+                Outcome::pass(""),
+                Outcome::skipped("not served"),
+            ],
+            "live kind-kca",
+        );
+        let s = e.standing(&lab);
+        assert!(!s.done());
+        assert_eq!(s.offline.need_cluster, 0);
+    }
+}

@@ -149,6 +149,9 @@ pub struct View<'a> {
     pub incidents: Vec<super::incident::Incident<'a>>,
     /// The first task not passed over the whole lab (after this run), for "next".
     pub next: Option<&'a crate::content::lab::Task>,
+    /// The terminal's height when the report goes to one: the focused task's details
+    /// are fitted to it.
+    pub rows: Option<usize>,
 }
 
 /// Lines of a check's technical detail shown in the focused view (all with `--all`).
@@ -235,11 +238,21 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer, view: &View<'_>
             crate::ui::truncate(t.title.get(lang), room.max(8))
         ));
     }
-    for t in &report.tasks {
-        let is_focus = focused.is_some_and(|f| f.id == t.id);
-        if !(view.all || is_focus || report.tasks.len() == 1) {
-            continue;
-        }
+    let mut tail = vec![String::new()];
+    summary_lines(report, lang, p, &mut tail);
+    next_lines(report, lab, lang, p, view, focused, &mut tail);
+    let shown: Vec<&TaskReport> = report
+        .tasks
+        .iter()
+        .filter(|t| view.all || focused.is_some_and(|f| f.id == t.id) || report.tasks.len() == 1)
+        .collect();
+    // On a terminal, the focused task's details fill what the screen has left (the
+    // command line, the standing and the prompt after the report included).
+    let budget = view
+        .rows
+        .filter(|_| !view.all)
+        .map(|rows| rows.saturating_sub(out.len() + tail.len() + 2 * shown.len() + AFTER_REPORT));
+    for t in shown {
         out.push(String::new());
         let n = super::incident::number(lab, &t.id);
         let head = super::task::heading(lang, lab, n, &t.title, &t.id);
@@ -247,22 +260,58 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer, view: &View<'_>
             Style::Heading,
             &crate::ui::truncate(&format!("{head}  [{}/{}]", t.score, t.max_score), p.width()),
         ));
-        out.extend(task_lines(t, lab, lang, p, view.all));
+        out.extend(task_lines(t, lab, lang, p, view.all, budget));
     }
-    out.push(String::new());
-    summary_lines(report, lang, p, &mut out);
-    next_lines(report, lab, lang, p, view, focused, &mut out);
+    out.extend(tail);
     out
 }
 
-/// One task's checks (details capped unless `all`), lesson and next hint.
-pub fn task_lines(t: &TaskReport, lab: &Lab, lang: Lang, p: &Printer, all: bool) -> Vec<String> {
-    let mut out = Vec::new();
+/// Rows a terminal needs besides the report: the command line, the lab's standing (up
+/// to two lines), a line about quiz questions, the prompt.
+const AFTER_REPORT: usize = 5;
+
+/// One task's checks, lesson and next hint. Details are capped per check unless `all`,
+/// and within `budget` lines in all: every check keeps its verdict line, and feedback and
+/// details fill the rest in order.
+pub fn task_lines(
+    t: &TaskReport,
+    lab: &Lab,
+    lang: Lang,
+    p: &Printer,
+    all: bool,
+    budget: Option<usize>,
+) -> Vec<String> {
     let cap = (!all).then_some(FOCUSED_DETAIL_LINES);
-    for c in &t.checks {
-        check_lines(c, lab, lang, p, cap, &mut out);
+    let parts: Vec<(String, Vec<String>, Vec<String>)> = t
+        .checks
+        .iter()
+        .map(|c| check_parts(c, lab, lang, p, cap))
+        .collect();
+    let mut steps = Vec::new();
+    next_step_lines(t, lab, lang, p, &mut steps);
+    // Feedback (the lab's words) before details (the technical part), check by check.
+    let mut room = budget.map_or(usize::MAX, |b| b.saturating_sub(parts.len() + steps.len()));
+    let mut give = |n: usize| {
+        let k = n.min(room);
+        room -= k;
+        k
+    };
+    let feedback: Vec<usize> = parts.iter().map(|(_, f, _)| give(f.len())).collect();
+    let detail: Vec<usize> = parts.iter().map(|(_, _, d)| give(d.len())).collect();
+    let mut out = Vec::new();
+    for (i, (head, f, d)) in parts.into_iter().enumerate() {
+        out.push(head);
+        out.extend(f.into_iter().take(feedback[i]));
+        let cut = detail[i] < d.len();
+        out.extend(d.into_iter().take(detail[i]));
+        if cut
+            && detail[i] > 0
+            && let Some(last) = out.last_mut()
+        {
+            *last = crate::ui::truncate(&format!("{last} …"), p.width());
+        }
     }
-    next_step_lines(t, lab, lang, p, &mut out);
+    out.extend(steps);
     out
 }
 
@@ -346,16 +395,15 @@ fn next_lines(
     }
 }
 
-/// One check: its verdict, id, kind, title and points, then its feedback, and the
-/// details when it did not pass.
-fn check_lines(
+/// One check: its verdict line (verdict, id, kind, title and points), and the lines
+/// under it: its feedback, and the details when it did not pass.
+fn check_parts(
     c: &CheckResult,
     lab: &Lab,
     lang: Lang,
     p: &Printer,
     cap: Option<usize>,
-    out: &mut Vec<String>,
-) {
+) -> (String, Vec<String>, Vec<String>) {
     let word = crate::ui::pad(
         &format!("{} {}", symbol(c.verdict), word(lang, c.verdict)),
         if lang == Lang::Ja { 8 } else { 7 },
@@ -365,22 +413,24 @@ fn check_lines(
         .and_then(|k| k.title.as_ref())
         .map(|t| format!(" — {}", t.get(lang)))
         .unwrap_or_default();
-    out.push(format!(
-        "  {} {} ({}){}  {}/{}",
-        p.paint(style(c.verdict), &word),
-        c.id,
-        c.kind,
-        title,
-        c.earned,
-        c.points
-    ));
+    // One row: the title is cut to the width, the points always shown.
+    let points = format!("  {}/{}", c.earned, c.points);
+    let lead = format!("  {word} {} ({}){title}", c.id, c.kind);
+    let room = p.width().saturating_sub(crate::ui::width(&points));
+    let lead = crate::ui::truncate(&lead, room.max(20));
+    let head = match lead.strip_prefix(&format!("  {word}")) {
+        Some(rest) => format!("  {}{rest}{points}", p.paint(style(c.verdict), &word)),
+        None => format!("{lead}{points}"),
+    };
+    let mut feedback = Vec::new();
     if let Some(f) = &c.feedback {
-        out.extend(crate::ui::wrap(
+        feedback.extend(crate::ui::wrap(
             &crate::escape::lines(f.get(lang).trim_end()),
             p.width(),
             "          ",
         ));
     }
+    let mut out = Vec::new();
     if c.verdict != Verdict::Pass {
         // Details quote files and the cluster: no control character reaches the terminal.
         let detail = crate::escape::lines(&crate::ui::detail(lang, &c.detail));
@@ -395,6 +445,7 @@ fn check_lines(
             out.push(p.paint(Style::Dim, &line));
         }
     }
+    (head, feedback, out)
 }
 
 /// Under a task with a failing check: its lesson section and the next hint to ask for.
@@ -479,12 +530,13 @@ pub fn junit(reports: &[Report], lang: Lang) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::content::lab::{Check, ExitWant, Spec, Task};
     use crate::lab::check::{CheckResult, Outcome};
 
-    fn lab() -> Lab {
+    /// Two tasks: `a` (checks a1 2 points, a2 3 points, two hints), `b` (b1, 1 point).
+    pub(crate) fn lab() -> Lab {
         let check = |id: &str, points: u32| Check {
             id: id.into(),
             title: None,

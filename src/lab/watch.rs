@@ -320,7 +320,7 @@ impl Screen {
                     }
                     body.extend(super::task::intro(ctx, lab, task, entry.as_ref(), false));
                     body.push(String::new());
-                    body.extend(report::task_lines(t, lab, lang, p, false));
+                    body.extend(report::task_lines(t, lab, lang, p, false, None));
                     if let Some((id, n)) = &self.hint
                         && id == &task.id
                         && let Some(text) = task.hints.get(n - 1)

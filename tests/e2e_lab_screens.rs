@@ -1,0 +1,370 @@
+//! The learner's lab screens in a real terminal: tmux at 80×30, LANG=ja_JP.UTF-8, the
+//! course's own labs offline. Focused check output (a failing starter fits one screen),
+//! `lab task`, the incident notice, check from inside a workspace, reset from inside it,
+//! `lab watch` through a task, and an offline next step. Skipped, visibly, without tmux.
+//! The screens are written to `target/e2e-screens/lab-*.txt` for people to read.
+
+#[path = "common/screen.rs"]
+mod tmux;
+
+use std::path::{Path, PathBuf};
+
+use tmux::Tmux;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+const COLS: u16 = 80;
+const ROWS: u16 = 30;
+
+/// A terminal at 80×30 in Japanese over a throwaway home, state and workspace root, with
+/// the repository's course; None (and a visible `skipped:`) without tmux.
+fn terminal(name: &str, tmp: &Path) -> Option<Tmux> {
+    let kca = assert_cmd::cargo::cargo_bin("kca");
+    let bin = kca.parent().unwrap().display().to_string();
+    let env = [
+        ("PATH", format!("{bin}:/usr/bin:/bin")),
+        ("HOME", tmp.join("home").display().to_string()),
+        ("XDG_STATE_HOME", tmp.join("state").display().to_string()),
+        ("KCA_CONTENT_DIR", repo().display().to_string()),
+        ("KCA_WORKSPACE_ROOT", tmp.join("work").display().to_string()),
+        ("KUBECONFIG", tmp.join("none").display().to_string()),
+        ("LANG", "ja_JP.UTF-8".to_string()),
+        ("TERM", "xterm-256color".to_string()),
+        ("PAGER", "cat".to_string()),
+        ("NO_COLOR", "1".to_string()),
+        ("PS1", "$ ".to_string()),
+    ];
+    let t = Tmux::start(name, COLS, ROWS, &env);
+    if t.is_none() {
+        eprintln!("skipped: tmux is not installed (the lab screen tests need it)");
+    }
+    t
+}
+
+fn keep(name: &str, screen: &str) {
+    let dir = repo().join("target/e2e-screens");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("lab-{name}.txt")), format!("{screen}\n"));
+}
+
+/// Every line within 80 columns.
+fn narrow(screen: &str) {
+    for line in screen.lines() {
+        assert!(
+            textwrap::core::display_width(line) <= usize::from(COLS),
+            "{line:?}"
+        );
+    }
+}
+
+/// The output of `cmd` fitted the screen: its command line is still the top row.
+fn fits(screen: &str, cmd: &str) {
+    let top = screen.lines().next().unwrap_or_default();
+    assert!(
+        top.starts_with(&format!("$ {cmd}")),
+        "`{cmd}` scrolled off a {COLS}×{ROWS} screen:\n{screen}"
+    );
+}
+
+fn solve(lab: &str, files: &[&str], tmp: &Path) {
+    for f in files {
+        let to = tmp.join("work").join(lab).join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(repo().join("labs").join(lab).join("solution").join(f), to).unwrap();
+    }
+}
+
+const MUTATE_1_TO_6: &[&str] = &[
+    "policies/add-team-label.yaml",
+    "policies/inject-sidecar.yaml",
+    "policies/owner-annotation.yaml",
+    "policies/default-deny.yaml",
+    "policies/clone-ca.yaml",
+    "rbac.yaml",
+];
+
+#[test]
+fn a_failing_starters_check_fits_one_screen_and_shows_the_task_you_are_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal("focus", tmp.path()) else {
+        return;
+    };
+    for lab in ["kca-admission", "kca-gates", "kca-operations", "kca-mutate"] {
+        t.run(&format!("kca lab start {lab} --offline > /dev/null"));
+        let s = t.run("kca lab check");
+        keep(&format!("check-{lab}"), &s);
+        fits(&s, "kca lab check");
+        narrow(&s);
+        assert!(s.contains("得点 "), "{s}");
+        assert!(s.contains("タスク 1/"), "the first task's details: {s}");
+        assert!(!s.contains("タスク 2/"), "only the task you are on: {s}");
+        assert!(s.contains("`kca lab check --all`"), "{s}");
+    }
+    let s = t.run("kca lab check");
+    assert!(
+        s.contains("  ✗ 1. team-label — ラベルを注入する  0/3"),
+        "{s}"
+    );
+    assert!(s.contains("  ✗ 8. new-kinds"), "one line per task: {s}");
+    assert!(
+        s.contains("タスク 1/8 — ラベルを注入する (team-label)  [0/3]"),
+        "{s}"
+    );
+    // `--all` shows every task's details; the machine formats keep every check.
+    let all = t.run("kca lab check --all | grep -c '^タスク '");
+    assert!(all.lines().any(|l| l.trim() == "8"), "{all}");
+    let json = t.run("kca -o json lab check | grep -c '\"verdict\"'");
+    assert!(json.lines().any(|l| l.trim() == "23"), "{json}");
+    let junit = t.run("kca -o junit lab check | grep -c '<testcase'");
+    assert!(junit.lines().any(|l| l.trim() == "23"), "{junit}");
+
+    // A task that passes says what is next, with the command.
+    solve("kca-mutate", &MUTATE_1_TO_6[..1], tmp.path());
+    let s = t.run("kca lab check --task team-label");
+    keep("check-task-passed", &s);
+    assert!(
+        s.contains("次: タスク 2 — サイドカーを注入する(リミット付き)"),
+        "{s}"
+    );
+    assert!(s.contains("`kca lab task 2`"), "{s}");
+}
+
+#[test]
+fn lab_task_shows_a_task_again_and_start_ends_with_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal("task", tmp.path()) else {
+        return;
+    };
+    let s = t.run("kca lab start kca-mutate --offline");
+    keep("start", &s);
+    narrow(&s);
+    assert!(
+        s.contains("タスク 1/8 — ラベルを注入する (team-label)"),
+        "{s}"
+    );
+    assert!(!s.contains("タスク 2/8"), "{s}");
+    assert!(s.contains("`kca lab task --list`"), "{s}");
+    assert!(s.contains("全 8 タスク"), "{s}");
+
+    let s = t.run("kca lab task 2");
+    keep("task-2", &s);
+    fits(&s, "kca lab task 2");
+    narrow(&s);
+    assert!(
+        s.contains("タスク 2/8 — サイドカーを注入する(リミット付き) (sidecar)"),
+        "{s}"
+    );
+    assert!(s.contains("log-agent"), "{s}");
+    assert!(s.contains("前: `kca lab task 1`"), "{s}");
+    assert!(s.contains("次: `kca lab task 3`"), "{s}");
+
+    let s = t.run("kca lab task --list");
+    keep("task-list", &s);
+    fits(&s, "kca lab task --list");
+    assert!(s.contains("→ · 1."), "the task you are on is marked: {s}");
+    assert!(s.contains("lost-grant"), "{s}");
+
+    let s = t.run("kca lab task 9");
+    assert!(s.contains("タスク 9 はありません"), "{s}");
+}
+
+#[test]
+fn an_incident_is_announced_with_what_changed_and_why_checks_fail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal("incident", tmp.path()) else {
+        return;
+    };
+    t.run("kca lab start kca-mutate --offline > /dev/null");
+    solve("kca-mutate", MUTATE_1_TO_6, tmp.path());
+    let s = t.run("kca lab check");
+    keep("incident-check", &s);
+    narrow(&s);
+    assert!(
+        s.contains("⚠ タスク 7 が始まりました: 事故が起きました"),
+        "{s}"
+    );
+    assert!(s.contains("ClusterRole kca-mutate-generator を削除"), "{s}");
+    assert!(
+        s.contains("タスク 5 ("),
+        "which earlier checks and why: {s}"
+    );
+    assert!(s.contains("(事故の影響)"), "{s}");
+    assert!(
+        s.contains("タスク 7/8 — 事故対応 — 権限が後から消えた"),
+        "the focus is the incident, not task 5: {s}"
+    );
+    assert!(!s.contains("task 7 ("), "no English notice: {s}");
+
+    let s = t.run("kca lab task");
+    keep("incident-task", &s);
+    narrow(&s);
+    assert!(s.contains("⚠ 事故対応中 (タスク 7)"), "{s}");
+    assert!(s.contains("ClusterRole kca-mutate-generator を削除"), "{s}");
+
+    // Saving rbac.yaml again re-applies the grant offline; the record closes the task.
+    solve("kca-mutate", &["rbac.yaml", "incident.yaml"], tmp.path());
+    let s = t.run("kca lab check");
+    keep("incident-fixed", &s);
+    assert!(!s.contains("⚠"), "{s}");
+    assert!(s.contains("✓ 7. lost-grant"), "{s}");
+}
+
+#[test]
+fn check_hint_and_status_follow_the_workspace_you_are_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal("here", tmp.path()) else {
+        return;
+    };
+    t.run("kca lab start kca-mutate --offline > /dev/null");
+    t.run("kca lab start kca-gates --offline > /dev/null");
+    let ws = tmp.path().join("work/kca-mutate/policies");
+    t.run(&format!("cd {}", ws.display()));
+    let s = t.run("kca lab check --task team-label");
+    keep("check-inside", &s);
+    fits(&s, "kca lab check --task team-label");
+    assert!(s.contains("kca-mutate — "), "{s}");
+    assert!(!s.contains("kca-gates"), "{s}");
+    assert!(!s.contains("はありません"), "{s}");
+
+    let s = t.run("kca lab check --task owner-annotation");
+    assert!(s.contains("owner-policy-file"), "{s}");
+    let s = t.run("kca lab hint");
+    keep("hint-follows", &s);
+    assert!(
+        s.contains("ヒント 1/2 — JSON Patch でアノテーションを足す (owner-annotation)"),
+        "the task that failed last: {s}"
+    );
+
+    let s = t.run("kca lab status");
+    assert!(s.contains("* kca-mutate"), "{s}");
+    let s = t.run("kca lab status kca-mutate");
+    assert!(s.contains("kca-mutate"), "{s}");
+    assert!(!s.contains("kca-gates"), "{s}");
+}
+
+#[test]
+fn reset_inside_the_workspace_leaves_the_shell_in_a_live_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal("reset", tmp.path()) else {
+        return;
+    };
+    t.run("kca lab start kca-mutate --offline > /dev/null");
+    let ws = tmp.path().join("work/kca-mutate");
+    t.run(&format!("cd {}", ws.display()));
+    t.run("echo '# my edit' >> policies/add-team-label.yaml");
+    let s = t.run("kca lab reset");
+    keep("reset-inside", &s);
+    narrow(&s);
+    assert!(s.contains("作業フォルダーを "), "{s}");
+    assert!(s.contains("に保管しました"), "{s}");
+    let s = t.run("head -3 policies/add-team-label.yaml && ls && pwd -P");
+    keep("after-reset", &s);
+    assert!(!s.contains("No such file"), "{s}");
+    assert!(!s.contains("# my edit"), "the starter is back: {s}");
+    assert!(s.contains("rbac.yaml"), "{s}");
+    assert!(s.contains(&ws.display().to_string()), "{s}");
+    // The learner's edit is in the archive.
+    let s = t.run("grep -rl 'my edit' \"$XDG_STATE_HOME\"/kca/archive | wc -l");
+    assert!(s.lines().any(|l| l.trim() == "1"), "{s}");
+}
+
+#[test]
+fn watch_moves_to_the_next_task_when_a_saved_file_passes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal("watch", tmp.path()) else {
+        return;
+    };
+    t.run("kca lab start kca-mutate --offline > /dev/null");
+    t.run(&format!(
+        "cd {}",
+        tmp.path().join("work/kca-mutate").display()
+    ));
+    t.run("clear");
+    t.keys("kca lab watch; echo __watched__");
+    let s = t.wait_for("タスク 1/8 — ラベルを注入する");
+    keep("watch-1", &s);
+    narrow(&s);
+    let last: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        last[last.len() - 2].starts_with("得点 "),
+        "the score line at the bottom: {s}"
+    );
+    assert!(last[last.len() - 1].contains("h ヒント"), "{s}");
+    assert_eq!(s.lines().count(), usize::from(ROWS), "one full screen: {s}");
+
+    solve("kca-mutate", &MUTATE_1_TO_6[..1], tmp.path());
+    let s = t.wait_for("✓ タスク 1 合格! 次はタスク 2");
+    let s = if s.contains("タスク 2/8") {
+        s
+    } else {
+        t.wait_for("タスク 2/8")
+    };
+    keep("watch-2", &s);
+    assert!(s.contains("タスク 2/8 — サイドカーを注入する"), "{s}");
+    assert!(!s.contains("タスク 1/8"), "{s}");
+
+    t.key("h");
+    let s = t.wait_for("ヒント 1/2");
+    keep("watch-hint", &s);
+    t.key("l");
+    let s = t.wait_for("→ ✗ 2.");
+    assert!(s.contains("✓ 1."), "{s}");
+    t.key("q");
+    let s = t.wait_for("__watched__");
+    assert!(s.contains("得点 "), "{s}");
+}
+
+#[test]
+fn an_offline_learner_is_always_told_the_offline_next_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal("offline", tmp.path()) else {
+        return;
+    };
+    t.run("kca lab start kca-admission --offline > /dev/null");
+    let sol = repo().join("labs/kca-admission/solution");
+    t.run(&format!(
+        "cp -r {}/. {}/",
+        sol.display(),
+        tmp.path().join("work/kca-admission").display()
+    ));
+    let s = t.run("kca lab check");
+    keep("offline-next", &s);
+    narrow(&s);
+    assert!(s.contains("✓ ラボ完了 kca-admission"), "{s}");
+    assert!(
+        s.contains("次: `kca lab start kca-operations --offline`"),
+        "{s}"
+    );
+    // The course map, once its lessons are read, names the next lab with --offline.
+    for m in 0..4 {
+        t.run(&format!("kca lesson {m} > /dev/null"));
+    }
+    let s = t.run("kca");
+    keep("offline-map", &s);
+    assert!(s.contains("次: kca lab start kca-mutate --offline"), "{s}");
+    for line in s.lines().filter(|l| l.contains("kca lab start")) {
+        assert!(line.contains("--offline"), "{line}");
+    }
+    // A lab finished over what offline can judge counts as done offline.
+    t.run("kca lab start kca-operations --offline > /dev/null");
+    let sol = repo().join("labs/kca-operations/solution");
+    t.run(&format!(
+        "cp -r {}/. {}/",
+        sol.display(),
+        tmp.path().join("work/kca-operations").display()
+    ));
+    let s = t.run("kca lab check");
+    keep("offline-standing", &s);
+    if s.contains("オフラインで完了") {
+        assert!(s.contains("クラスターが必要です"), "{s}");
+        assert!(s.contains("次: `kca lab start kca-gates --offline`"), "{s}");
+        let s = t.run("kca lab status kca-operations");
+        assert!(s.contains("オフラインで完了"), "{s}");
+        let s = t.run("kca");
+        assert!(s.contains("オフライン完了"), "{s}");
+    } else {
+        assert!(s.contains("✓ ラボ完了 kca-operations"), "{s}");
+    }
+}
