@@ -90,7 +90,7 @@ impl Offline {
             off.at_setup = Some(Arc::new(super::setup::offline_objects(
                 lab,
                 ws,
-                off.objects.clone(),
+                (*off.objects).clone(),
                 &just_now,
             )));
             // The policies were admitted before the setup; the setup (and what the learner
@@ -282,7 +282,7 @@ impl Offline {
     fn split_learner(&self) -> (Vec<Value>, Vec<Value>) {
         let mut cluster = baseline_rbac().to_vec();
         let mut learner = Vec::new();
-        for o in &self.objects {
+        for o in self.objects.iter() {
             let mine = match (&self.learner, ObjRef::of(o)) {
                 (None, _) => true,
                 (Some(refs), Some(r)) => refs.contains(&r),
@@ -331,10 +331,10 @@ impl Offline {
     ) -> super::observe::Facts {
         use super::observe::Facts;
         use crate::content::lab::ObservedSource;
-        let mut objects: Vec<Value> = self
-            .at_setup
-            .as_deref()
-            .map_or_else(|| self.objects.clone(), |v| v.clone());
+        let mut objects: Vec<Value> = match self.at_setup.as_deref() {
+            Some(v) => v.clone(),
+            None => (*self.objects).clone(),
+        };
         if let ObservedSource::Denial { starter, .. } = source {
             for path in starter {
                 let read = |p: std::path::PathBuf| {
@@ -351,7 +351,7 @@ impl Offline {
                 objects.extend(read(env.lab.source("starter", path)));
             }
         }
-        let objects = objects.as_slice();
+        let objects = &Arc::new(objects);
         match source {
             ObservedSource::UpdateRequest { trigger, policy } => {
                 let mut trig = trigger.object.clone();
@@ -941,11 +941,12 @@ mod engine {
 
     /// The object the validating stage sees: the mutating stage's output (Kyverno's
     /// MutatingPolicies and mutate rules), whatever validation then says.
-    pub fn mutated(objects: &[Value], object: &Value) -> Result<Value, String> {
+    pub fn mutated(objects: &impl Cluster, object: &Value) -> Result<Value, String> {
+        let objects = &objects.shared();
         let mut object = object.clone();
         super::name_offline_trigger(&mut object);
         let mut request = vap_request(objects, &object, false, None);
-        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        request.cluster = Some(objects.clone());
         let object = vap::mutate_with_policies(objects, &request)?;
         let (_, resp) = run(objects, &object, false, None);
         Ok(resp.patched)
