@@ -90,7 +90,7 @@ impl Offline {
             off.at_setup = Some(Arc::new(super::setup::offline_objects(
                 lab,
                 ws,
-                off.objects.to_vec(),
+                (*off.objects).clone(),
                 &just_now,
             )));
             // The policies were admitted before the setup; the setup (and what the learner
@@ -331,10 +331,10 @@ impl Offline {
     ) -> super::observe::Facts {
         use super::observe::Facts;
         use crate::content::lab::ObservedSource;
-        let mut objects: Vec<Value> = self
-            .at_setup
-            .as_deref()
-            .map_or_else(|| self.objects.to_vec(), |v| v.clone());
+        let mut objects: Vec<Value> = match self.at_setup.as_deref() {
+            Some(v) => v.clone(),
+            None => (*self.objects).clone(),
+        };
         if let ObservedSource::Denial { starter, .. } = source {
             for path in starter {
                 let read = |p: std::path::PathBuf| {
@@ -351,7 +351,7 @@ impl Offline {
                 objects.extend(read(env.lab.source("starter", path)));
             }
         }
-        let objects = Arc::new(objects);
+        let objects = &Arc::new(objects);
         match source {
             ObservedSource::UpdateRequest { trigger, policy } => {
                 let mut trig = trigger.object.clone();
@@ -363,7 +363,7 @@ impl Offline {
                     "the UpdateRequest for {}",
                     check::probe_name(&trig).trim_start_matches("the probe ")
                 );
-                match engine::generate(&objects, &trig, &access) {
+                match engine::generate(objects, &trig, &access) {
                     Ok(run) => match run
                         .failed_requests
                         .iter()
@@ -386,9 +386,9 @@ impl Offline {
             }
             ObservedSource::Denial { probe, .. } => {
                 let what = check::probe_name(&probe.object);
-                match engine::admit(&objects, &probe.object, false, None) {
+                match engine::admit(objects, &probe.object, false, None) {
                     Ok(crate::target::Admission::Denied(d)) => {
-                        let mutated = engine::mutated(&objects, &probe.object).ok();
+                        let mutated = engine::mutated(objects, &probe.object).ok();
                         Facts::denial(
                             &d.message,
                             mutated.as_ref(),
@@ -941,7 +941,8 @@ mod engine {
 
     /// The object the validating stage sees: the mutating stage's output (Kyverno's
     /// MutatingPolicies and mutate rules), whatever validation then says.
-    pub fn mutated(objects: &Arc<Vec<Value>>, object: &Value) -> Result<Value, String> {
+    pub fn mutated(objects: &impl Cluster, object: &Value) -> Result<Value, String> {
+        let objects = &objects.shared();
         let mut object = object.clone();
         super::name_offline_trigger(&mut object);
         let mut request = vap_request(objects, &object, false, None);
