@@ -6,7 +6,7 @@
 #   bash bench/scale.sh                 # builds target/release/kca first
 #   KCA=/path/to/kca bash bench/scale.sh  # measures that binary (e.g. an older build)
 #   RUNS=5 bash bench/scale.sh          # more runs per size (default 3)
-#   ONLY=yaml bash bench/scale.sh       # one workload: canI, yaml, quiz, apply
+#   ONLY=yaml bash bench/scale.sh       # one workload: canI, yaml, quiz, apply, workspace
 #   LIMIT=60 bash bench/scale.sh        # give up on a run after this many seconds (default 300)
 #
 # Workloads (a superlinear one shows up as a row whose time grows faster than its size):
@@ -14,6 +14,8 @@
 #   one YAML mapping with N keys (a ConfigMap read by `auth can-i -f`)
 #   quiz grade with N questions (one quiz, an answers file answering every question)
 #   policy apply P policies x R Pods
+#   lab check --offline (kca-admission, its solution) with a 1 MB / 8 MB ConfigMap in the
+#   workspace (issue #18: peak memory within 10x the file over the run without it)
 # Needs: bash, awk, GNU time (/usr/bin/time). Writes only to a temp folder.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -159,6 +161,22 @@ if [ -z "$only" ] || [ "$only" = apply ]; then
   pods 1000 >"$work/pods.yaml"
   read -r s cpu mem code < <(measure "$KCA" policy apply "$work/policies.yaml" --resource "$work/pods.yaml")
   row '`policy apply` 1,000 policies × 1,000 Pods' "1k × 1k" "$(cell "$s" "$cpu" "$mem" "$code")"
+fi
+
+if [ -z "$only" ] || [ "$only" = workspace ]; then
+  cells=()
+  export KCA_CONTENT_DIR="$repo" KCA_WORKSPACE_ROOT="$work/ws"
+  for n in 0 40000 295000; do # no file, ~1 MB, ~8.3 MB (under the 8 MiB cap)
+    # `measure` clears $XDG_STATE_HOME before each run; the lab's start is kept apart.
+    rm -rf "$work/ws" "$work/lab-state"
+    XDG_STATE_HOME="$work/lab-state" "$KCA" lab start kca-admission --offline >/dev/null 2>&1
+    cp -r "$repo/labs/kca-admission/solution/." "$work/ws/kca-admission/"
+    [ "$n" = 0 ] || mapping "$n" >"$work/ws/kca-admission/policies/big.yaml"
+    read -r s cpu mem code < <(measure env XDG_STATE_HOME="$work/lab-state" "$KCA" lab check --offline kca-admission)
+    cells+=("$(cell "$s" "$cpu" "$mem" "$code")")
+  done
+  unset KCA_CONTENT_DIR KCA_WORKSPACE_ROOT
+  row '`lab check --offline` with no / a 1 MB / an 8 MB workspace file' "0 / 1 MB / 8 MB" "$(IFS='|'; echo "${cells[*]}" | sed 's/|/ ; /g')"
 fi
 
 echo

@@ -37,8 +37,11 @@ pub struct Diagnostic {
     pub message: String,
     /// What to do about it.
     pub hint: Option<String>,
-    /// The offending source line, shown with a caret under `pos.col`.
+    /// The offending source line, shown with a caret under `pos.col`; of a long line only
+    /// a window around the column (as rustc shows one), `…` where it was cut.
     pub source_line: Option<String>,
+    /// Characters of the line left out before `source_line`'s window (0: from its start).
+    pub source_from: usize,
     pub severity: Severity,
 }
 
@@ -66,7 +69,12 @@ impl fmt::Display for Diagnostic {
             writeln!(f, "{pad} |")?;
             writeln!(f, "{gutter} | {}", escape(line))?;
             // Display columns (CJK is two wide) of the escaped text before the column.
-            let before: String = line.chars().take(self.pos.col.saturating_sub(1)).collect();
+            let col = self
+                .pos
+                .col
+                .saturating_sub(1)
+                .saturating_sub(self.source_from);
+            let before: String = line.chars().take(col).collect();
             let caret_at = escape(&before).width();
             writeln!(f, "{pad} | {}^", " ".repeat(caret_at))?;
         }
@@ -75,6 +83,40 @@ impl fmt::Display for Diagnostic {
         }
         Ok(())
     }
+}
+
+/// Characters of a source line shown at most; a longer line (minified JSON, a one-line
+/// 7 MB file) is shown as a window around the column.
+pub const LINE_WINDOW: usize = 120;
+
+/// `line`, or the window of it around character `col` with `…` where it was cut; and how
+/// many characters were left out before the window (the `…` takes one column's place).
+fn window(line: &str, col: usize) -> (String, usize) {
+    // Byte length bounds the character count from above: short lines stay whole cheaply.
+    if line.len() <= LINE_WINDOW || line.chars().nth(LINE_WINDOW).is_none() {
+        return (line.to_string(), 0);
+    }
+    let from = col.saturating_sub(LINE_WINDOW / 2);
+    // Characters are bytes on an ASCII line (minified JSON): no walk to the column.
+    let (shown, more) = if line.is_ascii() {
+        let start = from.min(line.len());
+        let end = (start + LINE_WINDOW).min(line.len());
+        (line[start..end].to_string(), end < line.len())
+    } else {
+        let mut chars = line.chars().skip(from);
+        let shown: String = chars.by_ref().take(LINE_WINDOW).collect();
+        (shown, chars.next().is_some())
+    };
+    let mut out = String::with_capacity(shown.len() + 6);
+    if from > 0 {
+        out.push('…');
+    }
+    out.push_str(&shown);
+    if more {
+        out.push('…');
+    }
+    // The leading `…` stands for the characters before the window, one column wide.
+    (out, from.saturating_sub(usize::from(from > 0)))
 }
 
 /// Collects the problems of one source text.
@@ -87,6 +129,8 @@ pub struct Collector<'a> {
     diags: Vec<Diagnostic>,
     /// Problems past `MAX_PER_FILE`, counted but not kept.
     dropped: usize,
+    /// How many of the dropped were errors (the rest warnings).
+    dropped_errors: usize,
 }
 
 /// A file with more problems than this is not worth reading problem by problem; the
@@ -101,6 +145,7 @@ impl<'a> Collector<'a> {
             line_starts: Vec::new(),
             diags: Vec::new(),
             dropped: 0,
+            dropped_errors: 0,
         }
     }
 
@@ -124,6 +169,7 @@ impl<'a> Collector<'a> {
     fn push(&mut self, pos: Pos, message: String, hint: Option<String>, severity: Severity) {
         if self.diags.len() >= MAX_PER_FILE {
             self.dropped += 1;
+            self.dropped_errors += usize::from(severity == Severity::Error);
             return;
         }
         if self.line_starts.is_empty() {
@@ -131,21 +177,22 @@ impl<'a> Collector<'a> {
                 .chain(self.source.match_indices('\n').map(|(i, _)| i + 1))
                 .collect();
         }
-        let source_line = self
-            .line_starts
-            .get(pos.line.saturating_sub(1))
-            .map(|&start| {
+        let (source_line, source_from) = match self.line_starts.get(pos.line.saturating_sub(1)) {
+            Some(&start) => {
                 let rest = &self.source[start..];
-                rest[..rest.find('\n').unwrap_or(rest.len())]
-                    .trim_end()
-                    .to_string()
-            });
+                let line = rest[..rest.find('\n').unwrap_or(rest.len())].trim_end();
+                let (text, from) = window(line, pos.col.saturating_sub(1));
+                (Some(text), from)
+            }
+            None => (None, 0),
+        };
         self.diags.push(Diagnostic {
             file: self.file.clone(),
             pos,
             message,
             hint,
             source_line,
+            source_from,
             severity,
         });
     }
@@ -166,11 +213,13 @@ impl<'a> Collector<'a> {
         for d in other.diags {
             if self.diags.len() >= MAX_PER_FILE {
                 self.dropped += 1;
+                self.dropped_errors += usize::from(d.severity == Severity::Error);
             } else {
                 self.diags.push(d);
             }
         }
         self.dropped += other.dropped;
+        self.dropped_errors += other.dropped_errors;
     }
 
     /// The problems, in source order.
@@ -181,10 +230,23 @@ impl<'a> Collector<'a> {
             self.diags.push(Diagnostic {
                 file: self.file.clone(),
                 pos: last,
-                message: format!("… and {} more problem(s) not shown", self.dropped),
+                // Warnings left out stay warnings: the file is not made invalid by them,
+                // and a left-out error is never shown as a mere note.
+                message: match self.dropped_errors {
+                    0 => format!("… and {} more warning(s) not shown", self.dropped),
+                    n => format!(
+                        "… and {} more problem(s) not shown ({n} of them errors)",
+                        self.dropped
+                    ),
+                },
                 hint: Some("fix the problems above first, then validate again".into()),
                 source_line: None,
-                severity: Severity::Error,
+                source_from: 0,
+                severity: if self.dropped_errors > 0 {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
             });
         }
         self.diags
@@ -229,5 +291,59 @@ mod tests {
         assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out}");
         assert!(out.starts_with("evil\\n✓ PASS.yaml:2:5: error:"), "{out}");
         assert_eq!(out.lines().count(), 4, "{out}");
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_column() {
+        // A one-line 7 MB quiz made `kca validate` write 1.46 GB: every problem echoed
+        // the whole line.
+        let line = format!("{}X{}", "a".repeat(3_000_000), "b".repeat(3_000_000));
+        let mut c = Collector::new(Path::new("q.yaml"), &line);
+        for _ in 0..20 {
+            c.error(
+                Pos {
+                    line: 1,
+                    col: 3_000_001,
+                },
+                "bad",
+            );
+        }
+        let out: String = c.finish().iter().map(|d| d.to_string()).collect();
+        assert!(out.len() < 20 * 400, "{} bytes", out.len());
+        let first: Vec<&str> = out.lines().take(4).collect();
+        assert!(
+            first[2].starts_with("1 | …a") && first[2].ends_with("b…"),
+            "{}",
+            first[2]
+        );
+        let x = first[2].chars().position(|ch| ch == 'X').unwrap();
+        let caret = first[3].chars().position(|ch| ch == '^').unwrap();
+        assert_eq!(x, caret, "{}\n{}", first[2], first[3]);
+        // A short line stays whole.
+        let mut c = Collector::new(Path::new("q.yaml"), "key: value");
+        c.error(Pos { line: 1, col: 6 }, "bad");
+        assert_eq!(c.finish()[0].source_line.as_deref(), Some("key: value"));
+    }
+
+    #[test]
+    fn warnings_left_out_stay_warnings_and_errors_left_out_stay_errors() {
+        let mut c = Collector::new(Path::new("q.yaml"), "a");
+        for _ in 0..MAX_PER_FILE + 5 {
+            c.warning(Pos { line: 1, col: 1 }, "w", "h");
+        }
+        let last = c.finish().pop().unwrap();
+        assert_eq!(last.severity, Severity::Warning);
+        assert!(
+            last.message.contains("5 more warning(s)"),
+            "{}",
+            last.message
+        );
+        let mut c = Collector::new(Path::new("q.yaml"), "a");
+        for _ in 0..MAX_PER_FILE {
+            c.warning(Pos { line: 1, col: 1 }, "w", "h");
+        }
+        c.error(Pos { line: 1, col: 1 }, "e");
+        let last = c.finish().pop().unwrap();
+        assert_eq!(last.severity, Severity::Error);
     }
 }

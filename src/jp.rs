@@ -45,10 +45,17 @@ pub fn evaluate(expr: &str, input: &Value) -> std::result::Result<Value, String>
 }
 
 /// What `kyverno jp query` prints for one query: `# <query>` and the result.
+/// Text from the query file or the input is data: each line's control characters (a tab
+/// included) are escaped, so a query cannot drive the terminal; JSON escapes its own.
 pub fn render_result(query: &str, result: &Value, compact: bool, unquoted: bool) -> Vec<String> {
-    let mut lines: Vec<String> = format!("# {query}").split('\n').map(String::from).collect();
+    let data = |s: &str| -> Vec<String> {
+        s.split('\n')
+            .map(|l| crate::escape::escape(l).into_owned())
+            .collect()
+    };
+    let mut lines = data(&format!("# {query}"));
     match result {
-        Value::String(s) if unquoted => lines.extend(s.split('\n').map(String::from)),
+        Value::String(s) if unquoted => lines.extend(data(s)),
         other => {
             let mut out = String::new();
             go_json(other, if compact { None } else { Some(0) }, &mut out);
@@ -84,7 +91,7 @@ fn query(ctx: &Ctx, args: QueryArgs) -> Result<Exit> {
     for q in &queries {
         let result = evaluate(q, &input).map_err(|reason| {
             Error::usage(
-                format!("failed to evaluate JMESPath {}: {reason}", q.trim()),
+                format!("failed to evaluate JMESPath {}: {reason}", abbreviated(q)),
                 "check the expression; kca jp parse shows how it is read",
             )
         })?;
@@ -165,6 +172,13 @@ fn parse(ctx: &Ctx, args: ParseArgs) -> Result<Exit> {
     }
     let mut out = Vec::new();
     for e in &expressions {
+        // The parser recurses per nesting level: refuse what the engine's budget refuses.
+        if let Err(reason) = crate::offline::kyverno::budget::check_shape(e) {
+            return Err(Error::usage(
+                format!("cannot parse JMESPath {}: {reason}", abbreviated(e)),
+                "shorten the expression or nest it less",
+            ));
+        }
         match jmespath::parse(e) {
             Ok(ast) => out.push((e.clone(), format!("{ast:#?}"))),
             Err(err) => {
@@ -185,13 +199,22 @@ fn parse(ctx: &Ctx, args: ParseArgs) -> Result<Exit> {
     }
     for (e, ast) in &out {
         for line in format!("# {e}").lines() {
-            ctx.printer.out(line);
+            ctx.printer.out(&crate::escape::escape(line));
         }
         for line in ast.lines() {
             ctx.printer.out(line);
         }
     }
     Ok(Exit::Success)
+}
+
+/// The start of a long expression, for messages (the expression itself is data).
+fn abbreviated(expr: &str) -> String {
+    let expr = expr.trim();
+    match expr.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &expr[..i]),
+        None => expr.to_string(),
+    }
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -385,6 +408,12 @@ mod tests {
         assert_eq!(lines, vec!["# items[].a", "", "[\"x\"]"]);
         let lines = render_result("a", &json!("x"), false, true);
         assert_eq!(lines, vec!["# a", "x"]);
+    }
+
+    #[test]
+    fn control_characters_in_the_query_and_an_unquoted_result_are_escaped() {
+        let lines = render_result("a\u{1b}[2J", &json!("x\u{1b}]0;t"), true, true);
+        assert_eq!(lines, vec!["# a\\u{1b}[2J", "x\\u{1b}]0;t"]);
     }
 
     #[test]

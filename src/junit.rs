@@ -26,6 +26,14 @@ pub struct Suite {
     pub cases: Vec<Case>,
 }
 
+/// XML 1.0's `Char` production: tab, LF, CR, U+0020–U+D7FF, U+E000–U+FFFD and
+/// U+10000–U+10FFFF. Anything else (C0 controls, U+FFFE, U+FFFF; surrogates cannot occur
+/// in a Rust string) makes the whole document ill-formed even as a character reference,
+/// so it is written as U+FFFD instead: the case stays visible and the report parses.
+fn xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+}
+
 fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -35,8 +43,7 @@ fn escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            // XML 1.0 forbids most control characters even when escaped.
-            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => {}
+            c if !xml_char(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -88,6 +95,21 @@ pub fn render(suites: &[Suite]) -> String {
     x
 }
 
+/// A document of one suite holding one errored case: how a run that ended in an error
+/// (or was interrupted) still leaves one JUnit document.
+pub fn error_document(suite: &str, case: &str, message: &str) -> String {
+    render(&[Suite {
+        name: suite.to_string(),
+        cases: vec![Case {
+            name: case.to_string(),
+            classname: suite.to_string(),
+            seconds: 0.0,
+            outcome: Outcome::Error(message.to_string()),
+            output: None,
+        }],
+    }])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,7 +150,34 @@ mod tests {
             "{xml}"
         );
         assert!(xml.contains("<failure message=\"x &amp; &quot;y&quot;\"/>"));
-        assert!(xml.contains("<skipped message=\"no\"/>"));
+        assert!(xml.contains("<skipped message=\"no\u{fffd}\"/>"));
         assert!(xml.contains("<testcase name=\"a\" classname=\"k\" time=\"0.500\"/>"));
+    }
+
+    #[test]
+    fn characters_xml_forbids_are_replaced_in_every_field() {
+        let bad = "r\u{fffe}u\u{ffff}l\u{1}e\u{0}\u{1b}[2J\u{b}";
+        let suite = Suite {
+            name: format!("suite {bad}"),
+            cases: vec![Case {
+                name: format!("rule {bad}"),
+                classname: format!("file-{bad}.yaml"),
+                seconds: 0.0,
+                outcome: Outcome::Failed(format!("message {bad}")),
+                output: Some(format!("out {bad}\ttab\nline")),
+            }],
+        };
+        let xml = render(&[suite]);
+        roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+        for c in ['\u{fffe}', '\u{ffff}', '\u{1}', '\u{0}', '\u{1b}', '\u{b}'] {
+            assert!(!xml.contains(c), "{c:?} in {xml}");
+        }
+        assert!(xml.contains("rule r\u{fffd}u\u{fffd}l\u{fffd}e"), "{xml}");
+        assert!(
+            xml.contains("tab\nline"),
+            "tab and line breaks are XML characters"
+        );
+        let e = error_document("kca", "interrupted", "stopped \u{ffff}");
+        roxmltree::Document::parse(&e).unwrap();
     }
 }

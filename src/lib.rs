@@ -10,6 +10,7 @@ pub mod content;
 pub mod course;
 pub mod ctx;
 pub mod diag;
+pub mod document;
 pub mod envelope;
 pub mod error;
 pub mod escape;

@@ -88,13 +88,16 @@ pub fn table(rows: &[Vec<String>], cols: usize) -> Vec<String> {
         .collect()
 }
 
-/// Wraps `text` to `cols` columns, each line after `indent`; breaks follow Unicode line
-/// breaking (UAX #14): between CJK characters, at spaces in English, never inside a word.
+/// Wraps `text` to `cols` columns, each line after `indent`. Breaks between Japanese
+/// characters and at spaces, never inside a run of Latin text (a word, an identifier
+/// such as `kca.io/owner`, a path, a flag) nor inside inline `code`; kinsoku: no line
+/// starts with closing punctuation (、。）」! ? …) and none ends with an opening bracket.
+/// Runs of spaces inside a line are one space (a line's own leading spaces stay).
 pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
     let opts = textwrap::Options::new(cols.max(width(indent) + 10))
         .initial_indent(indent)
         .subsequent_indent(indent)
-        .word_separator(textwrap::WordSeparator::UnicodeBreakProperties)
+        .word_separator(textwrap::WordSeparator::Custom(breaks))
         .break_words(false);
     let mut out = Vec::new();
     for line in reflow(text).lines() {
@@ -106,19 +109,111 @@ pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
         let lead = &line[..line.len() - line.trim_start().len()];
         let ind = format!("{indent}{lead}");
         let o = opts.clone().initial_indent(&ind).subsequent_indent(&ind);
+        let body = one_space(line.trim_start());
         out.extend(
-            textwrap::wrap(line.trim_start(), o)
+            textwrap::wrap(&body, o)
                 .into_iter()
-                .map(|l| l.into_owned()),
+                .map(|l| l.trim_end().to_string()),
         );
     }
     out
 }
 
+/// `line` with every run of spaces or tabs as one space.
+fn one_space(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut gap = false;
+    for c in line.chars() {
+        if c == ' ' || c == '\t' {
+            if !gap {
+                out.push(' ');
+            }
+            gap = true;
+        } else {
+            out.push(c);
+            gap = false;
+        }
+    }
+    out
+}
+
+/// A character a line must not start with (JIS X 4051's closing brackets, full stops,
+/// commas, middle dots, small kana and the prolonged sound mark, and their ASCII peers).
+fn no_line_start(c: char) -> bool {
+    "、。，．・：；？！ー〜）」』】〕〉》｝］〙〗”’ゝゞ々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ,.:;!?)]}%"
+        .contains(c)
+}
+
+/// A character a line must not end with (opening brackets and quotes).
+fn no_line_end(c: char) -> bool {
+    "（「『【〔〈《｛［〘〖“‘([{".contains(c)
+}
+
+fn is_wide(c: char) -> bool {
+    unicode_width::UnicodeWidthChar::width(c) == Some(2)
+}
+
+/// Longest inline code span kept on one line; a longer one breaks at its spaces.
+const CODE_SPAN_COLS: usize = 40;
+
+/// The places a line may break, as textwrap words (each with its trailing spaces): every
+/// wide character is a word, a run of other non-space characters is one word, a
+/// backtick span is one word; then kinsoku joins a word to its neighbour where a
+/// break would start a line with a closing mark or end one with an opening bracket.
+fn breaks(line: &str) -> Box<dyn Iterator<Item = textwrap::core::Word<'_>> + '_> {
+    let mut cuts: Vec<(usize, usize)> = Vec::new(); // [start, end) of each word, spaces included
+    let mut i = 0;
+    let b = line.as_bytes();
+    while i < line.len() {
+        let c = line[i..].chars().next().unwrap_or(' ');
+        let start = i;
+        if c == '`'
+            && let Some(close) = line[i + 1..].find('`')
+            && width(&line[i..i + close + 2]) <= CODE_SPAN_COLS
+        {
+            i += close + 2;
+        } else if is_wide(c) {
+            i += c.len_utf8();
+        } else {
+            while i < line.len() {
+                let d = line[i..].chars().next().unwrap_or(' ');
+                if d == ' ' || is_wide(d) || (d == '`' && i > start) {
+                    break;
+                }
+                i += d.len_utf8();
+            }
+        }
+        while i < line.len() && b[i] == b' ' {
+            i += 1;
+        }
+        if i == start {
+            i += line[i..].chars().next().map_or(1, char::len_utf8);
+        }
+        // Kinsoku: no break between the last word and this one when the last ends
+        // with an opening bracket (no space after it) or this one starts with a
+        // closing mark.
+        let glue = cuts.last().is_some_and(|&(ps, pe)| {
+            let prev = &line[ps..pe];
+            prev == prev.trim_end()
+                && (prev.chars().last().is_some_and(no_line_end) || no_line_start(c))
+        });
+        match cuts.last_mut() {
+            Some(last) if glue => last.1 = i,
+            _ => cuts.push((start, i)),
+        }
+    }
+    Box::new(
+        cuts.into_iter()
+            .map(move |(s, e)| textwrap::core::Word::from(&line[s..e])),
+    )
+}
+
 /// Joins the lines of each paragraph, so text written with hard line breaks (YAML block
 /// scalars) wraps to the terminal instead of keeping its source's ragged edge. A line that
-/// is indented, starts a list item, or follows a blank line starts anew; Japanese lines are
-/// joined without a space, other text with one.
+/// is indented, starts a list item, or follows a blank line starts anew. Two Japanese
+/// characters join directly; anything else (Japanese and Latin text, `を残して` and
+/// `background`) joins with a space, where the source had its line break — except after
+/// Japanese closing punctuation (`。`), which needs none.
 fn reflow(text: &str) -> String {
     let starts_anew = |l: &str| {
         let t = l.trim_start();
@@ -132,8 +227,11 @@ fn reflow(text: &str) -> String {
     for line in text.lines() {
         match prev {
             Some(p) if !p.trim().is_empty() && !line.trim().is_empty() && !starts_anew(line) => {
-                let wide = |c: Option<char>| c.is_some_and(|c| width(&c.to_string()) == 2);
-                if !(wide(p.chars().last()) || wide(line.chars().next())) {
+                let last = p.trim_end().chars().last();
+                let first = line.chars().next();
+                let both_wide = last.is_some_and(is_wide) && first.is_some_and(is_wide);
+                let after_stop = last.is_some_and(|c| is_wide(c) && no_line_start(c));
+                if !(both_wide || after_stop) {
                     out.push(' ');
                 }
             }
@@ -142,6 +240,68 @@ fn reflow(text: &str) -> String {
         }
         out.push_str(line);
         prev = Some(line);
+    }
+    out
+}
+
+/// The connecting words of the check details the graders write (in English, as data:
+/// `lab::check`), in Japanese: names, paths and the engine's own messages stay as they
+/// are, the sentence around them reads in the learner's language. Longest first, so
+/// "was admitted, but" wins over "was admitted".
+const DETAIL_JA: [(&str, &str); 26] = [
+    (
+        " was admitted; it should have been denied",
+        " は受け入れられました (拒否されるべきです)",
+    ),
+    (
+        " was admitted as expected",
+        " は期待どおり受け入れられました",
+    ),
+    (" was admitted, but ", " は受け入れられましたが、"),
+    (" was admitted", " は受け入れられました"),
+    (" was denied by ", " は次に拒否されました: "),
+    (" was denied: ", " は拒否されました: "),
+    (" was generated as expected", " は期待どおり生成されました"),
+    (" was generated, but ", " は生成されましたが、"),
+    (" was not generated", " は生成されませんでした"),
+    (" was generated", " は生成されました"),
+    (
+        " is accepted; it should be rejected",
+        " は受理されました (拒否されるべきです)",
+    ),
+    (" is accepted", " は受理されました"),
+    (" is rejected: ", " は拒否されました: "),
+    (
+        " is not among the workspace manifests",
+        " はワークスペースのマニフェストにありません",
+    ),
+    (" exists; it should not", " があります (あってはいけません)"),
+    (" holds what was asked", " は求められた内容です"),
+    (" disappeared after ", " は次の変更の後に消えました: "),
+    (" cannot judge here: ", " はここでは判定できません: "),
+    (" is missing", " がありません"),
+    (" is empty", " は空です"),
+    (" holds no ", " に次がありません: "),
+    (": not valid YAML: ", ": YAML として正しくありません: "),
+    (
+        " should be a list, found ",
+        " はリストであるべきですが、実際は ",
+    ),
+    (" ended with ", " の終了: "),
+    ("the probe ", "プローブ "),
+    (", expected ", "、期待値は "),
+];
+
+/// A check detail in `lang` (see `DETAIL_JA`); English details are returned as written.
+pub fn detail(lang: Lang, text: &str) -> String {
+    if lang == Lang::En {
+        return text.to_string();
+    }
+    let mut out = text.to_string();
+    for (en, ja) in DETAIL_JA {
+        if out.contains(en) {
+            out = out.replace(en, ja);
+        }
     }
     out
 }
@@ -263,6 +423,11 @@ pub struct Printer {
     tty: bool,
     /// `$PAGER`, else `less -R`.
     pager: Option<String>,
+    /// Whether a buffered stdout has its document (the process's stdout is tracked by
+    /// `document`).
+    doc: Arc<std::sync::atomic::AtomicBool>,
+    /// A streamed document is being written (`document_part`).
+    streaming: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Printer {
@@ -278,6 +443,8 @@ impl Printer {
             err: Sink::Stderr,
             tty: false,
             pager: None,
+            doc: Arc::default(),
+            streaming: Arc::default(),
         }
     }
 
@@ -335,6 +502,8 @@ impl Printer {
         let mut p = Printer::new(settings);
         p.out = Sink::Buffer(cap.out.clone());
         p.err = Sink::Buffer(cap.err.clone());
+        p.doc = Arc::default();
+        p.streaming = Arc::default();
         (p, cap)
     }
 
@@ -384,9 +553,75 @@ impl Printer {
         Self::style(self.err_color, style, text)
     }
 
-    /// A result line on stdout.
+    /// A result line on stdout. Under `-o json|junit` stdout holds the document only, so
+    /// a line meant for a person goes to stderr there.
     pub fn out(&self, line: &str) {
-        self.out.write_str(&format!("{line}\n"));
+        self.text_sink().write_str(&format!("{line}\n"));
+    }
+
+    fn text_sink(&self) -> &Sink {
+        if self.output == OutputFormat::Text {
+            &self.out
+        } else {
+            &self.err
+        }
+    }
+
+    /// Whether stdout already holds this run's document.
+    pub fn has_document(&self) -> bool {
+        match self.out {
+            Sink::Stdout => crate::document::written(),
+            _ => self.doc.load(std::sync::atomic::Ordering::SeqCst),
+        }
+    }
+
+    /// One line of a document streamed a piece at a time (a report too big to hold); the
+    /// first part claims stdout's one document, [`Printer::document_end`] closes it. An
+    /// interrupted stream is cut off, never completed with something else.
+    pub fn document_part(&self, line: &str) {
+        use std::sync::atomic::Ordering;
+        let text = format!("{line}\n");
+        if !self.streaming.load(Ordering::SeqCst) {
+            let claimed = match self.out {
+                Sink::Stdout => crate::document::claim_stream(),
+                _ => !self.doc.swap(true, Ordering::SeqCst),
+            };
+            if !claimed {
+                return self.err.write_str(&text);
+            }
+            self.streaming.store(true, Ordering::SeqCst);
+        }
+        self.out.write_str(&text);
+    }
+
+    /// Ends a streamed document.
+    pub fn document_end(&self) {
+        if self
+            .streaming
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+            && matches!(self.out, Sink::Stdout)
+        {
+            crate::document::end_stream();
+        }
+    }
+
+    /// The run's one document on stdout (JSON or JUnit text), written whole. A second
+    /// document is a bug of its command: it goes to stderr, so stdout still parses.
+    pub fn document(&self, text: &str) {
+        let text = if text.ends_with('\n') {
+            text.to_string()
+        } else {
+            format!("{text}\n")
+        };
+        let claimed = match self.out {
+            Sink::Stdout => crate::document::claim_stdout(),
+            _ => !self.doc.swap(true, std::sync::atomic::Ordering::SeqCst),
+        };
+        match (&self.out, claimed) {
+            (Sink::Stdout, true) => crate::document::write_stdout(&text),
+            (out, true) => out.write_str(&text),
+            (_, false) => self.err.write_str(&text),
+        }
     }
 
     /// Text on stdout wrapped to the terminal, each line after `indent`.
@@ -405,7 +640,7 @@ impl Printer {
 
     /// A prompt on stdout without a line break (interactive sessions).
     pub fn prompt(&self, text: &str) {
-        self.out.write_str(text);
+        self.text_sink().write_str(text);
     }
 
     /// A line of an interactive conversation on stderr (json mode keeps stdout clean).
@@ -421,7 +656,12 @@ impl Printer {
             .map(crate::envelope::stamp)
             .and_then(|v| serde_json::to_string_pretty(&v))
             .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-        self.out(&crate::escape::json(&text));
+        let text = crate::escape::json(&text);
+        if self.output == OutputFormat::Text {
+            self.out(&text);
+        } else {
+            self.document(&text);
+        }
     }
 
     /// Progress and status on stderr; silent with `-q` and in json/junit mode unless verbose.
@@ -457,9 +697,21 @@ impl Printer {
     /// keep the compiler-style `file:line:col: error:` that editors and CI parse. Messages
     /// quote files and clusters: control characters are escaped.
     pub fn error(&self, err: &Error) {
-        if self.output == OutputFormat::Json {
-            self.json(&error_json(err));
-            return;
+        // Under -o json|junit an error is the run's document, unless the command already
+        // wrote one (its exit code then tells; the error is on stderr as text).
+        if !self.has_document() {
+            match self.output {
+                OutputFormat::Json => return self.json(&error_json(err)),
+                OutputFormat::Junit => {
+                    self.document(&crate::junit::error_document(
+                        "kca",
+                        "error",
+                        &error_line(err),
+                    ));
+                    // Diagnostics and hints stay readable on stderr too.
+                }
+                OutputFormat::Text => {}
+            }
         }
         let mut text = String::new();
         if let Error::Content(diags) = err {
@@ -501,6 +753,29 @@ impl Printer {
     pub fn is_interactive(&self) -> bool {
         self.verbosity >= 0 && self.output == OutputFormat::Text
     }
+}
+
+/// An error in one line: its message, causes and hint (a JUnit `<error>`'s message).
+fn error_line(err: &Error) -> String {
+    let mut line = err.to_string();
+    if let Error::Content(diags) = err {
+        for d in diags {
+            line.push_str(&format!(
+                "; {}:{}:{}: {}",
+                d.file.display(),
+                d.pos.line,
+                d.pos.col,
+                d.message
+            ));
+        }
+    }
+    for c in causes(err) {
+        line.push_str(&format!("; caused by: {c}"));
+    }
+    if let Some(h) = err.hint() {
+        line.push_str(&format!("; hint: {h}"));
+    }
+    line
 }
 
 /// The chain of causes below `err`'s own message.
@@ -554,7 +829,7 @@ mod tests {
             "ラベルの付いた新しい\nNamespace へ作ります。\n\n- 一つめ\n- 二つめ\n    code: yes";
         assert_eq!(
             reflow(ja),
-            "ラベルの付いた新しいNamespace へ作ります。\n\n- 一つめ\n- 二つめ\n    code: yes"
+            "ラベルの付いた新しい Namespace へ作ります。\n\n- 一つめ\n- 二つめ\n    code: yes"
         );
         let en = "write the policy\nthat gives Pods\n1. first\n2. second";
         assert_eq!(
@@ -618,6 +893,116 @@ mod tests {
         // No word is cut: every word of the input is whole on some line.
         let joined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
         assert_eq!(joined, en.split_whitespace().collect::<Vec<_>>());
+    }
+
+    /// A paragraph with every layout trap: Latin words and identifiers among Japanese,
+    /// inline code, punctuation that kinsoku keeps off a line's start or end.
+    const MIXED: &str = "ラベル `kca.io/owner` を残して background の Policy を並べる。\
+        validate は mutate の後に動き、「生成」されたオブジェクト（Namespace）は \
+        `kca lab check --offline` で確かめます。本当に? はい! 次は kyverno.io/v1 の \
+        ClusterPolicy (offline) です、よね。";
+
+    fn layouts() -> impl Iterator<Item = (usize, Vec<String>)> {
+        (30..=80).map(|cols| (cols, wrap(MIXED, cols, "  ")))
+    }
+
+    #[test]
+    fn a_line_break_between_japanese_and_latin_text_becomes_a_space() {
+        assert_eq!(reflow("を残して\nbackground"), "を残して background");
+        assert_eq!(
+            reflow("validate は\nmutate の後"),
+            "validate は mutate の後"
+        );
+        assert_eq!(reflow("日本語の\n続き"), "日本語の続き");
+        assert_eq!(reflow("終わり。\nKyverno"), "終わり。Kyverno");
+        assert_eq!(reflow("one\ntwo"), "one two");
+    }
+
+    #[test]
+    fn identifiers_paths_and_inline_code_are_never_split() {
+        for (cols, lines) in layouts() {
+            let words: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+            let text = lines.join("\n");
+            for whole in [
+                "kca.io/owner",
+                "`kca lab check --offline`",
+                "kyverno.io/v1",
+                "(offline)",
+                "ClusterPolicy",
+                "background",
+                "Policy",
+            ] {
+                assert!(
+                    text.contains(whole),
+                    "{whole} split at {cols} columns:\n{text}"
+                );
+            }
+            assert!(!words.is_empty());
+        }
+    }
+
+    #[test]
+    fn kinsoku_no_line_starts_with_a_closing_mark_or_ends_with_an_opening_one() {
+        for (cols, lines) in layouts() {
+            for (i, l) in lines.iter().enumerate() {
+                let body = l.trim_start();
+                if i > 0 {
+                    let first = body.chars().next().unwrap();
+                    assert!(
+                        !no_line_start(first),
+                        "{cols} columns, line starts with {first:?}: {lines:#?}"
+                    );
+                }
+                let last = body.chars().last().unwrap();
+                assert!(
+                    !no_line_end(last),
+                    "{cols} columns, line ends with {last:?}: {lines:#?}"
+                );
+                assert!(width(l) <= cols, "{cols} columns: {l:?} is wider");
+            }
+        }
+    }
+
+    #[test]
+    fn a_title_wraps_like_body_text_without_cutting_a_word() {
+        let title = "Lesson 2 — 変更と生成: MutatingPolicy と ClusterPolicy を並べる (offline)";
+        let lines = wrap(title, 40, "");
+        assert!(lines.iter().all(|l| width(l) <= 40), "{lines:?}");
+        let text = lines.join("\n");
+        assert!(
+            text.contains("ClusterPolicy") && text.contains("(offline)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn check_details_read_in_japanese_around_their_names() {
+        let d = "the probe Pod team-a/probe was admitted, but `metadata.labels` is missing";
+        assert_eq!(
+            detail(Lang::Ja, d),
+            "プローブ Pod team-a/probe は受け入れられましたが、`metadata.labels` がありません"
+        );
+        assert_eq!(detail(Lang::En, d), d);
+        assert_eq!(
+            detail(
+                Lang::Ja,
+                "the probe Pod p was admitted; it should have been denied"
+            ),
+            "プローブ Pod p は受け入れられました (拒否されるべきです)"
+        );
+    }
+
+    #[test]
+    fn runs_of_spaces_inside_a_detail_are_one_space() {
+        assert_eq!(
+            wrap("the probe did not                  match it", 80, "  "),
+            vec!["  the probe did not match it".to_string()]
+        );
+        // A line's own indent stays.
+        assert_eq!(
+            wrap("    code  here", 80, ""),
+            vec!["    code here".to_string()]
+        );
     }
 
     #[test]

@@ -61,6 +61,13 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
             }
         }
     }
+    // An error found while linting (or the note that errors were left out) is a
+    // problem: a file with one is never reported valid.
+    let (errors, advice): (Vec<Diagnostic>, Vec<Diagnostic>) = warnings
+        .into_iter()
+        .partition(|d| d.severity == crate::diag::Severity::Error);
+    problems.extend(errors);
+    let warnings = advice;
     if ctx.settings.output == OutputFormat::Json {
         let list = |diags: &[Diagnostic]| -> Vec<_> {
             diags

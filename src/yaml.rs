@@ -205,6 +205,16 @@ pub fn parse_json_stream(src: &str) -> Result<Vec<Value>, YamlError> {
     Ok(pieces.into_iter().flatten().collect())
 }
 
+/// Parses kca's own embedded content (the baseline RBAC) as [`parse_json_stream`] does,
+/// but outside the run's budgets: what a learner's files spent cannot make kca's own
+/// files fail, and they take nothing from the learner's.
+pub fn parse_own_content(src: &str) -> Result<Vec<Value>, YamlError> {
+    let learners = SPENT.replace((0, 0));
+    let parsed = parse_json_stream(src);
+    SPENT.set(learners);
+    parsed
+}
+
 /// Parses a stream as [`parse_stream`] does, handing every document, in order, to
 /// `each` with the state `start` made for its piece; returns the states in stream order.
 ///

@@ -102,9 +102,12 @@ fn lab_check_under_a_thread_limit_gives_error_verdicts_not_a_panic() {
     // One thread (kca's own) cannot even render the lab's README template: that is an
     // error of the command. With two or three, some checks have no thread or no process.
     for threads in [2, 3] {
-        let Some(out) =
-            kca_with_thread_limit(&env, &content, threads, &["lab", "check", "--offline"])
-        else {
+        let Some(out) = kca_with_thread_limit(
+            &env,
+            &content,
+            threads,
+            &["lab", "check", "--offline", "--all"],
+        ) else {
             println!("skipped: needs root, setpriv and prlimit to run kca under a thread limit");
             return;
         };
@@ -118,5 +121,55 @@ fn lab_check_under_a_thread_limit_gives_error_verdicts_not_a_panic() {
                 "{text}{err}"
             );
         }
+    }
+}
+
+/// A ClusterPolicy whose precondition makes `expr` of a Pod.
+fn policy_with(expr: &str) -> String {
+    format!(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: hostile}}\nspec:\n  \
+         validationFailureAction: Enforce\n  rules:\n  - name: r\n    match: {{any: [{{resources: \
+         {{kinds: [Pod]}}}}]}}\n    validate:\n      message: m\n      deny:\n        conditions:\n  \
+         \x20       any:\n          - key: \"{{{{ {expr} }}}}\"\n            operator: Equals\n            \
+         value: 1\n"
+    )
+}
+
+#[test]
+fn policy_apply_stops_an_expression_that_doubles_its_object_with_an_error() {
+    // `to_string` and `==` walked the shared doublings whole: 1.6 GB and exit 134, or a
+    // minute and more.
+    let env = Env::new();
+    let doubled = |n| format!("request.object{}", " | [@, @]".repeat(n));
+    let pod = env.home.path().join("pod.yaml");
+    std::fs::write(
+        &pod,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec:\n  containers: [{name: c, image: busybox}]\n",
+    )
+    .unwrap();
+    for expr in [
+        format!("length(to_string({}))", doubled(30)),
+        format!("({}) == ({})", doubled(34), doubled(34)),
+    ] {
+        let file = env.home.path().join("policy.yaml");
+        std::fs::write(&file, policy_with(&expr)).unwrap();
+        let started = std::time::Instant::now();
+        let out = env
+            .kca()
+            .args(["--lang", "en", "policy", "apply"])
+            .arg(&file)
+            .arg("--resource")
+            .arg(&pod)
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let (text, err) = (stdout(&out), stderr(&out));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(out.status.code().is_some_and(|c| c < 100), "{text}{err}");
+        assert!(text.contains("kca stops it there"), "{text}{err}");
     }
 }

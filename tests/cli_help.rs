@@ -6,7 +6,13 @@ mod common;
 use common::{Env, stderr, stdout};
 
 fn help(env: &Env, args: &[&str]) -> String {
-    let out = env.kca().args(args).arg("--help").output().unwrap();
+    let out = env
+        .kca()
+        .args(["--lang", "en"])
+        .args(args)
+        .arg("--help")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     stdout(&out)
 }
@@ -101,4 +107,67 @@ fn can_i_quiet_prints_nothing_and_answers_by_exit_code() {
         .unwrap();
     assert_eq!(no.status.code(), Some(1));
     assert_eq!(stdout(&no), "");
+}
+
+#[test]
+fn in_japanese_clap_usage_errors_and_help_headings_are_japanese() {
+    let env = Env::new();
+    let out = env
+        .kca()
+        .args(["--lang", "ja", "lab", "chek"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("エラー: サブコマンド 'chek' はありません"),
+        "{err}"
+    );
+    assert!(err.contains("'check' のことですか?"), "{err}");
+    assert!(!err.contains("unrecognized"), "{err}");
+    let out = env
+        .kca()
+        .args(["--lang", "ja", "quiz", "grade", "demo"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("必須の引数がありません"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env
+        .kca()
+        .args(["--lang=ja", "lab", "check", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    for heading in [
+        "使い方:",
+        "オプション:",
+        "共通オプション:",
+        "例:",
+        "終了コード:",
+    ] {
+        assert!(text.contains(heading), "{heading}: {text}");
+    }
+    assert!(
+        !text.contains("Usage:") && !text.contains("Options:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_usage_error_under_json_is_one_json_document() {
+    let env = Env::new();
+    let out = env
+        .kca()
+        .args(["-o", "json", "--lang", "en", "lab", "chek"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["message"], "unrecognized subcommand 'chek'");
+    assert_eq!(v["error"]["exitCode"], 2);
 }

@@ -173,7 +173,7 @@ fn quiz_grade_does_not_block_on_a_fifo_answers_file_or_progress_file() {
     mkfifo(&env.state_dir().join("quizzes.json"));
     let out = env
         .kca_in(&data(""))
-        .args(["quiz", "grade", "demo", "--answers"])
+        .args(["quiz", "grade", "demo", "--record", "--answers"])
         .arg(&answers)
         .timeout(Duration::from_secs(20))
         .output()

@@ -963,10 +963,11 @@ fn a_failed_check_queues_the_quiz_questions_of_its_concepts() {
     env.start_offline();
     let out = env.kca().args(["lab", "check"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
+    // A note beside the result: on stderr, never after stdout's document.
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("kca quiz review"),
+        String::from_utf8_lossy(&out.stderr).contains("kca quiz review"),
         "{}",
-        String::from_utf8_lossy(&out.stdout)
+        String::from_utf8_lossy(&out.stderr)
     );
     let review = env
         .kca()

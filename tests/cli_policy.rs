@@ -843,3 +843,28 @@ fn a_values_file_of_the_wrong_shape_is_an_error_naming_where() {
     .unwrap();
     policy_test(&dir, &[]).code(0);
 }
+
+#[test]
+fn policy_test_does_not_follow_folder_links() {
+    // `ln -s . tests/a` ran the same test file 41 times (123 rows reported passed); two
+    // links made the walk exponential. Links to folders are not walked, as in `find`
+    // without -L and `kyverno test`.
+    let dir = suite(AGREEING);
+    let once = policy_test(&dir, &["--output", "json"])
+        .get_output()
+        .stdout
+        .clone();
+    std::os::unix::fs::symlink(".", dir.path().join("nested/a")).unwrap();
+    std::os::unix::fs::symlink(".", dir.path().join("nested/b")).unwrap();
+    std::os::unix::fs::symlink("..", dir.path().join("nested/up")).unwrap();
+    let started = std::time::Instant::now();
+    let linked = policy_test(&dir, &["--output", "json"])
+        .get_output()
+        .stdout
+        .clone();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(
+        String::from_utf8_lossy(&linked),
+        String::from_utf8_lossy(&once)
+    );
+}

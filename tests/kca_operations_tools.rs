@@ -509,3 +509,42 @@ fn offline_the_solution_passes_every_check_but_the_running_installs() {
     assert!(verdicts.iter().any(|(id, _)| id == "jp-query"));
     assert!(verdicts.iter().any(|(id, _)| id == "rendered-reports"));
 }
+
+#[test]
+fn kca_jp_parse_refuses_a_hostile_expression_instead_of_overflowing_the_stack() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("deep.jp");
+    std::fs::write(
+        &file,
+        format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000)),
+    )
+    .unwrap();
+    for sub in ["parse", "query"] {
+        let mut cmd = Command::new(kca_bin());
+        cmd.args(["--color", "never", "--lang", "en", "jp", sub]);
+        if sub == "parse" {
+            cmd.arg("-f").arg(&file);
+        } else {
+            cmd.arg("-i")
+                .arg(lab_dir().join("dumps/pods.yaml"))
+                .arg("--query")
+                .arg(&file);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{sub}: {}",
+            common::stderr(&out)
+        );
+        let err = common::stderr(&out);
+        assert!(
+            err.contains("nests") || err.contains("bytes long"),
+            "{sub}: {err}"
+        );
+        assert!(
+            err.len() < 2000,
+            "{sub}: the message repeats the whole expression"
+        );
+    }
+}

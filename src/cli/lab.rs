@@ -18,7 +18,7 @@ pub enum LabCommand {
     Start(StartArgs),
     /// Grade your work (default: the lab of the workspace you are in, else the one started last)
     #[command(
-        after_help = "Examples:\n  kca lab check\n  kca lab check --all                every task's details\n  kca lab check --task policy\n  kca lab check -o junit > results.xml\n\nA check of one task updates that task's results; the lab's score is always over all tasks.\n\nExit codes: 0 every check passed, 1 a check failed, 2 usage or content error,\n3 environment error (errors or skipped checks only: not your work)."
+        after_help = "Examples:\n  kca lab check\n  kca lab check --all                every task's details\n  kca lab check --task policy\n  kca lab check -o junit > results.xml\n  kca lab check kca-gates --offline --workspace ./submission   (any folder; progress untouched)\n\nA check of one task updates that task's results; the lab's score is always over all tasks.\n\nExit codes: 0 every check passed, 1 a check failed, 2 usage or content error,\n3 environment error (errors or skipped checks only: not your work)."
     )]
     Check(CheckArgs),
     /// Show the next hint of a task (remembered: each call shows one more)
@@ -109,6 +109,10 @@ pub struct CheckArgs {
     /// Grade in-process against your workspace manifests, without a cluster
     #[arg(long, conflicts_with_all = ["context", "kubeconfig"])]
     pub offline: bool,
+    /// Grade this folder (a learner's repository, an LMS upload) instead of a started
+    /// lab's workspace: no `lab start` needed, and no progress is read or written
+    #[arg(long, value_name = "DIR", requires_all = ["lab", "offline"])]
+    pub workspace: Option<PathBuf>,
     #[command(flatten)]
     pub target: TargetArgs,
 }

@@ -79,6 +79,12 @@ pub enum Command {
         after_help = "Examples:\n  kca lab check -o json > results/alice-lab.json      (each learner)\n  kca quiz grade module-1 --answers a.yaml -o json > results/alice-q1.json\n  kca report results/\n  kca report results/*.json -o json"
     )]
     Report(ReportArgs),
+    /// Instructor/CI: grade many submission folders of one lab offline, in parallel; one
+    /// JSON result per learner
+    #[command(
+        after_help = "Examples:\n  kca grade kca-gates alice/ bob/ -o json\n  kca grade kca-gates --submissions class/ --out results/\n  kca grade kca-gates --submissions class/ --id-from 'regex:^kca-gates-(.+)$' --out results/\n  kca report results/\n\nEach submission is graded as `kca lab check LAB --offline --workspace DIR` would grade it;\nno progress is read or written.\n\nExit codes: 0 every submission passed, 1 a submission did not pass, 2 usage or content\nerror, 3 a submission could not be graded (environment)."
+    )]
+    Grade(GradeArgs),
     /// Check lab and quiz files: every problem at once, with file:line:col
     Validate(ValidateArgs),
     /// Self-paced concept quizzes
@@ -120,8 +126,37 @@ pub struct LessonArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct GradeArgs {
+    /// Lab id (see `kca lab list`)
+    pub lab: String,
+    /// Submission folders, one per learner
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// A folder whose sub-folders are the submissions
+    #[arg(long, value_name = "PARENT")]
+    pub submissions: Option<PathBuf>,
+    /// The learner's id: `name` (the folder's name), `regex:RE` (RE's first group in the
+    /// folder's name), or `file:PATH` (the first line of that file in the submission)
+    #[arg(long, value_name = "RULE", default_value = "name")]
+    pub id_from: String,
+    /// Also write each result to DIR/<learner>.json (the input of `kca report`)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Submissions graded at once (default: the machine's cores)
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Only these tasks' checks (repeat, or separate with commas)
+    #[arg(long, value_name = "TASK", value_delimiter = ',')]
+    pub task: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct ReportArgs {
     /// JSON result files, or folders of them
     #[arg(required = true, value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
+    /// Refuse to report when any input cannot be read (the default when `CI` is set);
+    /// without it the report is shown, the skipped files named, and the exit code is 2
+    #[arg(long, env = "CI", hide_env_values = true, value_parser = clap::builder::FalseyValueParser::new())]
+    pub strict: bool,
 }

@@ -170,6 +170,7 @@ fn file_problem(path: &Path, message: &str, hint: &str) -> Diagnostic {
         message: message.to_string(),
         hint: Some(hint.to_string()),
         source_line: None,
+        source_from: 0,
         severity: crate::diag::Severity::Error,
     }
 }
@@ -198,14 +199,12 @@ fn discover_into(path: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     if depth > 16 {
         return;
     }
-    let Ok(entries) = std::fs::read_dir(path) else {
+    let Ok(entries) = crate::offline::manifest::listing(path) else {
         out.push(path.to_path_buf());
         return;
     };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for entry in entries {
-        if entry.is_dir() {
+    for (entry, is_dir) in entries {
+        if is_dir {
             discover_into(&entry, out, depth + 1);
         } else if matches!(
             entry.extension().and_then(|e| e.to_str()),

@@ -48,7 +48,9 @@ pub(super) fn list(pgid: i32) -> Listed {
     Listed(None)
 }
 
-fn install() {
+/// Installs the handler (also done by the first `list`); `document` installs it early
+/// under `-o json|junit` so an interrupted run still leaves its one document.
+pub(crate) fn install() {
     INSTALL.call_once(|| {
         for (i, &sig) in SIGNALS.iter().enumerate() {
             // SAFETY: sigaction with a zeroed struct, our handler and SA_SIGINFO; the old
@@ -99,6 +101,8 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
                 if current.sa_sigaction != on_signal as *const () as usize {
                     return;
                 }
+                // The signal ends kca: stdout keeps (or gets) its one whole document.
+                crate::document::on_fatal_signal();
                 libc::signal(sig, libc::SIG_DFL);
                 libc::raise(sig);
             }

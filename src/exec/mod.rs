@@ -12,7 +12,7 @@
 //! with kca instead of leaving a half-made cluster behind. When kca itself is interrupted
 //! or terminated, the groups of the jobs still running are killed first (`interrupt`).
 
-mod interrupt;
+pub(crate) mod interrupt;
 mod reap;
 
 use std::io::{Read, Write};

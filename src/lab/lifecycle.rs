@@ -284,15 +284,28 @@ fn print_started(
 }
 
 pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
+    if let Some(ws) = &args.workspace {
+        return super::submission::check(ctx, store, args, ws);
+    }
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
     let entry = started(ctx.settings.lang, &lab, entry, &args.task)?;
     let g = grade_run(ctx, &lab, &entry, &args.target, args.offline, &args.task)?;
     let standing = record(ctx, store, &lab, &g, &args.task);
     let all = args.all || ctx.settings.verbosity > 0;
-    print_check(ctx, store, &lab, &g, standing.as_ref(), &args.task, all);
-    if g.report.counts.fail > 0 {
-        super::overview::queue_related_questions(ctx, store, &lab);
-    }
+    // Queued before the report is printed: the count is a field of the document.
+    let queued = if g.report.counts.fail > 0 {
+        super::overview::queue_related_questions(ctx, store, &lab)
+    } else {
+        0
+    };
+    let shown = Shown {
+        standing: standing.as_ref(),
+        task: &args.task,
+        all,
+        queued,
+    };
+    print_check(ctx, store, &lab, &g, &shown);
+    super::overview::print_queued(ctx, queued);
     Ok(g.report.exit())
 }
 
@@ -568,23 +581,27 @@ pub(super) fn view<'a>(
     }
 }
 
+/// What a printed check shows beside its report.
+pub(super) struct Shown<'a> {
+    /// The lab's standing after the run (none when nothing was recorded).
+    pub standing: Option<&'a progress::Standing>,
+    pub task: &'a [String],
+    pub all: bool,
+    /// Quiz questions sent back to review (`queuedForReview` in the JSON document).
+    pub queued: usize,
+}
+
 /// Prints a graded run: the report, the incident notices outside text mode, and the
 /// lab's standing.
-fn print_check(
-    ctx: &Ctx,
-    store: &Store,
-    lab: &Lab,
-    g: &Graded,
-    standing: Option<&progress::Standing>,
-    task: &[String],
-    all: bool,
-) {
-    let v = view(lab, g, standing, all);
+pub(super) fn print_check(ctx: &Ctx, store: &Store, lab: &Lab, g: &Graded, shown: &Shown<'_>) {
+    let (standing, task) = (shown.standing, shown.task);
+    let v = view(lab, g, standing, shown.all);
     match ctx.settings.output {
-        OutputFormat::Json => ctx.printer.json(&g.report),
-        OutputFormat::Junit => ctx
-            .printer
-            .out(report::junit(std::slice::from_ref(&g.report), ctx.settings.lang).trim_end()),
+        OutputFormat::Json => ctx.printer.json(&with_queued(&g.report, shown.queued)),
+        OutputFormat::Junit => ctx.printer.document(&report::junit(
+            std::slice::from_ref(&g.report),
+            ctx.settings.lang,
+        )),
         OutputFormat::Text => {
             for line in report::text(&g.report, lab, ctx.settings.lang, &ctx.printer, &v) {
                 ctx.printer.out(&line);
@@ -603,6 +620,15 @@ fn print_check(
     if let Some(s) = standing {
         super::overview::print_standing(ctx, store, lab, s, !task.is_empty());
     }
+}
+
+/// The report as its JSON document, with `queuedForReview` after its own fields.
+fn with_queued(rep: &Report, queued: usize) -> Value {
+    let mut v = serde_json::to_value(rep).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.insert("queuedForReview".into(), Value::from(queued));
+    }
+    v
 }
 
 /// A `--task` the lab does not have, with the ones it has.

@@ -17,6 +17,7 @@ pub mod reset;
 pub mod scaffold;
 pub mod setup;
 pub mod show;
+pub mod submission;
 pub mod task;
 pub mod template;
 pub mod tree;

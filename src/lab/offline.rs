@@ -27,7 +27,8 @@ use crate::target::ObjRef;
 pub fn baseline_rbac() -> &'static [Value] {
     static BASELINE: OnceLock<Vec<Value>> = OnceLock::new();
     BASELINE.get_or_init(|| {
-        crate::yaml::parse_json_stream(include_str!("../../kind-config/baseline-rbac.yaml"))
+        // Outside the learner's YAML budget, so the result never depends on their files.
+        crate::yaml::parse_own_content(include_str!("../../kind-config/baseline-rbac.yaml"))
             .expect("kind-config/baseline-rbac.yaml is valid YAML (a unit test reads it)")
     })
 }
@@ -44,8 +45,9 @@ pub struct Rejected {
 /// The in-process object set of one workspace.
 #[derive(Debug, Clone)]
 pub struct Offline {
-    /// What is in the cluster: fixtures and the learner's objects, minus refused policies.
-    pub objects: Vec<Value>,
+    /// What is in the cluster: fixtures and the learner's objects, minus refused policies;
+    /// parsed once per run and shared by every check (never copied per check).
+    pub objects: Arc<Vec<Value>>,
     /// Workspace files that could not be read (`file:line:col: message`).
     pub problems: Vec<String>,
     /// Policies the policy webhook refused.
@@ -73,7 +75,8 @@ impl Offline {
             // The policies were admitted before the setup; the setup (and what the learner
             // re-applied since) changes the cluster under them, as it would live: a policy
             // that exists is not taken away because its permissions were.
-            let staged_objects = super::setup::offline_objects(lab, ws, off.objects, staged);
+            let staged_objects =
+                super::setup::offline_objects(lab, ws, Arc::unwrap_or_clone(off.objects), staged);
             let mut everything = baseline_rbac().to_vec();
             everything.extend(staged_objects.iter().cloned());
             off.access = Arc::new(Access::new(&everything));
@@ -86,10 +89,12 @@ impl Offline {
                     .any(|r| r.kind == s("/kind") && r.name == s("/metadata/name"))
                     && refusal(&off.access, o).is_some()
             };
-            off.objects = staged_objects
-                .into_iter()
-                .filter(|o| !refused_again(o))
-                .collect();
+            off.objects = Arc::new(
+                staged_objects
+                    .into_iter()
+                    .filter(|o| !refused_again(o))
+                    .collect(),
+            );
         }
         Ok(off)
     }
@@ -117,7 +122,7 @@ impl Offline {
             })
             .collect();
         Offline {
-            objects: admitted,
+            objects: Arc::new(admitted),
             problems,
             rejected,
             access,
@@ -254,7 +259,7 @@ impl Offline {
         found: &Value,
     ) -> Outcome {
         let what = want.to_string();
-        let mut changed = self.objects.clone();
+        let mut changed = (*self.objects).clone();
         let source = changed.iter_mut().find(|o| {
             let s = |p: &str| o.pointer(p).and_then(Value::as_str);
             s("/apiVersion") == Some(&step.source.api_version)
@@ -274,7 +279,7 @@ impl Offline {
         if !super::creation::synchronized(&self.objects, found) {
             return check::judge_synced(check, &what, Some(found));
         }
-        match engine::generate(&changed, trig, &self.access) {
+        match engine::generate(&Arc::new(changed), trig, &self.access) {
             Ok(again) => {
                 let copy = again
                     .generated
@@ -516,6 +521,24 @@ mod engine {
         })
     }
 
+    /// The lab's objects as the engines share them: the run's own set is handed on as it
+    /// is (an `Arc`); a plain list (unit tests) is put into one.
+    pub trait Cluster {
+        fn shared(&self) -> Arc<Vec<Value>>;
+    }
+
+    impl Cluster for Arc<Vec<Value>> {
+        fn shared(&self) -> Arc<Vec<Value>> {
+            self.clone()
+        }
+    }
+
+    impl Cluster for Vec<Value> {
+        fn shared(&self) -> Arc<Vec<Value>> {
+            Arc::new(self.clone())
+        }
+    }
+
     /// What the background controller made of one trigger.
     pub struct GenerateRun {
         pub generated: Vec<Value>,
@@ -561,17 +584,18 @@ mod engine {
     /// The lab's objects are the cluster (clone sources, namespace labels, params). `Err`
     /// when a policy cannot be evaluated offline.
     pub fn admit(
-        objects: &[Value],
+        objects: &impl Cluster,
         object: &Value,
         update: bool,
         user: Option<&(String, Vec<String>)>,
     ) -> Result<Admission, String> {
+        let objects = &objects.shared();
         // The API server names a `generateName` object before admission.
         let mut object = object.clone();
         super::name_offline_trigger(&mut object);
         // Kyverno's MutatingPolicies (CEL) first, then its classic mutate rules.
         let mut request = vap_request(objects, &object, update, user);
-        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        request.cluster = Some(objects.clone());
         let object = vap::mutate_with_policies(objects, &request)?;
         let (policies, resp) = run(objects, &object, update, user);
         if let Some(d) = rule_error(&resp) {
@@ -706,10 +730,11 @@ mod engine {
     /// The objects generate rules would create for this trigger (dry runs never generate;
     /// offline there is no background controller to wait for).
     pub fn generate(
-        objects: &[Value],
+        objects: &impl Cluster,
         trigger: &Value,
         access: &Arc<Access>,
     ) -> Result<GenerateRun, String> {
+        let objects = &objects.shared();
         let (_, resp) = run_with(objects, trigger, false, None, Some(access.clone()));
         if let Some(e) = resp.results.iter().find(|r| {
             r.kind == kyverno::RuleKind::Generate && r.status == kyverno::RuleStatus::Error
@@ -727,7 +752,7 @@ mod engine {
             .collect();
         let mut generated = resp.generated;
         let mut request = vap_request(objects, trigger, false, None);
-        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        request.cluster = Some(objects.clone());
         generated.extend(vap::generate_with_policies(objects, &request)?);
         Ok(GenerateRun {
             generated,
@@ -737,7 +762,7 @@ mod engine {
     }
 
     fn run(
-        objects: &[Value],
+        objects: &Arc<Vec<Value>>,
         object: &Value,
         update: bool,
         user: Option<&(String, Vec<String>)>,
@@ -746,7 +771,7 @@ mod engine {
     }
 
     fn run_with(
-        objects: &[Value],
+        objects: &Arc<Vec<Value>>,
         object: &Value,
         update: bool,
         user: Option<&(String, Vec<String>)>,
@@ -772,7 +797,7 @@ mod engine {
             ..Default::default()
         };
         let opts = kyverno::Options {
-            cluster: objects.to_vec(),
+            cluster: objects.clone(),
             background,
             ..Default::default()
         };

@@ -231,28 +231,37 @@ pub fn print_standing(ctx: &Ctx, store: &Store, lab: &Lab, s: &progress::Standin
     p.out_painted(Style::Hint, &format!("{} {next}", tr(lang, "次:", "next:")));
 }
 
-/// A failed check sends the quiz questions that share the lab's concepts back to review.
-pub fn queue_related_questions(ctx: &Ctx, store: &Store, lab: &Lab) {
+/// A failed check sends the quiz questions that share the lab's concepts back to review;
+/// how many it queued (0 when none share them or the store cannot be written, which `-v`
+/// explains). Prints nothing: the count is a field of the check's document
+/// (`queuedForReview`), and text mode says it with [`print_queued`].
+pub fn queue_related_questions(ctx: &Ctx, store: &Store, lab: &Lab) -> usize {
     let (quizzes, _) = content::load_quizzes(&ctx.settings.content_dir);
-    let n = crate::quiz::progress::queue_concepts(store, &quizzes, &lab.concepts);
-    match n {
-        Ok(0) => {}
-        Ok(n) => ctx.printer.out(&ctx.printer.paint(
-            Style::Hint,
-            &format!(
-                "{} {n} {} `kca quiz review`",
-                tr(
-                    ctx.settings.lang,
-                    "関連するクイズ",
-                    "related quiz questions:"
-                ),
-                tr(ctx.settings.lang, "問を復習に追加しました:", "queued for"),
-            ),
-        )),
-        Err(e) => ctx
-            .printer
-            .verbose(&format!("could not queue quiz questions: {e}")),
+    match crate::quiz::progress::queue_concepts(store, &quizzes, &lab.concepts) {
+        Ok(n) => n,
+        Err(e) => {
+            ctx.printer
+                .verbose(&format!("could not queue quiz questions: {e}"));
+            0
+        }
     }
+}
+
+/// The line text mode shows for questions queued by a failed check, on stderr (a note
+/// beside the result, never part of stdout's document).
+pub fn print_queued(ctx: &Ctx, n: usize) {
+    if n == 0 {
+        return;
+    }
+    let lang = ctx.settings.lang;
+    ctx.printer.status(&ctx.printer.paint_err(
+        Style::Hint,
+        &format!(
+            "{} {n} {} `kca quiz review`",
+            tr(lang, "関連するクイズ", "related quiz questions:"),
+            tr(lang, "問を復習に追加しました:", "queued for"),
+        ),
+    ));
 }
 
 pub fn status(ctx: &Ctx, store: &Store, only: Option<&str>) -> Result<Exit> {

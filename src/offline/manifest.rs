@@ -33,17 +33,23 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// A folder's entries in name order, each with whether it is a folder to walk into: a
+/// real folder, never a link to one (as `find` without `-L` and `kyverno test`'s walk
+/// do), so a link cannot make a walk loop or repeat a folder. A link to a file is a file.
+pub fn listing(dir: &Path) -> std::io::Result<Vec<(PathBuf, bool)>> {
+    let mut entries = std::fs::read_dir(dir)?
+        .map(|e| e.and_then(|e| Ok((e.path(), e.file_type()?.is_dir()))))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    entries.sort();
+    Ok(entries)
+}
+
 fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<()> {
-    // Symlinked folders may loop; visit each real folder once.
     if !seen.insert(dir.canonicalize()?) {
         return Ok(());
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<std::io::Result<_>>()?;
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
+    for (path, is_dir) in listing(dir)? {
+        if is_dir {
             walk(&path, out, seen)?;
         } else if path
             .extension()

@@ -317,13 +317,10 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
                         .flatten(),
                 })
                 .collect();
-            p.out(
-                junit::render(&[junit::Suite {
-                    name: format!("quiz {}", quiz.id),
-                    cases,
-                }])
-                .trim_end(),
-            );
+            p.document(&junit::render(&[junit::Suite {
+                name: format!("quiz {}", quiz.id),
+                cases,
+            }]));
         }
         OutputFormat::Text => {
             let right = report.questions.iter().filter(|q| q.correct).count();
@@ -392,11 +389,13 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
     let stdin = std::io::stdin();
     let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr)
         .with_lessons(&ctx.settings.content_dir);
-    let title = quiz.title.get(lang);
-    if to_stderr {
-        ctx.printer.say_err(title);
-    } else {
-        ctx.printer.out(&ctx.printer.paint(Style::Heading, title));
+    // A title wraps like body text: a terminal cutting it would split a word.
+    for line in crate::ui::wrap(quiz.title.get(lang), ctx.printer.width(), "") {
+        if to_stderr {
+            ctx.printer.say_err(&line);
+        } else {
+            ctx.printer.out(&ctx.printer.paint(Style::Heading, &line));
+        }
     }
     let mut saver = match resume_or_restart(store, &quiz, args, &mut asker)? {
         Some(saver) => saver,

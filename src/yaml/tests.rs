@@ -214,3 +214,21 @@ fn writes_yaml_that_reads_back() {
     let text = to_string(&value);
     assert_eq!(parse_one(&text).unwrap().to_json(), value);
 }
+
+#[test]
+fn kcas_own_content_is_parsed_outside_the_learners_budget() {
+    // Six 8 MB files of numbers spent the run's budget, then the embedded baseline RBAC
+    // failed its `expect()` and `lab check` panicked (exit 101).
+    std::thread::spawn(|| {
+        SPENT.set((MAX_RUN_NODES, 0));
+        let err = parse_json_stream("a: 1\n").unwrap_err();
+        assert!(err.message.contains("too much YAML"), "{err}");
+        let own = include_str!("../../kind-config/baseline-rbac.yaml");
+        assert!(!parse_own_content(own).unwrap().is_empty());
+        // The learner's budget is as it was: still spent.
+        assert!(parse_json_stream("a: 1\n").is_err());
+        assert!(!crate::lab::offline::baseline_rbac().is_empty());
+    })
+    .join()
+    .unwrap();
+}

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 
 pub mod kube_mock;
+pub mod tmux;
 
 pub struct Env {
     pub home: tempfile::TempDir,
@@ -83,4 +84,18 @@ pub fn printer() -> kca::ui::Printer {
         state_dir: ".".into(),
         home: ".".into(),
     })
+}
+
+/// Copies the folder `from` to `to`, recursively (regular files and folders).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
 }

@@ -398,7 +398,7 @@ impl Cluster {
                 })
                 .cloned()
                 .collect(),
-            cluster: self.objects.clone(),
+            cluster: std::sync::Arc::new(self.objects.clone()),
             ..Default::default()
         };
         let resp = kyverno::admit_with(&policies, &kreq, &opts);
@@ -487,7 +487,7 @@ impl Cluster {
                 ..Default::default()
             };
             let opts = kyverno::Options {
-                cluster: self.objects.clone(),
+                cluster: std::sync::Arc::new(self.objects.clone()),
                 ..Default::default()
             };
             let resp = kyverno::admit_with(&policies, &kreq, &opts);

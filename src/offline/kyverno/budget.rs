@@ -1,7 +1,8 @@
 //! Bounds on JMESPath evaluation, so a policy (a learner's, a test's) cannot exhaust the
 //! stack, the memory or the clock: an expression's size and nesting are checked before
 //! it is parsed (the parser and the evaluator recurse once per level), and what Kyverno's
-//! functions produce during one query is counted against a budget. go-jmespath has no
+//! functions produce during one query is counted against a budget, as is every value
+//! kca's interpreter makes (`super::interp`). go-jmespath has no
 //! such limits; these are kca's, set far above what real policies use.
 
 use std::cell::Cell;
@@ -93,6 +94,21 @@ pub fn scoped<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Counts `n` units of work or of values made; `Err` once the query's budget is spent.
+pub fn spend(n: usize) -> Result<(), BudgetError> {
+    let spent = PRODUCED.get().saturating_add(n);
+    PRODUCED.set(spent);
+    if spent > MAX_PRODUCED {
+        return Err(BudgetError::Spent);
+    }
+    Ok(())
+}
+
+/// What is left of the query's budget.
+pub fn remaining() -> usize {
+    MAX_PRODUCED.saturating_sub(PRODUCED.get())
+}
+
 /// Counts what a function produced; `Err` once the query's budget is spent.
 pub fn charge(value: &Variable) -> Result<(), BudgetError> {
     let spent = PRODUCED.get().saturating_add(size(value, MAX_PRODUCED + 1));
@@ -182,6 +198,72 @@ mod tests {
         assert_eq!(
             nesting(&format!("{}a{}", "(".repeat(500), ")".repeat(500))),
             500
+        );
+    }
+
+    /// `request.object | [@, @] | …` n times: 2^n copies of the object, shared.
+    fn doubled(n: usize) -> String {
+        format!("request.object{}", " | [@, @]".repeat(n))
+    }
+
+    #[test]
+    fn builtins_projections_and_comparisons_on_shared_values_stop_at_the_budget() {
+        // Each ran outside the budget: `to_string` of 30 doublings aborted at 1.6 GB,
+        // `(E) == (E)` with 34 ran past a minute.
+        let c = Context::from_document(
+            json!({"request": {"object": {"metadata": {"name": "x", "labels": {"a": "b"}}}}}),
+        );
+        let cases = [
+            format!("length(to_string({}))", doubled(30)),
+            format!("({}) == ({})", doubled(34), doubled(34)),
+            format!("({}) != ({})", doubled(34), doubled(34)),
+            format!("length({}{})", doubled(30), "[]".repeat(30)),
+            format!(
+                "length(({})[*][*][*][*][*][*][*][*][*][*][*][*][*][*][*][*][*][*][*][*][*][*][*])",
+                doubled(24)
+            ),
+            format!("length(map(&to_string(@), {}))", doubled(30)),
+            format!(
+                "length(sort_by({}[][][][][][][][][][][][][][][][][][][][], &metadata.name))",
+                doubled(24)
+            ),
+            format!("contains({}, `1`)", doubled(30)),
+            format!(
+                "length(join(',', {}[][][][][][][][][][][][][][][][][][][][][][][][].metadata.name))",
+                doubled(24)
+            ),
+        ];
+        for expr in cases {
+            // A debug build on a busy machine: the release build takes a tenth.
+            let started = std::time::Instant::now();
+            let err = vars::query(&expr, &c).unwrap_err().to_string();
+            assert!(err.contains("kca stops it there"), "{expr}: {err}");
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "{expr}: {:?}",
+                started.elapsed()
+            );
+        }
+        // Ordinary queries give what they gave.
+        assert_eq!(
+            vars::query("to_string(request.object.metadata.labels)", &c).unwrap(),
+            json!("{\"a\":\"b\"}")
+        );
+        assert_eq!(
+            vars::query(&format!("({}) == ({})", doubled(3), doubled(3)), &c).unwrap(),
+            json!(true)
+        );
+        assert_eq!(
+            vars::query("sort_by([{n: 'b'}, {n: 'a'}], &n)[].n", &c).unwrap(),
+            json!(["a", "b"])
+        );
+        assert_eq!(
+            vars::query("max_by([{n: `2`}, {n: `5`}], &n).n", &c).unwrap(),
+            json!(5)
+        );
+        assert_eq!(
+            vars::query("map(&length(@), ['ab', 'c'])", &c).unwrap(),
+            json!([2, 1])
         );
     }
 }

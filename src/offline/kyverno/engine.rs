@@ -391,7 +391,7 @@ fn validate_cel(cel: &Value, rule: &Rule, req: &Request, opts: &Options) -> Outc
         Some(ns) if subject.get("kind").and_then(Value::as_str) != Some("Namespace") => {
             let mut labels = req.namespace_labels.clone();
             labels.insert("kubernetes.io/metadata.name".into(), ns.into());
-            vap::namespace_object(&opts.cluster, ns, labels)
+            vap::namespace_object(opts.cluster.iter(), ns, labels)
         }
         _ => Value::Null,
     };

@@ -19,8 +19,9 @@ use crate::offline::rbac::resource::resource_for_kind;
 pub struct Options {
     /// `PolicyException` objects.
     pub exceptions: Vec<Value>,
-    /// Existing objects (clone sources for generate, configMaps for context).
-    pub cluster: Vec<Value>,
+    /// Existing objects (clone sources for generate, configMaps for context), shared by
+    /// every request of a run (a lab check's cluster is not copied per check).
+    pub cluster: std::sync::Arc<Vec<Value>>,
     /// Values per (policy, rule): context entry names and variables.
     pub rule_values: BTreeMap<(String, String), serde_json::Map<String, Value>>,
     /// Mocked `apiCall` responses (`url`, optional `method`, `response.body`).

@@ -121,11 +121,11 @@ mod tests {
         let trigger = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "cm", "namespace": "staging"}});
         let opts = Options {
-            cluster: vec![
+            cluster: std::sync::Arc::new(vec![
                 secret("staging", "secret-1"),
                 secret("prod", "secret-1"),
                 secret("staging", "other"),
-            ],
+            ]),
             ..Options::default()
         };
         let req = Request {

@@ -164,7 +164,7 @@ impl Run<'_> {
         let elements = foreach_elements(expr, ctx)
             .map_err(|e| format!("failed to evaluate {at}.list {expr}: {e}"))?;
         let opts = Options {
-            cluster: self.cluster.to_vec(),
+            cluster: std::sync::Arc::new(self.cluster.to_vec()),
             ..Options::default()
         };
         let mut out = Vec::new();

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod entries;
 pub mod existing;
 pub mod generate;
+mod interp;
 pub mod jsonpatch;
 pub mod matching;
 pub mod mutate;

@@ -199,9 +199,12 @@ fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     }
     let compiled = compiled_expression(&expr)?;
     let data = ctx.variable();
-    let result = compiled.search(data).map_err(|e| VarError::Invalid {
-        expr: abbreviated(&expr),
-        reason: e.to_string(),
+    let mut jp = JpContext::new(&expr, runtime());
+    let result = super::interp::interpret(&data, compiled.as_ast(), &mut jp).map_err(|e| {
+        VarError::Invalid {
+            expr: abbreviated(&expr),
+            reason: e.to_string(),
+        }
     })?;
     finish(&expr, &compiled, &result, ctx)
 }

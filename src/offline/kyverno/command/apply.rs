@@ -202,7 +202,7 @@ pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
     let words = Words::new(p);
     let mut mutated = Vec::new();
     if json {
-        p.out(&format!(
+        p.document_part(&format!(
             "{{\n  \"schemaVersion\": {},\n  \"resources\": [",
             crate::envelope::SCHEMA_VERSION
         ));
@@ -335,19 +335,20 @@ impl JsonStream {
             serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
         let indented = indent(&crate::escape::json(&text), "    ");
         if let Some(prev) = self.pending.replace(indented) {
-            p.out(&format!("{prev},"));
+            p.document_part(&format!("{prev},"));
         }
     }
 
     fn finish(self, p: &Printer, summary: &ApplySummary) {
         if let Some(last) = self.pending {
-            p.out(&last);
+            p.document_part(&last);
         }
         let s = serde_json::to_string_pretty(summary).unwrap_or_default();
-        p.out(&format!(
+        p.document_part(&format!(
             "  ],\n  \"summary\": {}\n}}",
             indent(&s, "  ").trim_start()
         ));
+        p.document_end();
     }
 }
 

@@ -52,7 +52,7 @@ pub(super) fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
             errors: &run.errors,
             summary: run.summary,
         }),
-        OutputFormat::Junit => ctx.printer.out(junit(&run.rows, &run.errors).trim_end()),
+        OutputFormat::Junit => ctx.printer.document(&junit(&run.rows, &run.errors)),
         _ => render_text(ctx, &args, &run),
     }
     Ok(exit)

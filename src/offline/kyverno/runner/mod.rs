@@ -100,13 +100,12 @@ pub fn find_tests_named(roots: &[PathBuf], names: &[&str]) -> Vec<PathBuf> {
 }
 
 fn walk(dir: &Path, names: &[&str], out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    // Links to folders are not followed (`ln -s . tests/a` ran each test 41 times).
+    let Ok(entries) = crate::offline::manifest::listing(dir) else {
         return;
     };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
+    for (p, is_dir) in entries {
+        if is_dir {
             walk(&p, names, out);
         } else if p
             .file_name()
@@ -343,16 +342,22 @@ impl Suite {
             v.iter().map(String::as_str).collect()
         }
         quiet(&names(&test.target_resources), &mut targets);
-        quiet(&names(&test.cluster_resources), &mut opts.cluster);
-        opts.cluster.extend(targets.iter().cloned());
-        quiet(&[test.context.as_str()], &mut opts.cluster);
+        quiet(
+            &names(&test.cluster_resources),
+            std::sync::Arc::make_mut(&mut opts.cluster),
+        );
+        std::sync::Arc::make_mut(&mut opts.cluster).extend(targets.iter().cloned());
+        quiet(
+            &[test.context.as_str()],
+            std::sync::Arc::make_mut(&mut opts.cluster),
+        );
         let clone_sources: Vec<&str> = test
             .results
             .iter()
             .map(|r| r.clone_source_resource.as_str())
             .collect();
-        quiet(&clone_sources, &mut opts.cluster);
-        opts.cluster.extend(resources.iter().cloned());
+        quiet(&clone_sources, std::sync::Arc::make_mut(&mut opts.cluster));
+        std::sync::Arc::make_mut(&mut opts.cluster).extend(resources.iter().cloned());
         opts.rule_values = values.per_rule.clone();
         opts.api_responses = test.api_call_responses.clone();
         let other_kinds = policy_objs
