@@ -276,7 +276,7 @@ mod tests {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "other", "namespace": "a"}});
         let opts = Options {
-            cluster: vec![cm],
+            cluster: std::sync::Arc::new(vec![cm]),
             ..Default::default()
         };
         let mut ctx = Context::from_document(json!({}));
