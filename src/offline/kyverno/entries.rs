@@ -86,7 +86,14 @@ pub fn load_entries(
             && let Some(found) = api_mock(call, ctx, &opts.api_responses)
                 .or_else(|| api_get(call, ctx, &opts.cluster))
         {
-            let value = found.map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
+            // A call the API server fails (not found) takes the entry's `default`, stored
+            // as written (pkg/engine/apicall/apiCall.go `Fetch`, `transformAndStore`).
+            let value = match (found, call.get("default")) {
+                (Err(ApiCallError::NotFound(_)), Some(default)) => default.clone(),
+                (found, _) => {
+                    found.map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?
+                }
+            };
             ctx.add_variable(name, value);
         } else {
             let source = if entry.api_call.is_some() {
@@ -199,6 +206,16 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
                     == ns
             })
     };
+    // The API server answers 404 for a resource discovery does not serve.
+    let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+    if name.is_none()
+        && crate::offline::rbac::resource::Mapper::built_in()
+            .with_crds(cluster)
+            .namespaced(group, plural)
+            .is_none()
+    {
+        return Some(Err(ApiCallError::NotFound(url)));
+    }
     let result = match name {
         Some(n) => match cluster
             .iter()
@@ -249,6 +266,39 @@ fn variable_entry(var: &Value, ctx: &Context) -> Result<Value, VarError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn api_call_default_stands_in_for_an_object_not_found() {
+        let entry: ContextEntry = serde_json::from_value(json!({"name": "podname",
+            "apiCall": {"urlPath": "/api/v1/namespaces/a/configmaps/missing",
+                        "jmesPath": "metadata.name", "default": "example"}}))
+        .unwrap();
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "other", "namespace": "a"}});
+        let opts = Options {
+            cluster: std::sync::Arc::new(vec![cm]),
+            ..Default::default()
+        };
+        let mut ctx = Context::from_document(json!({}));
+        assert!(load_entries(std::slice::from_ref(&entry), &mut ctx, &opts, None).is_ok());
+        assert_eq!(vars::query("podname", &ctx).unwrap(), json!("example"));
+        // A resource the API server does not serve is a 404 too.
+        let mut unserved = entry.clone();
+        unserved.api_call.as_mut().unwrap()["urlPath"] = json!("/api/v1/namespaces/a/invalid");
+        let mut ctx = Context::from_document(json!({}));
+        assert!(load_entries(&[unserved], &mut ctx, &opts, None).is_ok());
+        assert_eq!(vars::query("podname", &ctx).unwrap(), json!("example"));
+        let mut no_default = entry;
+        no_default
+            .api_call
+            .as_mut()
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .remove("default");
+        let mut ctx = Context::from_document(json!({}));
+        assert!(load_entries(&[no_default], &mut ctx, &opts, None).is_err());
+    }
 
     #[test]
     fn api_get_serves_the_objects_of_the_named_resource() {

@@ -205,10 +205,11 @@ fn resource_matches(res: &ResourceDesc, on: On<'_>) -> Result<bool, SelectorErro
         return Ok(false);
     }
     if let Some(sel) = &res.namespace_selector {
+        // Kyverno does not apply a namespaceSelector to a Namespace itself: the filter
+        // does not match it ("namespace selector is not applicable for namespace
+        // resource", pkg/engine/utils/match.go).
         if kind == "Namespace" {
-            if !typed_selector_matches(sel, &f.labels)? {
-                return Ok(false);
-            }
+            return Ok(false);
         } else if f.namespace.is_empty() || !typed_selector_matches(sel, &req.namespace_labels)? {
             return Ok(false);
         }
@@ -375,6 +376,29 @@ mod tests {
         assert!(wildcard_match("?-テスト", "a-テスト"));
         assert!(wildcard_match("テ?ト", "テスト"));
         assert!(!wildcard_match("テ?ト", "テスsト"));
+    }
+
+    #[test]
+    fn namespace_selector_does_not_select_a_namespace_itself() {
+        let policy = crate::offline::kyverno::load_policies(&[json!({
+            "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "p"},
+            "spec": {"rules": [{"name": "r", "match": {"any": [{"resources": {
+                "kinds": ["Namespace", "ConfigMap"],
+                "namespaceSelector": {"matchLabels": {"team": "a"}}}}]},
+                "validate": {"deny": {}}}]}})])
+        .0
+        .remove(0);
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "x", "labels": {"team": "a"}}});
+        let req = |object: Value| Request {
+            object,
+            namespace_labels: [("team".to_string(), "a".to_string())].into(),
+            ..Default::default()
+        };
+        assert!(!rule_matches(&policy.rules[0], &policy, &req(ns)).unwrap());
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "x"}});
+        assert!(rule_matches(&policy.rules[0], &policy, &req(cm)).unwrap());
     }
 
     #[test]
