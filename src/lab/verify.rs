@@ -18,6 +18,10 @@ use crate::content::lab::Lab;
 use crate::error::Result;
 use crate::exit::Exit;
 
+pub mod derive;
+mod score;
+pub use score::{MutationScore, Survivor};
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LabVerdict {
@@ -26,6 +30,9 @@ pub struct LabVerdict {
     pub starter: StageVerdict,
     pub solution: StageVerdict,
     pub mutants: Vec<StageVerdict>,
+    /// Offline: the mutants kca derived from the solution, and how many checks killed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<MutationScore>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -45,10 +52,10 @@ pub struct StageVerdict {
 }
 
 /// A scratch folder removed when dropped.
-struct Scratch(PathBuf);
+pub(super) struct Scratch(pub(super) PathBuf);
 
 impl Scratch {
-    fn new() -> Result<Scratch> {
+    pub(super) fn new() -> Result<Scratch> {
         static N: AtomicUsize = AtomicUsize::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -72,20 +79,24 @@ impl Drop for Scratch {
 /// Grades a stage. The solution and the mutants are the learner's final state: every task
 /// setup was staged, and the files were saved (re-applied) after it; the starter meets
 /// no setup.
-fn run_stage(lab: &Lab, stage: Stage<'_>) -> Result<Vec<CheckResult>> {
-    let staged: Vec<Staged<'_>> = match stage {
+pub(super) fn run_stage(lab: &Lab, stage: Stage<'_>) -> Result<Vec<CheckResult>> {
+    let staged = match stage {
         Stage::Starter => Vec::new(),
-        _ => lab
-            .tasks
-            .iter()
-            .filter(|t| !t.setup.is_empty())
-            .map(|task| Staged {
-                task,
-                at: Some(std::time::UNIX_EPOCH),
-            })
-            .collect(),
+        _ => final_setups(lab),
     };
     run_staged(lab, stage, &staged)
+}
+
+/// Every task setup, staged before the files were last saved (the learner's final state).
+pub(super) fn final_setups(lab: &Lab) -> Vec<Staged<'_>> {
+    lab.tasks
+        .iter()
+        .filter(|t| !t.setup.is_empty())
+        .map(|task| Staged {
+            task,
+            at: Some(std::time::UNIX_EPOCH),
+        })
+        .collect()
 }
 
 fn run_staged(lab: &Lab, stage: Stage<'_>, staged: &[Staged<'_>]) -> Result<Vec<CheckResult>> {
@@ -163,8 +174,24 @@ fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
         .collect()
 }
 
+/// The offline proof: every variant (starter, solution, each mutant) graded in parallel,
+/// then the mutants kca derives from the solution, scored (`score`).
 pub fn verify(lab: &Lab) -> Result<LabVerdict> {
-    verify_with(lab, |stage| run_stage(lab, stage))
+    let variants = stages(lab);
+    let mut graded = score::in_parallel(&variants, |stage| run_stage(lab, *stage))
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?
+        .into_iter();
+    let mut v = verify_with(lab, |_| {
+        graded.next().ok_or_else(|| {
+            crate::error::Error::environment("a variant was not graded", "run again")
+        })
+    })?;
+    let (score, stage) = score::derived(lab)?;
+    v.ok &= stage.ok;
+    v.mutants.push(stage);
+    v.score = Some(score);
+    Ok(v)
 }
 
 /// The proof on any grader of a variant (`starter`, `solution`, each mutant, in that order).
@@ -253,6 +280,7 @@ pub fn verify_with(
         starter: starter_v,
         solution: solution_v,
         mutants,
+        score: None,
     })
 }
 

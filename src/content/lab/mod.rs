@@ -49,7 +49,16 @@ pub struct Lab {
     /// From `solution/<path>` onto the starter.
     pub solution: Vec<FileRef>,
     pub mutants: Vec<Mutant>,
+    /// Derived mutants declared equivalent (`equivalentMutants`), with the reason.
+    pub equivalent_mutants: Vec<Equivalent>,
     pub reset: Reset,
+}
+
+/// A derived mutant (`kca lab verify`) that the author declares equivalent, and why.
+#[derive(Debug, Clone)]
+pub struct Equivalent {
+    pub id: String,
+    pub reason: Text,
 }
 
 /// A workspace-relative file; `template` files are rendered with tera.
