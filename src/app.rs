@@ -62,6 +62,10 @@ fn dispatch(ctx: &Ctx, command: Option<Command>) -> Result<Exit> {
         Command::Cluster(cmd) => crate::cluster::run(ctx, cmd),
         Command::Auth(cmd) => crate::offline::rbac::command::run(ctx, cmd),
         Command::Policy(cmd) => crate::offline::kyverno::command::run(ctx, cmd),
+        Command::Jp(cmd) => crate::jp::run(ctx, cmd),
+        Command::Values(crate::cli::values::ValuesCommand::Render(args)) => {
+            crate::helm::run(ctx, &args.chart, &args.values)
+        }
     }
 }
 

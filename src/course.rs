@@ -94,7 +94,7 @@ pub fn map(ctx: &Ctx, store: &Store) -> Result<(Vec<ModuleRow>, Next)> {
     let (labs, _) = crate::lab::overview::all_labs(ctx)?;
     let (quizzes, _) = crate::content::load_quizzes(dir);
     let lp = lab_progress::read(store).unwrap_or_default();
-    let qp: quiz_progress::Progress = store.read(quiz_progress::FILE).unwrap_or_default();
+    let qp = quiz_progress::read(store).unwrap_or_default();
     let read: LessonsRead = store.read(LESSONS_FILE).unwrap_or_default();
     let mut modules: Vec<i64> = crate::lesson::modules(dir);
     modules.extend(labs.iter().filter_map(|l| l.module));

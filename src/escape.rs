@@ -12,6 +12,7 @@ fn is_control(c: char) -> bool {
         || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}')
         || ('\u{202a}'..='\u{202e}').contains(&c)
         || ('\u{2066}'..='\u{2069}').contains(&c)
+        || is_noncharacter(c)
 }
 
 /// `s` with every control character written as an escape (`\n`, `\t`, `\u{1b}`).
@@ -33,6 +34,37 @@ pub fn escape(s: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// JSON text with every character that acts on a terminal (DEL, C1 controls, bidi
+/// overrides, line separators) and every XML non-character written as a `\uXXXX`
+/// escape: the same document, but one a `cat` to a terminal cannot drive. serde_json
+/// already escapes C0 controls; the rest pass through it raw.
+pub fn json(text: &str) -> Cow<'_, str> {
+    let acts = |c: char| is_control(c) && c > '\u{1f}';
+    if !text.chars().any(acts) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if acts(c) {
+            // Every such character is in the Basic Multilingual Plane except the
+            // non-characters U+nFFFE/U+nFFFF above it: those become a surrogate pair.
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{:04x}", u);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Unicode's non-characters (U+FDD0–U+FDEF, and U+nFFFE/U+nFFFF in every plane).
+pub fn is_noncharacter(c: char) -> bool {
+    let n = c as u32;
+    (0xFDD0..=0xFDEF).contains(&n) || (n & 0xFFFE) == 0xFFFE
 }
 
 /// A path, escaped for printing.

@@ -27,6 +27,21 @@ struct Envelope<T> {
     data: T,
 }
 
+/// A state type whose fields have ranges serde cannot express: `repair` puts them back
+/// in range after reading and says what it changed (each becomes part of one warning).
+pub trait Repair {
+    fn repair(&mut self) -> Vec<String>;
+}
+
+/// At most this many repaired fields are named in the warning.
+const NAMED_REPAIRS: usize = 5;
+
+/// Whether process `pid` is running (on this machine's /proc): a temp file or a quiz
+/// attempt of a process that ended is no one's any more.
+pub fn process_runs(pid: u32) -> bool {
+    pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+}
+
 #[derive(Debug)]
 pub struct Store {
     dir: PathBuf,
@@ -72,6 +87,51 @@ impl Store {
         let out = f(&mut value);
         self.write(name, &value)?;
         Ok(out)
+    }
+
+    /// `read`, then every field put back in range, with a warning naming what changed.
+    pub fn read_checked<T: DeserializeOwned + Default + Repair>(&self, name: &str) -> Result<T> {
+        let mut value: T = self.read(name)?;
+        let fixed = value.repair();
+        self.note_repairs(name, &fixed);
+        Ok(value)
+    }
+
+    /// `update` on a value whose fields were put back in range first (with a warning).
+    pub fn update_checked<T, R>(&self, name: &str, f: impl FnOnce(&mut T) -> R) -> Result<R>
+    where
+        T: DeserializeOwned + Serialize + Default + Repair,
+    {
+        let mut fixed = Vec::new();
+        let out = self.update(name, |v: &mut T| {
+            fixed = v.repair();
+            f(v)
+        })?;
+        self.note_repairs(name, &fixed);
+        Ok(out)
+    }
+
+    fn note_repairs(&self, name: &str, fixed: &[String]) {
+        if fixed.is_empty() {
+            return;
+        }
+        let mut named: Vec<String> = fixed
+            .iter()
+            .take(NAMED_REPAIRS)
+            .map(|f| crate::escape::escape(f).into_owned())
+            .collect();
+        if fixed.len() > NAMED_REPAIRS {
+            named.push(format!("{} more", fixed.len() - NAMED_REPAIRS));
+        }
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!(
+                "{} held {} value(s) out of range, put back in range: {}",
+                self.path(name).display(),
+                fixed.len(),
+                named.join("; ")
+            ));
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -167,7 +227,7 @@ impl Store {
             else {
                 continue;
             };
-            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            if pid != std::process::id() && !process_runs(pid) {
                 let _ = fs::remove_file(e.path());
             }
         }

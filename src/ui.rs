@@ -421,7 +421,7 @@ impl Printer {
             .map(crate::envelope::stamp)
             .and_then(|v| serde_json::to_string_pretty(&v))
             .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-        self.out(&text);
+        self.out(&crate::escape::json(&text));
     }
 
     /// Progress and status on stderr; silent with `-q` and in json/junit mode unless verbose.

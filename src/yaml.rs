@@ -245,17 +245,23 @@ fn parse_on<S: Send>(
     };
     let result = match parts.split_first() {
         Some((first, rest)) if !rest.is_empty() => std::thread::scope(|scope| {
+            // A piece no thread can be started for (a pids limit) is parsed here, after.
             let others: Vec<_> = rest
                 .iter()
-                .map(|&piece| scope.spawn(move || parse(piece)))
+                .map(|&piece| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, move || parse(piece))
+                        .map_err(|_| piece)
+                })
                 .collect();
             let mut states = vec![parse(*first)];
             for handle in others {
-                states.push(
-                    handle
+                states.push(match handle {
+                    Ok(h) => h
                         .join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                );
+                    Err(piece) => parse(piece),
+                });
             }
             states.into_iter().collect()
         }),

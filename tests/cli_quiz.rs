@@ -334,7 +334,15 @@ fn grade_with_an_unwritable_state_folder_prints_the_result_and_keeps_the_exit_co
     std::fs::write(&answers, "d-single: a\n").unwrap();
     let out = demo(&env)
         .env("XDG_STATE_HOME", ro.join("state"))
-        .args(["--lang", "en", "quiz", "grade", "demo", "--answers"])
+        .args([
+            "--lang",
+            "en",
+            "quiz",
+            "grade",
+            "demo",
+            "--record",
+            "--answers",
+        ])
         .arg(&answers)
         .output()
         .unwrap();

@@ -138,3 +138,40 @@ fn output_is_capped_and_the_cut_is_said() {
         f.truncation_note()
     );
 }
+
+#[test]
+fn a_setsid_grandchild_does_not_outlive_its_job() {
+    // setsid takes the sleeps out of the job's group (and session); before kca became
+    // their subreaper they ran on after the job, the first holding stdout open until the
+    // deadline. The second is a grandchild of an escaped shell.
+    let started = Instant::now();
+    let f = sh(
+        "setsid sleep 1008 & echo $! >&2; \
+         setsid sh -c 'sleep 1009 & echo $! >&2; wait' & \
+         sleep 0.2; echo ok",
+        Duration::from_secs(20),
+    );
+    assert_eq!(f.code(), Some(0));
+    assert_eq!(f.stdout.text(), "ok\n");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "waited {:?} for an escaped process's pipe",
+        started.elapsed()
+    );
+    let pids: Vec<i32> = f
+        .stderr
+        .text()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "{}", f.stderr.text());
+    for pid in pids {
+        if running(pid) {
+            // SAFETY: tidies up the process this test caused.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+            panic!("the escaped sleep {pid} outlived its job");
+        }
+    }
+}

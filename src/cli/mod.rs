@@ -8,9 +8,11 @@ use crate::settings::{ColorChoice, Lang, OutputFormat};
 
 pub mod auth;
 pub mod cluster;
+pub mod jp;
 pub mod lab;
 pub mod policy;
 pub mod quiz;
+pub mod values;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -94,6 +96,12 @@ pub enum Command {
     /// Run Kyverno policies offline (like `kyverno test` / `kyverno apply`)
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// JMESPath with Kyverno's functions, offline (like `kyverno jp`)
+    #[command(subcommand)]
+    Jp(jp::JpCommand),
+    /// Helm values without helm: what the chart makes of them (like `helm template`, graded fields only)
+    #[command(subcommand)]
+    Values(values::ValuesCommand),
 }
 
 #[derive(Debug, clap::Args)]

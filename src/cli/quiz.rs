@@ -30,9 +30,10 @@ Exit codes: 0 all correct, 1 some missed, 2 usage or content error, 3 environmen
 const RUN_HELP: &str = "\
 Keys at the prompt:
   h  show the next hint of this question
-  s  skip it (shows the answer; the question stays due in `kca quiz review`)
-  q  quit (answers so far are kept; the attempt is recorded as partial)
-Each answer is saved as you go; Ctrl-C says what was kept.
+  s  skip it (the answer is not shown; the question stays due in `kca quiz review`)
+  q  quit (answers so far are kept; the next `kca quiz run` goes on from there)
+Each answer is saved as you go; Ctrl-C says what was kept. A run after a stopped one
+asks whether to go on (piped input goes on); `--restart` starts over.
 
 Answers: a letter (single), letters like `a,c` (multiple), true/false or はい/いいえ,
 a term, a number, or the numbers of an order like `3,1,2`.
@@ -54,8 +55,8 @@ The answers file is YAML: one line per question id, the answer in the question's
   q-timeout: 10                  # numeric
   q-request-path: [authn, authz, mutate]   # order: item ids in order
 A question left out counts as unanswered. `kca quiz key QUIZ` prints a full key in
-this format. Progress is saved when it can be; a state folder that cannot be written
-is a warning, never a change of the grade.
+this format. Grading changes no one's progress; `--record` saves the result as your own
+attempt (a state folder that cannot be written is a warning, never a change of the grade).
 
 Examples:
   kca quiz grade module-1 --answers alice.yaml
@@ -74,6 +75,9 @@ pub struct RunArgs {
     /// Seed for --shuffle, for a repeatable order
     #[arg(long, requires = "shuffle")]
     pub seed: Option<u64>,
+    /// Start over instead of going on with a stopped attempt
+    #[arg(long)]
+    pub restart: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -92,6 +96,9 @@ pub struct GradeArgs {
     /// YAML file mapping question id to answer
     #[arg(long, value_name = "FILE")]
     pub answers: PathBuf,
+    /// Save the result as your own attempt (default: your progress is left alone)
+    #[arg(long)]
+    pub record: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -13,6 +13,7 @@
 //! or terminated, the groups of the jobs still running are killed first (`interrupt`).
 
 mod interrupt;
+mod reap;
 
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -152,25 +153,42 @@ pub fn run(job: Job) -> std::io::Result<Finished> {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = spawn(&mut command)?;
+    let (mut child, started) = reap::start(|| spawn(&mut command))?;
     let group = Group {
         id: child.id() as i32,
         whole: own_group,
     };
     // Ctrl-C reaches kca's group only: list this group for kca's signal handler.
     let _listed = own_group.then(|| interrupt::list(group.id));
-    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        // A program that never reads its stdin must not block kca: write on a thread.
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&input);
-        });
-    }
     let (done_tx, done_rx) = mpsc::channel();
-    let out = reader(child.stdout.take(), cap, done_tx.clone());
-    let err = reader(child.stderr.take(), cap, done_tx);
-    let end = wait(child, deadline, &group)?;
-    // Whatever the program left in its group goes with it; its pipes close with them.
+    let threads = (|| {
+        if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            // A program that never reads its stdin must not block kca: write on a thread.
+            thread(move || {
+                let _ = pipe.write_all(&input);
+            })?;
+        }
+        let out = reader(child.stdout.take(), cap, done_tx.clone())?;
+        let err = reader(child.stderr.take(), cap, done_tx)?;
+        Ok((out, err))
+    })();
+    let (out, err) = match threads {
+        Ok(both) => both,
+        Err(e) => {
+            // No thread to read or wait with (a pids limit): end the job, say why.
+            group.kill_at_deadline();
+            let _ = child.wait();
+            group.kill();
+            started.end_orphans(group.id);
+            return Err(e);
+        }
+    };
+    let end = wait(child, deadline, &group);
+    // Whatever the program left in its group goes with it; its pipes close with them, and
+    // so do those of what escaped the group (`reap`).
     group.kill();
+    started.end_orphans(group.id);
+    let end = end?;
     // Readers end at end-of-file, or at the deadline if something outside the group still
     // holds a pipe (give a program that ended at the deadline a moment to flush).
     let until = deadline.max(Instant::now() + Duration::from_millis(200));
@@ -186,6 +204,16 @@ pub fn run(job: Job) -> std::io::Result<Finished> {
         stdout: take(&out),
         stderr: take(&err),
     })
+}
+
+/// Starts a helper thread; under a pids or memory limit that can fail, and the job then
+/// ends with the error instead of a panic.
+fn thread(f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("kca-exec".into())
+        .stack_size(256 << 10)
+        .spawn(f)
+        .map(drop)
 }
 
 /// `run` on tokio's blocking pool, for async callers.
@@ -243,11 +271,21 @@ fn spawn(command: &mut Command) -> std::io::Result<Child> {
 }
 
 /// Waits for the child on a thread (no polling); at the deadline kills its group.
-fn wait(mut child: Child, deadline: Instant, group: &Group) -> std::io::Result<End> {
+fn wait(child: Child, deadline: Instant, group: &Group) -> std::io::Result<End> {
     let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
+    let child = Arc::new(Mutex::new(Some(child)));
+    let waiter = child.clone();
+    if let Err(e) = thread(move || {
+        if let Some(mut c) = waiter.lock().ok().and_then(|mut c| c.take()) {
+            let _ = tx.send(c.wait());
+        }
+    }) {
+        group.kill_at_deadline();
+        if let Some(mut c) = child.lock().ok().and_then(|mut c| c.take()) {
+            let _ = c.wait();
+        }
+        return Err(e);
+    }
     let left = deadline.saturating_duration_since(Instant::now());
     match rx.recv_timeout(left) {
         Ok(status) => Ok(End::Exited(status?)),
@@ -265,10 +303,10 @@ fn reader(
     pipe: Option<impl Read + Send + 'static>,
     cap: usize,
     done: mpsc::Sender<()>,
-) -> Arc<Mutex<Captured>> {
+) -> std::io::Result<Arc<Mutex<Captured>>> {
     let captured = Arc::new(Mutex::new(Captured::default()));
     let shared = captured.clone();
-    std::thread::spawn(move || {
+    thread(move || {
         if let Some(mut pipe) = pipe {
             let mut buf = vec![0u8; 64 << 10];
             loop {
@@ -284,6 +322,6 @@ fn reader(
             }
         }
         let _ = done.send(());
-    });
-    captured
+    })?;
+    Ok(captured)
 }

@@ -19,7 +19,7 @@ pub fn select<'a>(lab: &'a Lab, tasks: &[String]) -> Vec<(&'a Task, &'a Check)> 
         .collect()
 }
 
-/// Grades offline; each check runs on its own thread (commands may take seconds).
+/// Grades offline on a bounded pool of threads (`check_workers`).
 pub fn offline(lab: &Lab, ws: &Path, tasks: &[String]) -> Result<Vec<CheckResult>> {
     offline_staged(lab, ws, tasks, &[])
 }
@@ -34,29 +34,38 @@ pub fn offline_staged(
     let target = Offline::load_staged(lab, ws, staged)?;
     let env = Submission { lab, workspace: ws };
     let selected = select(lab, tasks);
-    let results = std::thread::scope(|s| {
-        let handles: Vec<_> = selected
-            .iter()
-            .map(|(t, c)| {
-                let target = &target;
-                s.spawn(move || {
-                    let start = Instant::now();
-                    let o = target.evaluate(env, c);
-                    CheckResult::new(t, c, o, start.elapsed().as_secs_f64())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .zip(&selected)
-            .map(|(h, (t, c))| {
-                h.join().unwrap_or_else(|_| {
-                    CheckResult::new(t, c, Outcome::error("the check crashed"), 0.0)
-                })
-            })
-            .collect()
+    let results = crate::par::pool(&selected, &check_workers(), lane, |(t, c)| {
+        let start = Instant::now();
+        let o = target.evaluate(env, c);
+        CheckResult::new(t, c, o, start.elapsed().as_secs_f64())
     });
+    let results = results
+        .into_iter()
+        .zip(&selected)
+        .map(|(r, (t, c))| r.unwrap_or_else(|why| CheckResult::new(t, c, unrun(why), 0.0)))
+        .collect();
     Ok(results)
+}
+
+/// Workers per lane of the offline pool: in-process checks use the cores; `command`
+/// checks mostly wait for their program, so a few dozen run at once.
+fn check_workers() -> [usize; 2] {
+    [crate::par::cores(), 32]
+}
+
+fn lane((_, c): &(&Task, &Check)) -> usize {
+    usize::from(matches!(c.spec, crate::content::lab::Spec::Command { .. }))
+}
+
+/// The verdict of a check the pool could not run.
+fn unrun(why: crate::par::Unrun) -> Outcome {
+    match why {
+        crate::par::Unrun::NoThread(e) => Outcome::error(format!(
+            "kca could not start a thread for this check ({e}); a limit on processes or \
+             memory (ulimit -u, a container's pids limit) is too low"
+        )),
+        crate::par::Unrun::Crashed => Outcome::error("the check crashed"),
+    }
 }
 
 /// Grades against a cluster; checks run as concurrent tasks on the caller's runtime.

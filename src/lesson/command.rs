@@ -21,7 +21,11 @@ pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
         )
     })?;
     let anchor = args.section.clone().or(anchor);
-    let lesson = super::load(&ctx.settings.content_dir, module, ctx.settings.lang)?;
+    let (lesson, fell_back) =
+        super::load_noting(&ctx.settings.content_dir, module, ctx.settings.lang)?;
+    if let Some(note) = fell_back {
+        ctx.printer.warn(&note);
+    }
     let section = match &anchor {
         Some(a) => Some(lesson.section(a).ok_or_else(|| {
             Error::usage(

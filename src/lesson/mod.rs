@@ -75,14 +75,44 @@ pub fn modules(content_dir: &Path) -> Vec<i64> {
 
 /// Loads module `module`'s lesson in `lang`, falling back to the other language.
 pub fn load(content_dir: &Path, module: i64, lang: Lang) -> Result<Lesson> {
+    load_noting(content_dir, module, lang).map(|(lesson, _)| lesson)
+}
+
+/// `load`, and when it fell back to the other language, why the asked one could not be
+/// read (a line for the learner, in `lang`): `kca lesson` never switches silently.
+pub fn load_noting(
+    content_dir: &Path,
+    module: i64,
+    lang: Lang,
+) -> Result<(Lesson, Option<String>)> {
     let other = match lang {
         Lang::Ja => Lang::En,
         Lang::En => Lang::Ja,
     };
+    let mut why = None;
     for l in [lang, other] {
         let path = file(content_dir, module, l);
-        if let Ok(text) = crate::input::read_text(&path) {
-            return Ok(parse(&text, module, l));
+        match crate::input::read_text(&path) {
+            Ok(text) => {
+                let note = why.take().map(|e: String| {
+                    crate::ui::tr_s(
+                        lang,
+                        format!(
+                            "{} を読めません ({e})。英語のレッスンを表示します。",
+                            crate::escape::path(&file(content_dir, module, lang))
+                        ),
+                        format!(
+                            "cannot read {} ({e}); showing the Japanese lesson instead.",
+                            crate::escape::path(&file(content_dir, module, lang))
+                        ),
+                    )
+                });
+                return Ok((parse(&text, module, l), note));
+            }
+            Err(e) if why.is_none() => {
+                why = Some(crate::escape::escape(&e.to_string()).into_owned())
+            }
+            Err(_) => {}
         }
     }
     let have = modules(content_dir);

@@ -6,8 +6,16 @@
 use super::{Block, Lesson, Section};
 use crate::ui::{self, Printer, Style};
 
+/// Lesson text made safe for a pager that passes escapes (`PAGER=cat`, `more`): tabs
+/// as spaces, every other control character as a visible escape.
+fn clean(text: &str) -> String {
+    crate::escape::escape(&text.replace('\t', "    ")).into_owned()
+}
+
 /// Styles inline `code` and **bold** spans; without colour the text is left as written.
 fn inline(p: &Printer, text: &str, color: bool) -> String {
+    let cleaned = clean(text);
+    let text: &str = &cleaned;
     if !color {
         // Bold has no plain-text form worth keeping; `code` keeps its backticks.
         return text.replace("**", "");
@@ -62,7 +70,11 @@ fn blocks(p: &Printer, color: bool, blocks: &[Block], out: &mut Vec<String>) {
             Block::Paragraph { text } => {
                 out.extend(ui::wrap(&inline(p, text, color), width, "  "));
             }
-            Block::Heading { text } => out.push(p.paint(Style::Heading, &format!("  {text}"))),
+            Block::Heading { text } => {
+                for l in ui::wrap(&clean(text), width, "  ") {
+                    out.push(p.paint(Style::Heading, &l));
+                }
+            }
             Block::List { items } => {
                 for item in items {
                     let lines = ui::wrap(&inline(p, item, color), width, "    ");
@@ -77,7 +89,7 @@ fn blocks(p: &Printer, color: bool, blocks: &[Block], out: &mut Vec<String>) {
             }
             Block::Code { text, .. } => {
                 for l in text.lines() {
-                    out.push(p.paint(Style::Code, &format!("    {l}")));
+                    out.push(p.paint(Style::Code, &format!("    {}", clean(l))));
                 }
             }
         }
@@ -86,8 +98,8 @@ fn blocks(p: &Printer, color: bool, blocks: &[Block], out: &mut Vec<String>) {
 }
 
 fn section(p: &Printer, color: bool, s: &Section, out: &mut Vec<String>) {
-    let head = format!("§ {}", s.heading);
-    let anchor = format!("#{}", s.anchor);
+    let head = format!("§ {}", clean(&s.heading));
+    let anchor = format!("#{}", clean(&s.anchor));
     if ui::width(&head) + 2 + ui::width(&anchor) <= p.width() {
         out.push(format!(
             "{}  {}",
@@ -111,9 +123,11 @@ pub fn lines(p: &Printer, color: bool, lesson: &Lesson, only: Option<&Section>) 
         "{} {} — {}",
         crate::ui::tr(p.lang(), "レッスン", "Lesson"),
         lesson.module,
-        lesson.title
+        clean(&lesson.title)
     );
-    out.push(p.paint(Style::Heading, &title));
+    for l in ui::wrap(&title, p.width(), "") {
+        out.push(p.paint(Style::Heading, &l));
+    }
     out.push(p.paint(Style::Dim, &"─".repeat(ui::width(&title).min(p.width()))));
     out.push(String::new());
     match only {

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::attempt::Saver;
 use super::grade::{self, Answer};
-use super::progress::{self, Attempt, Progress};
+use super::progress::{self, Attempt, Done, Progress};
 use super::session::{Asked, Asker};
 use super::{Rng, seed_of};
 use crate::cli::quiz::{GradeArgs, KeyArgs, QuizCommand, ReviewArgs, RunArgs};
@@ -143,7 +143,7 @@ struct ListEntry {
 fn list(ctx: &Ctx, store: &Store) -> Result<Exit> {
     let lang = ctx.settings.lang;
     let quizzes = loaded(ctx);
-    let progress: Progress = store.read(progress::FILE)?;
+    let progress: Progress = progress::read(store)?;
     let entries: Vec<ListEntry> = quizzes
         .iter()
         .map(|q| {
@@ -384,14 +384,10 @@ fn trim_num(n: f64) -> String {
 fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
     let quiz = find(ctx, &args.quiz)?;
     let lang = ctx.settings.lang;
-    let mut order: Vec<usize> = (0..quiz.questions.len()).collect();
     let started = now();
     let mut rng = args
         .shuffle
         .then(|| Rng::new(args.seed.unwrap_or_else(|| seed_of(&started.to_string()))));
-    if let Some(rng) = rng.as_mut() {
-        rng.shuffle(&mut order);
-    }
     let to_stderr = ctx.settings.output != OutputFormat::Text;
     let stdin = std::io::stdin();
     let mut asker = Asker::new(stdin.lock(), &ctx.printer, lang, to_stderr)
@@ -402,14 +398,44 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
     } else {
         ctx.printer.out(&ctx.printer.paint(Style::Heading, title));
     }
-    let mut saver = Saver::new(store, &quiz.id, quiz.max_points(), started);
+    let mut saver = match resume_or_restart(store, &quiz, args, &mut asker)? {
+        Some(saver) => saver,
+        None => {
+            let mut order: Vec<usize> = (0..quiz.questions.len()).collect();
+            if let Some(rng) = rng.as_mut() {
+                rng.shuffle(&mut order);
+            }
+            let ids = order
+                .iter()
+                .map(|&i| quiz.questions[i].id.clone())
+                .collect();
+            Saver::new(store, &quiz.id, quiz.max_points(), started, ids)
+        }
+    };
     saver.on_interrupt(&ctx.printer, lang);
-    let mut results: Vec<QuestionResult> = Vec::new();
-    let mut completed = true;
+    let mut results: Vec<QuestionResult> = saver
+        .done()
+        .iter()
+        .filter_map(|d| {
+            let q = quiz.question(&d.id)?;
+            Some(QuestionResult {
+                points: d.points,
+                correct: d.correct,
+                answered: d.answered,
+                ..unanswered(q)
+            })
+        })
+        .collect();
+    let todo: Vec<&crate::content::quiz::Question> = saver
+        .order()
+        .iter()
+        .filter(|id| !saver.done().iter().any(|d| &d.id == *id))
+        .filter_map(|id| quiz.question(id))
+        .collect();
+    let mut stopped = None;
     let total = quiz.questions.len();
-    for (n, &i) in order.iter().enumerate() {
-        let q = &quiz.questions[i];
-        let heading = format!("[{}/{total}]", n + 1);
+    for (i, q) in todo.iter().enumerate() {
+        let heading = format!("[{}/{total}]", results.len() + 1);
         let r = match asker.ask(q, &heading, rng.as_mut()) {
             Asked::Answered { answer, graded, .. } => QuestionResult {
                 id: q.id.clone(),
@@ -427,27 +453,115 @@ fn run_quiz(ctx: &Ctx, store: &Store, args: &RunArgs) -> Result<Exit> {
             },
             Asked::Skipped => unanswered(q),
             Asked::Quit => {
-                completed = false;
+                stopped = Some(i);
                 break;
             }
         };
+        saver.question(Done {
+            id: r.id.clone(),
+            points: r.points,
+            correct: r.correct,
+            answered: r.answered,
+        });
         results.push(r);
-        let r = &results[results.len() - 1];
-        let so_far: f64 = results.iter().map(|r| r.points).sum();
-        saver.question(&r.id, r.correct, so_far, answered(&results));
     }
-    let asked = answered(&results);
     // Questions never reached count as unanswered so the score is out of the whole quiz.
-    for &i in order.iter().skip(results.len()) {
-        results.push(unanswered(&quiz.questions[i]));
+    let completed = stopped.is_none();
+    for q in todo.iter().skip(stopped.unwrap_or(todo.len())) {
+        results.push(unanswered(q));
     }
     let report = QuizReport::new(&quiz, results, completed);
-    saver.finish(report.score, report.passed, completed, asked);
+    saver.finish(report.passed, completed);
     print_report(ctx, &quiz, &report);
     if let Some(e) = saver.failure() {
         ctx.printer.warn(&ctx.not_saved(e));
     }
     Ok(report.exit())
+}
+
+/// A partial attempt of `quiz` to go on with: resumed by default (a terminal is asked
+/// first), set aside with `--restart` or when the learner says no. `None` starts afresh.
+fn resume_or_restart<'s, R: std::io::BufRead>(
+    store: &'s Store,
+    quiz: &Quiz,
+    args: &RunArgs,
+    asker: &mut Asker<'_, R>,
+) -> Result<Option<Saver<'s>>> {
+    let lang = asker.lang();
+    let progress = progress::read(store)?;
+    let Some(attempt) = progress
+        .quizzes
+        .get(&quiz.id)
+        .and_then(|r| r.resumable(crate::state::process_runs))
+    else {
+        return Ok(None);
+    };
+    let resume = attempt.resume.clone().unwrap_or_default();
+    // Only questions the quiz still has; any added since come last.
+    let mut order: Vec<String> = resume
+        .order
+        .iter()
+        .filter(|id| quiz.question(id).is_some())
+        .cloned()
+        .collect();
+    for q in &quiz.questions {
+        if !order.contains(&q.id) {
+            order.push(q.id.clone());
+        }
+    }
+    let done: Vec<Done> = resume
+        .done
+        .into_iter()
+        .filter(|d| quiz.question(&d.id).is_some())
+        .collect();
+    let (n, total) = (done.len(), order.len());
+    let go_on = if args.restart || n >= total {
+        false
+    } else if asker.interactive() {
+        let question = crate::ui::tr_s(
+            lang,
+            format!("前回の途中 ({total} 問中 {n} 問済み) から続けますか? [Y/n] (n: 最初から)"),
+            format!("Go on with your last attempt ({n} of {total} done)? [Y/n] (n: start over)"),
+        );
+        asker.confirm(&question).unwrap_or(true)
+    } else {
+        asker.note(&crate::ui::tr_s(
+            lang,
+            format!(
+                "前回の途中 ({total} 問中 {n} 問済み) から続けます。最初からは `kca quiz run {} --restart`。",
+                quiz.id
+            ),
+            format!(
+                "Going on with your last attempt ({n} of {total} done); `kca quiz run {} --restart` starts over.",
+                quiz.id
+            ),
+        ));
+        true
+    };
+    let id = attempt.id;
+    if !go_on {
+        // Kept in the history as partial, no longer offered.
+        progress::update(store, |p: &mut Progress| {
+            if let Some(a) = p
+                .quizzes
+                .get_mut(&quiz.id)
+                .and_then(|r| r.attempts.iter_mut().find(|a| a.id == id))
+            {
+                a.resume = None;
+            }
+        })?;
+        return Ok(None);
+    }
+    let mut saver = Saver::resuming(
+        store,
+        &quiz.id,
+        quiz.max_points(),
+        (id, attempt.at),
+        order,
+        done,
+    );
+    saver.claim();
+    Ok(Some(saver))
 }
 
 fn answered(results: &[QuestionResult]) -> u32 {
@@ -471,12 +585,14 @@ fn unanswered(q: &crate::content::quiz::Question) -> QuestionResult {
 /// is a warning, never a change of the grade.
 fn record(ctx: &Ctx, store: &Store, quiz: &Quiz, report: &QuizReport) {
     let t = now();
-    let saved = store.update(progress::FILE, |p: &mut Progress| {
+    let saved = progress::update(store, |p: &mut Progress| {
         let rec = p.quizzes.entry(quiz.id.clone()).or_default();
         for r in &report.questions {
             rec.record(&r.id, r.correct, t);
         }
-        rec.add_attempt(Attempt {
+        rec.begin_attempt(Attempt {
+            id: 0,
+            resume: None,
             at: t,
             score: report.score,
             max: f64::from(report.max),
@@ -499,7 +615,7 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
     {
         find(ctx, id)?;
     }
-    let progress: Progress = store.read(progress::FILE)?;
+    let progress: Progress = progress::read(store)?;
     let t = now();
     let due: Vec<_> = progress::due(&progress, args.quiz.as_deref(), t, usize::MAX)
         .into_iter()
@@ -538,7 +654,7 @@ fn review(ctx: &Ctx, store: &Store, args: &ReviewArgs) -> Result<Exit> {
             Asked::Quit => break,
         }
     }
-    let saved = store.update(progress::FILE, |p: &mut Progress| {
+    let saved = progress::update(store, |p: &mut Progress| {
         for (quiz, question, correct) in &asked {
             p.quizzes
                 .entry(quiz.clone())
@@ -635,7 +751,11 @@ fn grade_file(ctx: &Ctx, store: &Store, args: &GradeArgs) -> Result<Exit> {
             ));
         }
     }
-    record(ctx, store, &quiz, &report);
+    // Grading is often someone else's answers (an instructor, a CI job): the grader's
+    // own progress changes only when asked.
+    if args.record {
+        record(ctx, store, &quiz, &report);
+    }
     Ok(report.exit())
 }
 

@@ -25,6 +25,46 @@ pub enum Asked {
 
 pub use crate::ui::tr;
 
+/// The longest answer line read; a longer one is read past and asked again.
+pub const MAX_ANSWER_BYTES: usize = 4096;
+
+/// Reads one line (without its `\n`) keeping at most `cap` bytes; the rest of a longer
+/// line is consumed a buffer at a time, never held. `Ok(None)` at the end of input;
+/// the flag says the line was cut.
+pub fn read_line_capped(
+    r: &mut impl BufRead,
+    cap: usize,
+) -> std::io::Result<Option<(Vec<u8>, bool)>> {
+    let mut line = Vec::new();
+    let mut cut = false;
+    let mut any = false;
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(any.then_some((line, cut)));
+        }
+        any = true;
+        let (chunk, end) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        let room = cap.saturating_sub(line.len());
+        if chunk.len() > room {
+            cut = true;
+        }
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = end.unwrap_or(buf.len());
+        r.consume(used);
+        if end.is_some() {
+            return Ok(Some((line, cut)));
+        }
+    }
+}
+
 pub struct Asker<'p, R> {
     input: R,
     printer: &'p Printer,
@@ -97,16 +137,57 @@ impl<'p, R: BufRead> Asker<'p, R> {
         text.get(self.lang).trim_end().to_string()
     }
 
+    /// The next line typed, at most `MAX_ANSWER_BYTES` of it (the rest of a longer line
+    /// is read past, never held): `None` at the end of input.
     fn read_line(&mut self) -> Option<String> {
-        let mut line = String::new();
-        match self.input.read_line(&mut line) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => {
-                let line = line.trim().to_string();
-                if self.echo && !self.to_stderr {
-                    self.printer.out(&line);
-                }
-                Some(line)
+        loop {
+            let (bytes, cut) = read_line_capped(&mut self.input, MAX_ANSWER_BYTES).ok()??;
+            let line = String::from_utf8_lossy(&bytes).trim().to_string();
+            if self.echo && !self.to_stderr {
+                self.printer.out(&crate::escape::escape(&line));
+            }
+            if !cut {
+                return Some(line);
+            }
+            self.say(&crate::ui::tr_s(
+                self.lang,
+                format!(
+                    "答えが長すぎます ({MAX_ANSWER_BYTES} バイトまで)。もう一度入力してください。"
+                ),
+                format!(
+                    "That answer is too long (at most {MAX_ANSWER_BYTES} bytes); type it again."
+                ),
+            ));
+        }
+    }
+
+    /// The language the conversation is in.
+    pub fn lang(&self) -> Lang {
+        self.lang
+    }
+
+    /// Whether a person types the answers (a terminal), not a pipe.
+    pub fn interactive(&self) -> bool {
+        !self.echo
+    }
+
+    /// A line for the learner, wrapped like the questions.
+    pub fn note(&self, text: &str) {
+        self.say_hanging("", text);
+    }
+
+    /// Asks a yes/no question; `None` at the end of input. An empty line is yes.
+    pub fn confirm(&mut self, question: &str) -> Option<bool> {
+        self.say_hanging("", question);
+        loop {
+            if !self.to_stderr {
+                self.printer.prompt("> ");
+            }
+            let line = self.read_line()?;
+            match grade::normalise(&line).as_str() {
+                "" | "y" | "yes" | "はい" => return Some(true),
+                "n" | "no" | "いいえ" => return Some(false),
+                _ => self.say(tr(self.lang, "y か n で答えてください。", "Answer y or n.")),
             }
         }
     }
@@ -179,8 +260,18 @@ impl<'p, R: BufRead> Asker<'p, R> {
                     }
                     continue;
                 }
+                // The answer stays hidden: the question comes back in review, and an
+                // answer shown now would be remembered, not known.
                 "s" | "skip" => {
-                    self.reveal(q, &shown, None);
+                    self.say(&format!(
+                        "{} {}",
+                        self.paint(Style::Skip, tr(lang, "– スキップ", "– SKIPPED")),
+                        tr(
+                            lang,
+                            "(答えは表示しません。`kca quiz review` でもう一度出題します)",
+                            "(answer not shown; `kca quiz review` asks it again)"
+                        )
+                    ));
                     return Asked::Skipped;
                 }
                 "q" | "quit" | "exit" => return Asked::Quit,
@@ -189,7 +280,7 @@ impl<'p, R: BufRead> Asker<'p, R> {
             match parse_answer(q, &shown, &line) {
                 Some(answer) => {
                     let graded = grade::grade(q, &answer);
-                    self.reveal(q, &shown, Some(&graded));
+                    self.reveal(q, &shown, &graded);
                     return Asked::Answered {
                         answer,
                         graded,
@@ -244,27 +335,24 @@ impl<'p, R: BufRead> Asker<'p, R> {
     }
 
     /// Shows the verdict, feedback, the right answer when missed, and the explanation.
-    fn reveal(&self, q: &Question, shown: &[(String, String, String)], graded: Option<&Graded>) {
+    fn reveal(&self, q: &Question, shown: &[(String, String, String)], g: &Graded) {
         let lang = self.lang;
-        match graded {
-            Some(g) if g.correct => {
-                self.say(&self.paint(Style::Pass, tr(lang, "✓ 正解", "✓ CORRECT")))
-            }
-            Some(g) if g.points > 0.0 => self.say(&format!(
+        if g.correct {
+            self.say(&self.paint(Style::Pass, tr(lang, "✓ 正解", "✓ CORRECT")))
+        } else if g.points > 0.0 {
+            self.say(&format!(
                 "{} ({:.1}/{})",
                 self.paint(Style::Skip, tr(lang, "△ 部分点", "△ PARTIAL")),
                 g.points,
                 q.points
-            )),
-            Some(_) => self.say(&self.paint(Style::Fail, tr(lang, "✗ 不正解", "✗ INCORRECT"))),
-            None => self.say(&self.paint(Style::Skip, tr(lang, "– スキップ", "– SKIPPED"))),
+            ))
+        } else {
+            self.say(&self.paint(Style::Fail, tr(lang, "✗ 不正解", "✗ INCORRECT")))
         }
-        if let Some(g) = graded {
-            for fb in &g.feedback {
-                self.say_hanging("  • ", &self.t(fb));
-            }
+        for fb in &g.feedback {
+            self.say_hanging("  • ", &self.t(fb));
         }
-        if graded.is_none_or(|g| !g.correct) {
+        if !g.correct {
             let answer = describe(lang, &grade::key(q), shown);
             self.say_hanging(&format!("{} ", tr(lang, "正解:", "Answer:")), &answer);
         }
@@ -396,5 +484,71 @@ fn describe(lang: Lang, answer: &Answer, shown: &[(String, String, String)]) -> 
         Answer::Bool(false) => tr(lang, "いいえ (false)", "false").to_string(),
         Answer::Text(t) => t.clone(),
         Answer::Number(n) => n.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufReader, Read};
+
+    /// `n` bytes of `a`, then `rest`, made as they are read (never held whole).
+    struct Long {
+        left: u64,
+        rest: std::io::Cursor<Vec<u8>>,
+        read: u64,
+    }
+
+    impl Read for Long {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.left == 0 {
+                return self.rest.read(buf);
+            }
+            let n = buf.len().min(self.left as usize);
+            buf[..n].fill(b'a');
+            self.left -= n as u64;
+            self.read += n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_typed_answer_of_any_length_is_read_capped() {
+        let mut r = BufReader::with_capacity(
+            64 << 10,
+            Long {
+                left: 256 << 20,
+                rest: std::io::Cursor::new(b"\nb\n".to_vec()),
+                read: 0,
+            },
+        );
+        let (first, cut) = read_line_capped(&mut r, MAX_ANSWER_BYTES).unwrap().unwrap();
+        assert!(cut);
+        assert_eq!(first.len(), MAX_ANSWER_BYTES);
+        assert!(
+            first.capacity() < 4 * MAX_ANSWER_BYTES,
+            "the long line was held"
+        );
+        assert_eq!(
+            r.get_ref().read,
+            256 << 20,
+            "the rest of the line was read past"
+        );
+        assert_eq!(
+            read_line_capped(&mut r, MAX_ANSWER_BYTES).unwrap(),
+            Some((b"b".to_vec(), false))
+        );
+        assert_eq!(read_line_capped(&mut r, MAX_ANSWER_BYTES).unwrap(), None);
+    }
+
+    #[test]
+    fn a_last_line_without_a_newline_is_still_an_answer() {
+        let mut r = std::io::Cursor::new(b"a,c".to_vec());
+        assert_eq!(
+            read_line_capped(&mut r, 10).unwrap(),
+            Some((b"a,c".to_vec(), false))
+        );
+        let mut empty = std::io::Cursor::new(Vec::new());
+        assert_eq!(read_line_capped(&mut empty, 10).unwrap(), None);
     }
 }

@@ -111,9 +111,15 @@ pub(super) fn parse_in_two(src: &str) -> Option<Node> {
         deepest.ok().filter(|_| docs.len() == 1).map(|d| (docs, d))
     };
     let (head, tail) = std::thread::scope(|scope| {
-        let tail = scope.spawn(|| one(cut.tail, cut.tail_line_offset));
+        let tail =
+            std::thread::Builder::new().spawn_scoped(scope, || one(cut.tail, cut.tail_line_offset));
         let head = one(cut.head, 0);
-        (head, tail.join().ok().flatten())
+        let tail = match tail {
+            Ok(t) => t.join().ok().flatten(),
+            // No second thread to be had (a pids limit): this one parses the tail too.
+            Err(_) => one(cut.tail, cut.tail_line_offset),
+        };
+        (head, tail)
     });
     let (mut head, _) = head?;
     let (mut tail, tail_depth) = tail?;

@@ -1,29 +1,44 @@
 #!/usr/bin/env bash
 # 採点用: Kyverno のチャートを学習者の values でレンダリングし、その Deployment を採点ポリシーにかけます。
+# helm とチャートがあれば helm template で、なければ kca values render が代わりにレンダリングします
+# (チャートの既定値と Helm のマージ規則で、採点する項目だけ。そう表示します)。
 # Grader: renders the Kyverno chart with the learner's values and runs a grading policy on
 # the rendered Deployments: what the values really do, defaults merged in by Helm.
 #   usage: helm-render.sh GRADER_POLICY   (run in the workspace)
 # The chart: $KCA_KYVERNO_CHART (a chart folder or .tgz), else kyverno/kyverno at the version
 # the course pins (kind-config/versions.yaml: kyvernoChart 3.9.1) from the learner's helm repos.
-# Exits 77 (the check is skipped, with the reason) when helm or the chart is missing.
+# Without helm or the chart, `kca values render` stands in: the chart's defaults for the
+# graded fields (graders/chart-render.yaml, which says how they were produced) and Helm's
+# merge rules (maps merge, lists and scalars replace, null deletes), in-process.
 set -uo pipefail
 grader="$1"
 version=3.9.1
-command -v helm > /dev/null || { echo "helm is not on PATH: the chart cannot be rendered here" >&2; exit 77; }
-if [ -n "${KCA_KYVERNO_CHART:-}" ]; then
+render="$(mktemp --suffix=.yaml)"; out="$(mktemp)"
+trap 'rm -f "$render" "$out"' EXIT
+chart=()
+why=""
+if ! command -v helm > /dev/null; then
+  why="helm is not on PATH"
+elif [ -n "${KCA_KYVERNO_CHART:-}" ]; then
   chart=("$KCA_KYVERNO_CHART")
 elif helm show chart kyverno/kyverno --version "$version" > /dev/null 2>&1; then
   chart=(kyverno/kyverno --version "$version")
 else
-  echo "the kyverno chart $version is not available (helm repo add kyverno https://kyverno.github.io/kyverno/, or set KCA_KYVERNO_CHART)" >&2
-  exit 77
+  why="the kyverno chart $version is not in your helm repos (helm repo add kyverno https://kyverno.github.io/kyverno/, or set KCA_KYVERNO_CHART)"
 fi
-render="$(mktemp --suffix=.yaml)"; out="$(mktemp)"
-trap 'rm -f "$render" "$out"' EXIT
-if ! helm template kyverno "${chart[@]}" -n kyverno -f helm/values-ha.yaml > "$render" 2> "$out"; then
-  cat "$out" >&2
-  echo "helm template がこの values で失敗しました / helm template fails with these values" >&2
-  exit 1
+if [ "${#chart[@]}" -gt 0 ]; then
+  if ! helm template kyverno "${chart[@]}" -n kyverno -f helm/values-ha.yaml > "$render" 2> "$out"; then
+    cat "$out" >&2
+    echo "helm template がこの values で失敗しました / helm template fails with these values" >&2
+    exit 1
+  fi
+else
+  if ! kca --color never --lang en values render --chart "$KCA_LAB_DIR/graders/chart-render.yaml" -f helm/values-ha.yaml > "$render" 2> "$out"; then
+    cat "$out" >&2
+    echo "このチャートはこの values をレンダリングできません / the chart cannot render these values" >&2
+    exit 1
+  fi
+  echo "$why: kca values render stood in for helm template (the chart's defaults for the graded fields, Helm's merge rules)" >&2
 fi
 kca --color never --lang en policy apply "$grader" --resource "$render" > "$out"
 rc=$?

@@ -78,12 +78,15 @@ impl Apply {
         }
         let (policies, skipped) = load_policies(&objs);
         for s in &skipped {
-            ctx.printer.status(&format!("warning: skipped {s}"));
+            ctx.printer
+                .status(&format!("warning: skipped {}", crate::escape::escape(s)));
         }
         let (policies, invalid) = crate::offline::kyverno::split_invalid(policies);
         for (name, why) in &invalid {
             ctx.printer.status(&format!(
-                "warning: policy {name} is invalid and was skipped: {why}"
+                "warning: policy {} is invalid and was skipped: {}",
+                crate::escape::escape(name),
+                crate::escape::lines(&why.to_string())
             ));
         }
         if policies.is_empty() {
@@ -292,7 +295,9 @@ impl Words {
 
 /// One resource's heading and a line per rule.
 fn text_block(p: &Printer, words: &Words, r: &ApplyResource) -> String {
-    let mut block = p.paint(Style::Heading, &r.resource);
+    // Names and messages come from the files: escaped (crate::escape).
+    let esc = crate::escape::escape;
+    let mut block = p.paint(Style::Heading, &esc(&r.resource));
     block.push('\n');
     if r.results.is_empty() {
         block.push_str("  no rule applies\n");
@@ -302,15 +307,15 @@ fn text_block(p: &Printer, words: &Words, r: &ApplyResource) -> String {
             "  ",
             words.of(rule.status),
             "  ",
-            &rule.policy,
+            &esc(&rule.policy),
             "/",
-            &rule.rule,
+            &esc(&rule.rule),
         ] {
             block.push_str(part);
         }
         if rule.status != "pass" && !rule.message.is_empty() {
             block.push_str(": ");
-            block.push_str(&rule.message);
+            block.push_str(&esc(&rule.message));
         }
         block.push('\n');
     }
@@ -328,7 +333,7 @@ impl JsonStream {
     fn item(&mut self, p: &Printer, r: &ApplyResource) {
         let text =
             serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-        let indented = indent(&text, "    ");
+        let indented = indent(&crate::escape::json(&text), "    ");
         if let Some(prev) = self.pending.replace(indented) {
             p.out(&format!("{prev},"));
         }

@@ -8,10 +8,11 @@ use serde::Serialize;
 use crate::cli::policy::TestArgs;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
+use crate::escape::escape;
 use crate::exit::Exit;
 use crate::offline::kyverno::runner::{self, Row, Verdict};
 use crate::settings::OutputFormat;
-use crate::ui::Style;
+use crate::ui::{Style, width};
 
 #[derive(Serialize)]
 struct TestReport<'a> {
@@ -67,7 +68,7 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
     for r in &roots {
         if !r.exists() {
             return Err(Error::usage(
-                format!("{} does not exist", r.display()),
+                format!("{} does not exist", crate::escape::path(r)),
                 "pass a folder holding kyverno-test.yaml files",
             ));
         }
@@ -82,7 +83,8 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     for f in &files {
-        ctx.printer.verbose(&format!("test {}", f.display()));
+        ctx.printer
+            .verbose(&format!("test {}", crate::escape::path(f)));
         match runner::run_test(f) {
             Ok(r) => rows.extend(r.into_iter().filter(|row| {
                 args.test_case_selector
@@ -117,28 +119,27 @@ fn render_text(ctx: &Ctx, args: &TestArgs, run: &TestRun) {
         .iter()
         .filter(|r| !args.failures_only || r.verdict == Verdict::Fail)
         .collect();
+    // Every field below was read from a test file (names, kinds, messages): escaped,
+    // so a name cannot forge a row or drive the terminal.
     let rule_of = |r: &Row| {
-        format!(
+        escape(&format!(
             "{}/{}",
             r.policy,
             if r.rule.is_empty() { "-" } else { &r.rule }
-        )
+        ))
+        .into_owned()
     };
-    let res_of = |r: &Row| format!("{} {}", r.kind, r.resource).trim().to_string();
-    let w_rule = shown
-        .iter()
-        .map(|r| rule_of(r).chars().count())
-        .max()
-        .unwrap_or(0);
-    let w_res = shown
-        .iter()
-        .map(|r| res_of(r).chars().count())
-        .max()
-        .unwrap_or(0);
+    let res_of = |r: &Row| escape(format!("{} {}", r.kind, r.resource).trim()).into_owned();
+    let w_rule = shown.iter().map(|r| width(&rule_of(r))).max().unwrap_or(0);
+    let w_res = shown.iter().map(|r| width(&res_of(r))).max().unwrap_or(0);
+    let pad = |s: String, w: usize| {
+        let n = w.saturating_sub(width(&s));
+        s + &" ".repeat(n)
+    };
     let mut last_file = String::new();
     for r in shown {
         if r.file != last_file {
-            p.out(&p.paint(Style::Heading, &r.file));
+            p.out(&p.paint(Style::Heading, &escape(&r.file)));
             last_file = r.file.clone();
         }
         let word = match r.verdict {
@@ -147,19 +148,26 @@ fn render_text(ctx: &Ctx, args: &TestArgs, run: &TestRun) {
             Verdict::Skipped => p.paint(Style::Skip, "- SKIP"),
         };
         let mut line = format!(
-            "  {word}  {:<w_rule$}  {:<w_res$}  expected {:<5} got {:<5}",
-            rule_of(r),
-            res_of(r),
-            r.expected,
-            if r.actual.is_empty() { "-" } else { &r.actual },
+            "  {word}  {}  {}  expected {} got {}",
+            pad(rule_of(r), w_rule),
+            pad(res_of(r), w_res),
+            pad(escape(&r.expected).into_owned(), 5),
+            pad(
+                escape(if r.actual.is_empty() { "-" } else { &r.actual }).into_owned(),
+                5
+            ),
         );
         if r.verdict != Verdict::Pass && !r.reason.is_empty() {
-            line.push_str(&format!("  {}", r.reason.replace('\n', " ")));
+            line.push_str(&format!("  {}", escape(&r.reason.replace('\n', " "))));
         }
         p.out(line.trim_end());
     }
     for e in errors {
-        p.out(&format!("{}  {e}", p.paint(Style::Error, "✗ ERROR")));
+        p.out(&format!(
+            "{}  {}",
+            p.paint(Style::Error, "✗ ERROR"),
+            crate::escape::lines(e)
+        ));
     }
     p.out(&format!(
         "{} passed, {} failed, {} skipped",
