@@ -4,6 +4,7 @@
 pub mod check;
 pub mod command;
 pub mod creation;
+pub mod gates;
 pub mod grade;
 pub mod lifecycle;
 pub mod live;
