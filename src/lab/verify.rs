@@ -606,4 +606,100 @@ tasks:
         assert!(v.mutants.iter().all(|m| !m.ok));
         assert_eq!(exit(&[v]), Exit::NotPassed);
     }
+
+    /// A lab whose solution policy has a `namespaces` line no check looks at; `extra` is
+    /// appended to lab.yaml (declarations).
+    fn scoped_lab(dir: &Path, extra: &str) -> std::result::Result<Lab, Vec<String>> {
+        let policy = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec:\n  rules:\n    - name: r\n      match: {any: [{resources: {kinds: [Pod], namespaces: [team-a]}}]}\n      validate: {failureAction: Enforce, message: m, pattern: {metadata: {labels: {team: \"?*\"}}}}\n";
+        let yaml = format!(
+            r#"apiVersion: kca.dev/v1alpha1
+kind: Lab
+metadata: {{id: scoped, title: T, module: 1, concepts: [x]}}
+starter: [p.yaml]
+solution: [p.yaml]
+tasks:
+  - id: t
+    title: T
+    instructions: I
+    checks:
+      - id: denies
+        kind: admission
+        expect: denied
+        probe: {{apiVersion: v1, kind: Pod, metadata: {{name: x, namespace: team-a}}, spec: {{containers: [{{name: c, image: nginx}}]}}}}
+{extra}"#
+        );
+        write(dir, "lab.yaml", &yaml);
+        write(dir, "starter/p.yaml", "# nothing yet\n");
+        write(dir, "solution/p.yaml", policy);
+        match load_file(&dir.join("lab.yaml")) {
+            Ok(Document::Lab(l)) => Ok(*l),
+            Ok(_) => panic!("not a lab"),
+            Err(d) => Err(d.iter().map(|d| d.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn an_undeclared_survivor_fails_verify_and_a_declaration_with_a_reason_accepts_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let l = scoped_lab(&tmp.path().join("scoped"), "").unwrap();
+        let v = verify(&l).unwrap();
+        let score = v.score.clone().unwrap();
+        assert!(!v.ok, "{v:?}");
+        let ids: Vec<&str> = score.survivors.iter().map(|s| s.id.as_str()).collect();
+        let wide = "namespaces-wildcard:p.yaml#0/spec/rules/0/match/any/0/resources/namespaces";
+        assert!(ids.contains(&wide), "{ids:?}");
+        assert!(
+            score.killed >= 1,
+            "Enforce → Audit or a dropped label is killed: {score:?}"
+        );
+        assert!(score.percent < 100.0);
+        // Every survivor declared: verified, and the score counts them apart.
+        let decl: String = score
+            .survivors
+            .iter()
+            .map(|s| {
+                format!(
+                    "  - {{id: \"{}\", reason: only team-a exists in this lab's cluster}}\n",
+                    s.id
+                )
+            })
+            .collect();
+        let tmp2 = tempfile::tempdir().unwrap();
+        let l = scoped_lab(
+            &tmp2.path().join("scoped"),
+            &format!("equivalentMutants:\n{decl}"),
+        )
+        .unwrap();
+        let v = verify(&l).unwrap();
+        let s2 = v.score.clone().unwrap();
+        assert!(v.ok, "{v:?}");
+        assert_eq!(s2.equivalent, score.survivors.len());
+        assert_eq!(s2.percent, 100.0);
+    }
+
+    #[test]
+    fn equivalent_declarations_are_checked_with_their_position() {
+        let tmp = tempfile::tempdir().unwrap();
+        let extra = "equivalentMutants:\n  - {id: \"widen:p.yaml#0\", reason: r}\n  - {id: \"rename:p.yaml#0/metadata/name\"}\n";
+        let errs = scoped_lab(&tmp.path().join("scoped"), extra).unwrap_err();
+        let all = errs.join("\n");
+        assert!(all.contains("is not a derived mutant id"), "{all}");
+        assert!(all.contains(":16:"), "line of the bad id: {all}");
+        assert!(all.contains("reason"), "{all}");
+        // A declaration that names nothing kca derives is reported by verify.
+        let tmp2 = tempfile::tempdir().unwrap();
+        let extra =
+            "equivalentMutants:\n  - {id: \"rename:gone.yaml#0/metadata/name\", reason: r}\n";
+        let l = scoped_lab(&tmp2.path().join("scoped"), extra).unwrap();
+        let v = verify(&l).unwrap();
+        let derived = v.mutants.last().unwrap();
+        assert!(
+            derived
+                .problems
+                .iter()
+                .any(|p| p.contains("no longer derives")),
+            "{:?}",
+            derived.problems
+        );
+    }
 }
