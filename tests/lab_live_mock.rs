@@ -431,6 +431,7 @@ fn vap_checks() -> (Check, Check) {
             })),
             assert: None,
             policies: vec![],
+            left_alone: false,
         },
         ..base
     };

@@ -92,6 +92,10 @@ pub struct CheckArgs {
     /// Grade in-process against your workspace manifests, without a cluster
     #[arg(long, conflicts_with_all = ["context", "kubeconfig"])]
     pub offline: bool,
+    /// Seed of the probes' varied names, labels and annotations (default: a new one per
+    /// run, shown beside a failing probe); the same seed repeats a run
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub seed: Option<u64>,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -130,6 +134,9 @@ pub struct VerifyArgs {
     /// report every check whose live verdict differs from the offline one
     #[arg(long)]
     pub live: bool,
+    /// Seed of the probes' varied names, labels and annotations (default: a new one per run)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub seed: Option<u64>,
     #[command(flatten)]
     pub target: crate::cli::cluster::TargetArgs,
 }

@@ -9,7 +9,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use super::tree::{inverse_patch, merge_patch};
-use super::tree::{partial_match, short};
+use super::equiv::semantic_match as partial_match;
+use super::tree::short;
 use crate::content::Text;
 use crate::content::lab::{Check, ExitWant, Lab, Spec, Task};
 
@@ -419,29 +420,68 @@ pub fn judge_can_i(check: &Check, answer: &crate::target::AccessAnswer) -> Outco
     }
 }
 
-/// Judges an admission outcome: allowed (and the returned object's assertions) or denied
-/// by the named policy/rule, from the parsed denial rather than its text.
-pub fn judge_admission(check: &Check, got: &crate::target::Admission) -> Outcome {
+/// Judges an admission outcome for the probe as it was `sent` (varied, `lab::vary`):
+/// allowed (keeping what kca added to it, and the returned object's assertions), left
+/// alone (admitted and unchanged), or denied by the named policy/rule, from the parsed
+/// denial rather than its text.
+pub fn judge_admission(check: &Check, sent: &Value, got: &crate::target::Admission) -> Outcome {
+    let mut o = judge_admission_as_sent(check, sent, got);
+    if o.verdict == Verdict::Fail {
+        o.detail.push_str(&super::vary::note());
+    }
+    o
+}
+
+fn judge_admission_as_sent(check: &Check, sent: &Value, got: &crate::target::Admission) -> Outcome {
     use crate::content::lab::{Denier, Expect};
     use crate::target::{Admission, DeniedBy};
     let Spec::Admission {
-        probe,
         expect,
         assert,
+        left_alone,
         ..
     } = &check.spec
     else {
         return Outcome::error("not an admission check");
     };
-    let what = probe_name(&probe.object);
+    let what = probe_name(sent);
     match (expect, got) {
-        (Expect::Allowed, Admission::Allowed { object, .. }) => match assert {
-            None => Outcome::pass(format!("{what} was admitted")),
-            Some(want) => match partial_match(want, object) {
-                Ok(()) => Outcome::pass(format!("{what} was admitted as expected")),
-                Err(e) => Outcome::fail(format!("{what} was admitted, but {e}")),
-            },
-        },
+        (Expect::Allowed, Admission::Allowed { object, .. }) => {
+            if let Some(lost) = super::vary::lost(sent, object) {
+                return Outcome::fail(format!(
+                    "{what} was admitted, but lost what it was sent with: {lost} \
+                     (a mutation must keep the object's other labels and annotations)"
+                ));
+            }
+            match (assert, *left_alone) {
+                (None, false) => Outcome::pass(format!("{what} was admitted")),
+                (None, true) => match changes(sent, object) {
+                    None => Outcome::pass(format!(
+                        "{what} lies outside the scope and came through unchanged"
+                    )),
+                    Some(c) => Outcome::fail(format!(
+                        "{what} lies outside the scope the task asks for, but was changed: \
+                         {c} (the rule matches more than it should)"
+                    )),
+                },
+                (Some(want), alone) => match partial_match(want, object) {
+                    Ok(()) if alone => Outcome::pass(format!(
+                        "{what} lies outside the scope and was left alone"
+                    )),
+                    Ok(()) => Outcome::pass(format!("{what} was admitted as expected")),
+                    Err(e) if alone => Outcome::fail(format!(
+                        "{what} lies outside the scope the task asks for, but {e} \
+                         (the rule matches more than it should)"
+                    )),
+                    Err(e) => Outcome::fail(format!("{what} was admitted, but {e}")),
+                },
+            }
+        }
+        (Expect::Allowed, Admission::Denied(d)) if *left_alone => Outcome::fail(format!(
+            "{what} lies outside the scope the task asks for, but was denied (the rule \
+             matches more than it should): {}",
+            d.message.trim()
+        )),
         (Expect::Allowed, Admission::Denied(d)) => {
             Outcome::fail(format!("{what} was denied: {}", d.message.trim()))
         }
@@ -475,6 +515,102 @@ pub fn judge_admission(check: &Check, got: &crate::target::Admission) -> Outcome
                 ))
             }
         }
+    }
+}
+
+/// Labels kca itself puts on what it sends (never the learner's mutation).
+fn kca_key(k: &str) -> bool {
+    k.starts_with("kca.dev/") || k == crate::content::lab::MANAGED_BY_LABEL
+}
+
+/// How the admitted object differs from the probe as sent, where a mutation shows and
+/// the API server's defaulting does not: a label or annotation added, changed or
+/// removed; a named list item (container, volume…) added or removed; a value the probe
+/// had changed. `None`: unchanged.
+pub fn changes(sent: &Value, got: &Value) -> Option<String> {
+    let mut out = Vec::new();
+    for key in ["labels", "annotations"] {
+        let empty = serde_json::Map::new();
+        let m = |v: &Value| {
+            v.pointer(&format!("/metadata/{key}"))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_else(|| empty.clone())
+        };
+        let (a, b) = (m(sent), m(got));
+        for (k, v) in &b {
+            if !kca_key(k) && a.get(k) != Some(v) {
+                out.push(format!("{key} `{k}` is {}", short(v)));
+            }
+        }
+        for k in a.keys() {
+            if !b.contains_key(k) {
+                out.push(format!("{key} `{k}` was removed"));
+            }
+        }
+    }
+    named_items(sent, got, "", &mut out);
+    if out.is_empty()
+        && let Err(e) = super::tree::partial_match(&without_meta_maps(sent), got)
+    {
+        out.push(e);
+    }
+    (!out.is_empty()).then(|| out.join("; "))
+}
+
+fn without_meta_maps(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        for k in ["labels", "annotations", "name", "generateName"] {
+            m.remove(k);
+        }
+    }
+    v
+}
+
+/// Lists of named items (containers, volumes…) whose names differ between the two.
+fn named_items(sent: &Value, got: &Value, path: &str, out: &mut Vec<String>) {
+    match (sent, got) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                if let Some(w) = b.get(k) {
+                    named_items(v, w, &format!("{path}.{k}"), out);
+                }
+            }
+            // A named list the probe did not have at all (initContainers injected).
+            for (k, w) in b {
+                if !a.contains_key(k)
+                    && let Value::Array(items) = w
+                    && items.iter().any(|i| i.get("name").is_some())
+                {
+                    out.push(format!("`{}` was added", format!("{path}.{k}").trim_start_matches('.')));
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            let names = |l: &[Value]| -> Vec<String> {
+                l.iter()
+                    .filter_map(|i| i.get("name").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            };
+            let (na, nb) = (names(a), names(b));
+            if !na.is_empty() || !nb.is_empty() {
+                let at = path.trim_start_matches('.');
+                for n in nb.iter().filter(|n| !na.contains(n)) {
+                    out.push(format!("`{at}` gained `{n}`"));
+                }
+                for n in na.iter().filter(|n| !nb.contains(n)) {
+                    out.push(format!("`{at}` lost `{n}`"));
+                }
+                for x in a {
+                    let n = x.get("name");
+                    if let Some(y) = b.iter().find(|y| y.get("name") == n && n.is_some()) {
+                        named_items(x, y, &format!("{path}[{}]", n.and_then(Value::as_str).unwrap_or("")), out);
+                    }
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -513,6 +649,11 @@ fn last_line(err: &str, out: &str) -> String {
         .iter()
         .find_map(|t| t.lines().rev().find(|l| !l.trim().is_empty()))
         .map_or_else(|| "(it said nothing)".to_string(), |l| l.trim().to_string())
+}
+
+/// A workspace file's text for a check (see [`workspace_text`]).
+pub fn workspace_file(workspace: &Path, path: &str) -> Result<String, Outcome> {
+    workspace_text(workspace, path)
 }
 
 /// A workspace file's text for a check: inside the workspace, a regular file, capped (a

@@ -11,6 +11,14 @@ use crate::ui::Style;
 
 pub fn run(ctx: &Ctx, cmd: LabCommand) -> Result<Exit> {
     let store = Store::new(&ctx.settings.state_dir);
+    let seed = match &cmd {
+        LabCommand::Check(a) => a.seed,
+        LabCommand::Verify(a) => a.seed,
+        _ => None,
+    };
+    if let Some(s) = seed {
+        super::vary::set_seed(s);
+    }
     let result = match cmd {
         LabCommand::List => overview::list(ctx, &store),
         LabCommand::Start(a) => lifecycle::start(ctx, &store, &a),

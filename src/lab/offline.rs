@@ -14,7 +14,8 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use super::check::{self, Outcome, Submission};
-use super::tree::{partial_match, without_status};
+use super::equiv::semantic_match as partial_match;
+use super::tree::without_status;
 use super::workspace;
 use crate::content::lab::{Check, Lab, ObjSel, Spec};
 use crate::error::Result;
@@ -52,6 +53,11 @@ pub struct Offline {
     pub rejected: Vec<Rejected>,
     /// RBAC over the baseline and the objects, as the background controller meets it.
     access: Arc<Access>,
+    /// The objects the learner's workspace brings (None: every object is the learner's).
+    learner: Option<Vec<ObjRef>>,
+    /// The cluster right after the task setups, before anything was applied again (the
+    /// incident an `observed` check compares the learner's record with).
+    at_setup: Option<Arc<Vec<Value>>>,
 }
 
 impl Offline {
@@ -67,9 +73,21 @@ impl Offline {
     ) -> Result<Offline> {
         let mut objects = workspace::fixtures(lab)?;
         let m = workspace::manifests(lab, ws);
+        let learner = m.objects.iter().filter_map(ObjRef::of).collect();
         objects.extend(m.objects);
         let mut off = Offline::new(objects, m.problems);
+        off.learner = Some(learner);
         if !staged.is_empty() {
+            let just_now: Vec<super::setup::Staged<'_>> = staged
+                .iter()
+                .map(|s| super::setup::Staged { task: s.task, at: None })
+                .collect();
+            off.at_setup = Some(Arc::new(super::setup::offline_objects(
+                lab,
+                ws,
+                off.objects.clone(),
+                &just_now,
+            )));
             // The policies were admitted before the setup; the setup (and what the learner
             // re-applied since) changes the cluster under them, as it would live: a policy
             // that exists is not taken away because its permissions were.
@@ -121,6 +139,8 @@ impl Offline {
             problems,
             rejected,
             access,
+            learner: None,
+            at_setup: None,
         }
     }
 
@@ -162,14 +182,35 @@ impl Offline {
                 if let Some(missing) = policies.iter().find(|p| !self.has_policy(p)) {
                     return self.with_problems(Outcome::fail(self.missing_policy(missing)));
                 }
-                if let Some(denial) = refusal(&self.access, &probe.object) {
-                    return check::judge_admission(check, &engine::refused_policy(denial));
+                let sent = super::vary::probe(&probe.object, &check.id, *update);
+                if let Some(denial) = refusal(&self.access, &sent) {
+                    return check::judge_admission(check, &sent, &engine::refused_policy(denial));
                 }
-                match engine::admit(&self.objects, &probe.object, *update, user.as_ref()) {
-                    Ok(adm) => check::judge_admission(check, &adm),
+                match engine::admit(&self.objects, &sent, *update, user.as_ref()) {
+                    Ok(adm) => check::judge_admission(check, &sent, &adm),
                     Err(reason) => Outcome::skipped(reason),
                 }
             }
+            Spec::LeastPrivilege {
+                user,
+                groups,
+                required,
+                allowed,
+            } => self.least_privilege(user, groups, required, allowed),
+            Spec::Observed { source, .. } => match super::observe::record(env, check) {
+                Err(o) => o,
+                Ok(record) => {
+                    let facts = self.observe_in(env, source);
+                    super::observe::judge(check, &record, &facts)
+                }
+            },
+            Spec::Generated {
+                trigger,
+                expect,
+                policy,
+                left_alone: true,
+                ..
+            } => self.left_alone(trigger, expect, policy.as_deref()),
             Spec::Generated {
                 trigger,
                 expect,
@@ -189,6 +230,164 @@ impl Offline {
             Spec::File { .. } | Spec::Command { .. } => Outcome::error("evaluated locally"),
         };
         self.with_problems(outcome)
+    }
+
+    /// A `generated` check with `leftAlone`: the trigger lies outside the rule's scope, so
+    /// no generate rule (of `policy`, when named) may match it and nothing expected appears.
+    fn left_alone(
+        &self,
+        trigger: &crate::content::lab::Probe,
+        expect: &ObjSel,
+        policy: Option<&str>,
+    ) -> Outcome {
+        let mut trig = trigger.object.clone();
+        name_offline_trigger(&mut trig);
+        let want = expected_generated(expect, &trig);
+        let run = match engine::generate(&self.objects, &trig, &self.access) {
+            Ok(run) => run,
+            Err(reason) => return Outcome::skipped(reason),
+        };
+        let what = check::probe_name(&trig);
+        if run.generated.iter().any(|g| ObjRef::of(g).as_ref() == Some(&want)) {
+            return Outcome::fail(format!(
+                "{what} lies outside the scope the task asks for, but {want} was generated for it \
+                 (the rule matches more than it should)"
+            ));
+        }
+        if run.matched(policy) {
+            return Outcome::fail(format!(
+                "{what} lies outside the scope the task asks for, but a generate rule{} matched it \
+                 (an UpdateRequest would be created for it)",
+                policy.map(|p| format!(" of `{p}`")).unwrap_or_default()
+            ));
+        }
+        Outcome::pass(format!("{what} lies outside the scope: nothing was generated for it"))
+    }
+
+    /// The learner's objects (the workspace's) and the rest of the cluster.
+    fn split_learner(&self) -> (Vec<Value>, Vec<Value>) {
+        let mut cluster = baseline_rbac().to_vec();
+        let mut learner = Vec::new();
+        for o in &self.objects {
+            let mine = match (&self.learner, ObjRef::of(o)) {
+                (None, _) => true,
+                (Some(refs), Some(r)) => refs.contains(&r),
+                (Some(_), None) => false,
+            };
+            if mine {
+                learner.push(o.clone());
+            } else {
+                cluster.push(o.clone());
+            }
+        }
+        (cluster, learner)
+    }
+
+    fn least_privilege(
+        &self,
+        user: &str,
+        groups: &[String],
+        required: &[crate::content::lab::Grant],
+        allowed: &[crate::content::lab::Grant],
+    ) -> Outcome {
+        let (cluster, learner) = self.split_learner();
+        let (u, g) = crate::offline::rbac::impersonated(user, groups);
+        let reached = super::privilege::reached(&cluster, &learner, &u, &g);
+        let authorizer = self.access.authorizer();
+        super::privilege::judge(user, required, allowed, &reached, |verb, group, res, ns| {
+            let q = crate::target::AccessQuery {
+                user: u.clone(),
+                groups: g.clone(),
+                verb: verb.into(),
+                group: group.into(),
+                resource: res.into(),
+                namespace: ns.into(),
+                ..Default::default()
+            };
+            engine::can_i(authorizer, &q).map(|a| a.allowed)
+        })
+    }
+
+    /// The facts of an `observed` check's situation, on the cluster right after the task
+    /// setups (the incident as it happened), else as it is.
+    pub fn observe_in(
+        &self,
+        env: Submission<'_>,
+        source: &crate::content::lab::ObservedSource,
+    ) -> super::observe::Facts {
+        use super::observe::Facts;
+        use crate::content::lab::ObservedSource;
+        let mut objects: Vec<Value> = self
+            .at_setup
+            .as_deref()
+            .map_or_else(|| self.objects.clone(), |v| v.clone());
+        if let ObservedSource::Denial { starter, .. } = source {
+            for path in starter {
+                let read = |p: std::path::PathBuf| {
+                    crate::input::read_text(&p)
+                        .ok()
+                        .and_then(|t| crate::yaml::parse_json_stream(&t).ok())
+                        .unwrap_or_default()
+                };
+                let theirs: Vec<ObjRef> = read(env.workspace.join(path))
+                    .iter()
+                    .filter_map(ObjRef::of)
+                    .collect();
+                objects.retain(|o| ObjRef::of(o).is_none_or(|r| !theirs.contains(&r)));
+                objects.extend(read(env.lab.source("starter", path)));
+            }
+        }
+        let objects = objects.as_slice();
+        match source {
+            ObservedSource::UpdateRequest { trigger, policy } => {
+                let mut trig = trigger.object.clone();
+                name_offline_trigger(&mut trig);
+                let mut everything = baseline_rbac().to_vec();
+                everything.extend(objects.iter().cloned());
+                let access = Arc::new(Access::new(&everything));
+                let what = format!(
+                    "the UpdateRequest for {}",
+                    check::probe_name(&trig).trim_start_matches("the probe ")
+                );
+                match engine::generate(objects, &trig, &access) {
+                    Ok(run) => match run
+                        .failed_requests
+                        .iter()
+                        .find(|f| policy.as_deref().is_none_or(|p| f.policy == p))
+                    {
+                        Some(f) => Facts::update_request("Failed", &f.message, what),
+                        None if run.matched(policy.as_deref()) => {
+                            Facts::update_request("Completed", "", what)
+                        }
+                        None => Facts {
+                            source: format!("{what} (none: no generate rule matched it)"),
+                            ..Default::default()
+                        },
+                    },
+                    Err(reason) => Facts {
+                        source: format!("{what} (offline: {reason})"),
+                        ..Default::default()
+                    },
+                }
+            }
+            ObservedSource::Denial { probe, .. } => {
+                let what = check::probe_name(&probe.object);
+                match engine::admit(objects, &probe.object, false, None) {
+                    Ok(crate::target::Admission::Denied(d)) => {
+                        let mutated = engine::mutated(objects, &probe.object).ok();
+                        Facts::denial(&d.message, mutated.as_ref(), format!("the denial of {what}"))
+                    }
+                    Ok(_) => Facts {
+                        source: format!("{what} (it was admitted: nothing was denied)"),
+                        ..Default::default()
+                    },
+                    Err(reason) => Facts {
+                        source: format!("{what} (offline: {reason})"),
+                        ..Default::default()
+                    },
+                }
+            }
+        }
     }
 
     /// A failing verdict also names the workspace files that could not be read: the
@@ -701,6 +900,18 @@ mod engine {
                 ],
             ),
         }
+    }
+
+    /// The object the validating stage sees: the mutating stage's output (Kyverno's
+    /// MutatingPolicies and mutate rules), whatever validation then says.
+    pub fn mutated(objects: &[Value], object: &Value) -> Result<Value, String> {
+        let mut object = object.clone();
+        super::name_offline_trigger(&mut object);
+        let mut request = vap_request(objects, &object, false, None);
+        request.cluster = Some(std::sync::Arc::new(objects.to_vec()));
+        let object = vap::mutate_with_policies(objects, &request)?;
+        let (_, resp) = run(objects, &object, false, None);
+        Ok(resp.patched)
     }
 
     /// The objects generate rules would create for this trigger (dry runs never generate;

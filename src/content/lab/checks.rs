@@ -21,6 +21,8 @@ pub(super) struct TaskCtx<'a> {
     pub paths: BTreeSet<String>,
     /// Whether this is the first task (a setup there belongs in the fixtures).
     pub first: bool,
+    /// Advice for the author (see `Lab::advice`).
+    pub advice: Vec<(crate::yaml::Pos, String, String)>,
 }
 
 pub(super) fn decode_task(d: &mut Decoder<'_>, node: &Node, cx: &mut TaskCtx<'_>) -> Option<Task> {
@@ -53,7 +55,11 @@ pub(super) fn decode_task(d: &mut Decoder<'_>, node: &Node, cx: &mut TaskCtx<'_>
             checks.extend(decode_check(d, n, cx));
         }
     }
+    let at = f.pos();
     f.finish(d, "a task");
+    if let Some(id) = &id {
+        advise_left_alone(cx, at, id, &checks);
+    }
     Some(Task {
         id: id?,
         title: title?,
@@ -63,6 +69,51 @@ pub(super) fn decode_task(d: &mut Decoder<'_>, node: &Node, cx: &mut TaskCtx<'_>
         lesson,
         setup,
     })
+}
+
+/// A task whose checks probe a mutate, validate or generate rule inside its scope should
+/// also probe outside it (`leftAlone: true`): without one, a rule matching everything
+/// (`namespaces` deleted, `"*"` added, no `matchConditions`) earns every point.
+fn advise_left_alone(cx: &mut TaskCtx<'_>, pos: crate::yaml::Pos, task: &str, checks: &[Check]) {
+    let mut scoped = None;
+    let mut left_alone = false;
+    for c in checks {
+        match &c.spec {
+            Spec::Admission {
+                left_alone: true, ..
+            }
+            | Spec::Generated {
+                left_alone: true, ..
+            } => left_alone = true,
+            Spec::Admission {
+                expect: Expect::Denied(_),
+                ..
+            } => {
+                scoped.get_or_insert("validate");
+            }
+            Spec::Admission {
+                assert: Some(_), ..
+            } => {
+                scoped.get_or_insert("mutate");
+            }
+            Spec::Generated { .. } => {
+                scoped.get_or_insert("generate");
+            }
+            _ => {}
+        }
+    }
+    if let (Some(what), false) = (scoped, left_alone) {
+        cx.advice.push((
+            pos,
+            format!(
+                "task `{task}` probes a {what} rule inside its scope only: a rule that \
+                 matches everything passes it"
+            ),
+            "add a check with `leftAlone: true` whose probe lies outside the scope (another \
+             namespace, an unlabelled object, another kind): it must come through unchanged"
+                .into(),
+        ));
+    }
 }
 
 fn decode_check(d: &mut Decoder<'_>, node: &Node, cx: &TaskCtx<'_>) -> Option<Check> {
@@ -90,6 +141,8 @@ fn decode_check(d: &mut Decoder<'_>, node: &Node, cx: &TaskCtx<'_>) -> Option<Ch
         Some("admission") => decode_admission(d, &f, dir),
         Some("generated") => decode_generated(d, &f, dir),
         Some("command") => decode_command(d, &f, tctx),
+        Some("least-privilege") => decode_least_privilege(d, &f),
+        Some("observed") => decode_observed(d, &f, dir, &cx.paths),
         Some(other) => {
             let near = closest(other, KINDS.split(", "))
                 .map(|k| format!("did you mean `{k}`? "))
@@ -444,6 +497,14 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
             "`assert` checks the admitted object: it needs `expect: allowed`",
         );
     }
+    let left_alone = f.opt("leftAlone").and_then(|n| d.bool(n)).unwrap_or(false);
+    if left_alone && expect != Expect::Allowed {
+        d.error_hint(
+            f.pos(),
+            "a `leftAlone` probe must be admitted: it needs `expect: allowed`",
+            "a probe outside the scope comes through unchanged; to test a denial, drop `leftAlone`",
+        );
+    }
     let mut policies = f.opt("policies").map(|n| d.strings(n)).unwrap_or_default();
     if let Some(Denier::Kyverno { policy, .. }) = &denier
         && !policies.contains(policy)
@@ -457,6 +518,7 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
         expect,
         assert,
         policies,
+        left_alone,
     })
 }
 
@@ -484,12 +546,20 @@ fn decode_generated(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
         }
         None => None,
     };
+    let left_alone = f.opt("leftAlone").and_then(|n| d.bool(n)).unwrap_or(false);
+    if left_alone && (matches.is_some() || sync.is_some()) {
+        d.error(
+            f.pos(),
+            "a `leftAlone` trigger generates nothing: `matches` and `sync` make no sense with it",
+        );
+    }
     Some(Spec::Generated {
         trigger: trigger?,
         expect: expect?,
         matches,
         policy,
         sync: sync.map(Box::new),
+        left_alone,
     })
 }
 
@@ -584,5 +654,152 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
         stdout,
         stderr,
         skip_exit,
+    })
+}
+
+/// One grant of a `least-privilege` check: `{groups, resources, verbs[, namespace]}`.
+fn grants(d: &mut Decoder<'_>, n: &Node, with_namespace: bool) -> Vec<Grant> {
+    let mut out = Vec::new();
+    let Some(items) = d.list(n) else { return out };
+    for item in items {
+        let Some(g) = d.fields(item) else { continue };
+        let groups = g.opt("groups").map(|n| d.strings(n)).unwrap_or_else(|| vec![String::new()]);
+        let resources = g.req(d, "resources").map(|n| d.strings(n)).unwrap_or_default();
+        let verbs = g.req(d, "verbs").map(|n| d.strings(n)).unwrap_or_default();
+        let namespace = match g.opt("namespace") {
+            Some(n) if with_namespace => d.string(n).unwrap_or_default(),
+            Some(n) => {
+                d.error_hint(
+                    n.pos,
+                    "`allowed` is an envelope, in every namespace",
+                    "give a namespace to a `required` grant only",
+                );
+                String::new()
+            }
+            None => String::new(),
+        };
+        let at = g.pos();
+        g.finish(d, "a grant");
+        if resources.is_empty() || verbs.is_empty() {
+            d.error(at, "a grant needs `resources` and `verbs` (non-empty lists)");
+            continue;
+        }
+        out.push(Grant {
+            groups,
+            resources,
+            verbs,
+            namespace,
+        });
+    }
+    out
+}
+
+/// `least-privilege`: `as`, `required: [GRANT]`, `allowed: [GRANT]`.
+fn decode_least_privilege(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
+    let who = f.req(d, "as").and_then(|n| identity(d, n));
+    let required = f.opt("required").map(|n| grants(d, n, true)).unwrap_or_default();
+    let allowed = f.req(d, "allowed").map(|n| grants(d, n, false)).unwrap_or_default();
+    for r in &required {
+        let covered = r.groups.iter().all(|g| {
+            r.resources.iter().all(|res| {
+                r.verbs
+                    .iter()
+                    .all(|v| allowed.iter().any(|a| a.covers(g, res, v)))
+            })
+        });
+        if !covered {
+            d.error_hint(
+                f.pos(),
+                format!(
+                    "a required grant ({} on {}) is outside `allowed`: no answer could pass",
+                    r.verbs.join(","),
+                    r.resources.join(",")
+                ),
+                "widen `allowed` to hold everything `required` names",
+            );
+        }
+    }
+    let (user, groups) = who?;
+    Some(Spec::LeastPrivilege {
+        user,
+        groups,
+        required,
+        allowed,
+    })
+}
+
+/// `observed`: `path` (the learner's record), `from: {probe}` or `from: {trigger[,
+/// policy]}`, `fields: {KEY: FACT}`.
+fn decode_observed(
+    d: &mut Decoder<'_>,
+    f: &Fields<'_>,
+    dir: &Path,
+    paths: &BTreeSet<String>,
+) -> Option<Spec> {
+    let path = workspace_path(d, f, paths);
+    let source = match f.req(d, "from").and_then(|n| d.fields(n)) {
+        Some(from) => {
+            let probe = from.opt("probe").and_then(|n| decode_probe(d, n, dir));
+            let trigger = from.opt("trigger").and_then(|n| decode_probe(d, n, dir));
+            let policy = from.opt("policy").and_then(|n| d.ident(n));
+            let starter = from.opt("starter").map(|n| d.strings(n)).unwrap_or_default();
+            let at = from.pos();
+            from.finish(d, "`from`");
+            match (probe, trigger) {
+                (Some(probe), None) if policy.is_none() => {
+                    Some(ObservedSource::Denial { probe, starter })
+                }
+                (None, Some(trigger)) => Some(ObservedSource::UpdateRequest { trigger, policy }),
+                _ => {
+                    d.error_hint(
+                        at,
+                        "`from` needs either `probe` (a denial) or `trigger` (with optional `policy`: an UpdateRequest)",
+                        "name exactly one situation to observe",
+                    );
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let mut fields = Vec::new();
+    if let Some(n) = f.req(d, "fields") {
+        if let Yaml::Map(entries) = &n.value {
+            for (k, v) in entries {
+                let (Some(key), Some(fact)) = (d.string(k), d.string(v)) else {
+                    continue;
+                };
+                match Fact::parse(&fact) {
+                    Some(x) => fields.push((key, x)),
+                    None => d.error_hint(
+                        v.pos,
+                        format!("unknown fact `{fact}`"),
+                        format!("use one of: {}", Fact::NAMES),
+                    ),
+                }
+            }
+        } else {
+            d.error(n.pos, format!("expected a mapping, found {}", n.type_name()));
+        }
+    }
+    let source = source?;
+    let wrong = fields.iter().find(|(_, x)| match &source {
+        ObservedSource::Denial { .. } => !matches!(x, Fact::Path | Fact::Container),
+        ObservedSource::UpdateRequest { .. } => matches!(x, Fact::Path | Fact::Container),
+    });
+    if let Some((k, _)) = wrong {
+        d.error_hint(
+            f.pos(),
+            format!("`{k}`: that fact is not part of this situation"),
+            "a denial has `path` and `container`; an UpdateRequest has `state`, `verb` and `resource`",
+        );
+    }
+    if fields.is_empty() {
+        d.error(f.pos(), "`fields` names no fact to compare");
+    }
+    Some(Spec::Observed {
+        path: path?,
+        source,
+        fields,
     })
 }

@@ -52,6 +52,9 @@ pub struct Lab {
     /// Derived mutants declared equivalent (`equivalentMutants`), with the reason.
     pub equivalent_mutants: Vec<Equivalent>,
     pub reset: Reset,
+    /// Advice for the author found while decoding (never stops the lab from loading):
+    /// position in lab.yaml, message, hint. `kca validate` shows them as warnings.
+    pub advice: Vec<(crate::yaml::Pos, String, String)>,
 }
 
 /// A derived mutant (`kca lab verify`) that the author declares equivalent, and why.
@@ -149,6 +152,10 @@ pub enum Spec {
         assert: Option<Value>,
         /// Policies to wait for (Ready) before probing; a named denier is added.
         policies: Vec<String>,
+        /// `leftAlone: true`: the probe lies outside the scope the task asks for; it must
+        /// be admitted and come through unchanged (`assert`, when given, narrows what
+        /// "unchanged" looks at, e.g. `{metadata: {labels: {team: null}}}`).
+        left_alone: bool,
     },
     Generated {
         trigger: Probe,
@@ -159,6 +166,27 @@ pub enum Spec {
         /// `synchronize: true` exercised: after generation the source changes and the
         /// generated copy must follow.
         sync: Option<Box<SyncStep>>,
+        /// `leftAlone: true`: the trigger lies outside the rule's scope; nothing may be
+        /// generated for it (the `expect` object must not appear).
+        left_alone: bool,
+    },
+    /// The effective permissions the learner's objects give a subject: each `required`
+    /// grant must be there, and no rule the learner's objects bring to the subject may
+    /// reach beyond `allowed` (the feedback names the excess rule and its object).
+    LeastPrivilege {
+        user: String,
+        groups: Vec<String>,
+        required: Vec<Grant>,
+        allowed: Vec<Grant>,
+    },
+    /// A learner's recorded observation (a YAML file of key: value) compared with what
+    /// the same run's target returned for the same situation, not with a constant.
+    Observed {
+        path: String,
+        source: ObservedSource,
+        /// Learner's key → the fact it must hold (`state`, `verb`, `resource`, `path`,
+        /// `container`, `message`).
+        fields: Vec<(String, Fact)>,
     },
     /// Kyverno's answer when the learner's own policy is created (a server-side dry run of
     /// a workspace file: the policy validation webhook decides, e.g. the generate
@@ -195,11 +223,71 @@ impl Spec {
             Spec::Generated { .. } => "generated",
             Spec::Command { .. } => "command",
             Spec::Accepted { .. } => "accepted",
+            Spec::LeastPrivilege { .. } => "least-privilege",
+            Spec::Observed { .. } => "observed",
         }
     }
 }
 
-pub(crate) const KINDS: &str = "file, resource, can-i, admission, generated, command, accepted";
+pub(crate) const KINDS: &str =
+    "file, resource, can-i, admission, generated, command, accepted, least-privilege, observed";
+
+/// One grant of a `least-privilege` check: verbs on resources of API groups (`*` allowed),
+/// in a namespace (`required` only; empty: cluster-wide).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub verbs: Vec<String>,
+    pub namespace: String,
+}
+
+impl Grant {
+    /// Whether this grant holds `verb` on `resource` of `group` (its `*` covers any).
+    pub fn covers(&self, group: &str, resource: &str, verb: &str) -> bool {
+        let has = |list: &[String], x: &str| list.iter().any(|i| i == "*" || i == x);
+        has(&self.groups, group) && has(&self.resources, resource) && has(&self.verbs, verb)
+    }
+}
+
+/// What an `observed` check asks the target for: the denial of an admission probe, or
+/// the UpdateRequest a generate trigger leaves.
+#[derive(Debug, Clone)]
+pub enum ObservedSource {
+    /// `starter`: workspace files taken as the starter has them for this situation (the
+    /// observation is of the state before the task's fix).
+    Denial { probe: Probe, starter: Vec<String> },
+    UpdateRequest { trigger: Probe, policy: Option<String> },
+}
+
+/// A fact an observation may record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fact {
+    /// The UpdateRequest's `status.state` (Failed or Pending: both are what a learner may
+    /// honestly see, pkg/background/update_request_controller.go reconcileURStatus).
+    State,
+    /// The verb and resource of the "cannot VERB resource \"RES\"" in the message.
+    Verb,
+    Resource,
+    /// The path after "failed at path" in a denial, and the container at its index in the
+    /// mutated object.
+    Path,
+    Container,
+}
+
+impl Fact {
+    pub const NAMES: &'static str = "state, verb, resource, path, container";
+    pub fn parse(s: &str) -> Option<Fact> {
+        Some(match s {
+            "state" => Fact::State,
+            "verb" => Fact::Verb,
+            "resource" => Fact::Resource,
+            "path" => Fact::Path,
+            "container" => Fact::Container,
+            _ => return None,
+        })
+    }
+}
 
 /// An object by apiVersion, kind, namespace and name. For generated objects an empty
 /// namespace means "the trigger's namespace" (a Namespace trigger's own name).

@@ -59,6 +59,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
             .map(|f| f.path.clone())
             .collect(),
         first: true,
+        advice: Vec::new(),
     };
     let mut tasks = Vec::new();
     if let Some(list) = top.req(d, "tasks").and_then(|n| d.list(n)) {
@@ -70,6 +71,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
             cx.first = false;
         }
     }
+    let advice = std::mem::take(&mut cx.advice);
     unique_ids(d, "task", &item_ids(top.opt("tasks"), None));
     unique_ids(d, "check", &item_ids(top.opt("tasks"), Some("checks")));
     let check_ids: Vec<&str> = tasks
@@ -115,6 +117,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
         mutants,
         equivalent_mutants,
         reset,
+        advice,
     })
 }
 

@@ -10,13 +10,14 @@ use serde_json::Value;
 
 use super::check::{self, Outcome, Submission};
 use super::offline::expected_generated;
-use super::tree::partial_match;
+use super::equiv::semantic_match as partial_match;
 use crate::content::lab::{Check, Denier, Expect, Lab, ObjSel, Spec};
 use crate::target::live::{Live, LiveError};
 use crate::target::{AccessQuery, Identity, ObjRef, Operation};
 use crate::ui::Printer;
 
 mod generated;
+mod scope;
 mod serves;
 mod settle;
 
@@ -74,7 +75,12 @@ pub async fn evaluate(
             .await
             .map(|a| check::judge_can_i(check, &a)),
         Spec::Admission { .. } => admission(live, env, check).await,
+        Spec::Generated {
+            left_alone: true, ..
+        } => scope::left_alone(live, env.lab, check).await,
         Spec::Generated { .. } => generated(live, env.lab, check, printer).await,
+        Spec::LeastPrivilege { .. } => scope::least_privilege(live, env, check).await,
+        Spec::Observed { .. } => scope::observed(live, env, check).await,
         Spec::Accepted { .. } => accepted(live, env, check).await,
         Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::error("evaluated locally")),
     };
@@ -204,12 +210,13 @@ async fn admission(live: &Live, env: Submission<'_>, check: &Check) -> Result<Ou
         .as_ref()
         .map(|(u, g)| Identity::user(u.clone(), g.clone()));
     let start = Instant::now();
+    let sent = crate::lab::vary::probe(&probe.object, &check.id, *update);
     // Until when a miss is asked again (once known): only while the configuration was
     // written moments ago.
     let mut settle: Option<Option<Instant>> = None;
     loop {
-        let got = live.admit(&probe.object, op, who.as_ref()).await?;
-        let outcome = check::judge_admission(check, &got);
+        let got = live.admit(&sent, op, who.as_ref()).await?;
+        let outcome = check::judge_admission(check, &sent, &got);
         if outcome.verdict == check::Verdict::Pass || start.elapsed() >= check.timeout {
             return Ok(outcome);
         }

@@ -286,6 +286,7 @@ mod tests {
             expect: Expect::Allowed,
             assert: None,
             policies: vec![],
+            left_alone: false,
         });
         let generated = check_of(Spec::Generated {
             trigger: probe,
@@ -298,6 +299,7 @@ mod tests {
             matches: None,
             policy: None,
             sync: None,
+            left_alone: false,
         });
         let down = KyvernoGate {
             state: Ok(state(false)),

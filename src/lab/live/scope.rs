@@ -1,0 +1,249 @@
+//! The live side of the checks that grade what a learner must *not* do and what they saw:
+//! a `leftAlone` generate trigger (created for real, watched for a few seconds, always
+//! deleted again), `least-privilege` (the cluster's copies of the learner's RBAC objects
+//! through `lab::privilege`, each required grant asked with a SubjectAccessReview) and
+//! `observed` (the cluster's UpdateRequests of the policy; where the cluster no longer
+//! holds the situation, kca's model of it over the learner's own files).
+
+use super::*;
+use crate::content::lab::{Grant, ObservedSource};
+
+/// How long a `leftAlone` trigger is watched: Kyverno's webhook creates the
+/// UpdateRequest while admitting the trigger, so a rule that matches shows within this.
+const LEFT_ALONE_WATCH: Duration = Duration::from_secs(5);
+
+pub(super) async fn left_alone(live: &Live, lab: &Lab, check: &Check) -> Result<Outcome, LiveError> {
+    let Spec::Generated {
+        trigger,
+        expect,
+        policy,
+        ..
+    } = &check.spec
+    else {
+        return Ok(Outcome::error("not a generated check"));
+    };
+    let trig = trigger_object(lab, check, &trigger.object);
+    let Some(trig_ref) = ObjRef::of(&trig) else {
+        return Ok(Outcome::error("the trigger has no apiVersion, kind or name"));
+    };
+    let ns = trig_ref.namespace.as_deref().unwrap_or("default");
+    if let Some(not_ready) = require_policies(live, policy.as_slice(), ns, check.timeout).await? {
+        return Ok(not_ready);
+    }
+    let want = expected_generated(expect, &trig);
+    let created = live.create(&trig).await?;
+    let uid = created
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let what = check::probe_name(&trig);
+    let watch = async {
+        let start = Instant::now();
+        loop {
+            if live.get(&want).await?.is_some() {
+                return Ok::<_, LiveError>(Outcome::fail(format!(
+                    "{what} lies outside the scope the task asks for, but {want} was generated \
+                     for it (the rule matches more than it should)"
+                )));
+            }
+            let urs = match live
+                .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
+                .await
+            {
+                Ok(l) => l,
+                Err(LiveError::NotServed { .. }) => Vec::new(),
+                Err(e) => return Err(e),
+            };
+            let ours = urs.iter().find(|u| {
+                names_trigger(u, &trig_ref, uid.as_deref())
+                    && policy.as_deref().is_none_or(|p| {
+                        u.pointer("/spec/policy").and_then(Value::as_str) == Some(p)
+                    })
+            });
+            if ours.is_some() {
+                return Ok(Outcome::fail(format!(
+                    "{what} lies outside the scope the task asks for, but Kyverno made an \
+                     UpdateRequest for it (a generate rule matched it)"
+                )));
+            }
+            if start.elapsed() >= LEFT_ALONE_WATCH.min(check.timeout) {
+                return Ok(Outcome::pass(format!(
+                    "{what} lies outside the scope: nothing was generated for it"
+                )));
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    };
+    let outcome = tokio::select! {
+        r = watch => Some(r),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    let deleted = live.delete(&trig_ref).await;
+    let mut outcome = match outcome {
+        None => Outcome::error(format!("interrupted; {trig_ref} was deleted")),
+        Some(r) => r?,
+    };
+    if let Err(e) = deleted {
+        outcome
+            .detail
+            .push_str(&format!("; could not delete {trig_ref}: {e}"));
+    }
+    Ok(outcome)
+}
+
+/// The RBAC objects of the learner's workspace, as the cluster holds them now.
+async fn learner_rbac(live: &Live, env: Submission<'_>) -> Result<Vec<Value>, LiveError> {
+    let m = crate::lab::workspace::manifests(env.lab, env.workspace);
+    let mut out = Vec::new();
+    for o in &m.objects {
+        let rbac = o.get("apiVersion").and_then(Value::as_str)
+            == Some("rbac.authorization.k8s.io/v1");
+        let Some(r) = ObjRef::of(o).filter(|_| rbac) else {
+            continue;
+        };
+        if let Some(found) = live.get(&r).await? {
+            out.push(found);
+        }
+    }
+    Ok(out)
+}
+
+pub(super) async fn least_privilege(
+    live: &Live,
+    env: Submission<'_>,
+    check: &Check,
+) -> Result<Outcome, LiveError> {
+    let Spec::LeastPrivilege {
+        user,
+        groups,
+        required,
+        allowed,
+    } = &check.spec
+    else {
+        return Ok(Outcome::error("not a least-privilege check"));
+    };
+    let learner = learner_rbac(live, env).await?;
+    let mut cluster = crate::lab::offline::baseline_rbac().to_vec();
+    // The fixtures' RBAC is the lab's, not the learner's.
+    if let Ok(fx) = crate::lab::workspace::fixtures(env.lab) {
+        cluster.extend(fx);
+    }
+    let (u, g) = crate::offline::rbac::impersonated(user, groups);
+    let reached = crate::lab::privilege::reached(&cluster, &learner, &u, &g);
+    // Each required (verb, group, resource, namespace), asked of the API server.
+    let mut answers = Vec::new();
+    for grant in required {
+        for (verb, group, res) in triples(grant) {
+            let q = AccessQuery {
+                user: user.clone(),
+                groups: groups.clone(),
+                verb: verb.clone(),
+                group: group.clone(),
+                resource: res.clone(),
+                namespace: grant.namespace.clone(),
+                ..Default::default()
+            };
+            let a = live.can_i(&q).await?;
+            answers.push(((verb, group, res, grant.namespace.clone()), a.allowed));
+        }
+    }
+    Ok(crate::lab::privilege::judge(
+        user,
+        required,
+        allowed,
+        &reached,
+        |v, gr, r, ns| {
+            Ok(answers
+                .iter()
+                .find(|((a, b, c, d), _)| a == v && b == gr && c == r && d == ns)
+                .is_some_and(|(_, ok)| *ok))
+        },
+    ))
+}
+
+fn triples(g: &Grant) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for group in &g.groups {
+        for res in &g.resources {
+            for verb in &g.verbs {
+                out.push((verb.clone(), group.clone(), res.clone()));
+            }
+        }
+    }
+    out
+}
+
+pub(super) async fn observed(
+    live: &Live,
+    env: Submission<'_>,
+    check: &Check,
+) -> Result<Outcome, LiveError> {
+    let Spec::Observed { source, .. } = &check.spec else {
+        return Ok(Outcome::error("not an observed check"));
+    };
+    let record = match crate::lab::observe::record(env, check) {
+        Ok(r) => r,
+        Err(o) => return Ok(o),
+    };
+    // The cluster's own answer first: an UpdateRequest of the policy that failed (or
+    // went back to Pending to retry) is what the learner looked at.
+    if let ObservedSource::UpdateRequest {
+        policy: Some(policy),
+        ..
+    } = source
+    {
+        let urs = match live
+            .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
+            .await
+        {
+            Ok(l) => l,
+            Err(LiveError::NotServed { .. }) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let failing = urs.iter().rev().find(|u| {
+            u.pointer("/spec/policy").and_then(Value::as_str) == Some(policy)
+                && u.pointer("/status/message")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| m.contains("cannot"))
+        });
+        if let Some(u) = failing {
+            let s = |p: &str| u.pointer(p).and_then(Value::as_str).unwrap_or("");
+            let facts = crate::lab::observe::Facts::update_request(
+                if s("/status/state").is_empty() {
+                    "Pending"
+                } else {
+                    s("/status/state")
+                },
+                s("/status/message"),
+                format!("UpdateRequest {} in the cluster", s("/metadata/name")),
+            );
+            return Ok(crate::lab::observe::judge(check, &record, &facts));
+        }
+    }
+    // The situation is gone from the cluster (the grant restored, the policy fixed): kca's
+    // model of it over the learner's own files, with the lab's setups up to this task.
+    let staged = staged_up_to(env.lab, &check.id);
+    let facts = match crate::lab::offline::Offline::load_staged(env.lab, env.workspace, &staged) {
+        Ok(off) => {
+            let mut f = off.observe_in(env, source);
+            f.source.push_str(" (the cluster no longer shows it: kca's model of your files)");
+            f
+        }
+        Err(e) => return Ok(Outcome::error(e.to_string())),
+    };
+    Ok(crate::lab::observe::judge(check, &record, &facts))
+}
+
+/// The setups of the tasks up to the one holding `check`, as just applied.
+fn staged_up_to<'a>(lab: &'a Lab, check: &str) -> Vec<crate::lab::setup::Staged<'a>> {
+    let mut out = Vec::new();
+    for t in &lab.tasks {
+        if !t.setup.is_empty() {
+            out.push(crate::lab::setup::Staged { task: t, at: None });
+        }
+        if t.checks.iter().any(|c| c.id == check) {
+            break;
+        }
+    }
+    out
+}
