@@ -16,6 +16,40 @@ pub enum PolicyCommand {
         after_help = "Examples:\n  kca policy apply policies/ --resource render.yaml\n  kca policy apply policies/require-limits.yaml -r pod.yaml -o json\n\nExit codes: 0 no rule failed, 1 a rule failed or erred, 2 usage error; with --warn-exit-code N, N when a rule only warned (or, with --warn-no-pass, when no rule passed)."
     )]
     Apply(ApplyArgs),
+    /// Graders of the course's delivery lab (kca-gates), run by its checks in the workspace
+    #[command(hide = true, subcommand)]
+    Grader(GraderCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GraderCommand {
+    /// Render a kustomize folder (`kubectl kustomize`, once per content) and run a grading
+    /// policy on the parsed render: every rule must pass, and at least one must apply
+    Render { dir: PathBuf, policy: PathBuf },
+    /// Run the learner's gate on a render it must let through (`pass`) or stop (`stop`)
+    Gate {
+        /// pass | stop
+        want: String,
+        /// prod | base | latest-back | no-digest | mixed | empty | digest-elsewhere |
+        /// policy-swap
+        variant: String,
+        #[arg(long, default_value = "ci/gate.sh")]
+        gate: PathBuf,
+        #[arg(long, default_value = "policy/require-pinned.yaml")]
+        policy: PathBuf,
+    },
+    /// Each Service must select the Pods of exactly the workload named for it
+    Selects {
+        /// The file holding the Services
+        #[arg(long)]
+        services: PathBuf,
+        /// Files holding the workloads (Deployments, Rollouts, …)
+        #[arg(long = "workloads", num_args = 1..)]
+        workloads: Vec<PathBuf>,
+        /// SERVICE=KIND/NAME, one per Service
+        #[arg(long = "want", num_args = 1..)]
+        want: Vec<String>,
+    },
 }
 
 #[derive(Debug, clap::Args)]

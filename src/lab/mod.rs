@@ -5,6 +5,7 @@ pub mod check;
 pub mod command;
 pub mod creation;
 pub mod equiv;
+pub mod gates;
 pub mod grade;
 pub mod here;
 pub mod incident;

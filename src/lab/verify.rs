@@ -18,6 +18,10 @@ use crate::content::lab::Lab;
 use crate::error::Result;
 use crate::exit::Exit;
 
+pub mod derive;
+mod score;
+pub use score::{MutationScore, Survivor};
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LabVerdict {
@@ -26,6 +30,9 @@ pub struct LabVerdict {
     pub starter: StageVerdict,
     pub solution: StageVerdict,
     pub mutants: Vec<StageVerdict>,
+    /// Offline: the mutants kca derived from the solution, and how many checks killed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<MutationScore>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -45,10 +52,10 @@ pub struct StageVerdict {
 }
 
 /// A scratch folder removed when dropped.
-struct Scratch(PathBuf);
+pub(super) struct Scratch(pub(super) PathBuf);
 
 impl Scratch {
-    fn new() -> Result<Scratch> {
+    pub(super) fn new() -> Result<Scratch> {
         static N: AtomicUsize = AtomicUsize::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -72,20 +79,24 @@ impl Drop for Scratch {
 /// Grades a stage. The solution and the mutants are the learner's final state: every task
 /// setup was staged, and the files were saved (re-applied) after it; the starter meets
 /// no setup.
-fn run_stage(lab: &Lab, stage: Stage<'_>) -> Result<Vec<CheckResult>> {
-    let staged: Vec<Staged<'_>> = match stage {
+pub(super) fn run_stage(lab: &Lab, stage: Stage<'_>) -> Result<Vec<CheckResult>> {
+    let staged = match stage {
         Stage::Starter => Vec::new(),
-        _ => lab
-            .tasks
-            .iter()
-            .filter(|t| !t.setup.is_empty())
-            .map(|task| Staged {
-                task,
-                at: Some(std::time::UNIX_EPOCH),
-            })
-            .collect(),
+        _ => final_setups(lab),
     };
     run_staged(lab, stage, &staged)
+}
+
+/// Every task setup, staged before the files were last saved (the learner's final state).
+pub(super) fn final_setups(lab: &Lab) -> Vec<Staged<'_>> {
+    lab.tasks
+        .iter()
+        .filter(|t| !t.setup.is_empty())
+        .map(|task| Staged {
+            task,
+            at: Some(std::time::UNIX_EPOCH),
+        })
+        .collect()
 }
 
 fn run_staged(lab: &Lab, stage: Stage<'_>, staged: &[Staged<'_>]) -> Result<Vec<CheckResult>> {
@@ -163,8 +174,24 @@ fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
         .collect()
 }
 
+/// The offline proof: every variant (starter, solution, each mutant) graded in parallel,
+/// then the mutants kca derives from the solution, scored (`score`).
 pub fn verify(lab: &Lab) -> Result<LabVerdict> {
-    verify_with(lab, |stage| run_stage(lab, stage))
+    let variants = stages(lab);
+    let mut graded = score::in_parallel(&variants, |stage| run_stage(lab, *stage))
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?
+        .into_iter();
+    let mut v = verify_with(lab, |_| {
+        graded.next().ok_or_else(|| {
+            crate::error::Error::environment("a variant was not graded", "run again")
+        })
+    })?;
+    let (score, stage) = score::derived(lab)?;
+    v.ok &= stage.ok;
+    v.mutants.push(stage);
+    v.score = Some(score);
+    Ok(v)
 }
 
 /// The proof on any grader of a variant (`starter`, `solution`, each mutant, in that order).
@@ -253,6 +280,7 @@ pub fn verify_with(
         starter: starter_v,
         solution: solution_v,
         mutants,
+        score: None,
     })
 }
 
@@ -577,5 +605,101 @@ tasks:
         assert!(!v.ok);
         assert!(v.mutants.iter().all(|m| !m.ok));
         assert_eq!(exit(&[v]), Exit::NotPassed);
+    }
+
+    /// A lab whose solution policy has a `namespaces` line no check looks at; `extra` is
+    /// appended to lab.yaml (declarations).
+    fn scoped_lab(dir: &Path, extra: &str) -> std::result::Result<Lab, Vec<String>> {
+        let policy = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec:\n  rules:\n    - name: r\n      match: {any: [{resources: {kinds: [Pod], namespaces: [team-a]}}]}\n      validate: {failureAction: Enforce, message: m, pattern: {metadata: {labels: {team: \"?*\"}}}}\n";
+        let yaml = format!(
+            r#"apiVersion: kca.dev/v1alpha1
+kind: Lab
+metadata: {{id: scoped, title: T, module: 1, concepts: [x]}}
+starter: [p.yaml]
+solution: [p.yaml]
+tasks:
+  - id: t
+    title: T
+    instructions: I
+    checks:
+      - id: denies
+        kind: admission
+        expect: denied
+        probe: {{apiVersion: v1, kind: Pod, metadata: {{name: x, namespace: team-a}}, spec: {{containers: [{{name: c, image: nginx}}]}}}}
+{extra}"#
+        );
+        write(dir, "lab.yaml", &yaml);
+        write(dir, "starter/p.yaml", "# nothing yet\n");
+        write(dir, "solution/p.yaml", policy);
+        match load_file(&dir.join("lab.yaml")) {
+            Ok(Document::Lab(l)) => Ok(*l),
+            Ok(_) => panic!("not a lab"),
+            Err(d) => Err(d.iter().map(|d| d.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn an_undeclared_survivor_fails_verify_and_a_declaration_with_a_reason_accepts_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let l = scoped_lab(&tmp.path().join("scoped"), "").unwrap();
+        let v = verify(&l).unwrap();
+        let score = v.score.clone().unwrap();
+        assert!(!v.ok, "{v:?}");
+        let ids: Vec<&str> = score.survivors.iter().map(|s| s.id.as_str()).collect();
+        let wide = "namespaces-wildcard:p.yaml#0/spec/rules/0/match/any/0/resources/namespaces";
+        assert!(ids.contains(&wide), "{ids:?}");
+        assert!(
+            score.killed >= 1,
+            "Enforce → Audit or a dropped label is killed: {score:?}"
+        );
+        assert!(score.percent < 100.0);
+        // Every survivor declared: verified, and the score counts them apart.
+        let decl: String = score
+            .survivors
+            .iter()
+            .map(|s| {
+                format!(
+                    "  - {{id: \"{}\", reason: only team-a exists in this lab's cluster}}\n",
+                    s.id
+                )
+            })
+            .collect();
+        let tmp2 = tempfile::tempdir().unwrap();
+        let l = scoped_lab(
+            &tmp2.path().join("scoped"),
+            &format!("equivalentMutants:\n{decl}"),
+        )
+        .unwrap();
+        let v = verify(&l).unwrap();
+        let s2 = v.score.clone().unwrap();
+        assert!(v.ok, "{v:?}");
+        assert_eq!(s2.equivalent, score.survivors.len());
+        assert_eq!(s2.percent, 100.0);
+    }
+
+    #[test]
+    fn equivalent_declarations_are_checked_with_their_position() {
+        let tmp = tempfile::tempdir().unwrap();
+        let extra = "equivalentMutants:\n  - {id: \"widen:p.yaml#0\", reason: r}\n  - {id: \"rename:p.yaml#0/metadata/name\"}\n";
+        let errs = scoped_lab(&tmp.path().join("scoped"), extra).unwrap_err();
+        let all = errs.join("\n");
+        assert!(all.contains("is not a derived mutant id"), "{all}");
+        assert!(all.contains(":16:"), "line of the bad id: {all}");
+        assert!(all.contains("reason"), "{all}");
+        // A declaration that names nothing kca derives is reported by verify.
+        let tmp2 = tempfile::tempdir().unwrap();
+        let extra =
+            "equivalentMutants:\n  - {id: \"rename:gone.yaml#0/metadata/name\", reason: r}\n";
+        let l = scoped_lab(&tmp2.path().join("scoped"), extra).unwrap();
+        let v = verify(&l).unwrap();
+        let derived = v.mutants.last().unwrap();
+        assert!(
+            derived
+                .problems
+                .iter()
+                .any(|p| p.contains("no longer derives")),
+            "{:?}",
+            derived.problems
+        );
     }
 }

@@ -49,10 +49,19 @@ pub struct Lab {
     /// From `solution/<path>` onto the starter.
     pub solution: Vec<FileRef>,
     pub mutants: Vec<Mutant>,
+    /// Derived mutants declared equivalent (`equivalentMutants`), with the reason.
+    pub equivalent_mutants: Vec<Equivalent>,
     pub reset: Reset,
     /// Advice for the author found while decoding (never stops the lab from loading):
     /// position in lab.yaml, message, hint. `kca validate` shows them as warnings.
     pub advice: Vec<(crate::yaml::Pos, String, String)>,
+}
+
+/// A derived mutant (`kca lab verify`) that the author declares equivalent, and why.
+#[derive(Debug, Clone)]
+pub struct Equivalent {
+    pub id: String,
+    pub reason: Text,
 }
 
 /// A workspace-relative file; `template` files are rendered with tera.

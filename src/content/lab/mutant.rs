@@ -106,3 +106,70 @@ pub(super) fn decode_mutant(
         fails,
     })
 }
+
+/// The operators `kca lab verify` derives mutants with (`lab::verify::derive`); an
+/// `equivalentMutants` id starts with one of them.
+pub const OPERATORS: [&str; 20] = [
+    "drop-namespaces",
+    "namespaces-wildcard",
+    "drop-selector",
+    "drop-matchConditions",
+    "enforce-to-audit",
+    "deny-to-audit",
+    "drop-pattern-field",
+    "drop-conjunct",
+    "drop-condition",
+    "verbs-wildcard",
+    "resources-wildcard",
+    "apiGroups-wildcard",
+    "role-to-clusterrole",
+    "rename",
+    "netpol-allow-all",
+    "jsonpatch-parent",
+    "zero-pause",
+    "gate-exit-0",
+    "gate-grep-digest",
+    "gate-grep-latest",
+];
+
+/// `equivalentMutants: [{id, reason}]`: derived mutants the author declares right answers
+/// (or wrong in a way no check of this lab can see), each with the reason an instructor
+/// would read. Every problem is reported at its `file:line:col`.
+pub(super) fn decode_equivalents(d: &mut Decoder<'_>, node: &Node) -> Vec<Equivalent> {
+    let mut out: Vec<Equivalent> = Vec::new();
+    let Some(list) = d.list(node) else {
+        return out;
+    };
+    for n in list {
+        let Some(f) = d.fields(n) else { continue };
+        let id_node = f.req(d, "id");
+        let id = id_node.and_then(|n| d.string(n));
+        let reason = f.req(d, "reason").and_then(|n| d.text(n));
+        f.finish(d, "an equivalent mutant");
+        let (Some(id), Some(reason), Some(at)) = (id, reason, id_node.map(|n| n.pos)) else {
+            continue;
+        };
+        let op = id.split(':').next().unwrap_or("");
+        if !id.contains(':') || !OPERATORS.contains(&op) {
+            let near = closest(op, OPERATORS.iter().copied())
+                .map(|k| format!("did you mean `{k}`?"))
+                .unwrap_or_else(|| format!("operators are: {}", OPERATORS.join(", ")));
+            d.error_hint(
+                at,
+                format!("`{id}` is not a derived mutant id (operator:file#pointer)"),
+                format!("{near} Copy the id `kca lab verify` prints for the survivor"),
+            );
+            continue;
+        }
+        if out.iter().any(|e| e.id == id) {
+            d.error_hint(
+                at,
+                format!("mutant `{id}` is declared equivalent twice"),
+                "keep one declaration",
+            );
+            continue;
+        }
+        out.push(Equivalent { id, reason });
+    }
+    out
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::super::decode::{Decoder, Fields};
 use super::checks::{TaskCtx, decode_task};
 use super::files::{file_refs, fixture_files, item_ids, lab_id, rel_path, unique_ids};
-use super::mutant::decode_mutant;
+use super::mutant::{decode_equivalents, decode_mutant};
 use super::*;
 use crate::yaml::Yaml;
 
@@ -95,6 +95,10 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
         }
         unique_ids(d, "mutant", &item_ids(top.opt("mutants"), None));
     }
+    let equivalent_mutants = top
+        .opt("equivalentMutants")
+        .map(|n| decode_equivalents(d, n))
+        .unwrap_or_default();
     let reset = decode_reset(d, top);
     Some(Lab {
         id: id?,
@@ -111,6 +115,7 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
         tasks,
         solution,
         mutants,
+        equivalent_mutants,
         reset,
         advice,
     })

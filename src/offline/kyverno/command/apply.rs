@@ -239,6 +239,47 @@ pub(super) fn run(ctx: &Ctx, args: ApplyArgs) -> Result<Exit> {
     Ok(exit)
 }
 
+/// Each rule result of the policies (ClusterPolicy / Policy objects) on the resources, as
+/// `kca policy apply` reports them: (resource, policy/rule, status, message). For kca's
+/// own graders (a render parsed in-process); a policy Kyverno refuses is an error.
+pub fn rule_results(
+    policy_objs: &[Value],
+    mut resources: Vec<Value>,
+) -> Result<Vec<(String, String, &'static str, String)>> {
+    let (policies, _) = load_policies(policy_objs);
+    let (policies, invalid) = crate::offline::kyverno::split_invalid(policies);
+    if let Some((name, why)) = invalid.first() {
+        return Err(Error::usage(
+            format!("grading policy {name} is invalid: {why}"),
+            "fix the grader",
+        ));
+    }
+    resources.iter_mut().for_each(runner::default_namespace);
+    let apply = Apply {
+        policies,
+        invalid: 0,
+        resources: Vec::new(),
+        values: Values::default(),
+        user: UserInfo::default(),
+        opts: Options::default(),
+        operation: "CREATE".into(),
+        print_mutated: false,
+    };
+    let mut out = Vec::new();
+    for res in &resources {
+        let r = apply.evaluate(res);
+        for rule in r.results {
+            out.push((
+                r.resource.clone(),
+                format!("{}/{}", rule.policy, rule.rule),
+                rule.status,
+                rule.message,
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// The exit code as `kyverno apply` chooses it (`exit` in
 /// cmd/cli/kubectl-kyverno/commands/apply/command.go, v1.19.0): a failure, then an error,
 /// is 1; else a warning with a non-zero `--warn-exit-code` is that code; else, with

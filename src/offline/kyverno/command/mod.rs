@@ -5,6 +5,8 @@
 mod apply;
 mod test;
 
+pub use apply::rule_results;
+
 use std::io::Read;
 use std::path::Path;
 
@@ -19,6 +21,7 @@ pub fn run(ctx: &Ctx, cmd: PolicyCommand) -> Result<Exit> {
     match cmd {
         PolicyCommand::Test(args) => test::run(ctx, args),
         PolicyCommand::Apply(args) => apply::run(ctx, args),
+        PolicyCommand::Grader(args) => crate::lab::gates::run(ctx, args),
     }
 }
 

@@ -1,0 +1,531 @@
+//! kca-gates' graders, in kca itself (they were Python and shell, and needed python3 and
+//! PyYAML): a kustomize render parsed in-process and graded by a policy, the learner's
+//! gate run on renders it must pass or stop, and which workloads each Service selects.
+//! A render is made once per content of the kustomize tree (`kubectl kustomize`, cached
+//! in the temporary folder under a hash of every file below it), so the checks of one
+//! variant share it. Exit codes: 0 graded as wanted, 1 not, 2 the render cannot be built,
+//! 77 `kubectl` is missing (the check's `skipExit`: cannot judge here).
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::cli::policy::GraderCommand;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+
+const SKIP: Exit = Exit::Chosen(77);
+const NO_RENDER: Exit = Exit::Chosen(2);
+const RENDER_TIMEOUT: Duration = Duration::from_secs(60);
+const GATE_TIMEOUT: Duration = Duration::from_secs(100);
+
+pub fn run(ctx: &Ctx, cmd: GraderCommand) -> Result<Exit> {
+    let p = &ctx.printer;
+    match cmd {
+        GraderCommand::Render { dir, policy } => {
+            let docs = match render(&dir) {
+                Ok(d) => d,
+                Err(e) => return Ok(say_render(ctx, e)),
+            };
+            let grader = crate::yaml::parse_json_stream(&crate::input::read_text(&policy)?)
+                .map_err(|e| {
+                    Error::usage(format!("{}: {e}", policy.display()), "fix the grader")
+                })?;
+            let results = crate::offline::kyverno::command::rule_results(&grader, docs)?;
+            let fails: Vec<_> = results
+                .iter()
+                .filter(|r| r.2 != "pass" && r.2 != "skip")
+                .collect();
+            let passes = results.iter().filter(|r| r.2 == "pass").count();
+            for (res, rule, status, msg) in &results {
+                p.out(&format!(
+                    "{res}  {status}  {rule}{}",
+                    if msg.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {msg}")
+                    }
+                ));
+            }
+            if !fails.is_empty() {
+                return Ok(Exit::NotPassed);
+            }
+            if passes == 0 {
+                p.out("レンダリングに採点対象のオブジェクトがありません / the render holds none of the objects graded");
+                return Ok(Exit::NotPassed);
+            }
+            Ok(Exit::Success)
+        }
+        GraderCommand::Gate {
+            want,
+            variant,
+            gate,
+            policy,
+        } => gate_on(ctx, &want, &variant, &gate, &policy),
+        GraderCommand::Selects {
+            services,
+            workloads,
+            want,
+        } => selects(ctx, &services, &workloads, &want),
+    }
+}
+
+enum RenderError {
+    NoKubectl,
+    Failed(String),
+}
+
+fn say_render(ctx: &Ctx, e: RenderError) -> Exit {
+    match e {
+        RenderError::NoKubectl => {
+            ctx.printer
+                .out("kubectl is not on PATH: kubectl kustomize cannot render here");
+            SKIP
+        }
+        RenderError::Failed(why) => {
+            ctx.printer
+                .out(&format!("レンダリングできません / cannot render: {why}"));
+            NO_RENDER
+        }
+    }
+}
+
+/// Every regular file below `dir`, sorted, for the render's cache key.
+fn tree_files(dir: &Path, out: &mut Vec<PathBuf>, budget: &mut usize) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => tree_files(&p, out, budget),
+            Ok(m) if m.is_file() => out.push(p),
+            _ => {}
+        }
+    }
+}
+
+/// The kustomize render of `dir` (relative to the workspace, the current folder), parsed.
+/// Cached per content of the first folder of `dir` (a base next to its overlays included).
+fn render(dir: &Path) -> std::result::Result<Vec<Value>, RenderError> {
+    let root = dir
+        .components()
+        .next()
+        .map(|c| PathBuf::from(c.as_os_str()))
+        .unwrap_or_else(|| dir.to_path_buf());
+    let mut files = Vec::new();
+    tree_files(&root, &mut files, &mut 4096);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    dir.hash(&mut h);
+    std::env::current_dir().ok().hash(&mut h);
+    for f in &files {
+        f.hash(&mut h);
+        std::fs::read(f).unwrap_or_default().hash(&mut h);
+    }
+    let cache = std::env::temp_dir().join(format!(
+        "kca-render-{}-{:016x}.yaml",
+        crate_user(),
+        h.finish()
+    ));
+    let text = match std::fs::read_to_string(&cache) {
+        Ok(t) => t,
+        Err(_) => {
+            let mut cmd = std::process::Command::new("kubectl");
+            cmd.arg("kustomize").arg(dir);
+            let done =
+                crate::exec::run(crate::exec::Job::new(cmd, RENDER_TIMEOUT)).map_err(|e| {
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        RenderError::NoKubectl
+                    } else {
+                        RenderError::Failed(e.to_string())
+                    }
+                })?;
+            if done.code() != Some(0) {
+                let err = done.stderr.text();
+                return Err(RenderError::Failed(format!(
+                    "kubectl kustomize {} ({}): {}",
+                    dir.display(),
+                    done.describe(),
+                    err.trim()
+                )));
+            }
+            let text = done.stdout.text();
+            // Written whole, then renamed: a concurrent reader sees all of it or nothing.
+            let part = cache.with_extension(format!("{}.part", std::process::id()));
+            if std::fs::write(&part, &text).is_ok() {
+                let _ = std::fs::rename(&part, &cache);
+            }
+            text
+        }
+    };
+    crate::yaml::parse_json_stream(&text).map_err(|e| RenderError::Failed(e.to_string()))
+}
+
+fn crate_user() -> String {
+    std::env::var("USER").unwrap_or_else(|_| "u".into())
+}
+
+/// The app containers of a workload (not its init containers).
+fn containers_mut(doc: &mut Value) -> Vec<&mut Value> {
+    match doc.pointer_mut("/spec/template/spec/containers") {
+        Some(Value::Array(cs)) => cs.iter_mut().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The digest suffix of an image (`@sha256:` + 64 hex), if any.
+fn split_digest(image: &str) -> (&str, Option<&str>) {
+    match image.find("@sha256:") {
+        Some(i) => (&image[..i], Some(&image[i..])),
+        None => (image, None),
+    }
+}
+
+/// Every container image of the render's workloads rewritten by `f`.
+fn map_images(docs: &mut [Value], f: impl Fn(&str) -> String) {
+    for d in docs.iter_mut() {
+        for c in containers_mut(d) {
+            if let Some(img) = c.get("image").and_then(Value::as_str) {
+                let new = f(img);
+                c["image"] = json!(new);
+            }
+        }
+    }
+}
+
+fn pinned(docs: &[Value]) -> bool {
+    docs.iter().any(|d| {
+        d.pointer("/spec/template/spec/containers")
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c.get("image")
+                        .and_then(Value::as_str)
+                        .is_some_and(|i| split_digest(i).1.is_some())
+                })
+            })
+    })
+}
+
+/// The render a variant names, and what it is, in words.
+fn variant_render(variant: &str) -> std::result::Result<(String, &'static str), (Exit, String)> {
+    let prod = || -> std::result::Result<Vec<Value>, (Exit, String)> {
+        let docs = render(Path::new("app/overlays/prod")).map_err(|e| match e {
+            RenderError::NoKubectl => (
+                SKIP,
+                "kubectl is not on PATH: kubectl kustomize cannot render here".to_string(),
+            ),
+            RenderError::Failed(w) => (
+                NO_RENDER,
+                format!("app/overlays/prod がレンダリングできません / app/overlays/prod does not render: {w}"),
+            ),
+        })?;
+        if !pinned(&docs) {
+            return Err((
+                NO_RENDER,
+                "本番レンダリングにダイジェスト固定のイメージがありません(課題1) / the prod render pins no image by digest (task 1)".into(),
+            ));
+        }
+        Ok(docs)
+    };
+    let stream = |docs: &[Value]| crate::yaml::to_stream(docs);
+    Ok(match variant {
+        "prod" | "policy-swap" => (stream(&prod()?), "the prod render (app/overlays/prod)"),
+        "latest-back" => {
+            let mut d = prod()?;
+            map_images(&mut d, |i| format!("{}:latest", split_digest(i).0));
+            (stream(&d), "the prod render with :latest put back")
+        }
+        "no-digest" => {
+            let mut d = prod()?;
+            map_images(&mut d, |i| split_digest(i).0.to_string());
+            (
+                stream(&d),
+                "the prod render with its digest dropped (no tag, no digest)",
+            )
+        }
+        "mixed" => {
+            let mut d = prod()?;
+            d.push(json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "checkout-worker", "namespace": "kca-gates"},
+                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "checkout-worker"}},
+                         "template": {"metadata": {"labels": {"app": "checkout-worker"}},
+                                      "spec": {"containers": [{"name": "worker",
+                                               "image": "ghcr.io/kca/checkout-worker:latest"}]}}}
+            }));
+            (
+                stream(&d),
+                "the prod render plus a second Deployment on :latest",
+            )
+        }
+        "digest-elsewhere" => {
+            // The digest still in the text — an annotation, a comment and an init
+            // container — while the app container has neither tag nor digest: a grep for
+            // `@sha256:` (or for `:latest`) misjudges it; the policy does not.
+            let mut d = prod()?;
+            for doc in d.iter_mut() {
+                let Some(cs) = doc
+                    .pointer("/spec/template/spec/containers")
+                    .and_then(Value::as_array)
+                    .cloned()
+                else {
+                    continue;
+                };
+                let pinned_image = cs
+                    .iter()
+                    .filter_map(|c| c.get("image").and_then(Value::as_str))
+                    .find(|i| split_digest(i).1.is_some())
+                    .unwrap_or("")
+                    .to_string();
+                if let Some(Value::Object(meta)) = doc.get_mut("metadata") {
+                    let ann = meta.entry("annotations").or_insert_with(|| json!({}));
+                    ann["kca.dev/pinned-from"] = json!(pinned_image);
+                }
+                if let Some(spec) = doc.pointer_mut("/spec/template/spec") {
+                    spec["initContainers"] =
+                        json!([{"name": "fetch-config", "image": pinned_image}]);
+                }
+            }
+            map_images(&mut d, |i| split_digest(i).0.to_string());
+            let text = format!(
+                "# pinned: {}\n{}",
+                "ghcr.io/kca/checkout@sha256:5f0c1d9e8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d",
+                stream(&d)
+            );
+            (
+                text,
+                "the prod render with the app image unpinned, its digest only in an annotation, a comment and an init container",
+            )
+        }
+        "base" => {
+            let docs = render(Path::new("app/base")).map_err(|e| match e {
+                RenderError::NoKubectl => (SKIP, "kubectl is not on PATH".to_string()),
+                RenderError::Failed(w) => (
+                    NO_RENDER,
+                    format!("app/base がレンダリングできません / app/base does not render: {w}"),
+                ),
+            })?;
+            (stream(&docs), "the base render (app/base, still :latest)")
+        }
+        "empty" => (
+            String::new(),
+            "an empty render (a render step that failed quietly)",
+        ),
+        other => return Err((Exit::Usage, format!("unknown variant {other}"))),
+    })
+}
+
+/// A policy that stops every Pod: with it in place of the lab's, a gate whose verdict
+/// comes from the policy must stop the right render too.
+const STOP_ALL: &str = r#"apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: require-pinned-images
+spec:
+  background: false
+  rules:
+    - name: require-digest
+      match:
+        any:
+          - resources:
+              kinds: [Pod]
+      validate:
+        failureAction: Enforce
+        message: "grader: this policy stops every Pod"
+        pattern:
+          metadata:
+            labels:
+              kca.dev/grader-never-set: "?*"
+"#;
+
+/// Copies the workspace's regular files (bounded) into `to`.
+fn copy_tree(from: &Path, to: &Path, budget: &mut usize) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    let mut entries: Vec<_> = std::fs::read_dir(from)?.filter_map(|e| e.ok()).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        let m = std::fs::symlink_metadata(e.path())?;
+        let dest = to.join(e.file_name());
+        if m.is_dir() {
+            copy_tree(&e.path(), &dest, budget)?;
+        } else if m.is_file() && m.len() <= 8 << 20 {
+            std::fs::copy(e.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> Result<Exit> {
+    let p = &ctx.printer;
+    if !matches!(want, "pass" | "stop") {
+        return Err(Error::usage(
+            format!("want is pass or stop, not {want}"),
+            "pass or stop",
+        ));
+    }
+    let (text, what) = match variant_render(variant) {
+        Ok(v) => v,
+        Err((exit, why)) => {
+            p.out(&why);
+            return Ok(exit);
+        }
+    };
+    let tmp = tempfile_dir()?;
+    let render = tmp.join("render.yaml");
+    std::fs::write(&render, text)?;
+    // The gate runs in the workspace, or (policy-swap) in a copy whose policy stops all.
+    let cwd = if variant == "policy-swap" {
+        let copy = tmp.join("ws");
+        copy_tree(Path::new("."), &copy, &mut 4096)?;
+        std::fs::write(copy.join(policy), STOP_ALL)?;
+        copy
+    } else {
+        PathBuf::from(".")
+    };
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(gate).arg(&render).current_dir(&cwd);
+    let done = crate::exec::run(crate::exec::Job::new(cmd, GATE_TIMEOUT));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let done =
+        done.map_err(|e| Error::environment(format!("cannot run bash: {e}"), "install bash"))?;
+    let what = if variant == "policy-swap" {
+        "the prod render, with policy/require-pinned.yaml replaced by one that stops every Pod"
+    } else {
+        what
+    };
+    p.out(&format!(
+        "{} on {what}: {}",
+        gate.display(),
+        done.describe()
+    ));
+    let ok = match (want, done.code()) {
+        ("pass", Some(0)) => true,
+        ("stop", Some(c)) => c != 0,
+        _ => false,
+    };
+    if ok {
+        return Ok(Exit::Success);
+    }
+    p.out(match want {
+        "pass" => "ゲートは通すべきものを止めました / the gate stopped what it should let through",
+        _ if variant == "policy-swap" => "ポリシーを差し替えてもゲートの判定が変わりません: 判定がポリシーから来ていません / with the policy swapped the gate's verdict did not change: it does not come from the policy",
+        _ => "ゲートは止めるべきものを通しました / the gate let through what it should stop",
+    });
+    Ok(Exit::NotPassed)
+}
+
+fn tempfile_dir() -> Result<PathBuf> {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "kca-gate-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn docs_of(path: &Path) -> Result<Vec<Value>> {
+    match crate::input::read_text(path) {
+        Ok(t) => crate::yaml::parse_json_stream(&t).map_err(|e| {
+            Error::usage(
+                format!("{}: not valid YAML: {e}", path.display()),
+                "fix the YAML",
+            )
+        }),
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
+/// Services select the Pods whose template labels hold every key of the selector with the
+/// same value (Kubernetes Service semantics); each must select its one workload.
+fn selects(ctx: &Ctx, services: &Path, workloads: &[PathBuf], want: &[String]) -> Result<Exit> {
+    let p = &ctx.printer;
+    let mut pods: BTreeMap<String, serde_json::Map<String, Value>> = BTreeMap::new();
+    for f in workloads {
+        for d in docs_of(f)? {
+            let kind = d.get("kind").and_then(Value::as_str).unwrap_or("");
+            let name = d
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if let Some(Value::Object(labels)) = d.pointer("/spec/template/metadata/labels") {
+                pods.insert(format!("{kind}/{name}"), labels.clone());
+            } else if d.pointer("/spec/template").is_some() {
+                pods.insert(format!("{kind}/{name}"), Default::default());
+            }
+        }
+    }
+    let svcs: BTreeMap<String, Value> = docs_of(services)?
+        .into_iter()
+        .filter(|d| d.get("kind").and_then(Value::as_str) == Some("Service"))
+        .filter_map(|d| {
+            let n = d
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)?
+                .to_string();
+            Some((n, d))
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for w in want {
+        let Some((svc, owner)) = w.split_once('=') else {
+            return Err(Error::usage(
+                format!("--want {w}: SERVICE=KIND/NAME"),
+                "fix the check",
+            ));
+        };
+        let Some(s) = svcs.get(svc) else {
+            problems.push(format!("Service {svc} is not in {}", services.display()));
+            continue;
+        };
+        let sel = match s.pointer("/spec/selector") {
+            Some(Value::Object(m)) if !m.is_empty() => m.clone(),
+            _ => {
+                problems.push(format!("Service {svc} has no selector"));
+                continue;
+            }
+        };
+        let chosen: Vec<&String> = pods
+            .iter()
+            .filter(|(_, labels)| sel.iter().all(|(k, v)| labels.get(k) == Some(v)))
+            .map(|(w, _)| w)
+            .collect();
+        if chosen.len() != 1 || chosen[0] != owner {
+            let names: Vec<&str> = chosen.iter().map(|s| s.as_str()).collect();
+            problems.push(format!(
+                "Service {svc} (selector {}) selects the Pods of {}; it should select {owner} only",
+                Value::Object(sel),
+                if names.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        }
+    }
+    for pr in &problems {
+        p.out(pr);
+    }
+    if problems.is_empty() {
+        p.out("each Service selects the Pods of its own workload only");
+        Ok(Exit::Success)
+    } else {
+        p.out("Service は1つのワークロードの Pod だけを選ぶべきです / each Service should select the Pods of one workload only");
+        Ok(Exit::NotPassed)
+    }
+}
