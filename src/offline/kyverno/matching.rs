@@ -208,9 +208,10 @@ fn resource_matches(res: &ResourceDesc, on: On<'_>) -> Result<bool, SelectorErro
         // Kyverno does not apply a namespaceSelector to a Namespace itself: the filter
         // does not match it ("namespace selector is not applicable for namespace
         // resource", pkg/engine/utils/match.go).
-        if kind == "Namespace" {
-            return Ok(false);
-        } else if f.namespace.is_empty() || !typed_selector_matches(sel, &req.namespace_labels)? {
+        if kind == "Namespace"
+            || f.namespace.is_empty()
+            || !typed_selector_matches(sel, &req.namespace_labels)?
+        {
             return Ok(false);
         }
     }
