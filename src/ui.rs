@@ -252,68 +252,6 @@ fn reflow(text: &str) -> String {
     out
 }
 
-/// The connecting words of the check details the graders write (in English, as data:
-/// `lab::check`), in Japanese: names, paths and the engine's own messages stay as they
-/// are, the sentence around them reads in the learner's language. Longest first, so
-/// "was admitted, but" wins over "was admitted".
-const DETAIL_JA: [(&str, &str); 26] = [
-    (
-        " was admitted; it should have been denied",
-        " は受け入れられました (拒否されるべきです)",
-    ),
-    (
-        " was admitted as expected",
-        " は期待どおり受け入れられました",
-    ),
-    (" was admitted, but ", " は受け入れられましたが、"),
-    (" was admitted", " は受け入れられました"),
-    (" was denied by ", " は次に拒否されました: "),
-    (" was denied: ", " は拒否されました: "),
-    (" was generated as expected", " は期待どおり生成されました"),
-    (" was generated, but ", " は生成されましたが、"),
-    (" was not generated", " は生成されませんでした"),
-    (" was generated", " は生成されました"),
-    (
-        " is accepted; it should be rejected",
-        " は受理されました (拒否されるべきです)",
-    ),
-    (" is accepted", " は受理されました"),
-    (" is rejected: ", " は拒否されました: "),
-    (
-        " is not among the workspace manifests",
-        " はワークスペースのマニフェストにありません",
-    ),
-    (" exists; it should not", " があります (あってはいけません)"),
-    (" holds what was asked", " は求められた内容です"),
-    (" disappeared after ", " は次の変更の後に消えました: "),
-    (" cannot judge here: ", " はここでは判定できません: "),
-    (" is missing", " がありません"),
-    (" is empty", " は空です"),
-    (" holds no ", " に次がありません: "),
-    (": not valid YAML: ", ": YAML として正しくありません: "),
-    (
-        " should be a list, found ",
-        " はリストであるべきですが、実際は ",
-    ),
-    (" ended with ", " の終了: "),
-    ("the probe ", "プローブ "),
-    (", expected ", "、期待値は "),
-];
-
-/// A check detail in `lang` (see `DETAIL_JA`); English details are returned as written.
-pub fn detail(lang: Lang, text: &str) -> String {
-    if lang == Lang::En {
-        return text.to_string();
-    }
-    let mut out = text.to_string();
-    for (en, ja) in DETAIL_JA {
-        if out.contains(en) {
-            out = out.replace(en, ja);
-        }
-    }
-    out
-}
-
 /// A time as the learner reads it: relative to `now` ("3 分前", "明日", "in 3 days"), or
 /// the local date when it is more than a week away.
 pub fn relative(
@@ -980,23 +918,6 @@ mod tests {
         assert!(
             text.contains("ClusterPolicy") && text.contains("(offline)"),
             "{text}"
-        );
-    }
-
-    #[test]
-    fn check_details_read_in_japanese_around_their_names() {
-        let d = "the probe Pod team-a/probe was admitted, but `metadata.labels` is missing";
-        assert_eq!(
-            detail(Lang::Ja, d),
-            "プローブ Pod team-a/probe は受け入れられましたが、`metadata.labels` がありません"
-        );
-        assert_eq!(detail(Lang::En, d), d);
-        assert_eq!(
-            detail(
-                Lang::Ja,
-                "the probe Pod p was admitted; it should have been denied"
-            ),
-            "プローブ Pod p は受け入れられました (拒否されるべきです)"
         );
     }
 

@@ -433,7 +433,7 @@ fn check_parts(
     let mut out = Vec::new();
     if c.verdict != Verdict::Pass {
         // Details quote files and the cluster: no control character reaches the terminal.
-        let detail = crate::escape::lines(&crate::ui::detail(lang, &c.detail));
+        let detail = crate::escape::lines(&c.detail);
         let mut lines = crate::ui::wrap(&detail, p.width(), "          ");
         if let Some(cap) = cap.filter(|&n| lines.len() > n) {
             lines.truncate(cap);
