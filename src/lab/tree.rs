@@ -26,8 +26,11 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
         return apply_operator(op, arg, got, path);
     }
     match want {
+        // An empty list counts as absent: Kubernetes' list fields are `omitempty`, so the
+        // API server stores `ingress: []` as no `ingress` at all.
         Value::Null => match got {
             Value::Null => Ok(()),
+            Value::Array(items) if items.is_empty() => Ok(()),
             other => Err(format!(
                 "`{}` should be absent, found {}",
                 at(path),
@@ -332,6 +335,17 @@ pub fn without_status(want: &Value) -> (Value, bool) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_empty_list_is_absent_and_a_rule_that_allows_all_is_not() {
+        // A default-deny NetworkPolicy: no ingress rule. `[]` is stored as absent by the
+        // API server (omitempty); `[{}]` is a rule that allows every peer.
+        let want = json!({"spec": {"ingress": null}});
+        assert!(partial_match(&want, &json!({"spec": {}})).is_ok());
+        assert!(partial_match(&want, &json!({"spec": {"ingress": []}})).is_ok());
+        let err = partial_match(&want, &json!({"spec": {"ingress": [{}]}})).unwrap_err();
+        assert!(err.contains("spec.ingress"), "{err}");
+    }
 
     #[test]
     fn table() {
