@@ -103,22 +103,32 @@ fn a_failing_starters_check_fits_one_screen_and_shows_the_task_you_are_on() {
         assert!(s.contains("`kca lab check --all`"), "{s}");
     }
     let s = t.run("kca lab check");
-    assert!(
-        s.contains("  ✗ 1. team-label — ラベルを注入する  0/3"),
-        "{s}"
-    );
+    assert!(s.contains("  ✗ 1. team-label — ラベルを注入する  "), "{s}");
     assert!(s.contains("  ✗ 8. new-kinds"), "one line per task: {s}");
     assert!(
-        s.contains("タスク 1/8 — ラベルを注入する (team-label)  [0/3]"),
+        s.contains("タスク 1/8 — ラベルを注入する (team-label)  ["),
         "{s}"
     );
     // `--all` shows every task's details; the machine formats keep every check.
     let all = t.run("kca lab check --all | grep -c '^タスク '");
     assert!(all.lines().any(|l| l.trim() == "8"), "{all}");
+    // As many checks as the lab declares (every `- id:` under a task's `checks:`).
+    let declared = std::fs::read_to_string(repo().join("labs/kca-mutate/lab.yaml"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("      - id: "))
+        .count()
+        .to_string();
     let json = t.run("kca -o json lab check | grep -c '\"verdict\"'");
-    assert!(json.lines().any(|l| l.trim() == "23"), "{json}");
+    assert!(
+        json.lines().any(|l| l.trim() == declared),
+        "{declared}: {json}"
+    );
     let junit = t.run("kca -o junit lab check | grep -c '<testcase'");
-    assert!(junit.lines().any(|l| l.trim() == "23"), "{junit}");
+    assert!(
+        junit.lines().any(|l| l.trim() == declared),
+        "{declared}: {junit}"
+    );
 
     // A task that passes says what is next, with the command.
     solve("kca-mutate", &MUTATE_1_TO_6[..1], tmp.path());
@@ -185,7 +195,8 @@ fn an_incident_is_announced_with_what_changed_and_why_checks_fail() {
         s.contains("⚠ タスク 7 が始まりました: 事故が起きました"),
         "{s}"
     );
-    assert!(s.contains("ClusterRole kca-mutate-generator を削除"), "{s}");
+    // The incident revokes whichever of the learner's roles gave the grant (any name).
+    assert!(s.contains("権限を与えていたロール"), "{s}");
     assert!(
         s.contains("タスク 5 ("),
         "which earlier checks and why: {s}"
@@ -201,7 +212,8 @@ fn an_incident_is_announced_with_what_changed_and_why_checks_fail() {
     keep("incident-task", &s);
     narrow(&s);
     assert!(s.contains("⚠ 事故対応中 (タスク 7)"), "{s}");
-    assert!(s.contains("ClusterRole kca-mutate-generator を削除"), "{s}");
+    // The incident revokes whichever of the learner's roles gave the grant (any name).
+    assert!(s.contains("権限を与えていたロール"), "{s}");
 
     // Saving rbac.yaml again re-applies the grant offline; the record closes the task.
     solve("kca-mutate", &["rbac.yaml", "incident.yaml"], tmp.path());

@@ -32,7 +32,10 @@ fn discovery(seen: &Seen) -> Option<Reply> {
             200,
             resources(
                 "rbac.authorization.k8s.io/v1",
-                &[("clusterroles", "ClusterRole", false)],
+                &[
+                    ("clusterroles", "ClusterRole", false),
+                    ("roles", "Role", true),
+                ],
             ),
         )),
         "/apis/kyverno.io/v1" => Some(reply(
@@ -57,10 +60,18 @@ fn mutate_lab() -> kca::content::lab::Lab {
 
 const GRANT: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles/kca-mutate-generator";
 
-fn grant(labels: Value) -> Value {
+/// A grant as a learner writes it: aggregated to the background controller, giving the
+/// NetworkPolicy permissions the incident takes away.
+fn grant(mut labels: Value) -> Value {
+    labels["rbac.kyverno.io/aggregate-to-background-controller"] = json!("true");
     json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": "kca-mutate-generator", "labels": labels}, "rules": []})
+        "metadata": {"name": "kca-mutate-generator", "labels": labels},
+        "rules": [{"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"],
+            "verbs": ["get", "list", "create", "update", "delete"]}]})
 }
+
+const CLUSTER_ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/roles";
 
 async fn run_setup(labels: Value) -> (Vec<String>, Vec<Seen>) {
     let (live, log) = mock(move |s| {
@@ -68,7 +79,15 @@ async fn run_setup(labels: Value) -> (Vec<String>, Vec<Seen>) {
             return r;
         }
         match (s.method.as_str(), s.path.as_str()) {
-            ("GET", GRANT) => reply(200, grant(labels.clone())),
+            ("GET", CLUSTER_ROLES) => reply(
+                200,
+                json!({"apiVersion": "v1", "kind": "List", "metadata": {},
+                    "items": [grant(labels.clone())]}),
+            ),
+            ("GET", ROLES) => reply(
+                200,
+                json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": []}),
+            ),
             ("DELETE", GRANT) => kube_mock::success(),
             _ => not_found_page(),
         }
@@ -93,7 +112,7 @@ async fn a_setup_deletes_the_labs_own_object() {
     );
     assert_eq!(
         done,
-        ["deleted ClusterRole kca-mutate-generator"],
+        ["deleted ClusterRole kca-mutate-generator (it gave the permission the setup takes away)"],
         "{done:?}"
     );
 }
@@ -105,7 +124,11 @@ async fn a_setup_leaves_a_foreign_object_of_the_same_name_alone() {
         !seen.iter().any(|s| s.method == "DELETE"),
         "a foreign object was deleted: {seen:?}"
     );
-    assert!(done[0].contains("not the lab's"), "{done:?}");
+    assert_eq!(
+        done,
+        ["nothing of the learner's gave the permission"],
+        "{done:?}"
+    );
 }
 
 const POLICY: &str = "/apis/kyverno.io/v1/clusterpolicies/kca-default-deny";

@@ -24,6 +24,14 @@ const RENDER_TIMEOUT: Duration = Duration::from_secs(60);
 const GATE_TIMEOUT: Duration = Duration::from_secs(100);
 
 pub fn run(ctx: &Ctx, cmd: GraderCommand) -> Result<Exit> {
+    // The graders speak to a lab's `command` checks, line by line: no document to offer,
+    // so `-o json|junit` is refused (and the refusal is the one document on stdout).
+    if ctx.settings.output != crate::settings::OutputFormat::Text {
+        return Err(Error::usage(
+            "`kca policy grader` writes text lines for a lab's command checks; it has no JSON or JUnit output",
+            "run it without `--output`",
+        ));
+    }
     let p = &ctx.printer;
     match cmd {
         GraderCommand::Render { dir, policy } => {
