@@ -4,7 +4,7 @@
 //! `lab watch` through a task, and an offline next step. Skipped, visibly, without tmux.
 //! The screens are written to `target/e2e-screens/lab-*.txt` for people to read.
 
-#[path = "common/screen.rs"]
+#[path = "common/tmux.rs"]
 mod tmux;
 
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ const ROWS: u16 = 30;
 
 /// A terminal at 80×30 in Japanese over a throwaway home, state and workspace root, with
 /// the repository's course; None (and a visible `skipped:`) without tmux.
-fn terminal(name: &str, tmp: &Path) -> Option<Tmux> {
+fn terminal(tmp: &Path) -> Option<Tmux> {
     let kca = assert_cmd::cargo::cargo_bin("kca");
     let bin = kca.parent().unwrap().display().to_string();
     let env = [
@@ -36,7 +36,7 @@ fn terminal(name: &str, tmp: &Path) -> Option<Tmux> {
         ("NO_COLOR", "1".to_string()),
         ("PS1", "$ ".to_string()),
     ];
-    let t = Tmux::start(name, COLS, ROWS, &env);
+    let t = Tmux::start_sized(COLS, ROWS, &env);
     if t.is_none() {
         eprintln!("skipped: tmux is not installed (the lab screen tests need it)");
     }
@@ -88,12 +88,12 @@ const MUTATE_1_TO_6: &[&str] = &[
 #[test]
 fn a_failing_starters_check_fits_one_screen_and_shows_the_task_you_are_on() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal("focus", tmp.path()) else {
+    let Some(mut t) = terminal(tmp.path()) else {
         return;
     };
     for lab in ["kca-admission", "kca-gates", "kca-operations", "kca-mutate"] {
-        t.run(&format!("kca lab start {lab} --offline > /dev/null"));
-        let s = t.run("kca lab check");
+        t.run_screen(&format!("kca lab start {lab} --offline > /dev/null"));
+        let s = t.run_screen("kca lab check");
         keep(&format!("check-{lab}"), &s);
         fits(&s, "kca lab check");
         narrow(&s);
@@ -102,7 +102,7 @@ fn a_failing_starters_check_fits_one_screen_and_shows_the_task_you_are_on() {
         assert!(!s.contains("タスク 2/"), "only the task you are on: {s}");
         assert!(s.contains("`kca lab check --all`"), "{s}");
     }
-    let s = t.run("kca lab check");
+    let s = t.run_screen("kca lab check");
     assert!(s.contains("  ✗ 1. team-label — ラベルを注入する  "), "{s}");
     assert!(s.contains("  ✗ 8. new-kinds"), "one line per task: {s}");
     assert!(
@@ -110,7 +110,7 @@ fn a_failing_starters_check_fits_one_screen_and_shows_the_task_you_are_on() {
         "{s}"
     );
     // `--all` shows every task's details; the machine formats keep every check.
-    let all = t.run("kca lab check --all | grep -c '^タスク '");
+    let all = t.run_screen("kca lab check --all | grep -c '^タスク '");
     assert!(all.lines().any(|l| l.trim() == "8"), "{all}");
     // As many checks as the lab declares (every `- id:` under a task's `checks:`).
     let declared = std::fs::read_to_string(repo().join("labs/kca-mutate/lab.yaml"))
@@ -119,12 +119,12 @@ fn a_failing_starters_check_fits_one_screen_and_shows_the_task_you_are_on() {
         .filter(|l| l.starts_with("      - id: "))
         .count()
         .to_string();
-    let json = t.run("kca -o json lab check | grep -c '\"verdict\"'");
+    let json = t.run_screen("kca -o json lab check | grep -c '\"verdict\"'");
     assert!(
         json.lines().any(|l| l.trim() == declared),
         "{declared}: {json}"
     );
-    let junit = t.run("kca -o junit lab check | grep -c '<testcase'");
+    let junit = t.run_screen("kca -o junit lab check | grep -c '<testcase'");
     assert!(
         junit.lines().any(|l| l.trim() == declared),
         "{declared}: {junit}"
@@ -132,7 +132,7 @@ fn a_failing_starters_check_fits_one_screen_and_shows_the_task_you_are_on() {
 
     // A task that passes says what is next, with the command.
     solve("kca-mutate", &MUTATE_1_TO_6[..1], tmp.path());
-    let s = t.run("kca lab check --task team-label");
+    let s = t.run_screen("kca lab check --task team-label");
     keep("check-task-passed", &s);
     assert!(
         s.contains("次: タスク 2 — サイドカーを注入する(リミット付き)"),
@@ -144,10 +144,10 @@ fn a_failing_starters_check_fits_one_screen_and_shows_the_task_you_are_on() {
 #[test]
 fn lab_task_shows_a_task_again_and_start_ends_with_the_first() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal("task", tmp.path()) else {
+    let Some(mut t) = terminal(tmp.path()) else {
         return;
     };
-    let s = t.run("kca lab start kca-mutate --offline");
+    let s = t.run_screen("kca lab start kca-mutate --offline");
     keep("start", &s);
     narrow(&s);
     assert!(
@@ -158,7 +158,7 @@ fn lab_task_shows_a_task_again_and_start_ends_with_the_first() {
     assert!(s.contains("`kca lab task --list`"), "{s}");
     assert!(s.contains("全 8 タスク"), "{s}");
 
-    let s = t.run("kca lab task 2");
+    let s = t.run_screen("kca lab task 2");
     keep("task-2", &s);
     fits(&s, "kca lab task 2");
     narrow(&s);
@@ -170,25 +170,25 @@ fn lab_task_shows_a_task_again_and_start_ends_with_the_first() {
     assert!(s.contains("前: `kca lab task 1`"), "{s}");
     assert!(s.contains("次: `kca lab task 3`"), "{s}");
 
-    let s = t.run("kca lab task --list");
+    let s = t.run_screen("kca lab task --list");
     keep("task-list", &s);
     fits(&s, "kca lab task --list");
     assert!(s.contains("→ · 1."), "the task you are on is marked: {s}");
     assert!(s.contains("lost-grant"), "{s}");
 
-    let s = t.run("kca lab task 9");
+    let s = t.run_screen("kca lab task 9");
     assert!(s.contains("タスク 9 はありません"), "{s}");
 }
 
 #[test]
 fn an_incident_is_announced_with_what_changed_and_why_checks_fail() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal("incident", tmp.path()) else {
+    let Some(mut t) = terminal(tmp.path()) else {
         return;
     };
-    t.run("kca lab start kca-mutate --offline > /dev/null");
+    t.run_screen("kca lab start kca-mutate --offline > /dev/null");
     solve("kca-mutate", MUTATE_1_TO_6, tmp.path());
-    let s = t.run("kca lab check");
+    let s = t.run_screen("kca lab check");
     keep("incident-check", &s);
     narrow(&s);
     assert!(
@@ -208,7 +208,7 @@ fn an_incident_is_announced_with_what_changed_and_why_checks_fail() {
     );
     assert!(!s.contains("task 7 ("), "no English notice: {s}");
 
-    let s = t.run("kca lab task");
+    let s = t.run_screen("kca lab task");
     keep("incident-task", &s);
     narrow(&s);
     assert!(s.contains("⚠ 事故対応中 (タスク 7)"), "{s}");
@@ -217,7 +217,7 @@ fn an_incident_is_announced_with_what_changed_and_why_checks_fail() {
 
     // Saving rbac.yaml again re-applies the grant offline; the record closes the task.
     solve("kca-mutate", &["rbac.yaml", "incident.yaml"], tmp.path());
-    let s = t.run("kca lab check");
+    let s = t.run_screen("kca lab check");
     keep("incident-fixed", &s);
     assert!(!s.contains("⚠"), "{s}");
     assert!(s.contains("✓ 7. lost-grant"), "{s}");
@@ -226,32 +226,32 @@ fn an_incident_is_announced_with_what_changed_and_why_checks_fail() {
 #[test]
 fn check_hint_and_status_follow_the_workspace_you_are_in() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal("here", tmp.path()) else {
+    let Some(mut t) = terminal(tmp.path()) else {
         return;
     };
-    t.run("kca lab start kca-mutate --offline > /dev/null");
-    t.run("kca lab start kca-gates --offline > /dev/null");
+    t.run_screen("kca lab start kca-mutate --offline > /dev/null");
+    t.run_screen("kca lab start kca-gates --offline > /dev/null");
     let ws = tmp.path().join("work/kca-mutate/policies");
-    t.run(&format!("cd {}", ws.display()));
-    let s = t.run("kca lab check --task team-label");
+    t.run_screen(&format!("cd {}", ws.display()));
+    let s = t.run_screen("kca lab check --task team-label");
     keep("check-inside", &s);
     fits(&s, "kca lab check --task team-label");
     assert!(s.contains("kca-mutate — "), "{s}");
     assert!(!s.contains("kca-gates"), "{s}");
     assert!(!s.contains("はありません"), "{s}");
 
-    let s = t.run("kca lab check --task owner-annotation");
+    let s = t.run_screen("kca lab check --task owner-annotation");
     assert!(s.contains("owner-policy-file"), "{s}");
-    let s = t.run("kca lab hint");
+    let s = t.run_screen("kca lab hint");
     keep("hint-follows", &s);
     assert!(
         s.contains("ヒント 1/2 — JSON Patch でアノテーションを足す (owner-annotation)"),
         "the task that failed last: {s}"
     );
 
-    let s = t.run("kca lab status");
+    let s = t.run_screen("kca lab status");
     assert!(s.contains("* kca-mutate"), "{s}");
-    let s = t.run("kca lab status kca-mutate");
+    let s = t.run_screen("kca lab status kca-mutate");
     assert!(s.contains("kca-mutate"), "{s}");
     assert!(!s.contains("kca-gates"), "{s}");
 }
@@ -259,41 +259,41 @@ fn check_hint_and_status_follow_the_workspace_you_are_in() {
 #[test]
 fn reset_inside_the_workspace_leaves_the_shell_in_a_live_folder() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal("reset", tmp.path()) else {
+    let Some(mut t) = terminal(tmp.path()) else {
         return;
     };
-    t.run("kca lab start kca-mutate --offline > /dev/null");
+    t.run_screen("kca lab start kca-mutate --offline > /dev/null");
     let ws = tmp.path().join("work/kca-mutate");
-    t.run(&format!("cd {}", ws.display()));
-    t.run("echo '# my edit' >> policies/add-team-label.yaml");
-    let s = t.run("kca lab reset");
+    t.run_screen(&format!("cd {}", ws.display()));
+    t.run_screen("echo '# my edit' >> policies/add-team-label.yaml");
+    let s = t.run_screen("kca lab reset");
     keep("reset-inside", &s);
     narrow(&s);
     assert!(s.contains("作業フォルダーを "), "{s}");
     assert!(s.contains("に保管しました"), "{s}");
-    let s = t.run("head -3 policies/add-team-label.yaml && ls && pwd -P");
+    let s = t.run_screen("head -3 policies/add-team-label.yaml && ls && pwd -P");
     keep("after-reset", &s);
     assert!(!s.contains("No such file"), "{s}");
     assert!(!s.contains("# my edit"), "the starter is back: {s}");
     assert!(s.contains("rbac.yaml"), "{s}");
     assert!(s.contains(&ws.display().to_string()), "{s}");
     // The learner's edit is in the archive.
-    let s = t.run("grep -rl 'my edit' \"$XDG_STATE_HOME\"/kca/archive | wc -l");
+    let s = t.run_screen("grep -rl 'my edit' \"$XDG_STATE_HOME\"/kca/archive | wc -l");
     assert!(s.lines().any(|l| l.trim() == "1"), "{s}");
 }
 
 #[test]
 fn watch_moves_to_the_next_task_when_a_saved_file_passes() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal("watch", tmp.path()) else {
+    let Some(mut t) = terminal(tmp.path()) else {
         return;
     };
-    t.run("kca lab start kca-mutate --offline > /dev/null");
-    t.run(&format!(
+    t.run_screen("kca lab start kca-mutate --offline > /dev/null");
+    t.run_screen(&format!(
         "cd {}",
         tmp.path().join("work/kca-mutate").display()
     ));
-    t.run("clear");
+    t.run_screen("clear");
     t.keys("kca lab watch; echo __watched__");
     let s = t.wait_for("タスク 1/8 — ラベルを注入する");
     keep("watch-1", &s);
@@ -331,17 +331,17 @@ fn watch_moves_to_the_next_task_when_a_saved_file_passes() {
 #[test]
 fn an_offline_learner_is_always_told_the_offline_next_step() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal("offline", tmp.path()) else {
+    let Some(mut t) = terminal(tmp.path()) else {
         return;
     };
-    t.run("kca lab start kca-admission --offline > /dev/null");
+    t.run_screen("kca lab start kca-admission --offline > /dev/null");
     let sol = repo().join("labs/kca-admission/solution");
-    t.run(&format!(
+    t.run_screen(&format!(
         "cp -r {}/. {}/",
         sol.display(),
         tmp.path().join("work/kca-admission").display()
     ));
-    let s = t.run("kca lab check");
+    let s = t.run_screen("kca lab check");
     keep("offline-next", &s);
     narrow(&s);
     assert!(s.contains("✓ ラボ完了 kca-admission"), "{s}");
@@ -351,30 +351,30 @@ fn an_offline_learner_is_always_told_the_offline_next_step() {
     );
     // The course map, once its lessons are read, names the next lab with --offline.
     for m in 0..4 {
-        t.run(&format!("kca lesson {m} > /dev/null"));
+        t.run_screen(&format!("kca lesson {m} > /dev/null"));
     }
-    let s = t.run("kca");
+    let s = t.run_screen("kca");
     keep("offline-map", &s);
     assert!(s.contains("次: kca lab start kca-mutate --offline"), "{s}");
     for line in s.lines().filter(|l| l.contains("kca lab start")) {
         assert!(line.contains("--offline"), "{line}");
     }
     // A lab finished over what offline can judge counts as done offline.
-    t.run("kca lab start kca-operations --offline > /dev/null");
+    t.run_screen("kca lab start kca-operations --offline > /dev/null");
     let sol = repo().join("labs/kca-operations/solution");
-    t.run(&format!(
+    t.run_screen(&format!(
         "cp -r {}/. {}/",
         sol.display(),
         tmp.path().join("work/kca-operations").display()
     ));
-    let s = t.run("kca lab check");
+    let s = t.run_screen("kca lab check");
     keep("offline-standing", &s);
     if s.contains("オフラインで完了") {
         assert!(s.contains("クラスターが必要です"), "{s}");
         assert!(s.contains("次: `kca lab start kca-gates --offline`"), "{s}");
-        let s = t.run("kca lab status kca-operations");
+        let s = t.run_screen("kca lab status kca-operations");
         assert!(s.contains("オフラインで完了"), "{s}");
-        let s = t.run("kca");
+        let s = t.run_screen("kca");
         assert!(s.contains("オフライン完了"), "{s}");
     } else {
         assert!(s.contains("✓ ラボ完了 kca-operations"), "{s}");
