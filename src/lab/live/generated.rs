@@ -71,6 +71,49 @@ pub async fn sweep_triggers(live: &Live, lab: &Lab) -> Result<usize, LiveError> 
     Ok(n)
 }
 
+/// A generate check's trigger, created for real: what it should make, and its uid.
+pub(super) struct Created {
+    pub trig: Value,
+    pub trig_ref: ObjRef,
+    pub want: ObjRef,
+    pub uid: Option<String>,
+}
+
+/// Creates the trigger of a generate check once the policies it names are Ready; the
+/// outcome instead when the trigger is malformed or a policy is missing or not Ready (it
+/// would generate nothing: say so now, not after the whole wait — issue 8, live 4).
+pub(super) async fn create_trigger(
+    live: &Live,
+    lab: &Lab,
+    check: &Check,
+    template: &Value,
+    expect: &ObjSel,
+    policy: &Option<String>,
+) -> Result<Result<Created, Outcome>, LiveError> {
+    let trig = trigger_object(lab, check, template);
+    let Some(trig_ref) = ObjRef::of(&trig) else {
+        return Ok(Err(Outcome::error(
+            "the trigger has no apiVersion, kind or name",
+        )));
+    };
+    let ns = trig_ref.namespace.as_deref().unwrap_or("default");
+    if let Some(not_ready) = require_policies(live, policy.as_slice(), ns, check.timeout).await? {
+        return Ok(Err(not_ready));
+    }
+    let want = expected_generated(expect, &trig);
+    let created = live.create(&trig).await?;
+    let uid = created
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Ok(Ok(Created {
+        trig,
+        trig_ref,
+        want,
+        uid,
+    }))
+}
+
 pub(super) async fn generated(
     live: &Live,
     lab: &Lab,
@@ -86,24 +129,15 @@ pub(super) async fn generated(
     else {
         return Ok(Outcome::error("not a generated check"));
     };
-    let trig = trigger_object(lab, check, &trigger.object);
-    let Some(trig_ref) = ObjRef::of(&trig) else {
-        return Ok(Outcome::error(
-            "the trigger has no apiVersion, kind or name",
-        ));
+    let Created {
+        trig: _,
+        trig_ref,
+        want,
+        uid,
+    } = match create_trigger(live, lab, check, &trigger.object, expect, policy).await? {
+        Ok(c) => c,
+        Err(outcome) => return Ok(outcome),
     };
-    // A policy that is missing or not Ready generates nothing: say so now, not after the
-    // whole wait (issue 8, live 4).
-    let ns = trig_ref.namespace.as_deref().unwrap_or("default");
-    if let Some(not_ready) = require_policies(live, policy.as_slice(), ns, check.timeout).await? {
-        return Ok(not_ready);
-    }
-    let want = expected_generated(expect, &trig);
-    let created = live.create(&trig).await?;
-    let uid = created
-        .pointer("/metadata/uid")
-        .and_then(Value::as_str)
-        .map(str::to_string);
     printer.status(&format!(
         "  {}: created {trig_ref}, waiting for {want}…",
         check.id

@@ -26,22 +26,15 @@ pub(super) async fn left_alone(
     else {
         return Ok(Outcome::error("not a generated check"));
     };
-    let trig = trigger_object(lab, check, &trigger.object);
-    let Some(trig_ref) = ObjRef::of(&trig) else {
-        return Ok(Outcome::error(
-            "the trigger has no apiVersion, kind or name",
-        ));
+    let generated::Created {
+        trig,
+        trig_ref,
+        want,
+        uid,
+    } = match generated::create_trigger(live, lab, check, &trigger.object, expect, policy).await? {
+        Ok(c) => c,
+        Err(outcome) => return Ok(outcome),
     };
-    let ns = trig_ref.namespace.as_deref().unwrap_or("default");
-    if let Some(not_ready) = require_policies(live, policy.as_slice(), ns, check.timeout).await? {
-        return Ok(not_ready);
-    }
-    let want = expected_generated(expect, &trig);
-    let created = live.create(&trig).await?;
-    let uid = created
-        .pointer("/metadata/uid")
-        .and_then(Value::as_str)
-        .map(str::to_string);
     let what = check::probe_name(&trig);
     let watch = async {
         let start = Instant::now();
@@ -52,14 +45,7 @@ pub(super) async fn left_alone(
                      for it (the rule matches more than it should)"
                 )));
             }
-            let urs = match live
-                .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
-                .await
-            {
-                Ok(l) => l,
-                Err(LiveError::NotServed { .. }) => Vec::new(),
-                Err(e) => return Err(e),
-            };
+            let urs = update_requests(live).await?;
             let ours = urs.iter().find(|u| {
                 names_trigger(u, &trig_ref, uid.as_deref())
                     && policy.as_deref().is_none_or(|p| {
@@ -95,6 +81,19 @@ pub(super) async fn left_alone(
             .push_str(&format!("; could not delete {trig_ref}: {e}"));
     }
     Ok(outcome)
+}
+
+/// Every UpdateRequest in Kyverno's namespace; none where the API is not served (no
+/// Kyverno CRDs: nothing can have been generated either).
+async fn update_requests(live: &Live) -> Result<Vec<Value>, LiveError> {
+    match live
+        .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
+        .await
+    {
+        Ok(l) => Ok(l),
+        Err(LiveError::NotServed { .. }) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
 }
 
 /// The RBAC objects of the learner's workspace, as the cluster holds them now.
@@ -198,14 +197,7 @@ pub(super) async fn observed(
         ..
     } = source
     {
-        let urs = match live
-            .list("kyverno.io/v2", "UpdateRequest", Some("kyverno"), "")
-            .await
-        {
-            Ok(l) => l,
-            Err(LiveError::NotServed { .. }) => Vec::new(),
-            Err(e) => return Err(e),
-        };
+        let urs = update_requests(live).await?;
         let failing = urs.iter().rev().find(|u| {
             u.pointer("/spec/policy").and_then(Value::as_str) == Some(policy)
                 && u.pointer("/status/message")
