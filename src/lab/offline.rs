@@ -240,6 +240,22 @@ impl Offline {
         self.with_problems(outcome)
     }
 
+    /// A generate check's trigger named as offline triggers are, what it should make,
+    /// and what the background controller made of it (`skipped` where the engine cannot).
+    fn run_trigger(
+        &self,
+        trigger: &crate::content::lab::Probe,
+        expect: &ObjSel,
+    ) -> Result<(Value, ObjRef, engine::GenerateRun), Outcome> {
+        let mut trig = trigger.object.clone();
+        name_offline_trigger(&mut trig);
+        let want = expected_generated(expect, &trig);
+        match engine::generate(&self.objects, &trig, &self.access) {
+            Ok(run) => Ok((trig, want, run)),
+            Err(reason) => Err(Outcome::skipped(reason)),
+        }
+    }
+
     /// A `generated` check with `leftAlone`: the trigger lies outside the rule's scope, so
     /// no generate rule (of `policy`, when named) may match it and nothing expected appears.
     fn left_alone(
@@ -248,12 +264,9 @@ impl Offline {
         expect: &ObjSel,
         policy: Option<&str>,
     ) -> Outcome {
-        let mut trig = trigger.object.clone();
-        name_offline_trigger(&mut trig);
-        let want = expected_generated(expect, &trig);
-        let run = match engine::generate(&self.objects, &trig, &self.access) {
-            Ok(run) => run,
-            Err(reason) => return Outcome::skipped(reason),
+        let (trig, want, run) = match self.run_trigger(trigger, expect) {
+            Ok(r) => r,
+            Err(skipped) => return skipped,
         };
         let what = check::probe_name(&trig);
         if run
@@ -431,12 +444,9 @@ impl Offline {
         policy: Option<&str>,
         sync: Option<&crate::content::lab::SyncStep>,
     ) -> Outcome {
-        let mut trig = trigger.object.clone();
-        name_offline_trigger(&mut trig);
-        let want = expected_generated(expect, &trig);
-        let run = match engine::generate(&self.objects, &trig, &self.access) {
-            Ok(run) => run,
-            Err(reason) => return Outcome::skipped(reason),
+        let (trig, want, run) = match self.run_trigger(trigger, expect) {
+            Ok(r) => r,
+            Err(skipped) => return skipped,
         };
         let found = run
             .generated
