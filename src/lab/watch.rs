@@ -85,17 +85,25 @@ fn keys(tx: mpsc::Sender<Msg>) {
     });
 }
 
+/// `lab watch` without a terminal to draw on, with what to do instead.
+fn needs_terminal(lang: Lang, hint: &str) -> Error {
+    Error::usage(
+        tr(
+            lang,
+            "`kca lab watch` は端末で使います",
+            "`kca lab watch` needs a terminal",
+        ),
+        hint,
+    )
+}
+
 pub fn watch(ctx: &Ctx, store: &Store, args: &WatchArgs) -> Result<Exit> {
     let lang = ctx.settings.lang;
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
     let entry = started(lang, &lab, entry, &[])?;
     if !ctx.printer.is_interactive() {
-        return Err(Error::usage(
-            tr(
-                lang,
-                "`kca lab watch` は端末で使います",
-                "`kca lab watch` needs a terminal",
-            ),
+        return Err(needs_terminal(
+            lang,
             tr(
                 lang,
                 "スクリプトや CI では `kca lab check` を使います",
@@ -122,12 +130,8 @@ pub fn watch(ctx: &Ctx, store: &Store, args: &WatchArgs) -> Result<Exit> {
         .watch(&entry.workspace, notify::RecursiveMode::Recursive)
         .map_err(|e| watch_error(lang, &entry, e))?;
     let Some(term) = Cbreak::enter() else {
-        return Err(Error::usage(
-            tr(
-                lang,
-                "`kca lab watch` は端末で使います",
-                "`kca lab watch` needs a terminal",
-            ),
+        return Err(needs_terminal(
+            lang,
             tr(
                 lang,
                 "端末から実行するか、`kca lab check` を使います",
