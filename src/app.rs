@@ -95,6 +95,9 @@ fn dispatch(ctx: &Ctx, command: Option<Command>) -> Result<Exit> {
         Command::Auth(cmd) => crate::offline::rbac::command::run(ctx, cmd),
         Command::Policy(cmd) => crate::offline::kyverno::command::run(ctx, cmd),
         Command::Jp(cmd) => crate::jp::run(ctx, cmd),
+        Command::Schema(args) => crate::schema::command(ctx, args.kind),
+        Command::Completions(args) => crate::completions::completions(ctx, &args),
+        Command::Complete(args) => crate::completions::complete(ctx, &args),
         Command::Values(crate::cli::values::ValuesCommand::Render(args)) => {
             crate::helm::run(ctx, &args.chart, &args.values)
         }

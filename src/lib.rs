@@ -6,6 +6,7 @@
 pub mod app;
 pub mod cli;
 pub mod cluster;
+pub mod completions;
 pub mod content;
 pub mod course;
 pub mod ctx;
@@ -26,6 +27,7 @@ pub mod offline;
 pub mod par;
 pub mod quiz;
 pub mod report;
+pub mod schema;
 pub mod settings;
 pub mod state;
 pub mod target;

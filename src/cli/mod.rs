@@ -108,6 +108,48 @@ pub enum Command {
     /// Helm values without helm: what the chart makes of them (like `helm template`, graded fields only)
     #[command(subcommand)]
     Values(values::ValuesCommand),
+    /// Authors: the JSON Schema of lab.yaml or of quiz files, for editors (yaml-language-server)
+    #[command(
+        after_help = "Examples:\n  kca schema lab > schemas/lab.schema.json\n  kca schema quiz > schemas/quiz.schema.json\n\nThen start a file with\n  # yaml-language-server: $schema=../../schemas/lab.schema.json      (labs/<id>/lab.yaml)\n  # yaml-language-server: $schema=../schemas/quiz.schema.json        (quizzes/*.yaml)\n(`kca lab new` writes both the line and the files). `kca validate` stays the check."
+    )]
+    Schema(SchemaArgs),
+    /// Shell completions (commands, flags, lab/quiz/task ids, lesson sections)
+    #[command(
+        after_help = "Examples:\n  source <(kca completions bash)                          (in ~/.bashrc)\n  kca completions zsh > \"${fpath[1]}/_kca\"\n  kca completions fish > ~/.config/fish/completions/kca.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// The candidates the completion scripts ask for, one per line
+    #[command(name = "__complete", hide = true)]
+    Complete(CompleteArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SchemaArgs {
+    /// Which file: `lab` (labs/<id>/lab.yaml) or `quiz` (quizzes/*.yaml)
+    #[arg(value_enum)]
+    pub kind: crate::schema::Kind,
+}
+
+/// The shells `kca completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompleteArgs {
+    /// `labs|quizzes|tasks|lessons [PREFIX] [LAB]`, `sections LESSON [PREFIX]`, or
+    /// `line WORDS…` (the words after `kca`, the last one being typed)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub words: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -121,12 +121,19 @@ fn run_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Exit> {
 
 fn new(ctx: &Ctx, args: &NewArgs) -> Result<Exit> {
     let dir = args.dir.clone().unwrap_or_else(|| lifecycle::labs_dir(ctx));
-    let root = scaffold::new_lab(&dir, &args.id)?;
+    let scaffold::Created { root, schemas } = scaffold::new_lab_with_schemas(&dir, &args.id)?;
     if ctx.settings.output == OutputFormat::Json {
-        ctx.printer
-            .json(&serde_json::json!({"schemaVersion": 1, "lab": args.id, "dir": root}));
+        ctx.printer.json(
+            &serde_json::json!({"schemaVersion": 1, "lab": args.id, "dir": root, "schemas": schemas}),
+        );
     } else {
         ctx.printer.out(&format!("created {}", root.display()));
+        for s in &schemas {
+            ctx.printer.out(&format!(
+                "wrote {} (for editors: lab.yaml's $schema line)",
+                s.display()
+            ));
+        }
         ctx.printer.out(&ctx.printer.paint(
             crate::ui::Style::Hint,
             &format!(
