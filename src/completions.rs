@@ -218,22 +218,17 @@ fn takes_value(a: &clap::Arg) -> bool {
     a.get_action().takes_values()
 }
 
-/// `kca __complete KIND [PREFIX] [CONTEXT]` or `kca __complete line WORDS…`.
+/// `kca __complete KIND [PREFIX] [CONTEXT]` or `kca __complete line -- WORDS…`.
 pub fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<Exit> {
     let store = crate::state::Store::new(&ctx.settings.state_dir);
     let mut src = Source {
         content_dir: ctx.settings.content_dir.clone(),
         store: &store,
     };
-    let (first, rest) = args.words.split_first().ok_or_else(|| {
-        Error::usage(
-            "say what to complete",
-            "`kca __complete labs|quizzes|tasks|lessons|sections [PREFIX]` or `kca __complete line WORDS…`",
-        )
-    })?;
+    let (first, rest) = (&args.what, &args.rest);
     let found = if first == "line" {
-        let words: Vec<String> = rest.iter().skip_while(|w| *w == "--").cloned().collect();
-        match at_cursor(&words) {
+        let words = &args.words;
+        match at_cursor(words) {
             Some((kind, context, content)) => {
                 if let Some(c) = content {
                     src.content_dir = c;
@@ -361,13 +356,17 @@ fi
 const FISH_HOOK: &str = r#"
 # kca: lab, quiz and task ids and lesson anchors come from `kca __complete line`.
 function __kca_dynamic
-    set -l words (commandline -opc) (commandline -ct)
+    set -l cur (commandline -ct)
+    set -l words (commandline -opc) "$cur"
     $words[1] __complete line -- $words[2..-1] 2>/dev/null
 end
 function __kca_has_dynamic
     test (count (__kca_dynamic)) -gt 0
 end
 complete -c kca -f -n __kca_has_dynamic -a '(__kca_dynamic)'
+for opt in task lab section
+    complete -c kca -l $opt -r -f -n __kca_has_dynamic -a '(__kca_dynamic)'
+end
 "#;
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ fn complete_lists_the_courses_ids() {
     assert!(lesson.lines().any(|l| l == "1#request-path"), "{lesson}");
     let json = env
         .kca()
-        .args(["__complete", "labs", "kca-m", "-o", "json"])
+        .args(["-o", "json", "__complete", "labs", "kca-m"])
         .output()
         .unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
@@ -77,11 +77,14 @@ fn bash_completes_lab_ids_and_commands() {
     let env = Env::new();
     let script = stdout(&env.kca().args(["completions", "bash"]).output().unwrap());
     let bin = assert_cmd::cargo::cargo_bin("kca");
+    let file = env.home.path().join("kca.bash");
+    std::fs::write(&file, script).unwrap();
     let complete = |words: &str, cword: usize| -> String {
         let program = format!(
-            "{script}\nexport KCA_CONTENT_DIR={}\nCOMP_WORDS=({} {words}); COMP_CWORD={cword}; COMP_LINE=\"kca {words}\"; COMP_POINT=${{#COMP_LINE}}\n_kca_dynamic kca; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            "source {}\nexport KCA_CONTENT_DIR={}\nPATH={}:$PATH; COMP_WORDS=(kca {words}); COMP_CWORD={cword}; COMP_LINE=\"kca {words}\"; COMP_POINT=${{#COMP_LINE}}\n_kca_dynamic kca; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            file.display(),
             repo().display(),
-            bin.display()
+            bin.parent().unwrap().display()
         );
         let out = std::process::Command::new("bash")
             .arg("-c")

@@ -314,6 +314,13 @@ fn rows() -> Vec<Row> {
         }),
         row!("lab new", "error", |t| args(t, &["lab", "new", "Bad_Id"])),
         row!("lab show", "pass", |t| args(t, &["lab", "show", "testlab"])),
+        row!("schema", "pass", |t| args(t, &["schema", "lab"])),
+        row!("completions", "pass", |t| args(t, &["completions", "zsh"])),
+        row!("__complete", "pass", |t| args(t, &["__complete", "labs"])),
+        row!("__complete", "error", |t| args(
+            t,
+            &["__complete", "nothing"]
+        )),
         row!("lab show", "error", |t| args(t, &["lab", "show", "nope"])),
         row!("cluster up", "error", |t| no_tools(t, &["cluster", "up"])),
         row!("cluster down", "error", |t| no_tools(

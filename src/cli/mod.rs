@@ -146,9 +146,12 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct CompleteArgs {
-    /// `labs|quizzes|tasks|lessons [PREFIX] [LAB]`, `sections LESSON [PREFIX]`, or
-    /// `line WORDS…` (the words after `kca`, the last one being typed)
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    /// `labs`, `quizzes`, `tasks`, `lessons`, `sections`, or `line`
+    pub what: String,
+    /// `[PREFIX] [LAB]` (`sections`: `LESSON [PREFIX]`)
+    pub rest: Vec<String>,
+    /// With `line`: the words after `kca`, the last one being typed
+    #[arg(last = true)]
     pub words: Vec<String>,
 }
 
