@@ -55,7 +55,7 @@ pub fn candidates(
     context: Option<&str>,
 ) -> Vec<String> {
     let all = match kind {
-        Kind::Labs => lab_ids(&src.content_dir),
+        Kind::Labs => crate::lab::lifecycle::lab_ids_in(&src.content_dir),
         Kind::Quizzes => {
             let (quizzes, _) = crate::content::load_quizzes(&src.content_dir);
             quizzes.into_iter().map(|q| q.id).collect()
@@ -76,18 +76,6 @@ pub fn candidates(
             .unwrap_or_default(),
     };
     all.into_iter().filter(|c| c.starts_with(prefix)).collect()
-}
-
-fn lab_ids(content: &Path) -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(content.join("labs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().join("lab.yaml").is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .collect();
-    ids.sort();
-    ids
 }
 
 fn task_ids(content: &Path, lab: &str) -> Vec<String> {

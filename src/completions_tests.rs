@@ -103,7 +103,7 @@ fn course() -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn candidates_come_from_the_content_folder_and_the_progress() {
     let (tmp, content) = course();
-    let store = crate::state::Store::new(&tmp.path().join("state"));
+    let store = crate::state::Store::new(tmp.path().join("state"));
     let src = Source {
         content_dir: content.clone(),
         store: &store,

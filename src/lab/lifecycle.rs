@@ -32,7 +32,12 @@ pub fn labs_dir(ctx: &Ctx) -> PathBuf {
 
 /// Ids of the labs in the content folder (folders holding a `lab.yaml`), sorted.
 pub fn lab_ids(ctx: &Ctx) -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(labs_dir(ctx))
+    lab_ids_in(&ctx.settings.content_dir)
+}
+
+/// [`lab_ids`] of the content folder `content`.
+pub fn lab_ids_in(content: &std::path::Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(content.join("labs"))
         .into_iter()
         .flatten()
         .flatten()

@@ -138,11 +138,10 @@ impl Run<'_> {
             std::mem::take(&mut self.closed),
         );
         self.check(schema, sp, inst, at);
-        let out = (
+        (
             std::mem::replace(&mut self.problems, p),
             std::mem::replace(&mut self.closed, c),
-        );
-        out
+        )
     }
 
     fn check(&mut self, schema: &Value, sp: &str, inst: &Value, at: &str) {
