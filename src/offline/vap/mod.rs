@@ -56,6 +56,18 @@ pub struct VapRequest {
     /// The objects Kyverno's `resource.get` reads in a ValidatingPolicy (a test's
     /// cluster resources); `None` leaves the library out, as for a VAP.
     pub cluster: Option<Arc<Vec<Value>>>,
+    /// What the CEL PolicyExceptions that hold for this request allow without exempting
+    /// it whole (`exceptions.allowedImages`, `exceptions.allowedValues`).
+    pub exceptions: Allowances,
+}
+
+/// The images and values CEL PolicyExceptions allow (their `images` and
+/// `allowedValues`), which a policy reads as `exceptions.allowedImages` and
+/// `exceptions.allowedValues`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Allowances {
+    pub images: Vec<String>,
+    pub values: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -279,5 +291,7 @@ pub fn evaluate_binding(
     ctx.applied
 }
 
+#[cfg(test)]
+mod bounds_tests;
 #[cfg(test)]
 mod tests;
