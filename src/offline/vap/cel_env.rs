@@ -484,9 +484,18 @@ pub(super) fn env() -> &'static Arc<Env> {
     static ENV: OnceLock<Arc<Env>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Env::stdlib();
-        // Declaring a well-known extension on a fresh stdlib cannot conflict.
-        env.add_extension(cel::extensions::strings)
-            .expect("strings extension on a fresh environment");
+        // Declaring well-known extensions on a fresh stdlib cannot conflict. Kyverno's
+        // environment has the lists and math extensions besides the strings one
+        // (`pkg/cel/compiler/env.go`), and Kubernetes' and Kyverno's libraries.
+        for ext in [
+            cel::extensions::strings,
+            cel::extensions::lists,
+            cel::extensions::math,
+            super::libs::extension,
+        ] {
+            env.add_extension(ext)
+                .expect("extensions on a fresh environment");
+        }
         Arc::new(env)
     })
 }
@@ -584,7 +593,10 @@ pub(super) fn eval(scope: &Scope<'_>, expr: &str) -> Result<cel::Value, EvalErro
 /// An interpreter error as Kyverno would see it: what cel-go reports too is an error of
 /// the policy; what only this interpreter lacks is `unsupported`.
 fn classify(e: ExecutionError) -> EvalError {
-    match e {
+    match &e {
+        ExecutionError::NoSuchOverload(o) if super::libs::cel_go_has_none(o) => {
+            EvalError::failed(e.to_string())
+        }
         ExecutionError::UndeclaredReference(_)
         | ExecutionError::NoSuchOverload(_)
         | ExecutionError::NotSupportedAsMethod { .. } => {

@@ -10,6 +10,7 @@ mod cel_env;
 mod cel_policy;
 mod cost;
 mod kyverno;
+mod libs;
 mod literal;
 mod matching;
 mod params;
