@@ -281,7 +281,11 @@ pub fn mutate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Value
         .iter()
         .filter(|o| matches!(kind_of(o), "MutatingPolicy" | "NamespacedMutatingPolicy"))
     {
-        let outcome = evaluate_mutating_policy(policy, &req);
+        let outcome = match super::kyverno::with_exemptions(objects, policy, &req) {
+            Ok(Some(r)) => evaluate_mutating_policy(policy, &r),
+            Ok(None) => CelPolicyOutcome::NotMatched,
+            Err(e) => CelPolicyOutcome::from_error(e.within("PolicyException")),
+        };
         if let Some(object) = settle("MutatingPolicy", policy, outcome)? {
             req.object = object;
         }
@@ -302,7 +306,11 @@ pub fn generate_with_policies(
             "GeneratingPolicy" | "NamespacedGeneratingPolicy"
         )
     }) {
-        let outcome = evaluate_generating_policy(policy, req);
+        let outcome = match super::kyverno::with_exemptions(objects, policy, req) {
+            Ok(Some(r)) => evaluate_generating_policy(policy, &r),
+            Ok(None) => CelPolicyOutcome::NotMatched,
+            Err(e) => CelPolicyOutcome::from_error(e.within("PolicyException")),
+        };
         out.extend(settle("GeneratingPolicy", policy, outcome)?.unwrap_or_default());
     }
     Ok(out)

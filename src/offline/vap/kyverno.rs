@@ -126,6 +126,98 @@ pub fn exception_applies(exception: &Value, req: &VapRequest) -> Result<bool, Ev
     })
 }
 
+/// What the CEL PolicyExceptions for a policy do to one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exemption {
+    /// None of them holds.
+    None,
+    /// One that names neither `images` nor `allowedValues` holds: the policy does not
+    /// run on the request (the exception's name).
+    Whole(String),
+    /// Those that hold only allow what they name: the policy runs and reads them as
+    /// `exceptions.allowedImages` / `exceptions.allowedValues`.
+    Partial(Allowances),
+}
+
+/// The CEL `PolicyException`s (policies.kyverno.io) among `exceptions` that name
+/// `policy` (by name and kind) applied to `req`, as Kyverno's CEL engines do
+/// (`pkg/cel/policies/{vpol,mpol,gpol}/compiler/policy.go`): one that holds with neither
+/// `images` nor `allowedValues` exempts the request whole; the others that hold add what
+/// they allow. An exception whose conditions fail to evaluate is the error, unless a whole
+/// exemption was found before it; under the policy's `failurePolicy: Ignore` a
+/// ValidatingPolicy takes such an exception as not holding.
+pub fn exemption<'a>(
+    policy: &Value,
+    exceptions: impl IntoIterator<Item = &'a Value>,
+    req: &VapRequest,
+) -> Result<Exemption, EvalError> {
+    let (name, kind) = (name_of(policy), kind_of(policy));
+    let ignore = kind.ends_with("ValidatingPolicy")
+        && policy
+            .pointer("/spec/failurePolicy")
+            .and_then(Value::as_str)
+            == Some("Ignore");
+    let mut allowed = Allowances::default();
+    let mut whole: Option<String> = None;
+    for e in exceptions.into_iter().filter(|e| {
+        kind_of(e) == "PolicyException"
+            && e.get("apiVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|v| v.starts_with("policies.kyverno.io/"))
+            && list(e.get("spec").unwrap_or(&Value::Null), "policyRefs").any(|r| {
+                r.get("name").and_then(Value::as_str) == Some(name)
+                    && r.get("kind").and_then(Value::as_str) == Some(kind)
+            })
+    }) {
+        let holds = match exception_applies(e, req) {
+            Ok(h) => h,
+            Err(_) if whole.is_some() => continue,
+            Err(_) if ignore => false,
+            Err(err) => return Err(err),
+        };
+        if !holds {
+            continue;
+        }
+        let strs = |k: &str| -> Vec<String> {
+            list(e.get("spec").unwrap_or(&Value::Null), k)
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        };
+        let (images, values) = (strs("images"), strs("allowedValues"));
+        if images.is_empty() && values.is_empty() {
+            whole.get_or_insert_with(|| name_of(e).to_string());
+        } else if whole.is_none() {
+            allowed.images.extend(images);
+            allowed.values.extend(values);
+        }
+    }
+    Ok(match whole {
+        Some(n) => Exemption::Whole(n),
+        None if allowed == Allowances::default() => Exemption::None,
+        None => Exemption::Partial(allowed),
+    })
+}
+
+/// `req` with what the CEL PolicyExceptions among `objects` allow for `policy`; `None`
+/// when one of them exempts the request whole.
+pub(super) fn with_exemptions<'r>(
+    objects: &[Value],
+    policy: &Value,
+    req: &'r VapRequest,
+) -> Result<Option<std::borrow::Cow<'r, VapRequest>>, EvalError> {
+    Ok(match exemption(policy, objects, req)? {
+        Exemption::Whole(_) => None,
+        Exemption::Partial(a) => {
+            let mut req = req.clone();
+            req.exceptions.images.extend(a.images);
+            req.exceptions.values.extend(a.values);
+            Some(std::borrow::Cow::Owned(req))
+        }
+        Exemption::None => Some(std::borrow::Cow::Borrowed(req)),
+    })
+}
+
 /// Pod controllers and where their Pod template sits, as Kyverno's autogen for CEL
 /// policies knows them.
 pub(super) const POD_CONTROLLERS: &[(&str, &str, &str)] = &[
@@ -164,9 +256,22 @@ pub fn evaluate_validating_policy(
     {
         return Applied::NotMatched;
     }
+    let req = match with_exemptions(objects, policy, req) {
+        Ok(Some(req)) => req,
+        Ok(None) => return Applied::NotMatched,
+        Err(e) => {
+            out.errors.push(VapError {
+                policy: name_of(policy).to_string(),
+                binding: String::new(),
+                message: e.message,
+                unsupported: e.unsupported,
+            });
+            return Applied::Errored;
+        }
+    };
     match autogen_policy(policy, kind_of(obj)) {
-        Some(copy) => evaluate_binding(objects, &copy, None, req, out),
-        None => evaluate_binding(objects, policy, None, req, out),
+        Some(copy) => evaluate_binding(objects, &copy, None, &req, out),
+        None => evaluate_binding(objects, policy, None, &req, out),
     }
 }
 

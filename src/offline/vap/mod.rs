@@ -30,7 +30,8 @@ pub use cel_policy::{
     mutate_with_policies,
 };
 pub use kyverno::{
-    CelVerdict, evaluate_kyverno_cel, evaluate_validating_policy, exception_applies,
+    CelVerdict, Exemption, evaluate_kyverno_cel, evaluate_validating_policy, exception_applies,
+    exemption,
 };
 use matching::*;
 pub use matching::{namespace_object, resource_of, selector_matches};
@@ -294,5 +295,7 @@ pub fn evaluate_binding(
 
 #[cfg(test)]
 mod bounds_tests;
+#[cfg(test)]
+mod exception_tests;
 #[cfg(test)]
 mod tests;
