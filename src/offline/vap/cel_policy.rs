@@ -101,6 +101,23 @@ fn prepare<T>(
 /// known Kubernetes fields merge by their key, as the strategic merge `kyverno` already
 /// models); a `JSONPatch` expression yields the operations applied in order.
 pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
+    // On a Pod controller, a policy written for Pods runs as its autogen copy (Kyverno's
+    // provider evaluates the policy and its copies; only the copy matches a controller).
+    let kind = kind_of(if req.object.is_null() {
+        &req.old_object
+    } else {
+        &req.object
+    });
+    if let Some(copy) =
+        super::autogen::autogen_policy(policy, kind, super::autogen::Rewrite::Mutating)
+    {
+        return mutate(&copy, req);
+    }
+    mutate(policy, req)
+}
+
+/// One MutatingPolicy (or its autogen copy) on `req`.
+fn mutate(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
     let mut ctx = match prepare(policy, "NamespacedMutatingPolicy", req) {
         Ok(p) => p,
         Err(outcome) => return outcome,

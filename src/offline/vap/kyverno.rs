@@ -218,18 +218,6 @@ pub(super) fn with_exemptions<'r>(
     })
 }
 
-/// Pod controllers and where their Pod template sits, as Kyverno's autogen for CEL
-/// policies knows them.
-pub(super) const POD_CONTROLLERS: &[(&str, &str, &str)] = &[
-    ("Deployment", "apps", "spec.template"),
-    ("DaemonSet", "apps", "spec.template"),
-    ("StatefulSet", "apps", "spec.template"),
-    ("ReplicaSet", "apps", "spec.template"),
-    ("ReplicationController", "", "spec.template"),
-    ("Job", "batch", "spec.template"),
-    ("CronJob", "batch", "spec.jobTemplate.spec.template"),
-];
-
 /// A Kyverno `ValidatingPolicy`/`NamespacedValidatingPolicy` (policies.kyverno.io) on
 /// one request: VAP-shaped (`matchConstraints`, `matchConditions`, `variables`,
 /// `validations`, `failurePolicy`) with its `validationActions` in the policy itself.
@@ -269,114 +257,9 @@ pub fn evaluate_validating_policy(
             return Applied::Errored;
         }
     };
-    match autogen_policy(policy, kind_of(obj)) {
+    match super::autogen::autogen_policy(policy, kind_of(obj), super::autogen::Rewrite::Validating)
+    {
         Some(copy) => evaluate_binding(objects, &copy, None, &req, out),
         None => evaluate_binding(objects, policy, None, &req, out),
     }
-}
-
-/// The autogen copy of a Pod policy for a controller `kind`, or `None` when the policy
-/// is not written for Pods alone or the controller is not one it covers.
-pub(super) fn autogen_policy(policy: &Value, kind: &str) -> Option<Value> {
-    let &(kind, group, template) = POD_CONTROLLERS.iter().find(|(k, _, _)| *k == kind)?;
-    let spec = policy.get("spec")?;
-    let rules: Vec<&Value> = spec
-        .pointer("/matchConstraints/resourceRules")
-        .and_then(Value::as_array)?
-        .iter()
-        .collect();
-    let pods_only = !rules.is_empty()
-        && rules.iter().all(|r| {
-            let resources: Vec<&str> = list(r, "resources").filter_map(Value::as_str).collect();
-            resources == ["pods"]
-        });
-    if !pods_only {
-        return None;
-    }
-    if let Some(wanted) = spec
-        .pointer("/autogen/podControllers/controllers")
-        .and_then(Value::as_array)
-        && !wanted
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|c| c.eq_ignore_ascii_case(kind) || c == plural(kind))
-    {
-        return None;
-    }
-    let operations = rules[0].get("operations").cloned().unwrap_or(json!([]));
-    let mut copy = policy.clone();
-    let cspec = &mut copy["spec"];
-    cspec["matchConstraints"] = json!({"resourceRules": [{
-        "apiGroups": [group], "apiVersions": ["v1"],
-        "resources": [plural(kind)], "operations": operations}]});
-    for key in ["matchConditions", "variables", "validations"] {
-        if let Some(v) = cspec.get_mut(key) {
-            retarget_expressions(v, template);
-        }
-    }
-    Some(copy)
-}
-
-/// Moves `object.spec`/`object.metadata` (and `oldObject.…`) to the Pod template in
-/// every string of `v`; the controller's own `metadata.name`/`metadata.namespace` stay.
-pub(super) fn retarget_expressions(v: &mut Value, template: &str) {
-    match v {
-        Value::String(s) => *s = retarget(s, template),
-        Value::Array(a) => a.iter_mut().for_each(|x| retarget_expressions(x, template)),
-        Value::Object(m) => m
-            .values_mut()
-            .for_each(|x| retarget_expressions(x, template)),
-        _ => {}
-    }
-}
-
-pub(super) fn retarget(expr: &str, template: &str) -> String {
-    let mut out = String::with_capacity(expr.len() + 32);
-    let mut rest = expr;
-    while let Some(i) = rest.find("bject.") {
-        // `object.` or `oldObject.`, not a longer identifier.
-        let start = if rest[..i].ends_with('o') {
-            i - 1
-        } else if rest[..i].ends_with("oldO") {
-            i - 4
-        } else {
-            out.push_str(&rest[..i + 6]);
-            rest = &rest[i + 6..];
-            continue;
-        };
-        let ident_before = rest[..start]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
-        let after = &rest[i + 6..];
-        let field = ["spec", "metadata"].into_iter().find(|f| {
-            after.starts_with(f)
-                && !after[f.len()..]
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
-        });
-        out.push_str(&rest[..i + 6]);
-        rest = after;
-        let Some(field) = field.filter(|_| !ident_before) else {
-            continue;
-        };
-        let tail = &after[field.len()..];
-        let protected = field == "metadata"
-            && [".name", ".namespace"].iter().any(|p| {
-                tail.starts_with(p)
-                    && !tail[p.len()..]
-                        .chars()
-                        .next()
-                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
-            });
-        if !protected {
-            out.push_str(template);
-            out.push('.');
-        }
-        out.push_str(field);
-        rest = tail;
-    }
-    out.push_str(rest);
-    out
 }

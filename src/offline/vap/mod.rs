@@ -6,6 +6,7 @@
 //! synchronous; it must not touch the network, and what the CEL interpreter cannot do
 //! comes back as an error with its typed reason ([`Unsupported`]), never as an allow.
 
+mod autogen;
 mod cel_env;
 mod cel_policy;
 mod cost;
