@@ -2,12 +2,13 @@
 //! declared as overloads of the environment (so they type-check and dispatch like the
 //! standard ones): Kubernetes' list `indexOf`/`lastIndexOf`
 //! (k8s.io/apiserver `pkg/cel/library/lists.go`), Kyverno's `parseServiceAccount` and
-//! `user.parseServiceAccount` (kyverno/sdk `extensions/cel/libs/user`), and which
+//! `user.parseServiceAccount` (kyverno/sdk `extensions/cel/libs/user`), cel-go's
+//! `regex.replace`/`regex.extractAll` (`ext/regex.go`), and which
 //! interpreter errors cel-go reports too (an error of the policy, not of kca).
 
 use std::sync::Arc;
 
-use cel::common::types::{CelInt, DYN_TYPE, LIST_TYPE, STRING_TYPE};
+use cel::common::types::{CelInt, CelString, DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError, OverloadError};
 
@@ -40,7 +41,138 @@ pub(super) fn extension(env: &mut Env) -> Result<(), DeclarationError> {
         vec![STRING_TYPE],
         parse_service_account,
     )?;
+    // cel-go's regex extension (`ext.Regex`, in Kyverno's environment).
+    env.add_overload(
+        "regex.replace",
+        "regex_replace_string_string_string",
+        vec![STRING_TYPE, STRING_TYPE, STRING_TYPE],
+        regex_replace,
+    )?;
+    env.add_overload(
+        "regex.replace",
+        "regex_replace_string_string_string_int",
+        vec![STRING_TYPE, STRING_TYPE, STRING_TYPE, INT_TYPE],
+        regex_replace,
+    )?;
+    env.add_overload(
+        "regex.extractAll",
+        "regex_extractAll_string_string",
+        vec![STRING_TYPE, STRING_TYPE],
+        regex_extract_all,
+    )?;
     Ok(())
+}
+
+/// The string arguments of a call, in order (an `int` after them is read apart).
+fn strings_of(args: &[CowVal<'_, '_>]) -> Vec<String> {
+    args.iter()
+        .filter_map(|a| a.downcast_ref::<CelString>().map(|s| s.inner().to_string()))
+        .collect()
+}
+
+fn regex_of(pattern: &str, function: &str) -> Result<regex::Regex, ExecutionError> {
+    regex::Regex::new(pattern).map_err(|e| ExecutionError::function_error(function, e))
+}
+
+/// `regex.replace(target, pattern, replacement[, count])`: non-overlapping matches
+/// replaced (the first `count` when it is not negative); `\N` in the replacement is
+/// group N, `\\` a backslash (cel-go `ext/regex.go`).
+fn regex_replace<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    const F: &str = "regex.replace";
+    let count = args
+        .get(3)
+        .and_then(|c| c.downcast_ref::<CelInt>())
+        .map(|c| *c.inner())
+        .unwrap_or(-1);
+    let s = strings_of(&args);
+    let [target, pattern, replacement] = s.as_slice() else {
+        return Err(ExecutionError::function_error(F, "expects three strings"));
+    };
+    if count == 0 {
+        return Ok(CowVal::owned(CelString::from(target.clone())));
+    }
+    let re = regex_of(pattern, F)?;
+    let groups = re.captures_len() - 1;
+    let (mut out, mut last, mut done) = (String::new(), 0, 0i64);
+    for caps in re.captures_iter(target) {
+        if count > 0 && done >= count {
+            break;
+        }
+        let whole = caps.get(0).expect("group 0 is the match");
+        out.push_str(&target[last..whole.start()]);
+        let mut chars = replacement.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                None => {
+                    return Err(ExecutionError::function_error(
+                        F,
+                        format!(
+                            "invalid replacement string: '{replacement}' \\ not allowed at end"
+                        ),
+                    ));
+                }
+                Some('\\') => out.push('\\'),
+                Some(d) => {
+                    let n = d.to_digit(10).ok_or_else(|| {
+                        ExecutionError::function_error(
+                            F,
+                            format!(
+                                "invalid replacement string: '{replacement}' \\ must be followed by a digit or \\"
+                            ),
+                        )
+                    })? as usize;
+                    if n > groups {
+                        return Err(ExecutionError::function_error(
+                            F,
+                            format!(
+                                "replacement string references group {n} but regex has only {groups} group(s)"
+                            ),
+                        ));
+                    }
+                    if let Some(g) = caps.get(n) {
+                        out.push_str(g.as_str());
+                    }
+                }
+            }
+        }
+        last = whole.end();
+        done += 1;
+    }
+    out.push_str(&target[last..]);
+    Ok(CowVal::owned(CelString::from(out)))
+}
+
+/// `regex.extractAll(target, pattern)`: every match, or its one capturing group's
+/// non-empty text.
+fn regex_extract_all<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    const F: &str = "regex.extractAll";
+    let s = strings_of(&args);
+    let [target, pattern] = s.as_slice() else {
+        return Err(ExecutionError::function_error(F, "expects two strings"));
+    };
+    let re = regex_of(pattern, F)?;
+    let groups = re.captures_len() - 1;
+    if groups > 1 {
+        return Err(ExecutionError::function_error(
+            F,
+            format!("regular expression has more than one capturing group: {pattern:?}"),
+        ));
+    }
+    let found: Vec<cel::Value> = re
+        .captures_iter(target)
+        .filter_map(|c| {
+            let m = if groups == 1 { c.get(1) } else { c.get(0) };
+            m.map(|m| m.as_str().to_string())
+                .filter(|t| groups == 0 || !t.is_empty())
+        })
+        .map(|t| cel::Value::String(Arc::new(t)))
+        .collect();
+    let boxed: Box<dyn Val> = cel::Value::List(Arc::new(found)).try_into()?;
+    Ok(CowVal::from(boxed))
 }
 
 fn two<'b, 'v>(
@@ -102,7 +234,7 @@ fn parse_service_account<'b, 'v>(
 ) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let user = args
         .first()
-        .and_then(|a| a.downcast_ref::<cel::common::types::CelString>())
+        .and_then(|a| a.downcast_ref::<CelString>())
         .map(|s| s.inner().to_string())
         .ok_or_else(|| {
             ExecutionError::function_error("parseServiceAccount", "expects one string")
@@ -198,6 +330,47 @@ mod tests {
         assert_eq!(
             eval_on_pod("parseServiceAccount('jane').Name == ''").unwrap(),
             cel::Value::Bool(true)
+        );
+    }
+
+    #[test]
+    fn duration_and_timestamp_were_missing() {
+        for e in [
+            "duration('1h30m') > duration('90s')",
+            "string(duration('1h30m')) == '5400s'",
+            "timestamp('2026-01-01T00:00:00Z') + duration('24h') == timestamp('2026-01-02T00:00:00Z')",
+            "duration('2h').getMinutes() == 120",
+        ] {
+            assert_eq!(eval_on_pod(e).unwrap(), cel::Value::Bool(true), "{e}");
+        }
+        // A malformed duration is the policy's error, as in cel-go.
+        assert!(
+            eval_on_pod("duration('soon') > duration('1s')")
+                .unwrap_err()
+                .unsupported
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn regex_replace_and_extract_all_were_missing() {
+        let s = |e: &str| eval_on_pod(e).unwrap();
+        let st = |t: &str| cel::Value::String(Arc::new(t.into()));
+        assert_eq!(
+            s("regex.replace('foo bar', '(fo)o (ba)r', '\\\\2 \\\\1')"),
+            st("ba fo")
+        );
+        assert_eq!(s("regex.replace('banana', 'a', 'x', 2)"), st("bxnxna"));
+        assert_eq!(s("regex.replace('banana', 'a', 'x', -1)"), st("bxnxnx"));
+        assert!(
+            eval_on_pod("regex.replace('test', '(.)', '\\\\2')")
+                .unwrap_err()
+                .unsupported
+                .is_none()
+        );
+        assert_eq!(
+            s("regex.extractAll('id:123, id:456', 'id:(\\\\d+)')"),
+            cel::Value::from(vec![st("123"), st("456")])
         );
     }
 

@@ -372,7 +372,7 @@ fn authorizer_and_unknown_functions_are_unsupported_not_allowed() {
         "authorizer.group('').resource('pods').check('get').allowed()",
         "object.metadata.name.noSuchFunction()",
         "url('https://x').getHost() == 'x'",
-        "duration('1h') > duration('1m')",
+        "ip('10.0.0.1').family() == 4",
     ] {
         let objs = vec![
             policy(json!({"validations": [{"expression": expr}]})),
