@@ -95,6 +95,18 @@ pub(super) fn vpol_row(
     let mut outcome = vap::VapOutcome::default();
     let applied = vap::evaluate_validating_policy(ctx.objects, ctx.policy, &req, &mut outcome);
     settle(out, &[applied], &outcome);
+    // Kyverno stops at the first validation that does not pass; when that one errored,
+    // the result is `error`, whatever the failure policy (`pkg/cel/policies/vpol/engine`).
+    let first_failure = (outcome.denials.first().map(|d| &d.message))
+        .or(outcome.audits.first())
+        .or(outcome.warnings.first());
+    if out.actual == "fail"
+        && let (Some(e), Some(f)) = (outcome.errors.first(), first_failure)
+        && f.ends_with(&e.message)
+    {
+        out.actual = "error".into();
+        out.verdict = verdict(out);
+    }
 }
 
 /// The admission request a CEL policy row is evaluated on; `None` (the row failed)
