@@ -58,6 +58,8 @@ pub struct Cluster {
     /// The test's namespace (where namespaced objects without one go).
     pub namespace: String,
     uid: u64,
+    /// Kyverno runs with `--enablePolicyException=false`: CEL PolicyExceptions are inert.
+    pub exceptions_disabled: bool,
 }
 
 impl Cluster {
@@ -66,6 +68,7 @@ impl Cluster {
             objects: Vec::new(),
             namespace: namespace.to_string(),
             uid: 0,
+            exceptions_disabled: false,
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -270,7 +273,7 @@ impl Cluster {
         }
         let mut req = self.vap_request(trigger, update.then(|| trigger.clone()));
         req.cluster = Some(Arc::new(self.objects.clone()));
-        match vap::generate_with_policies(&self.objects, &req) {
+        match vap::generate_with_policies(&self.cel_policy_objects(), &req) {
             Ok(objects) => {
                 for mut g in objects {
                     if self.place(&mut g).is_ok() {
@@ -349,6 +352,19 @@ impl Cluster {
         }
     }
 
+    /// What the CEL policy evaluators see: every object, less the PolicyExceptions when
+    /// Kyverno runs with them disabled.
+    fn cel_policy_objects(&self) -> std::borrow::Cow<'_, [Value]> {
+        if !self.exceptions_disabled {
+            return std::borrow::Cow::Borrowed(&self.objects);
+        }
+        let kept = self
+            .objects
+            .iter()
+            .filter(|o| text(o, "/kind") != "PolicyException");
+        std::borrow::Cow::Owned(kept.cloned().collect())
+    }
+
     /// The ClusterPolicies and Policies Kyverno's webhooks run: not those with
     /// `spec.admission: false` (background scans only).
     fn admission_policies(&self) -> Vec<kyverno::Policy> {
@@ -363,7 +379,8 @@ impl Cluster {
         let update = old.is_some();
         let mut req = self.vap_request(&object, old.clone());
         req.cluster = Some(Arc::new(self.objects.clone()));
-        let object = match vap::mutate_with_policies(&self.objects, &req) {
+        let cel_objects = self.cel_policy_objects();
+        let object = match vap::mutate_with_policies(&cel_objects, &req) {
             Ok(o) => o,
             Err(e) => {
                 return Err(match policy_unsupported(&e) {
@@ -441,7 +458,7 @@ impl Cluster {
             )
         }) {
             let before = out.denials.len();
-            vap::evaluate_validating_policy(&self.objects, p, &vreq, &mut out);
+            vap::evaluate_validating_policy(&cel_objects, p, &vreq, &mut out);
             if let Some(e) = out.unsupported() {
                 return Err(Answer::Undecidable(Skip::Engine(e.reason())));
             }

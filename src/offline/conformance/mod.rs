@@ -226,6 +226,9 @@ fn replay(test: &Test) -> Verdict {
         applied: Vec::new(),
         dir: test.dir.clone(),
     };
+    // That area of the suite runs on a Kyverno started with policy exceptions disabled.
+    run.cluster.exceptions_disabled =
+        (test.dir.components()).any(|c| c.as_os_str() == "policy-exceptions-disabled");
     for (si, step) in test.steps.iter().enumerate() {
         // Chainsaw's built-in bindings, unless the test binds the name itself.
         let mut bindings = step.bindings.clone();

@@ -8,9 +8,32 @@ pub(super) fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Valu
     v.get(key).and_then(Value::as_array).into_iter().flatten()
 }
 
+/// Most values kca makes from CEL in one policy evaluation: what the interpreter builds
+/// and copies (it holds values as trees, so a value built from shared parts is copied
+/// whole when it is bound or returned) and the JSON a result becomes. The API server
+/// has no such limit (its values stay shared); this is kca's, far above what policies
+/// make, as the JMESPath budget is (`offline::kyverno::budget`).
+pub(super) const MAX_MADE: f64 = 65_536.0;
+
+/// The error past [`MAX_MADE`].
+pub(super) fn made_too_much() -> EvalError {
+    EvalError::failed(format!(
+        "the policy's CEL expressions would make more than {} values; kca stops it there",
+        MAX_MADE as u64
+    ))
+}
+
 /// A CEL result as JSON (map keys sorted: the interpreter's maps have no order). Bytes,
-/// types and functions have no JSON form and are an error.
+/// types and functions have no JSON form and are an error; so is a value larger than
+/// kca makes ([`MAX_MADE`] values), counted as it is converted, before it is copied.
 pub(super) fn from_cel(v: &cel::Value) -> Result<Value, NoJsonForm> {
+    if cost::shape_of(v).total > MAX_MADE {
+        return Err(NoJsonForm::TooLarge(MAX_MADE as u64));
+    }
+    from_cel_unchecked(v)
+}
+
+fn from_cel_unchecked(v: &cel::Value) -> Result<Value, NoJsonForm> {
     Ok(match v {
         cel::Value::Null => Value::Null,
         cel::Value::Bool(b) => Value::Bool(*b),
@@ -18,7 +41,9 @@ pub(super) fn from_cel(v: &cel::Value) -> Result<Value, NoJsonForm> {
         cel::Value::UInt(u) => json!(u),
         cel::Value::Float(f) => json!(f),
         cel::Value::String(s) => Value::String(s.to_string()),
-        cel::Value::List(l) => Value::Array(l.iter().map(from_cel).collect::<Result<_, _>>()?),
+        cel::Value::List(l) => {
+            Value::Array(l.iter().map(from_cel_unchecked).collect::<Result<_, _>>()?)
+        }
         cel::Value::Map(m) => {
             let mut entries: Vec<(String, Value)> = Vec::with_capacity(m.map.len());
             for (k, v) in m.map.iter() {
@@ -28,13 +53,18 @@ pub(super) fn from_cel(v: &cel::Value) -> Result<Value, NoJsonForm> {
                     cel::objects::Key::Uint(u) => u.to_string(),
                     cel::objects::Key::Bool(b) => b.to_string(),
                 };
-                entries.push((key, from_cel(v)?));
+                entries.push((key, from_cel_unchecked(v)?));
             }
             entries.sort_by(|a, b| a.0.cmp(&b.0));
             Value::Object(entries.into_iter().collect())
         }
-        other => return Err(NoJsonForm(other.type_of())),
+        other => return Err(NoJsonForm::Type(other.type_of())),
     })
+}
+
+/// A CEL value's type, for messages (a value itself may be too large to print).
+pub(super) fn type_name(v: &cel::Value) -> String {
+    format!("{}", v.type_of())
 }
 
 /// JSON as the API server hands it to CEL: whole numbers are `int` (serde would make
@@ -58,32 +88,239 @@ pub(super) fn to_cel(v: &Value) -> cel::Value {
     }
 }
 
-/// A CEL context with what the cost limit reads: the JSON of its root variables, and the
-/// cost spent so far in this policy evaluation.
+/// A CEL context with what the cost limit reads — the root variables and each evaluated
+/// variable, as the interpreter holds them (never copied to JSON) — the cost spent so far
+/// in this policy evaluation, and the policy's `variables`, evaluated lazily as the API
+/// server and Kyverno do (`k8s.io/apiserver/pkg/cel/lazy`, Kyverno's
+/// `pkg/cel/policies/*/compiler/policy.go`): only those an expression uses, each once,
+/// in their order of definition.
 pub(super) struct Scope<'a> {
-    pub(super) cel: Context<'a, 'a>,
-    roots: BTreeMap<String, Value>,
+    cel: std::cell::RefCell<Context<'a, 'a>>,
+    roots: std::cell::RefCell<BTreeMap<String, cel::Value>>,
     spent: std::cell::Cell<f64>,
+    made: std::cell::Cell<f64>,
+    vars: std::cell::RefCell<Variables>,
 }
 
-impl Scope<'_> {
+/// The policy's variables: their definitions in order, and those evaluated so far.
+#[derive(Default)]
+struct Variables {
+    defs: Vec<(String, String)>,
+    done: BTreeMap<String, Result<cel::Value, EvalError>>,
+    /// The whole `variables` map is bound (an expression reads it other than by name).
+    whole: bool,
+}
+
+impl<'a> Scope<'a> {
     /// Binds a root variable (`object`, `params`, …).
     pub(super) fn set(&mut self, name: &str, value: &Value) {
+        let v = to_cel(value);
         self.cel
-            .add_variable_from_value(name.to_string(), to_cel(value));
-        self.roots.insert(name.to_string(), value.clone());
+            .get_mut()
+            .add_variable_from_value(name.to_string(), v.clone());
+        self.roots.get_mut().insert(name.to_string(), v);
     }
 
-    /// Binds the evaluated `variables`.
-    pub(super) fn bind_variables(&mut self, vars: &BTreeMap<String, cel::Value>) {
-        let map: std::collections::HashMap<String, cel::Value> =
-            vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        self.cel.add_variable_from_value("variables", map);
-        let json: serde_json::Map<String, Value> = vars
-            .iter()
-            .map(|(k, v)| (k.clone(), from_cel(v).unwrap_or(Value::Null)))
+    /// Binds a root variable that is already a CEL value.
+    pub(super) fn set_cel(&mut self, name: &str, value: cel::Value) {
+        self.cel
+            .get_mut()
+            .add_variable_from_value(name.to_string(), value.clone());
+        self.roots.get_mut().insert(name.to_string(), value);
+    }
+
+    /// The CEL context, to add functions to.
+    pub(super) fn cel_mut(&mut self) -> &mut Context<'a, 'a> {
+        self.cel.get_mut()
+    }
+
+    /// Declares `spec.variables`; none is evaluated until an expression uses it.
+    pub(super) fn define_variables(&mut self, spec: &Value) {
+        let defs = list(spec, "variables")
+            .map(|v| {
+                let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                (text("name"), text("expression"))
+            })
             .collect();
-        self.roots.insert("variables".into(), Value::Object(json));
+        *self.vars.get_mut() = Variables {
+            defs,
+            ..Variables::default()
+        };
+        self.cel.get_mut().add_variable_from_value(
+            "variables",
+            std::collections::HashMap::<String, cel::Value>::new(),
+        );
+    }
+
+    /// Charges `n` values made against [`MAX_MADE`].
+    fn make(&self, n: f64) -> Result<(), EvalError> {
+        self.made.set(self.made.get() + n);
+        if self.made.get() > MAX_MADE {
+            return Err(made_too_much());
+        }
+        Ok(())
+    }
+
+    /// Evaluates the variables `expr` uses (and those they use) that are not evaluated
+    /// yet, and binds each as `variables.NAME`; the first one `expr` uses that failed is
+    /// the error.
+    fn resolve_variables(&self, expr: &cel::IdedExpr) -> Result<(), EvalError> {
+        let Some(wanted) = variable_refs(expr) else {
+            return Ok(());
+        };
+        let defs: Vec<(String, String)> = self.vars.borrow().defs.clone();
+        let all = matches!(wanted, Refs::All);
+        let mut need: std::collections::BTreeSet<String> = match &wanted {
+            Refs::Names(n) => n.clone(),
+            Refs::All => defs.iter().map(|(n, _)| n.clone()).collect(),
+        };
+        // A variable only uses those defined before it: walking back finds them all.
+        for (name, expr) in defs.iter().rev() {
+            if !need.contains(name) || self.vars.borrow().done.contains_key(name) {
+                continue;
+            }
+            match compiled(expr)
+                .ok()
+                .and_then(|c| variable_refs(c.program.expression()))
+            {
+                Some(Refs::Names(n)) => need.extend(n),
+                Some(Refs::All) => need.extend(defs.iter().map(|(n, _)| n.clone())),
+                None => {}
+            }
+        }
+        for (name, expr) in &defs {
+            if !need.contains(name) || self.vars.borrow().done.contains_key(name) {
+                continue;
+            }
+            // Its own variables are evaluated already: this does not recurse further. One
+            // built on a failed variable fails with that variable's error.
+            let failed_dep = compiled(expr)
+                .ok()
+                .and_then(|c| variable_refs(c.program.expression()))
+                .and_then(|refs| {
+                    let vars = self.vars.borrow();
+                    vars.done.iter().find_map(|(n, r)| match (r, &refs) {
+                        (Err(e), Refs::All) => Some(e.clone()),
+                        (Err(e), Refs::Names(names)) if names.contains(n) => Some(e.clone()),
+                        _ => None,
+                    })
+                });
+            let result = match failed_dep {
+                Some(e) => Err(e),
+                None => eval(self, expr),
+            };
+            if let Ok(v) = &result {
+                self.make(cost::shape_of(v).total)?;
+                self.cel
+                    .borrow_mut()
+                    .add_variable_from_value(format!("variables.{name}"), v.clone());
+                self.roots
+                    .borrow_mut()
+                    .insert(format!("variables.{name}"), v.clone());
+            }
+            self.vars.borrow_mut().done.insert(name.clone(), result);
+        }
+        if all && !self.vars.borrow().whole {
+            self.bind_whole()?;
+        }
+        let vars = self.vars.borrow();
+        let names: Vec<&String> = match &wanted {
+            Refs::Names(n) => n.iter().collect(),
+            Refs::All => Vec::new(),
+        };
+        for name in names {
+            if let Some(Err(e)) = vars.done.get(name) {
+                return Err(e.within(format_args!("variable '{name}'")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds the map of every evaluated variable as `variables` (the interpreter copies
+    /// it, so it is charged).
+    fn bind_whole(&self) -> Result<(), EvalError> {
+        let map: std::collections::HashMap<String, cel::Value> = self
+            .vars
+            .borrow()
+            .done
+            .iter()
+            .filter_map(|(k, v)| v.as_ref().ok().map(|v| (k.clone(), v.clone())))
+            .collect();
+        let map = cel::Value::from(map);
+        self.make(cost::shape_of(&map).total)?;
+        self.cel
+            .borrow_mut()
+            .add_variable_from_value("variables", map.clone());
+        self.roots.borrow_mut().insert("variables".into(), map);
+        self.vars.borrow_mut().whole = true;
+        Ok(())
+    }
+}
+
+/// Which `variables` an expression reads.
+enum Refs {
+    /// By name (`variables.NAME`).
+    Names(std::collections::BTreeSet<String>),
+    /// Every one (`variables[k]`, `has(variables.x)`, `variables` itself).
+    All,
+}
+
+/// The variables `expr` reads; `None` when it reads none.
+fn variable_refs(expr: &cel::IdedExpr) -> Option<Refs> {
+    use cel::common::ast::{EntryExpr, Expr};
+    fn is_variables(e: &cel::IdedExpr) -> bool {
+        matches!(&e.expr, Expr::Ident(n) if n == "variables")
+    }
+    fn walk(e: &cel::IdedExpr, names: &mut std::collections::BTreeSet<String>, all: &mut bool) {
+        match &e.expr {
+            Expr::Ident(n) if n == "variables" => *all = true,
+            Expr::Select(s) if is_variables(&s.operand) && !s.test => {
+                names.insert(s.field.clone());
+            }
+            Expr::Select(s) => walk(&s.operand, names, all),
+            Expr::Call(c) => {
+                if let Some(t) = &c.target {
+                    walk(t, names, all);
+                }
+                c.args.iter().for_each(|a| walk(a, names, all));
+            }
+            Expr::List(l) => l.elements.iter().for_each(|x| walk(x, names, all)),
+            Expr::Map(m) => m.entries.iter().for_each(|en| match &en.expr {
+                EntryExpr::MapEntry(me) => {
+                    walk(&me.key, names, all);
+                    walk(&me.value, names, all);
+                }
+                EntryExpr::StructField(f) => walk(&f.value, names, all),
+            }),
+            Expr::Struct(st) => st.entries.iter().for_each(|en| match &en.expr {
+                EntryExpr::MapEntry(me) => {
+                    walk(&me.key, names, all);
+                    walk(&me.value, names, all);
+                }
+                EntryExpr::StructField(f) => walk(&f.value, names, all),
+            }),
+            Expr::Comprehension(c) => {
+                for x in [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ] {
+                    walk(x, names, all);
+                }
+            }
+            _ => {}
+        }
+    }
+    let (mut names, mut all) = (std::collections::BTreeSet::new(), false);
+    walk(expr, &mut names, &mut all);
+    if all {
+        Some(Refs::All)
+    } else if names.is_empty() {
+        None
+    } else {
+        Some(Refs::Names(names))
     }
 }
 
@@ -112,6 +349,7 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
             "extra": req.user.extra,
         },
         "dryRun": req.dry_run,
+        "options": null,
     });
     ctx.add_variable_from_value(
         "jsonpatch",
@@ -121,15 +359,42 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
         add_resource_library(&mut ctx, cluster.clone());
     }
     let mut scope = Scope {
-        cel: ctx,
-        roots: BTreeMap::new(),
-        spent: std::cell::Cell::new(0.0),
+        cel: std::cell::RefCell::new(ctx),
+        roots: Default::default(),
+        spent: Default::default(),
+        made: Default::default(),
+        vars: Default::default(),
     };
-    scope.set("object", &req.object);
-    scope.set("oldObject", &req.old_object);
-    scope.set("request", &request);
+    let (object, old_object) = (to_cel(&req.object), to_cel(&req.old_object));
+    // Kyverno's request carries the objects too (`pkg/cel/compiler/request.go` adds
+    // `object` and `oldObject` to the API server's request type); they are the same
+    // values as the root variables, shared, not copies.
+    let mut request = match to_cel(&request) {
+        cel::Value::Map(m) => (*m.map).clone(),
+        _ => unreachable!("a JSON object is a CEL map"),
+    };
+    for (k, v) in [("object", &object), ("oldObject", &old_object)] {
+        request.insert(cel::objects::Key::String(Arc::new(k.into())), v.clone());
+    }
+    scope.set_cel("object", object);
+    scope.set_cel("oldObject", old_object);
+    scope.set_cel(
+        "request",
+        cel::Value::Map(cel::objects::Map {
+            map: Arc::new(request),
+        }),
+    );
     scope.set("params", params);
     scope.set("namespaceObject", &req.namespace_object);
+    // What the matched CEL PolicyExceptions allow (`libs.Exception` in Kyverno's
+    // `pkg/cel/libs/variables.go`), empty when none does.
+    scope.set(
+        "exceptions",
+        &json!({
+            "allowedImages": req.exceptions.images,
+            "allowedValues": req.exceptions.values,
+        }),
+    );
     scope
 }
 
@@ -219,9 +484,18 @@ pub(super) fn env() -> &'static Arc<Env> {
     static ENV: OnceLock<Arc<Env>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Env::stdlib();
-        // Declaring a well-known extension on a fresh stdlib cannot conflict.
-        env.add_extension(cel::extensions::strings)
-            .expect("strings extension on a fresh environment");
+        // Declaring well-known extensions on a fresh stdlib cannot conflict. Kyverno's
+        // environment has the lists and math extensions besides the strings one
+        // (`pkg/cel/compiler/env.go`), and Kubernetes' and Kyverno's libraries.
+        for ext in [
+            cel::extensions::strings,
+            cel::extensions::lists,
+            cel::extensions::math,
+            super::libs::extension,
+        ] {
+            env.add_extension(ext)
+                .expect("extensions on a fresh environment");
+        }
         Arc::new(env)
     })
 }
@@ -289,19 +563,20 @@ pub(super) fn register_functions(ctx: &mut Context<'_, '_>) {
     debug_assert!(results.iter().all(Result::is_ok), "{results:?}");
 }
 
-/// Compiles and runs one expression. Compile failures, the `authorizer` and calls the
-/// interpreter does not know are `unsupported`.
+/// Compiles and runs one expression, after the variables it uses. Compile failures, the
+/// `authorizer` and calls the interpreter does not know are `unsupported`.
 pub(super) fn eval(scope: &Scope<'_>, expr: &str) -> Result<cel::Value, EvalError> {
     if mentions(expr, "authorizer") {
         return Err(EvalError::unsupported(Unsupported::Authorizer));
     }
     let compiled = compiled(expr).map_err(EvalError::unsupported)?;
+    scope.resolve_variables(compiled.program.expression())?;
     // The interpreter cannot be stopped part-way: an expression whose cost on these
     // values would pass the limits is refused before it runs.
-    let (cost, _) = cost::estimate(
-        compiled.program.expression(),
-        &cost::Inputs::Eval(&scope.roots),
-    );
+    let (cost, shape) = {
+        let roots = scope.roots.borrow();
+        cost::estimate(compiled.program.expression(), &cost::Inputs::Eval(&roots))
+    };
     if cost > cost::PER_CALL_LIMIT {
         return Err(EvalError::failed(cost::ACTUAL_LIMIT_EXCEEDED));
     }
@@ -309,14 +584,26 @@ pub(super) fn eval(scope: &Scope<'_>, expr: &str) -> Result<cel::Value, EvalErro
     if scope.spent.get() > cost::RUNTIME_BUDGET {
         return Err(EvalError::failed(cost::OUT_OF_BUDGET));
     }
-    compiled.program.execute(&scope.cel).map_err(|e| match e {
+    // What the interpreter makes of the result (it copies the value it returns).
+    scope.make(shape.total)?;
+    let ctx = scope.cel.borrow();
+    compiled.program.execute(&ctx).map_err(classify)
+}
+
+/// An interpreter error as Kyverno would see it: what cel-go reports too is an error of
+/// the policy; what only this interpreter lacks is `unsupported`.
+fn classify(e: ExecutionError) -> EvalError {
+    match &e {
+        ExecutionError::NoSuchOverload(o) if super::libs::cel_go_has_none(o) => {
+            EvalError::failed(e.to_string())
+        }
         ExecutionError::UndeclaredReference(_)
         | ExecutionError::NoSuchOverload(_)
         | ExecutionError::NotSupportedAsMethod { .. } => {
             EvalError::unsupported(Unsupported::Interpreter(e.to_string()))
         }
         _ => EvalError::failed(e.to_string()),
-    })
+    }
 }
 
 /// A compiled expression (its syntax tree is what the cost estimate walks).

@@ -65,7 +65,7 @@ fn prepare<T>(
     policy: &Value,
     namespaced_kind: &str,
     req: &VapRequest,
-) -> Result<(Scope<'static>, BTreeMap<String, EvalError>), CelPolicyOutcome<T>> {
+) -> Result<Scope<'static>, CelPolicyOutcome<T>> {
     if kind_of(policy) == namespaced_kind
         && let Some(ns) = policy
             .pointer("/metadata/namespace")
@@ -87,26 +87,13 @@ fn prepare<T>(
         )));
     }
     let mut ctx = base_context(req, &Value::Null);
-    // Kyverno binds the variables before the match conditions, which may use them.
-    let var_errors = bind_spec_variables(&mut ctx, spec);
+    // Kyverno binds the (lazy) variables before the match conditions, which may use them.
+    ctx.define_variables(spec);
     match conditions_hold(&ctx, spec.get("matchConditions").unwrap_or(&Value::Null)) {
-        Ok(true) => Ok((ctx, var_errors)),
+        Ok(true) => Ok(ctx),
         Ok(false) => Err(CelPolicyOutcome::NotMatched),
         Err(e) => Err(CelPolicyOutcome::from_error(e)),
     }
-}
-
-/// Evaluates one action expression, failing as Kyverno does when it uses a variable
-/// that failed.
-fn run(
-    ctx: &Scope<'_>,
-    var_errors: &BTreeMap<String, EvalError>,
-    expr: &str,
-) -> Result<cel::Value, EvalError> {
-    if let Some((name, e)) = failed_variable(var_errors, expr) {
-        return Err(e.within(format_args!("variable '{name}'")));
-    }
-    eval(ctx, expr)
 }
 
 /// A `MutatingPolicy`/`NamespacedMutatingPolicy` on `req`: the object after its
@@ -114,11 +101,27 @@ fn run(
 /// known Kubernetes fields merge by their key, as the strategic merge `kyverno` already
 /// models); a `JSONPatch` expression yields the operations applied in order.
 pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
-    let (ctx, var_errors) = match prepare(policy, "NamespacedMutatingPolicy", req) {
+    // On a Pod controller, a policy written for Pods runs as its autogen copy (Kyverno's
+    // provider evaluates the policy and its copies; only the copy matches a controller).
+    let kind = kind_of(if req.object.is_null() {
+        &req.old_object
+    } else {
+        &req.object
+    });
+    if let Some(copy) =
+        super::autogen::autogen_policy(policy, kind, super::autogen::Rewrite::Mutating)
+    {
+        return mutate(&copy, req);
+    }
+    mutate(policy, req)
+}
+
+/// One MutatingPolicy (or its autogen copy) on `req`.
+fn mutate(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
+    let mut ctx = match prepare(policy, "NamespacedMutatingPolicy", req) {
         Ok(p) => p,
         Err(outcome) => return outcome,
     };
-    let mut ctx = ctx;
     let mut object = if req.object.is_null() {
         let why = Unsupported::MutateOnDelete;
         return CelPolicyOutcome::Unsupported {
@@ -140,7 +143,7 @@ pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOu
             }
         };
         let expr = m.pointer(key).and_then(Value::as_str).unwrap_or("");
-        let result = match run(&ctx, &var_errors, expr) {
+        let result = match eval(&ctx, expr) {
             Ok(v) => v,
             Err(e) => return CelPolicyOutcome::from_eval(e, &format!("mutation {i} ({what})")),
         };
@@ -193,12 +196,12 @@ pub fn evaluate_generating_policy(
     policy: &Value,
     req: &VapRequest,
 ) -> CelPolicyOutcome<Vec<Value>> {
-    let (mut ctx, var_errors) = match prepare(policy, "NamespacedGeneratingPolicy", req) {
+    let mut ctx = match prepare(policy, "NamespacedGeneratingPolicy", req) {
         Ok(p) => p,
         Err(outcome) => return outcome,
     };
     let generated: Arc<Mutex<Vec<Value>>> = Arc::default();
-    add_generator_library(&mut ctx.cel, generated.clone());
+    add_generator_library(ctx.cel_mut(), generated.clone());
     let spec = policy.get("spec").unwrap_or(&Value::Null);
     for (i, g) in list(spec, "generate").enumerate() {
         let Some(expr) = g.get("expression").and_then(Value::as_str) else {
@@ -207,7 +210,7 @@ pub fn evaluate_generating_policy(
                 Unsupported::TemplateGeneration,
             );
         };
-        if let Err(e) = run(&ctx, &var_errors, expr) {
+        if let Err(e) = eval(&ctx, expr) {
             return CelPolicyOutcome::from_eval(e, &format!("generate {i}"));
         }
     }
@@ -295,7 +298,11 @@ pub fn mutate_with_policies(objects: &[Value], req: &VapRequest) -> Result<Value
         .iter()
         .filter(|o| matches!(kind_of(o), "MutatingPolicy" | "NamespacedMutatingPolicy"))
     {
-        let outcome = evaluate_mutating_policy(policy, &req);
+        let outcome = match super::kyverno::with_exemptions(objects, policy, &req) {
+            Ok(Some(r)) => evaluate_mutating_policy(policy, &r),
+            Ok(None) => CelPolicyOutcome::NotMatched,
+            Err(e) => CelPolicyOutcome::from_error(e.within("PolicyException")),
+        };
         if let Some(object) = settle("MutatingPolicy", policy, outcome)? {
             req.object = object;
         }
@@ -316,7 +323,11 @@ pub fn generate_with_policies(
             "GeneratingPolicy" | "NamespacedGeneratingPolicy"
         )
     }) {
-        let outcome = evaluate_generating_policy(policy, req);
+        let outcome = match super::kyverno::with_exemptions(objects, policy, req) {
+            Ok(Some(r)) => evaluate_generating_policy(policy, &r),
+            Ok(None) => CelPolicyOutcome::NotMatched,
+            Err(e) => CelPolicyOutcome::from_error(e.within("PolicyException")),
+        };
         out.extend(settle("GeneratingPolicy", policy, outcome)?.unwrap_or_default());
     }
     Ok(out)

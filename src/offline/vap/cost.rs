@@ -13,12 +13,19 @@
 //! variables built from them. Costs follow cel-go's model in spirit (one per call or
 //! access, a tenth per character of a string traversed, comprehensions multiply by their
 //! range), not to the unit. It only measures; it must not evaluate anything.
+//!
+//! Values are measured as the interpreter holds them (`cel::Value`, whose lists and maps
+//! share their parts), never as JSON copies: a walk visits each shared part once
+//! (`v_i = [v_{i-1}, v_{i-1}]` is measured in n steps), and [`Shape::total`] says how many
+//! values the interpreter would make by copying it, which kca's own budget charges.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use cel::IdedExpr;
+use cel::Value;
 use cel::common::ast::{EntryExpr, Expr, LiteralValue, operators};
-use serde_json::Value;
+use cel::objects::Key;
 
 /// `celconfig.PerCallLimit`: the most one expression may cost.
 pub const PER_CALL_LIMIT: f64 = 1_000_000.0;
@@ -29,23 +36,30 @@ pub const ACTUAL_LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit 
 pub const OUT_OF_BUDGET: &str =
     "validation failed due to running out of cost budget, no further validation rules will be run";
 
-/// How large a value is (length of a string, list or map) and the largest size anywhere
-/// inside it, which bounds what a loop over any part of it can see.
+/// How large a value is (length of a string, list or map), the largest size anywhere
+/// inside it, which bounds what a loop over any part of it can see, and how many values
+/// it holds counting each shared part as often as it appears (what a copy makes).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Shape {
     pub size: f64,
     pub deep: f64,
+    pub total: f64,
 }
 
 impl Shape {
     fn of(size: f64) -> Shape {
-        Shape { size, deep: size }
+        Shape {
+            size,
+            deep: size,
+            total: 1.0,
+        }
     }
 
     fn max(self, o: Shape) -> Shape {
         Shape {
             size: self.size.max(o.size),
             deep: self.deep.max(o.deep),
+            total: self.total.max(o.total),
         }
     }
 
@@ -55,28 +69,68 @@ impl Shape {
     }
 }
 
-/// The shape of a JSON value.
+/// The shape of a CEL value. Each list or map the value shares is walked once (a memo
+/// keyed by its allocation), so the walk is linear in the distinct parts however often
+/// they repeat.
 pub fn shape_of(v: &Value) -> Shape {
+    shape_memo(v, &mut HashMap::new())
+}
+
+fn shape_memo(v: &Value, memo: &mut HashMap<usize, Shape>) -> Shape {
+    let key = match v {
+        Value::String(s) => return Shape::of(s.chars().count() as f64),
+        Value::List(l) => Arc::as_ptr(l) as *const () as usize,
+        Value::Map(m) => Arc::as_ptr(&m.map) as *const () as usize,
+        _ => {
+            return Shape {
+                total: 1.0,
+                ..Shape::default()
+            };
+        }
+    };
+    if let Some(s) = memo.get(&key) {
+        return *s;
+    }
+    let (size, mut deep, mut total) = match v {
+        Value::List(l) => (l.len() as f64, 0.0f64, 1.0),
+        Value::Map(m) => (m.map.len() as f64, 0.0f64, 1.0),
+        _ => unreachable!("only lists and maps are memoised"),
+    };
     match v {
-        Value::String(s) => Shape::of(s.chars().count() as f64),
-        Value::Array(a) => {
-            let deep = a.iter().map(|x| shape_of(x).deep).fold(0.0, f64::max);
-            Shape {
-                size: a.len() as f64,
-                deep: deep.max(a.len() as f64),
+        Value::List(l) => {
+            for x in l.iter() {
+                let s = shape_memo(x, memo);
+                deep = deep.max(s.deep);
+                total += s.total;
             }
         }
-        Value::Object(m) => {
-            let deep = m
-                .iter()
-                .map(|(k, x)| shape_of(x).deep.max(k.len() as f64))
-                .fold(0.0, f64::max);
-            Shape {
-                size: m.len() as f64,
-                deep: deep.max(m.len() as f64),
+        Value::Map(m) => {
+            for (k, x) in m.map.iter() {
+                let s = shape_memo(x, memo);
+                let klen = match k {
+                    Key::String(k) => k.chars().count() as f64,
+                    _ => 0.0,
+                };
+                deep = deep.max(s.deep).max(klen);
+                total += s.total + 1.0;
             }
         }
-        _ => Shape::default(),
+        _ => {}
+    }
+    let shape = Shape {
+        size,
+        deep: deep.max(size),
+        total,
+    };
+    memo.insert(key, shape);
+    shape
+}
+
+/// A field of a CEL map, as `m.field` or `m['field']` reads it.
+pub fn field<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
+    match v {
+        Value::Map(m) => m.map.get(&Key::String(Arc::new(name.to_string()))),
+        _ => None,
     }
 }
 
@@ -85,7 +139,8 @@ pub fn shape_of(v: &Value) -> Shape {
 pub enum Inputs<'a> {
     /// At load: nothing is known of the request; variables have estimated shapes.
     Load(&'a BTreeMap<String, Shape>),
-    /// At evaluation: root variables (`object`, `request`, `variables`, …) as JSON.
+    /// At evaluation: the root variables (`object`, `request`, …) and each evaluated
+    /// variable (as `variables.NAME`), as the interpreter holds them.
     Eval(&'a BTreeMap<String, Value>),
 }
 
@@ -142,12 +197,24 @@ impl<'a, 'i: 'a> Estimator<'a, 'i> {
                 let operand = self.walk(&s.operand);
                 if let Expr::Ident(root) = &s.operand.expr
                     && root == "variables"
-                    && let Inputs::Load(vars) = self.inputs
                 {
-                    let shape = vars.get(&s.field).copied().unwrap_or_default();
-                    return Est::sized(operand.cost + 1.0, shape);
+                    match self.inputs {
+                        Inputs::Load(vars) => {
+                            let shape = vars.get(&s.field).copied().unwrap_or_default();
+                            return Est::sized(operand.cost + 1.0, shape);
+                        }
+                        Inputs::Eval(roots) => {
+                            if let Some(v) = roots.get(&format!("variables.{}", s.field)) {
+                                return Est {
+                                    cost: operand.cost + 1.0,
+                                    shape: Shape::default(),
+                                    actual: Some(v),
+                                };
+                            }
+                        }
+                    }
                 }
-                let actual = operand.actual.and_then(|v| v.get(&s.field));
+                let actual = operand.actual.and_then(|v| field(v, &s.field));
                 Est {
                     cost: operand.cost + 1.0,
                     // A missing field of a known value is null.
@@ -162,16 +229,20 @@ impl<'a, 'i: 'a> Estimator<'a, 'i> {
             Expr::List(l) => {
                 let mut cost = 10.0;
                 let mut deep: f64 = l.elements.len() as f64;
+                let mut total = 1.0;
                 for x in &l.elements {
                     let est = self.walk(x);
+                    let shape = est.shape();
                     cost += est.cost;
-                    deep = deep.max(est.shape().deep);
+                    deep = deep.max(shape.deep);
+                    total += shape.total;
                 }
                 Est::sized(
                     cost,
                     Shape {
                         size: l.elements.len() as f64,
                         deep,
+                        total,
                     },
                 )
             }
@@ -182,12 +253,19 @@ impl<'a, 'i: 'a> Estimator<'a, 'i> {
                 let init = self.walk(&c.accu_init);
                 let n = range.shape().size;
                 let element = match range.actual {
-                    Some(Value::Array(a)) => {
-                        a.iter().map(shape_of).fold(Shape::default(), Shape::max)
+                    Some(Value::List(a)) => {
+                        let mut memo = HashMap::new();
+                        a.iter()
+                            .map(|x| shape_memo(x, &mut memo))
+                            .fold(Shape::default(), Shape::max)
                     }
-                    Some(Value::Object(m)) => m
+                    Some(Value::Map(m)) => m
+                        .map
                         .keys()
-                        .map(|k| Shape::of(k.chars().count() as f64))
+                        .map(|k| match k {
+                            Key::String(k) => Shape::of(k.chars().count() as f64),
+                            _ => Shape::of(0.0),
+                        })
                         .fold(Shape::default(), Shape::max),
                     _ => range.shape().inner(),
                 };
@@ -203,9 +281,12 @@ impl<'a, 'i: 'a> Estimator<'a, 'i> {
                 let result = self.walk(&c.result);
                 self.locals
                     .truncate(self.locals.len() - 2 - usize::from(c.iter_var2.is_some()));
+                let step_shape = step.shape();
                 let shape = Shape {
                     size: n.max(result.shape().size),
-                    deep: element.deep.max(n).max(step.shape().deep),
+                    deep: element.deep.max(n).max(step_shape.deep),
+                    // `map`/`filter` collect up to one element per step.
+                    total: (n * element.total.max(1.0)).max(step_shape.total) + 1.0,
                 };
                 Est::sized(
                     range.cost + init.cost + n * (cond.cost + step.cost + 1.0) + result.cost,
@@ -219,6 +300,7 @@ impl<'a, 'i: 'a> Estimator<'a, 'i> {
     fn entries(&mut self, entries: &[cel::common::ast::IdedEntryExpr]) -> Est<'a> {
         let mut cost = 30.0;
         let mut deep = entries.len() as f64;
+        let mut total = 1.0;
         for entry in entries {
             let value = match &entry.expr {
                 EntryExpr::MapEntry(m) => {
@@ -228,14 +310,17 @@ impl<'a, 'i: 'a> Estimator<'a, 'i> {
                 EntryExpr::StructField(f) => &f.value,
             };
             let est = self.walk(value);
+            let shape = est.shape();
             cost += est.cost;
-            deep = deep.max(est.shape().deep);
+            deep = deep.max(shape.deep);
+            total += shape.total + 1.0;
         }
         Est::sized(
             cost,
             Shape {
                 size: entries.len() as f64,
                 deep,
+                total,
             },
         )
     }
@@ -271,14 +356,19 @@ impl<'a, 'i: 'a> Estimator<'a, 'i> {
                 Shape {
                     size: l.size + r.size,
                     deep: (l.size + r.size).max(l.deep).max(r.deep),
+                    total: l.total + r.total,
                 }
             }
+            // Comparing walks the smaller side whole, shared parts as often as they
+            // appear.
             operators::EQUALS | operators::NOT_EQUALS => {
-                cost += traverse(arg(0)).min(traverse(arg(1)));
+                cost += traverse(arg(0))
+                    .min(traverse(arg(1)))
+                    .max(0.1 * arg(0).total.min(arg(1).total));
                 Shape::default()
             }
             operators::IN => {
-                cost += arg(1).size;
+                cost += arg(1).size.max(0.1 * arg(1).total);
                 Shape::default()
             }
             operators::CONDITIONAL => {
@@ -290,9 +380,9 @@ impl<'a, 'i: 'a> Estimator<'a, 'i> {
             operators::INDEX | operators::OPT_INDEX | operators::OPT_SELECT => {
                 let on = &args[0];
                 let actual = match (on.actual, raw.get(1).map(|k| &k.expr)) {
-                    (Some(v), Some(Expr::Literal(LiteralValue::String(k)))) => v.get(k.inner()),
-                    (Some(v), Some(Expr::Literal(LiteralValue::Int(i)))) => {
-                        usize::try_from(*i.inner()).ok().and_then(|i| v.get(i))
+                    (Some(v), Some(Expr::Literal(LiteralValue::String(k)))) => field(v, k.inner()),
+                    (Some(Value::List(l)), Some(Expr::Literal(LiteralValue::Int(i)))) => {
+                        usize::try_from(*i.inner()).ok().and_then(|i| l.get(i))
                     }
                     _ => None,
                 };

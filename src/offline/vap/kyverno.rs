@@ -126,17 +126,97 @@ pub fn exception_applies(exception: &Value, req: &VapRequest) -> Result<bool, Ev
     })
 }
 
-/// Pod controllers and where their Pod template sits, as Kyverno's autogen for CEL
-/// policies knows them.
-pub(super) const POD_CONTROLLERS: &[(&str, &str, &str)] = &[
-    ("Deployment", "apps", "spec.template"),
-    ("DaemonSet", "apps", "spec.template"),
-    ("StatefulSet", "apps", "spec.template"),
-    ("ReplicaSet", "apps", "spec.template"),
-    ("ReplicationController", "", "spec.template"),
-    ("Job", "batch", "spec.template"),
-    ("CronJob", "batch", "spec.jobTemplate.spec.template"),
-];
+/// What the CEL PolicyExceptions for a policy do to one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exemption {
+    /// None of them holds.
+    None,
+    /// One that names neither `images` nor `allowedValues` holds: the policy does not
+    /// run on the request (the exception's name).
+    Whole(String),
+    /// Those that hold only allow what they name: the policy runs and reads them as
+    /// `exceptions.allowedImages` / `exceptions.allowedValues`.
+    Partial(Allowances),
+}
+
+/// The CEL `PolicyException`s (policies.kyverno.io) among `exceptions` that name
+/// `policy` (by name and kind) applied to `req`, as Kyverno's CEL engines do
+/// (`pkg/cel/policies/{vpol,mpol,gpol}/compiler/policy.go`): one that holds with neither
+/// `images` nor `allowedValues` exempts the request whole; the others that hold add what
+/// they allow. An exception whose conditions fail to evaluate is the error, unless a whole
+/// exemption was found before it; under the policy's `failurePolicy: Ignore` a
+/// ValidatingPolicy takes such an exception as not holding.
+pub fn exemption<'a>(
+    policy: &Value,
+    exceptions: impl IntoIterator<Item = &'a Value>,
+    req: &VapRequest,
+) -> Result<Exemption, EvalError> {
+    let (name, kind) = (name_of(policy), kind_of(policy));
+    let ignore = kind.ends_with("ValidatingPolicy")
+        && policy
+            .pointer("/spec/failurePolicy")
+            .and_then(Value::as_str)
+            == Some("Ignore");
+    let mut allowed = Allowances::default();
+    let mut whole: Option<String> = None;
+    for e in exceptions.into_iter().filter(|e| {
+        kind_of(e) == "PolicyException"
+            && e.get("apiVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|v| v.starts_with("policies.kyverno.io/"))
+            && list(e.get("spec").unwrap_or(&Value::Null), "policyRefs").any(|r| {
+                r.get("name").and_then(Value::as_str) == Some(name)
+                    && r.get("kind").and_then(Value::as_str) == Some(kind)
+            })
+    }) {
+        let holds = match exception_applies(e, req) {
+            Ok(h) => h,
+            Err(_) if whole.is_some() => continue,
+            Err(_) if ignore => false,
+            Err(err) => return Err(err),
+        };
+        if !holds {
+            continue;
+        }
+        let strs = |k: &str| -> Vec<String> {
+            list(e.get("spec").unwrap_or(&Value::Null), k)
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        };
+        let (images, values) = (strs("images"), strs("allowedValues"));
+        if images.is_empty() && values.is_empty() {
+            whole.get_or_insert_with(|| name_of(e).to_string());
+        } else if whole.is_none() {
+            allowed.images.extend(images);
+            allowed.values.extend(values);
+        }
+    }
+    Ok(match whole {
+        Some(n) => Exemption::Whole(n),
+        None if allowed == Allowances::default() => Exemption::None,
+        None => Exemption::Partial(allowed),
+    })
+}
+
+/// `req` with what the CEL PolicyExceptions among `objects` allow for `policy`; `None`
+/// when one of them exempts the request whole.
+pub(super) fn with_exemptions<'r>(
+    objects: &[Value],
+    policy: &Value,
+    req: &'r VapRequest,
+) -> Result<Option<std::borrow::Cow<'r, VapRequest>>, EvalError> {
+    Ok(match exemption(policy, objects, req)? {
+        Exemption::Whole(_) => None,
+        Exemption::Partial(a) => {
+            let mut req = req.clone();
+            req.exceptions.images.extend(a.images);
+            req.exceptions.values.extend(a.values);
+            Some(std::borrow::Cow::Owned(req))
+        }
+        Exemption::None => Some(std::borrow::Cow::Borrowed(req)),
+    })
+}
 
 /// A Kyverno `ValidatingPolicy`/`NamespacedValidatingPolicy` (policies.kyverno.io) on
 /// one request: VAP-shaped (`matchConstraints`, `matchConditions`, `variables`,
@@ -164,114 +244,22 @@ pub fn evaluate_validating_policy(
     {
         return Applied::NotMatched;
     }
-    match autogen_policy(policy, kind_of(obj)) {
-        Some(copy) => evaluate_binding(objects, &copy, None, req, out),
-        None => evaluate_binding(objects, policy, None, req, out),
-    }
-}
-
-/// The autogen copy of a Pod policy for a controller `kind`, or `None` when the policy
-/// is not written for Pods alone or the controller is not one it covers.
-pub(super) fn autogen_policy(policy: &Value, kind: &str) -> Option<Value> {
-    let &(kind, group, template) = POD_CONTROLLERS.iter().find(|(k, _, _)| *k == kind)?;
-    let spec = policy.get("spec")?;
-    let rules: Vec<&Value> = spec
-        .pointer("/matchConstraints/resourceRules")
-        .and_then(Value::as_array)?
-        .iter()
-        .collect();
-    let pods_only = !rules.is_empty()
-        && rules.iter().all(|r| {
-            let resources: Vec<&str> = list(r, "resources").filter_map(Value::as_str).collect();
-            resources == ["pods"]
-        });
-    if !pods_only {
-        return None;
-    }
-    if let Some(wanted) = spec
-        .pointer("/autogen/podControllers/controllers")
-        .and_then(Value::as_array)
-        && !wanted
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|c| c.eq_ignore_ascii_case(kind) || c == plural(kind))
-    {
-        return None;
-    }
-    let operations = rules[0].get("operations").cloned().unwrap_or(json!([]));
-    let mut copy = policy.clone();
-    let cspec = &mut copy["spec"];
-    cspec["matchConstraints"] = json!({"resourceRules": [{
-        "apiGroups": [group], "apiVersions": ["v1"],
-        "resources": [plural(kind)], "operations": operations}]});
-    for key in ["matchConditions", "variables", "validations"] {
-        if let Some(v) = cspec.get_mut(key) {
-            retarget_expressions(v, template);
-        }
-    }
-    Some(copy)
-}
-
-/// Moves `object.spec`/`object.metadata` (and `oldObject.…`) to the Pod template in
-/// every string of `v`; the controller's own `metadata.name`/`metadata.namespace` stay.
-pub(super) fn retarget_expressions(v: &mut Value, template: &str) {
-    match v {
-        Value::String(s) => *s = retarget(s, template),
-        Value::Array(a) => a.iter_mut().for_each(|x| retarget_expressions(x, template)),
-        Value::Object(m) => m
-            .values_mut()
-            .for_each(|x| retarget_expressions(x, template)),
-        _ => {}
-    }
-}
-
-pub(super) fn retarget(expr: &str, template: &str) -> String {
-    let mut out = String::with_capacity(expr.len() + 32);
-    let mut rest = expr;
-    while let Some(i) = rest.find("bject.") {
-        // `object.` or `oldObject.`, not a longer identifier.
-        let start = if rest[..i].ends_with('o') {
-            i - 1
-        } else if rest[..i].ends_with("oldO") {
-            i - 4
-        } else {
-            out.push_str(&rest[..i + 6]);
-            rest = &rest[i + 6..];
-            continue;
-        };
-        let ident_before = rest[..start]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
-        let after = &rest[i + 6..];
-        let field = ["spec", "metadata"].into_iter().find(|f| {
-            after.starts_with(f)
-                && !after[f.len()..]
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
-        });
-        out.push_str(&rest[..i + 6]);
-        rest = after;
-        let Some(field) = field.filter(|_| !ident_before) else {
-            continue;
-        };
-        let tail = &after[field.len()..];
-        let protected = field == "metadata"
-            && [".name", ".namespace"].iter().any(|p| {
-                tail.starts_with(p)
-                    && !tail[p.len()..]
-                        .chars()
-                        .next()
-                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    let req = match with_exemptions(objects, policy, req) {
+        Ok(Some(req)) => req,
+        Ok(None) => return Applied::NotMatched,
+        Err(e) => {
+            out.errors.push(VapError {
+                policy: name_of(policy).to_string(),
+                binding: String::new(),
+                message: e.message,
+                unsupported: e.unsupported,
             });
-        if !protected {
-            out.push_str(template);
-            out.push('.');
+            return Applied::Errored;
         }
-        out.push_str(field);
-        rest = tail;
+    };
+    match super::autogen::autogen_policy(policy, kind_of(obj), super::autogen::Rewrite::Validating)
+    {
+        Some(copy) => evaluate_binding(objects, &copy, None, &req, out),
+        None => evaluate_binding(objects, policy, None, &req, out),
     }
-    out.push_str(rest);
-    out
 }

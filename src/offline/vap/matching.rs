@@ -18,6 +18,7 @@ pub fn resource_of(obj: &Value) -> (String, String, String) {
 }
 
 /// The resource name of a kind (group unknown: the first group serving it).
+#[cfg(test)]
 pub(super) fn plural(kind: &str) -> String {
     plural_of("", kind)
 }

@@ -6,10 +6,12 @@
 //! synchronous; it must not touch the network, and what the CEL interpreter cannot do
 //! comes back as an error with its typed reason ([`Unsupported`]), never as an allow.
 
+mod autogen;
 mod cel_env;
 mod cel_policy;
 mod cost;
 mod kyverno;
+mod libs;
 mod literal;
 mod matching;
 mod params;
@@ -29,7 +31,8 @@ pub use cel_policy::{
     mutate_with_policies,
 };
 pub use kyverno::{
-    CelVerdict, evaluate_kyverno_cel, evaluate_validating_policy, exception_applies,
+    CelVerdict, Exemption, evaluate_kyverno_cel, evaluate_validating_policy, exception_applies,
+    exemption,
 };
 use matching::*;
 pub use matching::{namespace_object, resource_of, selector_matches};
@@ -56,6 +59,18 @@ pub struct VapRequest {
     /// The objects Kyverno's `resource.get` reads in a ValidatingPolicy (a test's
     /// cluster resources); `None` leaves the library out, as for a VAP.
     pub cluster: Option<Arc<Vec<Value>>>,
+    /// What the CEL PolicyExceptions that hold for this request allow without exempting
+    /// it whole (`exceptions.allowedImages`, `exceptions.allowedValues`).
+    pub exceptions: Allowances,
+}
+
+/// The images and values CEL PolicyExceptions allow (their `images` and
+/// `allowedValues`), which a policy reads as `exceptions.allowedImages` and
+/// `exceptions.allowedValues`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Allowances {
+    pub images: Vec<String>,
+    pub values: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -279,5 +294,9 @@ pub fn evaluate_binding(
     ctx.applied
 }
 
+#[cfg(test)]
+mod bounds_tests;
+#[cfg(test)]
+mod exception_tests;
 #[cfg(test)]
 mod tests;

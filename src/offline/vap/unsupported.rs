@@ -84,10 +84,15 @@ impl EvalError {
     }
 }
 
-/// A CEL value with no JSON form (bytes, types, functions).
+/// A CEL value kca does not turn into JSON: one with no JSON form (bytes, types,
+/// functions), or one larger than kca makes.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("a {0:?} value has no JSON form")]
-pub struct NoJsonForm(pub cel::objects::ValueType);
+pub enum NoJsonForm {
+    #[error("a {0:?} value has no JSON form")]
+    Type(cel::objects::ValueType),
+    #[error("the value holds more than {0} values; kca stops it there")]
+    TooLarge(u64),
+}
 
 /// An expression whose estimated cost is over the API server's per-expression limit: the
 /// API server refuses the policy at creation. `field` is where (`spec.validations[0].expression`).

@@ -90,20 +90,9 @@ pub(super) fn run_validations(
         }
         Err(e) => return rep.errored(e.message, e.unsupported),
     }
-    let var_errors = bind_spec_variables(&mut ctx, spec);
+    ctx.define_variables(spec);
     for v in list(spec, "validations") {
         let expr = v.get("expression").and_then(Value::as_str).unwrap_or("");
-        if let Some((name, e)) = failed_variable(&var_errors, expr) {
-            rep.errored(
-                format!(
-                    "expression '{}' resulted in error: variable '{name}': {}",
-                    expr.trim(),
-                    e.message
-                ),
-                e.unsupported.clone(),
-            );
-            continue;
-        }
         match eval(&ctx, expr) {
             Ok(cel::Value::Bool(true)) => {}
             Ok(cel::Value::Bool(false)) => {
@@ -113,8 +102,9 @@ pub(super) fn run_validations(
             }
             Ok(other) => rep.errored(
                 format!(
-                    "expression '{}' resulted in error: not a bool: {other:?}",
-                    expr.trim()
+                    "expression '{}' resulted in error: not a bool: {}",
+                    expr.trim(),
+                    type_name(&other)
                 ),
                 None,
             ),
@@ -142,7 +132,8 @@ pub(super) fn conditions_hold(ctx: &Scope<'_>, conditions: &Value) -> Result<boo
             Ok(cel::Value::Bool(false)) => return Ok(false),
             Ok(other) => {
                 condition_error.get_or_insert(EvalError::failed(format!(
-                    "matchCondition '{name}' did not return a bool: {other:?}"
+                    "matchCondition '{name}' did not return a bool: {}",
+                    type_name(&other)
                 )));
             }
             Err(e) => {
@@ -169,49 +160,4 @@ pub(super) fn failure_message(ctx: &Scope<'_>, v: &Value, expr: &str) -> String 
         Some(m) if !m.is_empty() => m.to_string(),
         _ => format!("failed expression: {}", expr.trim()),
     }
-}
-
-/// Evaluates `spec.variables` in order and binds them as `variables`; a variable that
-/// fails (or is built on one that failed) is left out and returned with its error, as it
-/// only matters where an expression uses it.
-pub(super) fn bind_spec_variables(
-    ctx: &mut Scope<'_>,
-    spec: &Value,
-) -> BTreeMap<String, EvalError> {
-    let mut vars: BTreeMap<String, cel::Value> = BTreeMap::new();
-    let mut var_errors: BTreeMap<String, EvalError> = BTreeMap::new();
-    for v in list(spec, "variables") {
-        let name = v.get("name").and_then(Value::as_str).unwrap_or("");
-        let expr = v.get("expression").and_then(Value::as_str).unwrap_or("");
-        bind_variables(ctx, &vars);
-        if let Some((_, e)) = failed_variable(&var_errors, expr) {
-            let e = e.clone();
-            var_errors.insert(name.to_string(), e);
-            continue;
-        }
-        match eval(ctx, expr) {
-            Ok(val) => {
-                vars.insert(name.to_string(), val);
-            }
-            Err(e) => {
-                var_errors.insert(name.to_string(), e);
-            }
-        }
-    }
-    bind_variables(ctx, &vars);
-    var_errors
-}
-
-/// The first failed variable `expr` uses, if any.
-pub(super) fn failed_variable<'a>(
-    var_errors: &'a BTreeMap<String, EvalError>,
-    expr: &str,
-) -> Option<(&'a String, &'a EvalError)> {
-    var_errors
-        .iter()
-        .find(|(n, _)| expr.contains(&format!("variables.{n}")))
-}
-
-pub(super) fn bind_variables(ctx: &mut Scope<'_>, vars: &BTreeMap<String, cel::Value>) {
-    ctx.bind_variables(vars);
 }

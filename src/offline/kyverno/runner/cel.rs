@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::compare::compare_file;
 use super::testfile::ResultRow;
-use super::{Row, Values, Verdict, text};
+use super::{Row, Values, Verdict};
 use crate::offline::kyverno::UserInfo;
 use crate::offline::vap;
 
@@ -89,12 +89,24 @@ pub(super) fn vpol_row(
         return;
     };
     req.cluster = Some(readable.clone());
-    if excepted(out, ctx.policy, exceptions, &req) {
+    if excepted(out, ctx.policy, exceptions, &mut req) {
         return;
     }
     let mut outcome = vap::VapOutcome::default();
     let applied = vap::evaluate_validating_policy(ctx.objects, ctx.policy, &req, &mut outcome);
     settle(out, &[applied], &outcome);
+    // Kyverno stops at the first validation that does not pass; when that one errored,
+    // the result is `error`, whatever the failure policy (`pkg/cel/policies/vpol/engine`).
+    let first_failure = (outcome.denials.first().map(|d| &d.message))
+        .or(outcome.audits.first())
+        .or(outcome.warnings.first());
+    if out.actual == "fail"
+        && let (Some(e), Some(f)) = (outcome.errors.first(), first_failure)
+        && f.ends_with(&e.message)
+    {
+        out.actual = "error".into();
+        out.verdict = verdict(out);
+    }
 }
 
 /// The admission request a CEL policy row is evaluated on; `None` (the row failed)
@@ -201,35 +213,33 @@ fn settle(
     };
 }
 
-/// Whether one of the test's CEL `PolicyException`s for `policy` holds for `req`: the
-/// row is then `skip`. An exception that cannot be evaluated leaves the row skipped with
-/// the reason (both end the row: `true`).
-fn excepted(out: &mut Row, policy: &Value, exceptions: &[Value], req: &vap::VapRequest) -> bool {
-    let name = text(&policy["metadata"], "name");
-    for e in exceptions.iter().filter(|e| {
-        text(e, "apiVersion").starts_with("policies.kyverno.io/")
-            && e.pointer("/spec/policyRefs")
-                .and_then(Value::as_array)
-                .is_some_and(|refs| refs.iter().any(|r| text(r, "name") == name))
-    }) {
-        match vap::exception_applies(e, req) {
-            Ok(true) => {
-                out.actual = "skip".into();
-                out.reason = format!(
-                    "excepted by PolicyException {}",
-                    text(&e["metadata"], "name")
-                );
-                out.verdict = verdict(out);
-                return true;
-            }
-            Ok(false) => {}
-            Err(why) => {
-                out.reason = why.to_string();
-                return true;
-            }
+/// Whether one of the test's CEL `PolicyException`s exempts `req` from `policy` whole:
+/// the row is then `skip`. Those that only allow images or values are added to `req`.
+/// An exception that cannot be evaluated leaves the row skipped with the reason (both
+/// end the row: `true`).
+fn excepted(
+    out: &mut Row,
+    policy: &Value,
+    exceptions: &[Value],
+    req: &mut vap::VapRequest,
+) -> bool {
+    match vap::exemption(policy, exceptions, req) {
+        Ok(vap::Exemption::Whole(name)) => {
+            out.actual = "skip".into();
+            out.reason = format!("excepted by PolicyException {name}");
+            out.verdict = verdict(out);
+            true
+        }
+        Ok(vap::Exemption::Partial(allowed)) => {
+            req.exceptions = allowed;
+            false
+        }
+        Ok(vap::Exemption::None) => false,
+        Err(why) => {
+            out.reason = why.to_string();
+            true
         }
     }
-    false
 }
 
 fn verdict(out: &Row) -> Verdict {
@@ -258,7 +268,7 @@ fn action_request(
 ) -> Option<vap::VapRequest> {
     let mut req = admission_request(out, a.row, ctx)?;
     req.cluster = Some(a.readable.clone());
-    if excepted(out, ctx.policy, a.exceptions, &req) {
+    if excepted(out, ctx.policy, a.exceptions, &mut req) {
         return None;
     }
     Some(req)
