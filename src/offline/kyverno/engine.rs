@@ -106,10 +106,20 @@ impl Base {
     }
 }
 
-/// Outcome of the steps every rule shares before its body runs.
+/// Outcome of the steps every rule shares before its body runs. `Run` carries the rule's
+/// context and the PolicyExceptions that matched, all of them with `podSecurity`
+/// controls (only a podSecurity rule runs with such exceptions).
 enum Gate {
-    Run(Context),
+    Run(Context, PssExceptions),
     Done(Option<Outcome>),
+}
+
+/// The `podSecurity` controls of the matching PolicyExceptions and their keys
+/// (`namespace/name`, comma-separated).
+#[derive(Default)]
+struct PssExceptions {
+    controls: Vec<Value>,
+    keys: String,
 }
 
 /// `base` is the request's context, shared by every rule (rules add their own values).
@@ -118,9 +128,6 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base
         Ok(true) => {}
         Ok(false) => return Gate::Done(None),
         Err(e) => return Gate::Done(Some(Outcome::error(e.to_string()))),
-    }
-    if let Some(why) = excepted(policy, rule, req, opts) {
-        return Gate::Done(Some(Outcome::skip(why)));
     }
     let mut ctx = base.ctx.clone();
     let values = rule_values(policy, rule, opts);
@@ -152,7 +159,57 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base
             }
         }
     }
-    Gate::Run(ctx)
+    // Exceptions come after the context and the preconditions (pkg/engine/engine.go
+    // `invokeRuleHandler`), so their conditions see the rule's context entries.
+    let matched = matched_exceptions(policy, rule, req, opts, &ctx);
+    if matched.is_empty() {
+        return Gate::Run(ctx, PssExceptions::default());
+    }
+    let key = |ex: &Value| {
+        let name = ex
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match ex.pointer("/metadata/namespace").and_then(Value::as_str) {
+            Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+            _ => name.to_string(),
+        }
+    };
+    let pss_rule = rule
+        .validate
+        .as_ref()
+        .is_some_and(|v| v.get("podSecurity").is_some_and(|p| !p.is_null()));
+    let controls = |ex: &Value| {
+        ex.pointer("/spec/podSecurity")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .cloned()
+    };
+    // A podSecurity rule applies the exceptions' controls when every matching exception
+    // has some; any other exception skips the rule (validate_pss.go).
+    if pss_rule && matched.iter().all(|ex| controls(ex).is_some()) {
+        let found = PssExceptions {
+            controls: matched
+                .iter()
+                .filter_map(|ex| controls(ex))
+                .flatten()
+                .collect(),
+            keys: matched
+                .iter()
+                .map(|ex| key(ex))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        return Gate::Run(ctx, found);
+    }
+    let first = matched
+        .iter()
+        .find(|ex| !pss_rule || controls(ex).is_none())
+        .map(|ex| key(ex))
+        .unwrap_or_default();
+    Gate::Done(Some(Outcome::skip(format!(
+        "rule excluded by PolicyException {first}"
+    ))))
 }
 
 /// The values a test gives for this rule; values given for a rule also hold for its
@@ -172,12 +229,24 @@ fn rule_values<'a>(
     })
 }
 
-/// A matching `PolicyException` that names this policy and rule.
-fn excepted(policy: &Policy, rule: &Rule, req: &Request, opts: &Options) -> Option<String> {
+/// The `PolicyException`s that name this policy and rule and match the request
+/// (pkg/engine/utils/exceptions.go `MatchesException`).
+fn matched_exceptions<'a>(
+    policy: &Policy,
+    rule: &Rule,
+    req: &Request,
+    opts: &'a Options,
+    ctx: &Context,
+) -> Vec<&'a Value> {
     let rname = &rule.name;
+    let mut out = Vec::new();
     for ex in &opts.exceptions {
-        let spec = ex.get("spec")?;
-        let names = spec.get("exceptions").and_then(Value::as_array)?;
+        let Some(spec) = ex.get("spec") else {
+            continue;
+        };
+        let Some(names) = spec.get("exceptions").and_then(Value::as_array) else {
+            continue;
+        };
         let covers = names.iter().any(|e| {
             let pname = e.get("policyName").and_then(Value::as_str).unwrap_or("");
             let pname_ok = wildcard_match(pname, &policy.name)
@@ -206,19 +275,14 @@ fn excepted(policy: &Policy, rule: &Rule, req: &Request, opts: &Options) -> Opti
         if !rule_matches(&as_rule, &any_policy, req).unwrap_or(false) {
             continue;
         }
-        if let Some(conds) = spec.get("conditions") {
-            let ctx = Context::from_request(req);
-            if !conditions::evaluate_preconditions(conds, &ctx).unwrap_or(false) {
-                continue;
-            }
+        if let Some(conds) = spec.get("conditions")
+            && !conditions::evaluate_preconditions(conds, ctx).unwrap_or(false)
+        {
+            continue;
         }
-        let exname = ex
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        return Some(format!("rule excluded by PolicyException {exname}"));
+        out.push(ex);
     }
-    None
+    out
 }
 
 /// What a mutate rule changed: the request's object, or existing resources (`targets`).
@@ -235,7 +299,7 @@ fn run_mutate(
     base: &Base,
 ) -> (Option<RuleResult>, Option<Patched>) {
     let ctx = match gate(policy, rule, req, opts, base) {
-        Gate::Run(ctx) => ctx,
+        Gate::Run(ctx, _) => ctx,
         Gate::Done(d) => {
             return (d.map(|o| result(policy, rule, RuleKind::Mutate, o)), None);
         }
@@ -272,7 +336,7 @@ fn run_generate(
     base: &Base,
 ) -> (Option<RuleResult>, generate::Generated) {
     let ctx = match gate(policy, rule, req, opts, base) {
-        Gate::Run(ctx) => ctx,
+        Gate::Run(ctx, _) => ctx,
         Gate::Done(d) => {
             return (
                 d.map(|o| result(policy, rule, RuleKind::Generate, o)),
@@ -316,21 +380,39 @@ fn run_validate(
     opts: &Options,
     base: &Base,
 ) -> Option<RuleResult> {
-    let ctx = match gate(policy, rule, req, opts, base) {
-        Gate::Run(ctx) => ctx,
+    let (ctx, pss_exceptions) = match gate(policy, rule, req, opts, base) {
+        Gate::Run(ctx, pss) => (ctx, pss),
         Gate::Done(d) => {
             return d.map(|o| result(policy, rule, RuleKind::Validate, o));
         }
     };
     let validate = rule.validate.as_ref().unwrap_or(&Value::Null);
     let cel = validate.get("cel").filter(|c| !c.is_null());
-    // Kyverno does not run CEL validation on a deletion.
-    if req.operation == "DELETE" && cel.is_some() {
+    let pss = validate.get("podSecurity").filter(|c| !c.is_null());
+    // Kyverno runs neither CEL nor pod security validation on a deletion.
+    if req.operation == "DELETE" && (cel.is_some() || pss.is_some()) {
         return None;
     }
-    let outcome = match cel {
-        Some(cel) => validate_cel(cel, rule, req, opts),
-        None => {
+    let outcome = match (cel, pss) {
+        (Some(cel), _) => validate_cel(cel, rule, req, opts),
+        (None, Some(pss)) => {
+            let resource = super::matching::subject(req);
+            let o = super::pss::validate_with(
+                pss,
+                resource,
+                &pss_exceptions.controls,
+                &pss_exceptions.keys,
+            );
+            match o.status {
+                // Kyverno's message, without the rule's `validate.message`.
+                RuleStatus::Fail => Outcome::fail(format!(
+                    "Validation rule '{}' failed. {}",
+                    rule.name, o.message
+                )),
+                _ => o,
+            }
+        }
+        (None, None) => {
             let resource = super::matching::subject(req);
             validate_body(validate, resource, &ctx, opts, !rule.validate_vars)
         }
@@ -342,7 +424,7 @@ fn run_validate(
     } = outcome;
     let message = match status {
         // Kyverno reports a CEL rule's failure with the expression's message alone.
-        RuleStatus::Fail if cel.is_none() => {
+        RuleStatus::Fail if cel.is_none() && pss.is_none() => {
             let user_msg = validate
                 .get("message")
                 .map(|m| {
