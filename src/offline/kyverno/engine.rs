@@ -422,6 +422,14 @@ fn run_validate(
         message: detail,
         unsupported,
     } = outcome;
+    if status == RuleStatus::Fail && cel.is_none() && existing_violation(policy, rule, req, opts) {
+        return Some(result(
+            policy,
+            rule,
+            RuleKind::Validate,
+            Outcome::skip("skipping the rule evaluation as pre-existing violations are allowed"),
+        ));
+    }
     let message = match status {
         // Kyverno reports a CEL rule's failure with the expression's message alone.
         RuleStatus::Fail if cel.is_none() && pss.is_none() => {
@@ -459,6 +467,37 @@ fn run_validate(
             unsupported,
         },
     ))
+}
+
+/// An Enforce rule failing an UPDATE whose old object fails it too, with
+/// `allowExistingViolations` (true by default): Kyverno then skips the rule
+/// (pkg/engine/handlers/validation/validate_resource.go and validate_pss.go
+/// `validateOldObject`: the old object is validated as if it were being created).
+fn existing_violation(policy: &Policy, rule: &Rule, req: &Request, opts: &Options) -> bool {
+    let validate = rule.validate.as_ref().unwrap_or(&Value::Null);
+    let action = validate
+        .get("failureAction")
+        .and_then(Value::as_str)
+        .unwrap_or(&policy.failure_action);
+    let allowed = validate
+        .get("allowExistingViolations")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    if req.operation != "UPDATE"
+        || !action.eq_ignore_ascii_case("enforce")
+        || !allowed
+        || req.old_object.is_null()
+    {
+        return false;
+    }
+    let old = Request {
+        operation: "CREATE".into(),
+        object: req.old_object.clone(),
+        old_object: Value::Null,
+        ..req.clone()
+    };
+    run_validate(policy, rule, &old, opts, &Base::of(&old))
+        .is_some_and(|r| r.status == RuleStatus::Fail)
 }
 
 /// A `validate.cel` rule through the ValidatingAdmissionPolicy evaluator, with the
