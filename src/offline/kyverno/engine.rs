@@ -129,7 +129,7 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base
         Ok(false) => return Gate::Done(None),
         Err(e) => return Gate::Done(Some(Outcome::error(e.to_string()))),
     }
-    let mut ctx = base.ctx.clone();
+    let mut ctx = base.ctx.for_rule();
     let values = rule_values(policy, rule, opts);
     for (k, v) in values.into_iter().flatten() {
         ctx.add_variable(k, v.clone());
@@ -150,12 +150,12 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base
         match conditions::evaluate_preconditions(pre, &ctx) {
             Ok(true) => {}
             Ok(false) => {
-                return Gate::Done(Some(Outcome::skip("preconditions not met")));
+                let o = Outcome::skip("preconditions not met");
+                return Gate::Done(Some(settle(o, &ctx)));
             }
             Err(e) => {
-                return Gate::Done(Some(Outcome::error(format!(
-                    "failed to evaluate preconditions: {e}"
-                ))));
+                let o = Outcome::error(format!("failed to evaluate preconditions: {e}"));
+                return Gate::Done(Some(settle(o, &ctx)));
             }
         }
     }
@@ -285,6 +285,16 @@ fn matched_exceptions<'a>(
     out
 }
 
+/// A rule that read a context entry the offline engine cannot load (a registry, a
+/// service call) was not evaluated: its outcome is that entry's unsupported one, whatever
+/// the rule made of the missing value (an error, or a variable's `default`).
+fn settle(outcome: Outcome, ctx: &Context) -> Outcome {
+    match ctx.load_failure() {
+        Some(failed) if failed.unsupported.is_some() => failed,
+        _ => outcome,
+    }
+}
+
 /// What a mutate rule changed: the request's object, or existing resources (`targets`).
 enum Patched {
     Request(Value),
@@ -319,12 +329,18 @@ fn run_mutate(
         mutate::apply_rule_with(rule, &req.object, &ctx, opts)
             .map(|p| ("mutated resource".to_string(), Patched::Request(p)))
     };
+    if let Some(failed) = ctx.load_failure().filter(|f| f.unsupported.is_some()) {
+        return (Some(result(policy, rule, RuleKind::Mutate, failed)), None);
+    }
     match applied {
         Ok((msg, patched)) => (
             Some(result(policy, rule, RuleKind::Mutate, Outcome::pass(msg))),
             Some(patched),
         ),
-        Err(o) => (Some(result(policy, rule, RuleKind::Mutate, o)), None),
+        Err(o) => (
+            Some(result(policy, rule, RuleKind::Mutate, settle(o, &ctx))),
+            None,
+        ),
     }
 }
 
@@ -345,7 +361,14 @@ fn run_generate(
         }
     };
     let access = opts.background.as_deref();
-    match generate::apply_rule_as(rule, &req.object, &ctx, &opts.cluster, access) {
+    let generated = generate::apply_rule_as(rule, &req.object, &ctx, &opts.cluster, access);
+    if let Some(failed) = ctx.load_failure().filter(|f| f.unsupported.is_some()) {
+        return (
+            Some(result(policy, rule, RuleKind::Generate, failed)),
+            generate::Generated::default(),
+        );
+    }
+    match generated {
         Ok(generate::Generated {
             objects: mut objs,
             refused,
@@ -367,7 +390,7 @@ fn run_generate(
             )
         }
         Err(o) => (
-            Some(result(policy, rule, RuleKind::Generate, o)),
+            Some(result(policy, rule, RuleKind::Generate, settle(o, &ctx))),
             generate::Generated::default(),
         ),
     }
@@ -421,7 +444,7 @@ fn run_validate(
         status,
         message: detail,
         unsupported,
-    } = outcome;
+    } = settle(outcome, &ctx);
     if status == RuleStatus::Fail && cel.is_none() && existing_violation(policy, rule, req, opts) {
         return Some(result(
             policy,

@@ -22,6 +22,9 @@ pub enum VarError {
     NotResolved(String),
     #[error("invalid expression {expr}: {reason}")]
     Invalid { expr: String, reason: String },
+    /// A context entry the expression reads failed to load.
+    #[error("{0}")]
+    Load(String),
 }
 
 /// Replaces every `{{ }}` in every string of `value`; an unresolvable variable is an error.
@@ -187,15 +190,16 @@ fn abbreviated(expr: &str) -> String {
 fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     let mut expr = expr.trim().to_string();
     if ctx
-        .doc
+        .document()
         .pointer("/request/operation")
         .and_then(Value::as_str)
         == Some("DELETE")
     {
         expr = expr.replace("request.object", "request.oldObject");
     }
+    ctx.load_mentioned(&expr).map_err(VarError::Load)?;
     if expr == "@" {
-        return Ok(ctx.doc.get("@").cloned().unwrap_or(Value::Null));
+        return Ok(ctx.document().get("@").cloned().unwrap_or(Value::Null));
     }
     let compiled = compiled_expression(&expr)?;
     let data = ctx.variable();
@@ -267,7 +271,7 @@ fn finish(
         });
     }
     let value = to_value(&result);
-    if value.is_null() && path_missing(compiled.as_ast(), &ctx.doc) {
+    if value.is_null() && path_missing(compiled.as_ast(), &ctx.document()) {
         return Err(VarError::NotResolved(expr.to_string()));
     }
     Ok(value)
