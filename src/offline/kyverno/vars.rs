@@ -38,6 +38,94 @@ pub fn substitute_lenient(value: &Value, ctx: &Context) -> Result<Value, VarErro
     substitute_with(value, ctx, true)
 }
 
+/// Replaces `{{@}}` in the strings of a patch with a variable naming the same place in
+/// the object being patched (`target.…` for a mutate-existing target, else
+/// `request.object.…`), so it substitutes the current value there, as Kyverno does
+/// (pkg/engine/variables/vars.go `substituteVariablesIfAny`, the path made by
+/// pkg/utils/jsonpointer `JMESPath`).
+pub fn resolve_current_value(patch: &Value, ctx: &Context) -> Value {
+    if !any_text(patch, &|s| s.contains('@') && s.contains("{{")) {
+        return patch.clone();
+    }
+    let root = if ctx.document().get("target").is_some_and(|t| !t.is_null()) {
+        "target"
+    } else {
+        "request.object"
+    };
+    let mut path = vec![root.to_string()];
+    at_paths(patch, &mut path)
+}
+
+fn at_paths(value: &Value, path: &mut Vec<String>) -> Value {
+    match value {
+        Value::String(s) if s.contains('@') => {
+            let re = at_variable();
+            Value::String(
+                re.replace_all(s, |_: &regex::Captures| {
+                    format!("{{{{{}}}}}", jmes_path(path))
+                })
+                .into_owned(),
+            )
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    path.push(i.to_string());
+                    let out = at_paths(v, path);
+                    path.pop();
+                    out
+                })
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    path.push(k.clone());
+                    let out = at_paths(v, path);
+                    path.pop();
+                    (k.clone(), out)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn at_variable() -> &'static regex::Regex {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    RE.get_or_init(|| regex::Regex::new(r"\{\{\s*@\s*\}\}").expect("valid regex"))
+}
+
+/// A JSON pointer's components as JMESPath: indexes in brackets, identifiers bare,
+/// other keys quoted.
+fn jmes_path(parts: &[String]) -> String {
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 && part.parse::<u64>().is_ok() {
+            out.push_str(&format!("[{part}]"));
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('.');
+        }
+        let bare = part
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if bare && !part.contains('.') || i == 0 {
+            out.push_str(part);
+        } else {
+            out.push_str(&serde_json::to_string(part).unwrap_or_default());
+        }
+    }
+    out
+}
+
 /// Whether a key or a string anywhere in `value` holds `{{` (a variable, or an escaped
 /// `\{{` that substitution unescapes). Without one, substitution is the identity.
 pub fn has_variables(value: &Value) -> bool {
