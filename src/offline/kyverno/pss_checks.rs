@@ -179,29 +179,32 @@ fn allow_privilege_escalation(_: &Value, spec: &Value, version: u32) -> Found {
     found("allowPrivilegeEscalation != false", errs, any)
 }
 
-fn app_armor(meta: &Value, spec: &Value, _: u32) -> Found {
-    let allowed = |t: &str| t == "RuntimeDefault" || t == "Localhost";
+/// The pod's and each container's `securityContext.<profile>.type` set to a type
+/// `allowed` refuses (AppArmor and seccomp profiles have the same shape).
+fn bad_profile_types(spec: &Value, profile: &str, allowed: fn(&str) -> bool) -> Vec<FieldErr> {
     let mut errs = Vec::new();
-    if set(spec, "/securityContext/appArmorProfile").is_some() {
-        let t = text(spec, "/securityContext/appArmorProfile/type").unwrap_or_default();
-        if !allowed(&t) {
-            errs.push(forbidden(
-                "spec.securityContext.appArmorProfile.type".into(),
-                Bad::Str(t),
-            ));
-        }
-    }
-    for (path, c) in containers(spec) {
-        if set(c, "/securityContext/appArmorProfile").is_some() {
-            let t = text(c, "/securityContext/appArmorProfile/type").unwrap_or_default();
+    let mut check = |holder: &Value, base: &str| {
+        if set(holder, &format!("/securityContext/{profile}")).is_some() {
+            let t = text(holder, &format!("/securityContext/{profile}/type")).unwrap_or_default();
             if !allowed(&t) {
                 errs.push(forbidden(
-                    format!("{path}.securityContext.appArmorProfile.type"),
+                    format!("{base}.securityContext.{profile}.type"),
                     Bad::Str(t),
                 ));
             }
         }
+    };
+    check(spec, "spec");
+    for (path, c) in containers(spec) {
+        check(c, &path);
     }
+    errs
+}
+
+fn app_armor(meta: &Value, spec: &Value, _: u32) -> Found {
+    let mut errs = bad_profile_types(spec, "appArmorProfile", |t| {
+        t == "RuntimeDefault" || t == "Localhost"
+    });
     let prefix = "container.apparmor.security.beta.kubernetes.io/";
     for (k, v) in meta
         .get("annotations")
@@ -583,26 +586,7 @@ fn seccomp_baseline(meta: &Value, spec: &Value, version: u32) -> Found {
         let any = !errs.is_empty();
         return found("seccompProfile", errs, any);
     }
-    if set(spec, "/securityContext/seccompProfile").is_some() {
-        let t = text(spec, "/securityContext/seccompProfile/type").unwrap_or_default();
-        if !valid_seccomp(&t) {
-            errs.push(forbidden(
-                "spec.securityContext.seccompProfile.type".into(),
-                Bad::Str(t),
-            ));
-        }
-    }
-    for (path, c) in containers(spec) {
-        if set(c, "/securityContext/seccompProfile").is_some() {
-            let t = text(c, "/securityContext/seccompProfile/type").unwrap_or_default();
-            if !valid_seccomp(&t) {
-                errs.push(forbidden(
-                    format!("{path}.securityContext.seccompProfile.type"),
-                    Bad::Str(t),
-                ));
-            }
-        }
-    }
+    errs.extend(bad_profile_types(spec, "seccompProfile", valid_seccomp));
     let any = !errs.is_empty();
     found("seccompProfile", errs, any)
 }
