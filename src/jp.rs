@@ -40,7 +40,7 @@ pub fn evaluate(expr: &str, input: &Value) -> std::result::Result<Value, String>
     match vars::query(expr, &ctx) {
         Ok(v) => Ok(v),
         Err(VarError::NotResolved(_)) => Ok(Value::Null),
-        Err(VarError::Invalid { reason, .. }) => Err(reason),
+        Err(VarError::Invalid { reason, .. } | VarError::Load(reason)) => Err(reason),
     }
 }
 

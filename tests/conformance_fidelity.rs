@@ -23,7 +23,7 @@ fn suite() -> Option<PathBuf> {
 const FLOORS: &[(&str, usize, usize)] = &[
     ("background-only", 2, 2),
     ("deferred", 3, 3),
-    ("exceptions", 11, 6),
+    ("exceptions", 11, 9),
     ("filter", 6, 6),
     ("generate", 65, 24),
     ("generating-policies", 24, 12),
@@ -33,13 +33,13 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("namespaced-validating-policies", 4, 4),
     ("policy-exceptions-disabled", 1, 1),
     ("policy-validation", 9, 8),
-    ("validate", 45, 34),
+    ("validate", 45, 42),
     ("validating-policies", 8, 3),
-    ("all", 220, 122),
+    ("all", 220, 134),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.
-const MIN_AGREEMENT: f64 = 55.0;
+const MIN_AGREEMENT: f64 = 60.0;
 
 #[test]
 fn conformance_replay_holds_its_floors() {

@@ -1,20 +1,78 @@
 //! The JSON document JMESPath expressions run against: request, images, element,
 //! variables. It must not evaluate expressions itself (that is `vars`).
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
 
 use jmespath::{Rcvar, Variable};
 use serde_json::{Map, Value, json};
 
-use super::Request;
+use super::{Outcome, Request};
 
 /// Cheap to clone: the document and its JMESPath form are shared until a clone adds a
 /// variable (copy on write), so one request's context serves every rule.
+///
+/// Context entries are deferred, as Kyverno's are (pkg/engine/context/deferred.go): an
+/// entry is loaded when a query first mentions its name, so an entry no evaluated
+/// expression reads is never loaded (nor fails).
 #[derive(Debug, Clone)]
 pub struct Context {
-    pub(crate) doc: Rc<Value>,
-    cache: Rc<OnceCell<Rcvar>>,
+    doc: RefCell<Rc<Value>>,
+    cache: RefCell<Rc<OnceCell<Rcvar>>>,
+    pending: RefCell<Vec<Rc<Deferred>>>,
+    /// While an entry loads, only entries declared before it may load (its `seq`).
+    limit: Cell<u64>,
+    /// The first entry that failed to load, shared by the clones of a rule's context.
+    failure: Rc<RefCell<Option<Outcome>>>,
+}
+
+/// Loads one context entry's value from the context as it is when the entry is needed.
+pub type Loader = Box<dyn Fn(&Context) -> Result<Value, Outcome>>;
+
+/// A context entry not loaded yet.
+pub struct Deferred {
+    name: String,
+    seq: u64,
+    load: Loader,
+}
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Deferred({})", self.name)
+    }
+}
+
+/// Whether `query` mentions `name` as Kyverno's deferred loader matches it: the name not
+/// preceded by `.`, a letter or a digit, and ending at a word boundary.
+pub fn mentions(query: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let ends_in_word = name.chars().last().is_some_and(word);
+    query.match_indices(name).any(|(i, _)| {
+        let before = query[..i].chars().next_back();
+        let after = query[i + name.len()..].chars().next();
+        let start_ok =
+            before.is_none_or(|c| c.is_whitespace() || !(c == '.' || c.is_ascii_alphanumeric()));
+        let end_ok = if ends_in_word {
+            after.is_none_or(|c| !word(c))
+        } else {
+            after.is_some_and(word)
+        };
+        start_ok && end_ok
+    })
+}
+
+fn next_seq() -> u64 {
+    thread_local! {
+        static SEQ: Cell<u64> = const { Cell::new(0) };
+    }
+    SEQ.with(|s| {
+        let n = s.get() + 1;
+        s.set(n);
+        n
+    })
 }
 
 impl Context {
@@ -79,8 +137,11 @@ impl Context {
     /// A context whose whole document is `doc` (JMESPath over a context entry's value).
     pub fn from_document(doc: Value) -> Self {
         Context {
-            doc: Rc::new(doc),
-            cache: Rc::new(OnceCell::new()),
+            doc: RefCell::new(Rc::new(doc)),
+            cache: RefCell::new(Rc::new(OnceCell::new())),
+            pending: RefCell::new(Vec::new()),
+            limit: Cell::new(u64::MAX),
+            failure: Rc::new(RefCell::new(None)),
         }
     }
 
@@ -93,18 +154,82 @@ impl Context {
 
     /// Sets a variable; a dotted name (`request.operation`) writes into the nested path.
     pub fn add_variable(&mut self, name: &str, value: Value) {
-        self.cache = Rc::new(OnceCell::new());
-        set_path(Rc::make_mut(&mut self.doc), &split_path(name), value);
+        self.set_variable(name, value);
     }
 
-    pub fn document(&self) -> &Value {
-        &self.doc
+    fn set_variable(&self, name: &str, value: Value) {
+        *self.cache.borrow_mut() = Rc::new(OnceCell::new());
+        let mut doc = self.doc.borrow_mut();
+        set_path(Rc::make_mut(&mut doc), &split_path(name), value);
+    }
+
+    /// Adds a context entry to load when a query first mentions `name`; a later entry of
+    /// the same name loads after (and so overrides) an earlier one.
+    pub fn defer(&mut self, name: &str, load: Loader) {
+        self.pending.get_mut().push(Rc::new(Deferred {
+            name: name.to_string(),
+            seq: next_seq(),
+            load,
+        }));
+    }
+
+    /// Loads, in declaration order, every deferred entry `query` mentions. A failed
+    /// entry stays deferred and its outcome is kept ([`Context::load_failure`]).
+    pub fn load_mentioned(&self, query: &str) -> Result<(), String> {
+        loop {
+            let limit = self.limit.get();
+            let next = self
+                .pending
+                .borrow()
+                .iter()
+                .find(|d| d.seq < limit && mentions(query, &d.name))
+                .cloned();
+            let Some(entry) = next else {
+                return Ok(());
+            };
+            self.pending.borrow_mut().retain(|d| d.seq != entry.seq);
+            self.limit.set(entry.seq);
+            let loaded = (entry.load)(self);
+            self.limit.set(limit);
+            match loaded {
+                Ok(value) => self.set_variable(&entry.name, value),
+                Err(outcome) => {
+                    let message = outcome.message.clone();
+                    self.failure.borrow_mut().get_or_insert(outcome);
+                    let mut pending = self.pending.borrow_mut();
+                    let at = pending.partition_point(|d| d.seq < entry.seq);
+                    pending.insert(at, entry);
+                    return Err(message);
+                }
+            }
+        }
+    }
+
+    /// A context of its own for one rule: load failures recorded from here on are not
+    /// shared with the context it was cloned from.
+    pub fn for_rule(&self) -> Context {
+        let mut c = self.clone();
+        c.failure = Rc::new(RefCell::new(None));
+        c
+    }
+
+    /// The outcome of the first context entry that failed to load, if one did.
+    pub fn load_failure(&self) -> Option<Outcome> {
+        self.failure.borrow().clone()
+    }
+
+    /// The document (shared; a later `add_variable` does not change what is returned).
+    pub fn document(&self) -> Rc<Value> {
+        self.doc.borrow().clone()
     }
 
     /// The document as a JMESPath value, converted once per change.
     pub(crate) fn variable(&self) -> Rcvar {
-        self.cache
-            .get_or_init(|| Rcvar::new(Variable::try_from(&*self.doc).unwrap_or(Variable::Null)))
+        let cache = self.cache.borrow().clone();
+        cache
+            .get_or_init(|| {
+                Rcvar::new(Variable::try_from(&**self.doc.borrow()).unwrap_or(Variable::Null))
+            })
             .clone()
     }
 }

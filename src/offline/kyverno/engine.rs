@@ -106,10 +106,20 @@ impl Base {
     }
 }
 
-/// Outcome of the steps every rule shares before its body runs.
+/// Outcome of the steps every rule shares before its body runs. `Run` carries the rule's
+/// context and the PolicyExceptions that matched, all of them with `podSecurity`
+/// controls (only a podSecurity rule runs with such exceptions).
 enum Gate {
-    Run(Context),
+    Run(Context, PssExceptions),
     Done(Option<Outcome>),
+}
+
+/// The `podSecurity` controls of the matching PolicyExceptions and their keys
+/// (`namespace/name`, comma-separated).
+#[derive(Default)]
+struct PssExceptions {
+    controls: Vec<Value>,
+    keys: String,
 }
 
 /// `base` is the request's context, shared by every rule (rules add their own values).
@@ -119,10 +129,7 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base
         Ok(false) => return Gate::Done(None),
         Err(e) => return Gate::Done(Some(Outcome::error(e.to_string()))),
     }
-    if let Some(why) = excepted(policy, rule, req, opts) {
-        return Gate::Done(Some(Outcome::skip(why)));
-    }
-    let mut ctx = base.ctx.clone();
+    let mut ctx = base.ctx.for_rule();
     let values = rule_values(policy, rule, opts);
     for (k, v) in values.into_iter().flatten() {
         ctx.add_variable(k, v.clone());
@@ -143,16 +150,66 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base
         match conditions::evaluate_preconditions(pre, &ctx) {
             Ok(true) => {}
             Ok(false) => {
-                return Gate::Done(Some(Outcome::skip("preconditions not met")));
+                let o = Outcome::skip("preconditions not met");
+                return Gate::Done(Some(settle(o, &ctx)));
             }
             Err(e) => {
-                return Gate::Done(Some(Outcome::error(format!(
-                    "failed to evaluate preconditions: {e}"
-                ))));
+                let o = Outcome::error(format!("failed to evaluate preconditions: {e}"));
+                return Gate::Done(Some(settle(o, &ctx)));
             }
         }
     }
-    Gate::Run(ctx)
+    // Exceptions come after the context and the preconditions (pkg/engine/engine.go
+    // `invokeRuleHandler`), so their conditions see the rule's context entries.
+    let matched = matched_exceptions(policy, rule, req, opts, &ctx);
+    if matched.is_empty() {
+        return Gate::Run(ctx, PssExceptions::default());
+    }
+    let key = |ex: &Value| {
+        let name = ex
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match ex.pointer("/metadata/namespace").and_then(Value::as_str) {
+            Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+            _ => name.to_string(),
+        }
+    };
+    let pss_rule = rule
+        .validate
+        .as_ref()
+        .is_some_and(|v| v.get("podSecurity").is_some_and(|p| !p.is_null()));
+    let controls = |ex: &Value| {
+        ex.pointer("/spec/podSecurity")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .cloned()
+    };
+    // A podSecurity rule applies the exceptions' controls when every matching exception
+    // has some; any other exception skips the rule (validate_pss.go).
+    if pss_rule && matched.iter().all(|ex| controls(ex).is_some()) {
+        let found = PssExceptions {
+            controls: matched
+                .iter()
+                .filter_map(|ex| controls(ex))
+                .flatten()
+                .collect(),
+            keys: matched
+                .iter()
+                .map(|ex| key(ex))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        return Gate::Run(ctx, found);
+    }
+    let first = matched
+        .iter()
+        .find(|ex| !pss_rule || controls(ex).is_none())
+        .map(|ex| key(ex))
+        .unwrap_or_default();
+    Gate::Done(Some(Outcome::skip(format!(
+        "rule excluded by PolicyException {first}"
+    ))))
 }
 
 /// The values a test gives for this rule; values given for a rule also hold for its
@@ -172,12 +229,24 @@ fn rule_values<'a>(
     })
 }
 
-/// A matching `PolicyException` that names this policy and rule.
-fn excepted(policy: &Policy, rule: &Rule, req: &Request, opts: &Options) -> Option<String> {
+/// The `PolicyException`s that name this policy and rule and match the request
+/// (pkg/engine/utils/exceptions.go `MatchesException`).
+fn matched_exceptions<'a>(
+    policy: &Policy,
+    rule: &Rule,
+    req: &Request,
+    opts: &'a Options,
+    ctx: &Context,
+) -> Vec<&'a Value> {
     let rname = &rule.name;
+    let mut out = Vec::new();
     for ex in &opts.exceptions {
-        let spec = ex.get("spec")?;
-        let names = spec.get("exceptions").and_then(Value::as_array)?;
+        let Some(spec) = ex.get("spec") else {
+            continue;
+        };
+        let Some(names) = spec.get("exceptions").and_then(Value::as_array) else {
+            continue;
+        };
         let covers = names.iter().any(|e| {
             let pname = e.get("policyName").and_then(Value::as_str).unwrap_or("");
             let pname_ok = wildcard_match(pname, &policy.name)
@@ -206,19 +275,24 @@ fn excepted(policy: &Policy, rule: &Rule, req: &Request, opts: &Options) -> Opti
         if !rule_matches(&as_rule, &any_policy, req).unwrap_or(false) {
             continue;
         }
-        if let Some(conds) = spec.get("conditions") {
-            let ctx = Context::from_request(req);
-            if !conditions::evaluate_preconditions(conds, &ctx).unwrap_or(false) {
-                continue;
-            }
+        if let Some(conds) = spec.get("conditions")
+            && !conditions::evaluate_preconditions(conds, ctx).unwrap_or(false)
+        {
+            continue;
         }
-        let exname = ex
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        return Some(format!("rule excluded by PolicyException {exname}"));
+        out.push(ex);
     }
-    None
+    out
+}
+
+/// A rule that read a context entry the offline engine cannot load (a registry, a
+/// service call) was not evaluated: its outcome is that entry's unsupported one, whatever
+/// the rule made of the missing value (an error, or a variable's `default`).
+fn settle(outcome: Outcome, ctx: &Context) -> Outcome {
+    match ctx.load_failure() {
+        Some(failed) if failed.unsupported.is_some() => failed,
+        _ => outcome,
+    }
 }
 
 /// What a mutate rule changed: the request's object, or existing resources (`targets`).
@@ -235,7 +309,7 @@ fn run_mutate(
     base: &Base,
 ) -> (Option<RuleResult>, Option<Patched>) {
     let ctx = match gate(policy, rule, req, opts, base) {
-        Gate::Run(ctx) => ctx,
+        Gate::Run(ctx, _) => ctx,
         Gate::Done(d) => {
             return (d.map(|o| result(policy, rule, RuleKind::Mutate, o)), None);
         }
@@ -255,12 +329,18 @@ fn run_mutate(
         mutate::apply_rule_with(rule, &req.object, &ctx, opts)
             .map(|p| ("mutated resource".to_string(), Patched::Request(p)))
     };
+    if let Some(failed) = ctx.load_failure().filter(|f| f.unsupported.is_some()) {
+        return (Some(result(policy, rule, RuleKind::Mutate, failed)), None);
+    }
     match applied {
         Ok((msg, patched)) => (
             Some(result(policy, rule, RuleKind::Mutate, Outcome::pass(msg))),
             Some(patched),
         ),
-        Err(o) => (Some(result(policy, rule, RuleKind::Mutate, o)), None),
+        Err(o) => (
+            Some(result(policy, rule, RuleKind::Mutate, settle(o, &ctx))),
+            None,
+        ),
     }
 }
 
@@ -272,7 +352,7 @@ fn run_generate(
     base: &Base,
 ) -> (Option<RuleResult>, generate::Generated) {
     let ctx = match gate(policy, rule, req, opts, base) {
-        Gate::Run(ctx) => ctx,
+        Gate::Run(ctx, _) => ctx,
         Gate::Done(d) => {
             return (
                 d.map(|o| result(policy, rule, RuleKind::Generate, o)),
@@ -281,7 +361,14 @@ fn run_generate(
         }
     };
     let access = opts.background.as_deref();
-    match generate::apply_rule_as(rule, &req.object, &ctx, &opts.cluster, access) {
+    let generated = generate::apply_rule_as(rule, &req.object, &ctx, &opts.cluster, access);
+    if let Some(failed) = ctx.load_failure().filter(|f| f.unsupported.is_some()) {
+        return (
+            Some(result(policy, rule, RuleKind::Generate, failed)),
+            generate::Generated::default(),
+        );
+    }
+    match generated {
         Ok(generate::Generated {
             objects: mut objs,
             refused,
@@ -303,7 +390,7 @@ fn run_generate(
             )
         }
         Err(o) => (
-            Some(result(policy, rule, RuleKind::Generate, o)),
+            Some(result(policy, rule, RuleKind::Generate, settle(o, &ctx))),
             generate::Generated::default(),
         ),
     }
@@ -316,21 +403,39 @@ fn run_validate(
     opts: &Options,
     base: &Base,
 ) -> Option<RuleResult> {
-    let ctx = match gate(policy, rule, req, opts, base) {
-        Gate::Run(ctx) => ctx,
+    let (ctx, pss_exceptions) = match gate(policy, rule, req, opts, base) {
+        Gate::Run(ctx, pss) => (ctx, pss),
         Gate::Done(d) => {
             return d.map(|o| result(policy, rule, RuleKind::Validate, o));
         }
     };
     let validate = rule.validate.as_ref().unwrap_or(&Value::Null);
     let cel = validate.get("cel").filter(|c| !c.is_null());
-    // Kyverno does not run CEL validation on a deletion.
-    if req.operation == "DELETE" && cel.is_some() {
+    let pss = validate.get("podSecurity").filter(|c| !c.is_null());
+    // Kyverno runs neither CEL nor pod security validation on a deletion.
+    if req.operation == "DELETE" && (cel.is_some() || pss.is_some()) {
         return None;
     }
-    let outcome = match cel {
-        Some(cel) => validate_cel(cel, rule, req, opts),
-        None => {
+    let outcome = match (cel, pss) {
+        (Some(cel), _) => validate_cel(cel, rule, req, opts),
+        (None, Some(pss)) => {
+            let resource = super::matching::subject(req);
+            let o = super::pss::validate_with(
+                pss,
+                resource,
+                &pss_exceptions.controls,
+                &pss_exceptions.keys,
+            );
+            match o.status {
+                // Kyverno's message, without the rule's `validate.message`.
+                RuleStatus::Fail => Outcome::fail(format!(
+                    "Validation rule '{}' failed. {}",
+                    rule.name, o.message
+                )),
+                _ => o,
+            }
+        }
+        (None, None) => {
             let resource = super::matching::subject(req);
             validate_body(validate, resource, &ctx, opts, !rule.validate_vars)
         }
@@ -339,10 +444,18 @@ fn run_validate(
         status,
         message: detail,
         unsupported,
-    } = outcome;
+    } = settle(outcome, &ctx);
+    if status == RuleStatus::Fail && cel.is_none() && existing_violation(policy, rule, req, opts) {
+        return Some(result(
+            policy,
+            rule,
+            RuleKind::Validate,
+            Outcome::skip("skipping the rule evaluation as pre-existing violations are allowed"),
+        ));
+    }
     let message = match status {
         // Kyverno reports a CEL rule's failure with the expression's message alone.
-        RuleStatus::Fail if cel.is_none() => {
+        RuleStatus::Fail if cel.is_none() && pss.is_none() => {
             let user_msg = validate
                 .get("message")
                 .map(|m| {
@@ -377,6 +490,37 @@ fn run_validate(
             unsupported,
         },
     ))
+}
+
+/// An Enforce rule failing an UPDATE whose old object fails it too, with
+/// `allowExistingViolations` (true by default): Kyverno then skips the rule
+/// (pkg/engine/handlers/validation/validate_resource.go and validate_pss.go
+/// `validateOldObject`: the old object is validated as if it were being created).
+fn existing_violation(policy: &Policy, rule: &Rule, req: &Request, opts: &Options) -> bool {
+    let validate = rule.validate.as_ref().unwrap_or(&Value::Null);
+    let action = validate
+        .get("failureAction")
+        .and_then(Value::as_str)
+        .unwrap_or(&policy.failure_action);
+    let allowed = validate
+        .get("allowExistingViolations")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    if req.operation != "UPDATE"
+        || !action.eq_ignore_ascii_case("enforce")
+        || !allowed
+        || req.old_object.is_null()
+    {
+        return false;
+    }
+    let old = Request {
+        operation: "CREATE".into(),
+        object: req.old_object.clone(),
+        old_object: Value::Null,
+        ..req.clone()
+    };
+    run_validate(policy, rule, &old, opts, &Base::of(&old))
+        .is_some_and(|r| r.status == RuleStatus::Fail)
 }
 
 /// A `validate.cel` rule through the ValidatingAdmissionPolicy evaluator, with the

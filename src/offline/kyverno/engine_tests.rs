@@ -226,3 +226,80 @@ fn foreach_over_containers() {
     assert_eq!(status(&p, pod("nginx:latest")), vec![RuleStatus::Fail]);
     assert_eq!(status(&p, pod("nginx:2")), vec![RuleStatus::Pass]);
 }
+
+/// An Enforce rule failing an UPDATE whose old object already failed is skipped
+/// (`allowExistingViolations`, true by default); `false` keeps the failure.
+#[test]
+fn update_keeping_an_existing_violation_is_allowed() {
+    let rule = |allow: Option<bool>| {
+        let mut r = json!({"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"failureAction": "Enforce",
+                "pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}});
+        if let Some(a) = allow {
+            r["validate"]["allowExistingViolations"] = json!(a);
+        }
+        policy(json!([r]))
+    };
+    let update = |old: &str, new: &str| Request {
+        operation: "UPDATE".into(),
+        object: pod(new),
+        old_object: pod(old),
+        ..Request::default()
+    };
+    let run = |p: &Policy, req: &Request| {
+        admit_with(std::slice::from_ref(p), req, &Options::default()).results[0].status
+    };
+    let p = rule(None);
+    assert_eq!(run(&p, &update("a:latest", "b:latest")), RuleStatus::Skip);
+    assert_eq!(run(&p, &update("a:1", "b:latest")), RuleStatus::Fail);
+    let strict = rule(Some(false));
+    assert_eq!(
+        run(&strict, &update("a:latest", "b:latest")),
+        RuleStatus::Fail
+    );
+}
+
+/// A podSecurity rule with a matching PolicyException that lists controls applies
+/// them; an exception without controls skips the rule.
+#[test]
+fn pod_security_exception_exempts_only_its_controls() {
+    let p = policy(
+        json!([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "validate": {"failureAction": "Enforce", "podSecurity": {"level": "baseline", "version": "latest"}}}]),
+    );
+    let ex = |pss: Value| {
+        json!({"apiVersion": "kyverno.io/v2", "kind": "PolicyException",
+        "metadata": {"name": "e", "namespace": "x"},
+        "spec": {"exceptions": [{"policyName": "p", "ruleNames": ["r"]}],
+                 "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "podSecurity": pss}})
+    };
+    let run = |ex: Value, spec: Value| {
+        let mut obj = pod("nginx:1");
+        obj["spec"]
+            .as_object_mut()
+            .unwrap()
+            .extend(spec.as_object().unwrap().clone());
+        let req = Request {
+            object: obj,
+            ..Request::default()
+        };
+        let opts = Options {
+            exceptions: vec![ex],
+            ..Options::default()
+        };
+        admit_with(std::slice::from_ref(&p), &req, &opts).results[0].status
+    };
+    let host_net = json!([{"controlName": "Host Namespaces", "restrictedField": "spec.hostNetwork", "values": ["true"]}]);
+    assert_eq!(
+        run(ex(host_net.clone()), json!({"hostNetwork": true})),
+        RuleStatus::Skip
+    );
+    assert_eq!(
+        run(ex(host_net), json!({"hostPID": true})),
+        RuleStatus::Fail
+    );
+    assert_eq!(
+        run(ex(Value::Null), json!({"hostPID": true})),
+        RuleStatus::Skip
+    );
+}

@@ -42,76 +42,95 @@ pub fn load_context(
     load_entries(&ContextEntry::list(holder), ctx, opts, supplied)
 }
 
-/// Evaluates `context:` entries in order into `ctx`; a name in `supplied` (the test's
-/// values) stands in for its entry.
+/// Adds `context:` entries to `ctx`, each loaded when an expression first reads it
+/// (Kyverno's deferred loading, pkg/engine/factories/contextloaderfactory.go: an entry no
+/// evaluated expression names is never loaded); a name in `supplied` (the test's values)
+/// stands in for its entry. Failures surface where the entry is read.
 pub fn load_entries(
     entries: &[ContextEntry],
     ctx: &mut Context,
     opts: &Options,
     supplied: Option<&serde_json::Map<String, Value>>,
 ) -> Result<(), Outcome> {
+    let env = std::rc::Rc::new(Sources {
+        cluster: opts.cluster.clone(),
+        api_responses: opts.api_responses.clone(),
+    });
     for entry in entries {
         let name = entry.name.as_str();
         let prefix = format!("{name}.");
         if supplied.is_some_and(|s| s.keys().any(|k| k == name || k.starts_with(&prefix))) {
             continue;
         }
-        if let Some(var) = &entry.variable {
-            let value = variable_entry(var, ctx)
-                .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
-            ctx.add_variable(name, value);
-        } else if let Some(cm) = &entry.config_map {
-            let cm = vars::substitute(cm, ctx)
-                .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
-            let want_name = cm.get("name").and_then(Value::as_str).unwrap_or("");
-            let want_ns = cm.get("namespace").and_then(Value::as_str).unwrap_or("");
-            let found = opts.cluster.iter().find(|o| {
-                o.get("kind").and_then(Value::as_str) == Some("ConfigMap")
-                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(want_name)
-                    && (want_ns.is_empty()
-                        || o.pointer("/metadata/namespace")
-                            .and_then(Value::as_str)
-                            .unwrap_or("default")
-                            == want_ns)
-            });
-            match found {
-                Some(obj) => ctx.add_variable(name, obj.clone()),
-                None => {
-                    return Err(Outcome::error(format!(
-                        "context entry {name}: configMap {want_ns}/{want_name} not found (supply it as a cluster resource or in the values file)"
-                    )));
-                }
-            }
-        } else if let Some(call) = &entry.api_call
-            && let Some(found) = api_mock(call, ctx, &opts.api_responses)
-                .or_else(|| api_get(call, ctx, &opts.cluster))
-        {
-            // A call the API server fails (not found) takes the entry's `default`, stored
-            // as written (pkg/engine/apicall/apiCall.go `Fetch`, `transformAndStore`).
-            let value = match (found, call.get("default")) {
-                (Err(ApiCallError::NotFound(_)), Some(default)) => default.clone(),
-                (found, _) => {
-                    found.map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?
-                }
-            };
-            ctx.add_variable(name, value);
-        } else {
-            let source = if entry.api_call.is_some() {
-                ContextSource::ApiCall
-            } else if entry.image_registry.is_some() {
-                ContextSource::ImageRegistry
-            } else if entry.global_reference.is_some() {
-                ContextSource::GlobalReference
-            } else {
-                continue;
-            };
-            return Err(Outcome::unsupported(Unsupported::ContextEntry {
-                name: name.to_string(),
-                source,
-            }));
+        let known = entry.variable.is_some()
+            || entry.config_map.is_some()
+            || entry.api_call.is_some()
+            || entry.image_registry.is_some()
+            || entry.global_reference.is_some();
+        if !known {
+            continue;
         }
+        let (entry, env) = (entry.clone(), env.clone());
+        ctx.defer(name, Box::new(move |ctx| load_one(&entry, ctx, &env)));
     }
     Ok(())
+}
+
+/// What an entry may read: the cluster's objects and the mocked API responses.
+struct Sources {
+    cluster: std::sync::Arc<Vec<Value>>,
+    api_responses: Vec<Value>,
+}
+
+/// One entry's value, evaluated against the context as it is when the entry is read.
+fn load_one(entry: &ContextEntry, ctx: &Context, env: &Sources) -> Result<Value, Outcome> {
+    let name = entry.name.as_str();
+    if let Some(var) = &entry.variable {
+        return variable_entry(var, ctx)
+            .map_err(|e| Outcome::error(format!("context entry {name}: {e}")));
+    }
+    if let Some(cm) = &entry.config_map {
+        let cm = vars::substitute(cm, ctx)
+            .map_err(|e| Outcome::error(format!("context entry {name}: {e}")))?;
+        let want_name = cm.get("name").and_then(Value::as_str).unwrap_or("");
+        let want_ns = cm.get("namespace").and_then(Value::as_str).unwrap_or("");
+        let found = env.cluster.iter().find(|o| {
+            o.get("kind").and_then(Value::as_str) == Some("ConfigMap")
+                && o.pointer("/metadata/name").and_then(Value::as_str) == Some(want_name)
+                && (want_ns.is_empty()
+                    || o.pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or("default")
+                        == want_ns)
+        });
+        return found.cloned().ok_or_else(|| {
+            Outcome::error(format!(
+                "context entry {name}: configMap {want_ns}/{want_name} not found (supply it as a cluster resource or in the values file)"
+            ))
+        });
+    }
+    if let Some(call) = &entry.api_call
+        && let Some(found) =
+            api_mock(call, ctx, &env.api_responses).or_else(|| api_get(call, ctx, &env.cluster))
+    {
+        // A call the API server fails (not found) takes the entry's `default`, stored
+        // as written (pkg/engine/apicall/apiCall.go `Fetch`, `transformAndStore`).
+        return match (found, call.get("default")) {
+            (Err(ApiCallError::NotFound(_)), Some(default)) => Ok(default.clone()),
+            (found, _) => found.map_err(|e| Outcome::error(format!("context entry {name}: {e}"))),
+        };
+    }
+    let source = if entry.api_call.is_some() {
+        ContextSource::ApiCall
+    } else if entry.image_registry.is_some() {
+        ContextSource::ImageRegistry
+    } else {
+        ContextSource::GlobalReference
+    };
+    Err(Outcome::unsupported(Unsupported::ContextEntry {
+        name: name.to_string(),
+        source,
+    }))
 }
 
 /// Why an `apiCall` entry could not be served from what the test supplies.
@@ -297,7 +316,54 @@ mod tests {
             .unwrap()
             .remove("default");
         let mut ctx = Context::from_document(json!({}));
-        assert!(load_entries(&[no_default], &mut ctx, &opts, None).is_err());
+        assert!(load_entries(&[no_default], &mut ctx, &opts, None).is_ok());
+        assert!(matches!(
+            vars::query("podname", &ctx),
+            Err(VarError::Load(_))
+        ));
+        assert_eq!(
+            ctx.load_failure().unwrap().status,
+            super::super::RuleStatus::Error
+        );
+    }
+
+    /// Entries load when an expression names them, not before: an entry nothing reads
+    /// never fails; one loads after the entries it reads, and a later entry of the same
+    /// name overrides an earlier one.
+    #[test]
+    fn context_entries_load_when_an_expression_reads_them() {
+        let entries: Vec<ContextEntry> = serde_json::from_value(json!([
+            {"name": "nothere", "configMap": {"name": "missing", "namespace": "x"}},
+            {"name": "foo", "variable": {"value": "foo"}},
+            {"name": "one", "variable": {"jmesPath": "foo"}},
+            {"name": "foo", "variable": {"value": "baz"}},
+            {"name": "img", "imageRegistry": {"reference": "nginx"}}]))
+        .unwrap();
+        let mut ctx = Context::from_document(json!({"request": {"name": "x"}}));
+        load_entries(&entries, &mut ctx, &Options::default(), None).unwrap();
+        assert_eq!(vars::query("request.name", &ctx).unwrap(), json!("x"));
+        assert!(ctx.load_failure().is_none());
+        assert_eq!(vars::query("one", &ctx).unwrap(), json!("foo"));
+        assert_eq!(vars::query("foo", &ctx).unwrap(), json!("baz"));
+        assert!(vars::query("nothere.data", &ctx).is_err());
+        assert!(vars::query("img.digest", &ctx).is_err());
+        // The first failure is kept; an unsupported entry's reason travels with it.
+        assert!(ctx.load_failure().unwrap().unsupported.is_none());
+        let mut ctx = Context::from_document(json!({}));
+        load_entries(&entries[4..], &mut ctx, &Options::default(), None).unwrap();
+        assert!(vars::query("img", &ctx).is_err());
+        assert!(ctx.load_failure().unwrap().unsupported.is_some());
+    }
+
+    #[test]
+    fn a_name_is_mentioned_at_word_boundaries_only() {
+        use super::super::context::mentions;
+        assert!(mentions("foo", "foo"));
+        assert!(mentions("to_upper(foo.bar)", "foo"));
+        assert!(mentions("{{ foo }}", "foo"));
+        assert!(!mentions("request.foo", "foo"));
+        assert!(!mentions("foobar", "foo"));
+        assert!(!mentions("xfoo", "foo"));
     }
 
     #[test]

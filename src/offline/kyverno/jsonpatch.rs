@@ -185,7 +185,9 @@ fn get_mut<'a>(doc: &'a mut Value, tokens: &[String]) -> Result<&'a mut Value, R
 }
 
 /// Resolves an array token. `-` is only meaningful for insertion; negative indices count
-/// from the end (Kyverno enables SupportNegativeIndices).
+/// from the end (Kyverno enables SupportNegativeIndices). Inserting counts the slot past
+/// the end too, so `add` at `-1` appends (evanphx/json-patch v5 `partialArray.add`:
+/// `idx += len + 1`).
 fn array_index(token: &str, len: usize, inserting: bool) -> Result<usize, Reason> {
     if token == "-" {
         return if inserting {
@@ -198,7 +200,11 @@ fn array_index(token: &str, len: usize, inserting: bool) -> Result<usize, Reason
         .parse()
         .map_err(|_| Reason::NotIndex(token.to_string()))?;
     let len_i = len as i64;
-    let resolved = if i < 0 { i + len_i } else { i };
+    let resolved = match (i < 0, inserting) {
+        (true, true) => i + len_i + 1,
+        (true, false) => i + len_i,
+        _ => i,
+    };
     let limit = if inserting { len_i } else { len_i - 1 };
     if resolved < 0 || resolved > limit {
         return Err(Reason::OutOfRange {
@@ -346,6 +352,16 @@ mod tests {
                 "remove missing path is a no-op",
                 json!([{"op": "remove", "path": "/metadata/annotations/x"}]),
                 Ok(doc.clone()),
+            ),
+            (
+                "add at -1 appends",
+                json!([{"op": "add", "path": "/spec/list/-1", "value": 4}]),
+                Ok(json!({"metadata": {"labels": {"a": "1"}}, "spec": {"list": [1, 2, 3, 4]}})),
+            ),
+            (
+                "add at -2 inserts before the last",
+                json!([{"op": "add", "path": "/spec/list/-2", "value": 4}]),
+                Ok(json!({"metadata": {"labels": {"a": "1"}}, "spec": {"list": [1, 2, 4, 3]}})),
             ),
             (
                 "remove negative index",

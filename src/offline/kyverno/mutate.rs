@@ -127,7 +127,10 @@ fn apply_patches(
         })
     };
     if let Some(patch) = spec.get("patchStrategicMerge").filter(|p| !p.is_null()) {
-        let patch = substituted(patch, "patchStrategicMerge")?;
+        let patch = substituted(
+            &vars::resolve_current_value(patch, ctx),
+            "patchStrategicMerge",
+        )?;
         return smp::apply(resource, &patch, ctx)
             .map_err(|source| PatchFailure::Merge { at, source });
     }

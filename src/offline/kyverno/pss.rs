@@ -1,501 +1,370 @@
-//! Pod Security Standards (`validate.podSecurity`): the baseline and restricted controls of
-//! the latest standard, with Kyverno's per-control exclusions. It must not evaluate
-//! anything but pod specs.
+//! Pod Security Standards (`validate.podSecurity`) as Kyverno evaluates them: the checks
+//! (`pss_checks.rs`), then the rule's `exclude` entries and the `podSecurity` controls of
+//! matching PolicyExceptions exempting exactly the field errors they name
+//! (pkg/pss/evaluate.go `ApplyPodSecurityExclusion`, `exemptExclusions`;
+//! pkg/engine/handlers/validation/validate_pss.go). It must not evaluate anything but
+//! pod specs.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::Outcome;
 #[cfg(test)]
 use super::RuleStatus;
 use super::matching::wildcard_match;
 
-/// One broken control: its name, the field, and the container image when it is a
-/// container-level field (`None` for pod-level fields).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Violation {
-    pub control: &'static str,
-    pub field: String,
-    pub image: Option<String>,
-    pub value: Value,
+#[path = "pss_checks.rs"]
+mod checks;
+
+pub use checks::{Bad, CheckResult, ErrType, FieldErr, LevelVersion};
+
+/// What a `podSecurity` rule came to: `Ok(())` when the pod meets the level (after the
+/// rule's own exclusions), otherwise the checks still failing.
+pub fn evaluate(pss: &Value, resource: &Value) -> Result<Result<(), Vec<CheckResult>>, String> {
+    let level = level_version(pss)?;
+    let (meta, spec) = pod_parts(resource).ok_or("could not find correct resource type")?;
+    let excludes = list(pss, "exclude");
+    let left = apply_exclusions(
+        level,
+        &excludes,
+        checks::evaluate(level, meta, spec),
+        meta,
+        spec,
+    );
+    Ok(if left.is_empty() { Ok(()) } else { Err(left) })
 }
 
-const BASELINE_CAPS: &[&str] = &[
-    "AUDIT_WRITE",
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "MKNOD",
-    "NET_BIND_SERVICE",
-    "SETFCAP",
-    "SETGID",
-    "SETPCAP",
-    "SETUID",
-    "SYS_CHROOT",
-];
-
-const SAFE_SYSCTLS: &[&str] = &[
-    "kernel.shm_rmid_forced",
-    "net.ipv4.ip_local_port_range",
-    "net.ipv4.ip_unprivileged_port_start",
-    "net.ipv4.tcp_syncookies",
-    "net.ipv4.ping_group_range",
-    "net.ipv4.ip_local_reserved_ports",
-    "net.ipv4.tcp_keepalive_time",
-    "net.ipv4.tcp_fin_timeout",
-    "net.ipv4.tcp_keepalive_intvl",
-    "net.ipv4.tcp_keepalive_probes",
-];
-
-const RESTRICTED_VOLUMES: &[&str] = &[
-    "configMap",
-    "csi",
-    "downwardAPI",
-    "emptyDir",
-    "ephemeral",
-    "persistentVolumeClaim",
-    "projected",
-    "secret",
-];
-
-const SELINUX_TYPES: &[&str] = &[
-    "",
-    "container_t",
-    "container_init_t",
-    "container_kvm_t",
-    "container_engine_t",
-];
-
-/// Evaluates a `podSecurity` block against a Pod or a pod controller.
+/// Evaluates a `podSecurity` block with no PolicyException in play.
 pub fn validate(pss: &Value, resource: &Value) -> Outcome {
-    let level = pss
-        .get("level")
-        .and_then(Value::as_str)
-        .unwrap_or("baseline");
-    if level == "privileged" {
-        return Outcome::pass("privileged level allows everything");
-    }
-    let Some((meta, spec)) = pod_parts(resource) else {
-        return Outcome::pass("not a pod");
+    validate_with(pss, resource, &[], "")
+}
+
+/// Evaluates a `podSecurity` block; `exceptions` are the `podSecurity` controls of the
+/// matching PolicyExceptions (named `keys`), applied to what the rule's level and
+/// exclusions leave failing. Every check exempted is a skip, as in Kyverno.
+pub fn validate_with(pss: &Value, resource: &Value, exceptions: &[Value], keys: &str) -> Outcome {
+    let failing = match evaluate(pss, resource) {
+        Err(e) => return Outcome::error(e),
+        Ok(Ok(())) => return Outcome::pass("pod meets the pod security level"),
+        Ok(Err(failing)) => failing,
     };
-    let excludes = pss
-        .get("exclude")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let left: Vec<Violation> = check(level == "restricted", meta, spec)
-        .into_iter()
-        .filter(|v| !excluded(v, &excludes))
-        .collect();
-    if left.is_empty() {
-        return Outcome::pass(format!("pod meets the {level} standard"));
-    }
-    let mut controls: Vec<String> = left
-        .iter()
-        .map(|v| format!("{} ({})", v.control, v.field))
-        .collect();
-    controls.dedup();
+    let failing = if exceptions.is_empty() {
+        failing
+    } else {
+        let level = level_version(pss).unwrap_or(LevelVersion {
+            baseline_only: false,
+            version: u32::MAX,
+        });
+        let Some((meta, spec)) = pod_parts(resource) else {
+            return Outcome::error("could not find correct resource type");
+        };
+        let left = apply_exclusions(level, exceptions, failing, meta, spec);
+        if left.is_empty() {
+            return Outcome::skip(format!("rule is skipped due to policy exceptions {keys}"));
+        }
+        left
+    };
+    let level = pss.get("level").and_then(Value::as_str).unwrap_or("");
+    let version = pss.get("version").and_then(Value::as_str).unwrap_or("");
     Outcome::fail(format!(
-        "{level} pod security violated: {}",
-        controls.join(", ")
+        "It violates PodSecurity \"{level}:{version}\": {}",
+        format_checks(&failing, resource)
     ))
 }
 
-/// Whether a `PolicyException`-style or rule `exclude` entry covers the violation.
-pub fn excluded(v: &Violation, excludes: &[Value]) -> bool {
-    excludes.iter().any(|e| {
-        if e.get("controlName").and_then(Value::as_str) != Some(v.control) {
-            return false;
-        }
-        let images: Vec<&str> = e
+fn list(v: &Value, key: &str) -> Vec<Value> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `pss.ParseVersion`: `latest` (or none) or `v1.N`.
+fn level_version(pss: &Value) -> Result<LevelVersion, String> {
+    let level = pss.get("level").and_then(Value::as_str).unwrap_or("");
+    let version = pss.get("version").and_then(Value::as_str).unwrap_or("");
+    let minor = if version.is_empty() || version == "latest" {
+        u32::MAX
+    } else {
+        version
+            .strip_prefix("v1.")
+            .and_then(|m| m.parse::<u32>().ok())
+            .ok_or_else(|| format!("failed to parse pod security api version: {version}"))?
+    };
+    Ok(LevelVersion {
+        baseline_only: level == "baseline",
+        version: minor,
+    })
+}
+
+/// The pod's metadata and spec, as validate_pss.go `getSpec` reads them: a CronJob's
+/// metadata is its job template's.
+fn pod_parts(obj: &Value) -> Option<(&Value, &Value)> {
+    let null = &Value::Null;
+    match obj.get("kind").and_then(Value::as_str)? {
+        "Pod" => Some((
+            obj.get("metadata").unwrap_or(null),
+            obj.get("spec").unwrap_or(null),
+        )),
+        "CronJob" => Some((
+            obj.pointer("/spec/jobTemplate/metadata").unwrap_or(null),
+            obj.pointer("/spec/jobTemplate/spec/template/spec")
+                .unwrap_or(null),
+        )),
+        "DaemonSet"
+        | "Deployment"
+        | "Job"
+        | "StatefulSet"
+        | "ReplicaSet"
+        | "ReplicationController" => Some((
+            obj.pointer("/spec/template/metadata").unwrap_or(null),
+            obj.pointer("/spec/template/spec").unwrap_or(null),
+        )),
+        _ => None,
+    }
+}
+
+/// The check IDs of a control (pkg/pss/utils/mapping.go `PSS_control_name_to_ids`).
+fn control_ids(control: &str) -> &'static [&'static str] {
+    match control {
+        "Capabilities" => &["capabilities_baseline", "capabilities_restricted"],
+        "Seccomp" => &["seccompProfile_baseline", "seccompProfile_restricted"],
+        "Privileged Containers" => &["privileged"],
+        "Host Ports" => &["hostPorts"],
+        "/proc Mount Type" => &["procMount"],
+        "HostProcess" => &["windowsHostProcess"],
+        "SELinux" => &["seLinuxOptions"],
+        "Host Namespaces" => &["hostNamespaces"],
+        "HostPath Volumes" => &["hostPathVolumes"],
+        "Sysctls" => &["sysctls"],
+        "AppArmor" => &["appArmorProfile"],
+        "Privilege Escalation" => &["allowPrivilegeEscalation"],
+        "Running as Non-root" => &["runAsNonRoot"],
+        "Running as Non-root user" => &["runAsUser"],
+        "Volume Types" => &["restrictedVolumes"],
+        _ => &[],
+    }
+}
+
+/// `ApplyPodSecurityExclusion`: each entry is evaluated on a pod cut down to what it
+/// covers (without `images`: the pod with one bare container; with `images`: only the
+/// containers running a matching image), and each field error it finds there that the
+/// entry names exempts one like it in `failing`.
+fn apply_exclusions(
+    level: LevelVersion,
+    excludes: &[Value],
+    mut failing: Vec<CheckResult>,
+    meta: &Value,
+    spec: &Value,
+) -> Vec<CheckResult> {
+    for ex in excludes {
+        let images: Vec<&str> = ex
             .get("images")
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        // Without images an entry exempts pod-level fields; with images, the fields of
-        // containers running a matching image.
-        let scope_ok = match &v.image {
-            None => images.is_empty(),
-            Some(img) => images.iter().any(|p| wildcard_match(p, img)),
+        let exempting = if images.is_empty() {
+            let mut pod_level = spec.clone();
+            if let Some(m) = pod_level.as_object_mut() {
+                m.insert("containers".into(), json!([{"name": "fake"}]));
+                m.remove("initContainers");
+                m.remove("ephemeralContainers");
+            }
+            let found = checks::evaluate(level, meta, &pod_level);
+            exempt(&mut failing, &found, ex, spec, None);
+            continue;
+        } else {
+            matching_containers(spec, &images)
         };
-        if !scope_ok {
-            return false;
-        }
-        let values: Vec<String> = e
-            .get("values")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().map(super::vars::to_text).collect())
-            .unwrap_or_default();
-        values.is_empty() || values.contains(&super::vars::to_text(&v.value))
-    })
+        let found = checks::evaluate(level, &Value::Null, &exempting);
+        exempt(&mut failing, &found, ex, spec, Some(&exempting));
+    }
+    failing
 }
 
-fn pod_parts(obj: &Value) -> Option<(&Value, &Value)> {
-    let null = &Value::Null;
-    match obj.get("kind").and_then(Value::as_str)? {
-        "Pod" => Some((obj.get("metadata").unwrap_or(null), obj.get("spec")?)),
-        "CronJob" => {
-            let t = obj.pointer("/spec/jobTemplate/spec/template")?;
-            Some((t.get("metadata").unwrap_or(null), t.get("spec")?))
-        }
-        _ => {
-            let t = obj.pointer("/spec/template")?;
-            Some((t.get("metadata").unwrap_or(null), t.get("spec")?))
-        }
-    }
-}
-
-fn s<'a>(v: &'a Value, p: &str) -> Option<&'a Value> {
-    v.pointer(p).filter(|x| !x.is_null())
-}
-
-/// Every control the pod breaks at `restricted` (or only baseline ones).
-pub fn check(restricted: bool, meta: &Value, spec: &Value) -> Vec<Violation> {
-    let mut out = Vec::new();
-    let mut pod = |control: &'static str, field: &str, value: &Value| {
-        out.push(Violation {
-            control,
-            field: field.to_string(),
-            image: None,
-            value: value.clone(),
-        })
-    };
-    for ns in ["hostNetwork", "hostPID", "hostIPC"] {
-        if let Some(v) = s(spec, &format!("/{ns}"))
-            && v.as_bool() == Some(true)
-        {
-            pod("Host Namespaces", &format!("spec.{ns}"), v);
-        }
-    }
-    if let Some(v) = s(spec, "/securityContext/windowsOptions/hostProcess")
-        && v.as_bool() == Some(true)
-    {
-        pod(
-            "HostProcess",
-            "spec.securityContext.windowsOptions.hostProcess",
-            v,
-        );
-    }
-    for vol in spec
-        .get("volumes")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(hp) = vol.get("hostPath") {
-            let path = hp.get("path").cloned().unwrap_or(Value::Null);
-            pod("HostPath Volumes", "spec.volumes[*].hostPath", &path);
-        }
-        if restricted && let Some(m) = vol.as_object() {
-            for k in m.keys() {
-                if k != "name" && !RESTRICTED_VOLUMES.contains(&k.as_str()) {
-                    pod(
-                        "Volume Types",
-                        &format!("spec.volumes[*].{k}"),
-                        &Value::String(k.clone()),
-                    );
-                }
-            }
-        }
-    }
-    if let Some(ann) = meta.pointer("/annotations").and_then(Value::as_object) {
-        for (k, v) in ann {
-            if k.starts_with("container.apparmor.security.beta.kubernetes.io/") {
-                let val = v.as_str().unwrap_or("");
-                if val != "runtime/default" && !val.starts_with("localhost/") {
-                    pod("AppArmor", "metadata.annotations", v);
-                }
-            }
-        }
-    }
-    let psc = spec.get("securityContext").unwrap_or(&Value::Null);
-    apparmor_type(psc, "spec.securityContext", None, &mut out);
-    selinux(psc, "spec.securityContext", None, &mut out);
-    let pod_seccomp = s(psc, "/seccompProfile/type").and_then(Value::as_str);
-    if let Some(t) = pod_seccomp
-        && t == "Unconfined"
-    {
-        out.push(Violation {
-            control: "Seccomp",
-            field: "spec.securityContext.seccompProfile.type".into(),
-            image: None,
-            value: Value::String(t.into()),
-        });
-    }
-    for sc in psc
-        .get("sysctls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = sc.get("name").and_then(Value::as_str).unwrap_or("");
-        if !SAFE_SYSCTLS.contains(&name) {
-            out.push(Violation {
-                control: "Sysctls",
-                field: "spec.securityContext.sysctls[*].name".into(),
-                image: None,
-                value: Value::String(name.into()),
-            });
-        }
-    }
-    let pod_non_root = s(psc, "/runAsNonRoot").and_then(Value::as_bool);
-    if restricted {
-        if pod_non_root == Some(false) {
-            out.push(Violation {
-                control: "Running as Non-root",
-                field: "spec.securityContext.runAsNonRoot".into(),
-                image: None,
-                value: Value::Bool(false),
-            });
-        }
-        if s(psc, "/runAsUser").and_then(Value::as_i64) == Some(0) {
-            out.push(Violation {
-                control: "Running as Non-root user",
-                field: "spec.securityContext.runAsUser".into(),
-                image: None,
-                value: serde_json::json!(0),
-            });
-        }
-    }
+/// A pod spec holding only the containers whose image matches one of `images`.
+fn matching_containers(spec: &Value, images: &[&str]) -> Value {
+    let mut out = serde_json::Map::new();
     for group in ["containers", "initContainers", "ephemeralContainers"] {
-        for c in spec
+        let picked: Vec<Value> = spec
             .get(group)
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-        {
-            container(restricted, group, c, pod_non_root, pod_seccomp, &mut out);
+            .filter(|c| {
+                let image = c.get("image").and_then(Value::as_str).unwrap_or("");
+                images.iter().any(|p| wildcard_match(p, image))
+            })
+            .cloned()
+            .collect();
+        if !picked.is_empty() {
+            out.insert(group.into(), Value::Array(picked));
         }
+    }
+    Value::Object(out)
+}
+
+/// A field with its indexes starred (`spec.containers[*].ports[*].hostPort`), and for
+/// a container's field its container group and index (evaluate.go `parseField`).
+fn starred(field: &str) -> (String, Option<(String, usize)>) {
+    let mut out = String::with_capacity(field.len());
+    let mut first_index: Option<usize> = None;
+    let mut digits = String::new();
+    for ch in field.chars() {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+            continue;
+        }
+        if !digits.is_empty() {
+            first_index.get_or_insert(digits.parse().unwrap_or(0));
+            digits.clear();
+            out.push('*');
+        }
+        out.push(ch);
+    }
+    if !digits.is_empty() {
+        first_index.get_or_insert(digits.parse().unwrap_or(0));
+        out.push('*');
+    }
+    // The second run of letters names the container group (`spec.containers[0]…`).
+    let group = field
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty())
+        .nth(1)
+        .unwrap_or("");
+    let container = matches!(
+        group,
+        "containers" | "initContainers" | "ephemeralContainers"
+    )
+    .then(|| (group.to_string(), first_index.unwrap_or(0)))
+    .filter(|_| first_index.is_some());
+    (out, container)
+}
+
+fn container_name(spec: &Value, at: &Option<(String, usize)>) -> String {
+    at.as_ref()
+        .and_then(|(group, i)| spec.get(group)?.get(*i)?.get("name")?.as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// `extractBadValues`: the values an exclusion's `values` must all cover.
+fn bad_values(bad: &Bad) -> Vec<String> {
+    match bad {
+        Bad::Str(s) if s.is_empty() => Vec::new(),
+        Bad::Str(s) => vec![s.clone()],
+        Bad::Bool(b) => vec![b.to_string()],
+        Bad::Int(n) => vec![n.to_string()],
+        Bad::List(l) => l.clone(),
+    }
+}
+
+/// `exemptExclusions`. `matching` is the images-cut spec of a container-level entry:
+/// then fields of containers are compared with the container's name too.
+fn exempt(
+    failing: &mut Vec<CheckResult>,
+    found: &[CheckResult],
+    ex: &Value,
+    spec: &Value,
+    matching: Option<&Value>,
+) {
+    let control = ex.get("controlName").and_then(Value::as_str).unwrap_or("");
+    let restricted_field = ex
+        .get("restrictedField")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let values: Vec<String> = ex
+        .get("values")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(super::vars::to_text).collect())
+        .unwrap_or_default();
+    for result in found {
+        let id = result.id;
+        if !control_ids(control).contains(&id) {
+            continue;
+        }
+        for err in result.errs.iter().flatten() {
+            let (field, at) = starred(&err.field);
+            let at = matching.and(at);
+            let ex_container = matching.map(|m| container_name(m, &at)).unwrap_or_default();
+            if !(restricted_field.is_empty() || field == restricted_field) {
+                continue;
+            }
+            let covered = values.is_empty()
+                || bad_values(&err.bad)
+                    .iter()
+                    .all(|b| values.iter().any(|p| wildcard_match(p, b)));
+            if !covered {
+                continue;
+            }
+            let Some(pos) = failing.iter().position(|r| r.id == id) else {
+                continue;
+            };
+            let Some(errs) = failing[pos].errs.as_mut() else {
+                continue;
+            };
+            let hit = errs.iter().position(|d| {
+                let (dfield, dat) = starred(&d.field);
+                let dat = matching.and(dat);
+                if dat.is_some() {
+                    field == dfield && ex_container == container_name(spec, &dat)
+                } else {
+                    field == dfield
+                }
+            });
+            if let Some(i) = hit {
+                errs.swap_remove(i);
+            }
+            if errs.is_empty() {
+                failing.remove(pos);
+            }
+        }
+    }
+}
+
+/// `pss.FormatChecksPrint`, with the fields moved under the template for a controller
+/// (validate_pss.go `convertChecks`).
+fn format_checks(checks: &[CheckResult], resource: &Value) -> String {
+    let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
+    let spec_at = match kind {
+        "CronJob" => "spec.jobTemplate.spec.template.spec",
+        "Pod" => "spec",
+        _ => "spec.template.spec",
+    };
+    let mut out = String::new();
+    for c in checks {
+        let errs: Vec<String> = c
+            .errs
+            .iter()
+            .flatten()
+            .map(|e| {
+                let field = e
+                    .field
+                    .replace("spec", spec_at)
+                    .replace("metadata", "spec.template.metadata");
+                match (&e.kind, &e.bad) {
+                    (ErrType::Required, _) => format!("{field}: Required value"),
+                    (ErrType::Forbidden, Bad::Str(s)) if s.is_empty() => {
+                        format!("{field}: Forbidden")
+                    }
+                    (ErrType::Forbidden, bad) => {
+                        let shown = match bad {
+                            Bad::List(l) => format!("[{}]", l.join(" ")),
+                            other => bad_values(other).join(" "),
+                        };
+                        format!("{field} is forbidden, forbidden values found: {shown}")
+                    }
+                }
+            })
+            .collect();
+        out.push_str(&format!(
+            "(Forbidden reason: {}, field error list: [{}])",
+            c.reason,
+            errs.join(", ")
+        ));
     }
     out
 }
 
-fn apparmor_type(sc: &Value, base: &str, image: Option<&str>, out: &mut Vec<Violation>) {
-    if let Some(t) = s(sc, "/appArmorProfile/type").and_then(Value::as_str)
-        && t != "RuntimeDefault"
-        && t != "Localhost"
-    {
-        out.push(Violation {
-            control: "AppArmor",
-            field: format!("{base}.appArmorProfile.type"),
-            image: image.map(String::from),
-            value: Value::String(t.into()),
-        });
-    }
-}
-
-fn selinux(sc: &Value, base: &str, image: Option<&str>, out: &mut Vec<Violation>) {
-    let Some(opts) = s(sc, "/seLinuxOptions") else {
-        return;
-    };
-    let t = opts.get("type").and_then(Value::as_str).unwrap_or("");
-    let bad_type = !SELINUX_TYPES.contains(&t);
-    let has_user_role = opts.get("user").is_some_and(|v| !v.is_null())
-        || opts.get("role").is_some_and(|v| !v.is_null());
-    if bad_type || has_user_role {
-        out.push(Violation {
-            control: "SELinux",
-            field: format!("{base}.seLinuxOptions"),
-            image: image.map(String::from),
-            value: opts.clone(),
-        });
-    }
-}
-
-fn container(
-    restricted: bool,
-    group: &str,
-    c: &Value,
-    pod_non_root: Option<bool>,
-    pod_seccomp: Option<&str>,
-    out: &mut Vec<Violation>,
-) {
-    let image = c
-        .get("image")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let base = format!("spec.{group}[*].securityContext");
-    let sc = c.get("securityContext").unwrap_or(&Value::Null);
-    let mut push = |control: &'static str, field: String, value: Value| {
-        out.push(Violation {
-            control,
-            field,
-            image: Some(image.clone()),
-            value,
-        })
-    };
-    if s(sc, "/privileged").and_then(Value::as_bool) == Some(true) {
-        push(
-            "Privileged Containers",
-            format!("{base}.privileged"),
-            Value::Bool(true),
-        );
-    }
-    if s(sc, "/windowsOptions/hostProcess").and_then(Value::as_bool) == Some(true) {
-        push(
-            "HostProcess",
-            format!("{base}.windowsOptions.hostProcess"),
-            Value::Bool(true),
-        );
-    }
-    for p in c
-        .get("ports")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(hp) = p
-            .get("hostPort")
-            .filter(|v| v.as_i64().is_some_and(|n| n != 0))
-        {
-            push(
-                "Host Ports",
-                format!("spec.{group}[*].ports[*].hostPort"),
-                hp.clone(),
-            );
-        }
-    }
-    let adds: Vec<&str> = s(sc, "/capabilities/add")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    for cap in &adds {
-        let allowed = if restricted {
-            *cap == "NET_BIND_SERVICE"
-        } else {
-            BASELINE_CAPS.contains(cap)
-        };
-        if !allowed {
-            push(
-                "Capabilities",
-                format!("{base}.capabilities.add"),
-                Value::String((*cap).into()),
-            );
-        }
-    }
-    if let Some(pm) = s(sc, "/procMount").and_then(Value::as_str)
-        && pm != "Default"
-    {
-        push(
-            "/proc Mount Type",
-            format!("{base}.procMount"),
-            Value::String(pm.into()),
-        );
-    }
-    let seccomp = s(sc, "/seccompProfile/type").and_then(Value::as_str);
-    if seccomp == Some("Unconfined") {
-        push(
-            "Seccomp",
-            format!("{base}.seccompProfile.type"),
-            Value::String("Unconfined".into()),
-        );
-    }
-    if restricted {
-        restricted_controls(sc, &base, seccomp, (pod_non_root, pod_seccomp), &mut push);
-    }
-    apparmor_type(sc, &base, Some(&image), out);
-    selinux(sc, &base, Some(&image), out);
-}
-
-/// The controls only the restricted level has (`check_restricted*` in
-/// k8s.io/pod-security-admission): capabilities dropped, no privilege escalation,
-/// non-root, a seccomp profile. `pod` is the pod-level `runAsNonRoot` and seccomp type.
-fn restricted_controls(
-    sc: &Value,
-    base: &str,
-    seccomp: Option<&str>,
-    pod: (Option<bool>, Option<&str>),
-    push: &mut impl FnMut(&'static str, String, Value),
-) {
-    let (pod_non_root, pod_seccomp) = pod;
-    let drops: Vec<&str> = s(sc, "/capabilities/drop")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if !drops.contains(&"ALL") {
-        push(
-            "Capabilities",
-            format!("{base}.capabilities.drop"),
-            serde_json::json!(drops),
-        );
-    }
-    if s(sc, "/allowPrivilegeEscalation").and_then(Value::as_bool) != Some(false) {
-        push(
-            "Privilege Escalation",
-            format!("{base}.allowPrivilegeEscalation"),
-            sc.get("allowPrivilegeEscalation")
-                .cloned()
-                .unwrap_or(Value::Null),
-        );
-    }
-    match s(sc, "/runAsNonRoot").and_then(Value::as_bool) {
-        Some(true) => {}
-        Some(false) => push(
-            "Running as Non-root",
-            format!("{base}.runAsNonRoot"),
-            Value::Bool(false),
-        ),
-        None if pod_non_root != Some(true) => push(
-            "Running as Non-root",
-            format!("{base}.runAsNonRoot"),
-            Value::Null,
-        ),
-        None => {}
-    }
-    if s(sc, "/runAsUser").and_then(Value::as_i64) == Some(0) {
-        push(
-            "Running as Non-root user",
-            format!("{base}.runAsUser"),
-            serde_json::json!(0),
-        );
-    }
-    let effective = seccomp.or(pod_seccomp);
-    if !matches!(effective, Some("RuntimeDefault") | Some("Localhost"))
-        && seccomp != Some("Unconfined")
-    {
-        push(
-            "Seccomp",
-            format!("{base}.seccompProfile.type"),
-            effective
-                .map(|t| Value::String(t.into()))
-                .unwrap_or(Value::Null),
-        );
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn pod(spec: Value) -> Value {
-        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
-    }
-
-    #[test]
-    fn baseline_controls() {
-        let pss = json!({"level": "baseline", "version": "latest"});
-        let good = pod(json!({"containers": [{"name": "c", "image": "nginx"}]}));
-        assert_eq!(validate(&pss, &good).status, RuleStatus::Pass);
-        let bad =
-            pod(json!({"hostNetwork": true, "containers": [{"name": "c", "image": "nginx"}]}));
-        assert_eq!(validate(&pss, &bad).status, RuleStatus::Fail);
-        let caps = pod(json!({"containers": [{"name": "c", "image": "nginx",
-            "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}]}));
-        assert_eq!(validate(&pss, &caps).status, RuleStatus::Fail);
-    }
-
-    #[test]
-    fn restricted_with_image_exclusion() {
-        let spec = json!({"securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}},
-            "containers": [{"name": "c", "image": "redis:7",
-            "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"], "add": ["SYS_TIME"]}}}]});
-        let pss = json!({"level": "restricted", "version": "latest"});
-        assert_eq!(validate(&pss, &pod(spec.clone())).status, RuleStatus::Fail);
-        let pss = json!({"level": "restricted", "version": "latest",
-            "exclude": [{"controlName": "Capabilities", "images": ["redis*"]}]});
-        assert_eq!(validate(&pss, &pod(spec)).status, RuleStatus::Pass);
-    }
-}
+#[path = "pss_tests.rs"]
+mod tests;

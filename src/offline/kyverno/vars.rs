@@ -22,6 +22,9 @@ pub enum VarError {
     NotResolved(String),
     #[error("invalid expression {expr}: {reason}")]
     Invalid { expr: String, reason: String },
+    /// A context entry the expression reads failed to load.
+    #[error("{0}")]
+    Load(String),
 }
 
 /// Replaces every `{{ }}` in every string of `value`; an unresolvable variable is an error.
@@ -33,6 +36,94 @@ pub fn substitute(value: &Value, ctx: &Context) -> Result<Value, VarError> {
 /// does for preconditions.
 pub fn substitute_lenient(value: &Value, ctx: &Context) -> Result<Value, VarError> {
     substitute_with(value, ctx, true)
+}
+
+/// Replaces `{{@}}` in the strings of a patch with a variable naming the same place in
+/// the object being patched (`target.…` for a mutate-existing target, else
+/// `request.object.…`), so it substitutes the current value there, as Kyverno does
+/// (pkg/engine/variables/vars.go `substituteVariablesIfAny`, the path made by
+/// pkg/utils/jsonpointer `JMESPath`).
+pub fn resolve_current_value(patch: &Value, ctx: &Context) -> Value {
+    if !any_text(patch, &|s| s.contains('@') && s.contains("{{")) {
+        return patch.clone();
+    }
+    let root = if ctx.document().get("target").is_some_and(|t| !t.is_null()) {
+        "target"
+    } else {
+        "request.object"
+    };
+    let mut path = vec![root.to_string()];
+    at_paths(patch, &mut path)
+}
+
+fn at_paths(value: &Value, path: &mut Vec<String>) -> Value {
+    match value {
+        Value::String(s) if s.contains('@') => {
+            let re = at_variable();
+            Value::String(
+                re.replace_all(s, |_: &regex::Captures| {
+                    format!("{{{{{}}}}}", jmes_path(path))
+                })
+                .into_owned(),
+            )
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    path.push(i.to_string());
+                    let out = at_paths(v, path);
+                    path.pop();
+                    out
+                })
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    path.push(k.clone());
+                    let out = at_paths(v, path);
+                    path.pop();
+                    (k.clone(), out)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn at_variable() -> &'static regex::Regex {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    RE.get_or_init(|| regex::Regex::new(r"\{\{\s*@\s*\}\}").expect("valid regex"))
+}
+
+/// A JSON pointer's components as JMESPath: indexes in brackets, identifiers bare,
+/// other keys quoted.
+fn jmes_path(parts: &[String]) -> String {
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 && part.parse::<u64>().is_ok() {
+            out.push_str(&format!("[{part}]"));
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('.');
+        }
+        let bare = part
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if bare && !part.contains('.') || i == 0 {
+            out.push_str(part);
+        } else {
+            out.push_str(&serde_json::to_string(part).unwrap_or_default());
+        }
+    }
+    out
 }
 
 /// Whether a key or a string anywhere in `value` holds `{{` (a variable, or an escaped
@@ -187,15 +278,16 @@ fn abbreviated(expr: &str) -> String {
 fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     let mut expr = expr.trim().to_string();
     if ctx
-        .doc
+        .document()
         .pointer("/request/operation")
         .and_then(Value::as_str)
         == Some("DELETE")
     {
         expr = expr.replace("request.object", "request.oldObject");
     }
+    ctx.load_mentioned(&expr).map_err(VarError::Load)?;
     if expr == "@" {
-        return Ok(ctx.doc.get("@").cloned().unwrap_or(Value::Null));
+        return Ok(ctx.document().get("@").cloned().unwrap_or(Value::Null));
     }
     let compiled = compiled_expression(&expr)?;
     let data = ctx.variable();
@@ -267,7 +359,7 @@ fn finish(
         });
     }
     let value = to_value(&result);
-    if value.is_null() && path_missing(compiled.as_ast(), &ctx.doc) {
+    if value.is_null() && path_missing(compiled.as_ast(), &ctx.document()) {
         return Err(VarError::NotResolved(expr.to_string()));
     }
     Ok(value)

@@ -97,3 +97,28 @@ fn custom_functions_work() {
         json!("47 10 5 3 2")
     );
 }
+
+/// `{{@}}` in a patch is the current value at the same place in the object (it was
+/// `null`), under `target` for a mutate-existing target.
+#[test]
+fn at_in_a_patch_is_the_current_value_there() {
+    let c = ctx(
+        json!({"metadata": {"labels": {"app.kubernetes.io/name": "web", "tier": "a"}},
+        "spec": {"containers": [{"image": "nginx"}]}}),
+    );
+    let patch = json!({"metadata": {"labels": {"app.kubernetes.io/name": "{{@}}-x", "tier": "{{ @ }}"}},
+        "spec": {"containers": [{"image": "{{@}}"}]}});
+    let resolved = resolve_current_value(&patch, &c);
+    assert_eq!(
+        substitute(&resolved, &c).unwrap(),
+        json!({"metadata": {"labels": {"app.kubernetes.io/name": "web-x", "tier": "a"}},
+            "spec": {"containers": [{"image": "nginx"}]}})
+    );
+    let mut t = ctx(json!({}));
+    t.add_variable("target", json!({"data": {"k": "v"}}));
+    let resolved = resolve_current_value(&json!({"data": {"k": "{{@}}!"}}), &t);
+    assert_eq!(
+        substitute(&resolved, &t).unwrap(),
+        json!({"data": {"k": "v!"}})
+    );
+}
