@@ -255,6 +255,13 @@ impl Cluster {
             if let Some(text) = validation::denial_text(&problems) {
                 return Answer::Refused(text);
             }
+            if let Some(p) = old
+                .as_ref()
+                .and_then(|o| validation::immutable_generate(&new, o))
+                && let Some(text) = validation::denial_text(&[p])
+            {
+                return Answer::Refused(text);
+            }
         }
         // The API server sets the uid before validating admission, where Kyverno's
         // generate handling runs (the UpdateRequest names the trigger by it).
@@ -312,29 +319,52 @@ impl Cluster {
         self.generate_cel(&req, trigger)
     }
 
-    /// Kyverno's controllers may do what they need: conformance clusters grant it
-    /// (permission refusals are not what this replay measures).
+    /// The RBAC Kyverno's controllers have in a conformance cluster: the chart's roles
+    /// (kind-config/baseline-rbac.yaml), the extra grants of the suite's Helm values
+    /// (scripts/config/standard/kyverno.yaml, `admissionController` and
+    /// `backgroundController` `.rbac.clusterRole.extraResources`, aggregated into each
+    /// controller's role as the chart renders them), and whatever roles the test applies.
     fn kyverno_authorizer(&self) -> Authorizer {
-        let mut objects: Vec<Value> = self
-            .objects
-            .iter()
-            .filter(|o| {
-                matches!(
-                    text(o, "/kind").as_str(),
-                    "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
-                )
-            })
-            .cloned()
-            .collect();
-        objects.push(
+        let extra = |component: &str, resources: Value| {
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": "kca-conformance-kyverno"},
-            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}),
+                "metadata": {"name": format!("kyverno:{component}:additional"), "labels": {
+                    "app.kubernetes.io/component": component,
+                    "app.kubernetes.io/instance": "kyverno",
+                    "app.kubernetes.io/part-of": "kyverno"}},
+                "rules": [{"apiGroups": ["*"], "resources": resources,
+                    "verbs": ["create", "update", "patch", "delete", "get", "list"]}]})
+        };
+        let mut objects: Vec<Value> = crate::lab::offline::baseline_rbac().to_vec();
+        objects.push(extra("admission-controller", json!(["secrets"])));
+        objects.push(extra(
+            "background-controller",
+            json!([
+                "configmaps",
+                "networkpolicies",
+                "resourcequotas",
+                "secrets",
+                "roles",
+                "rolebindings",
+                "clusterroles",
+                "clusterrolebindings",
+                "limitranges",
+                "namespaces",
+                "nodes",
+                "nodes/status",
+                "pods"
+            ]),
+        ));
+        objects.extend(
+            self.objects
+                .iter()
+                .filter(|o| {
+                    matches!(
+                        text(o, "/kind").as_str(),
+                        "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
+                    )
+                })
+                .cloned(),
         );
-        objects.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": {"name": "kca-conformance-kyverno"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kca-conformance-kyverno"},
-            "subjects": [{"kind": "Group", "name": "system:serviceaccounts:kyverno", "apiGroup": "rbac.authorization.k8s.io"}]}));
         Authorizer::new(&objects)
     }
 

@@ -3,13 +3,21 @@
 //! `api/kyverno/v1` (`Spec.Validate`, `Rule.Validate`, `Generation.Validate`) and the
 //! checks of `pkg/validation/policy/validate.go` that the course and the corpus reach,
 //! including the generate permission check of `pkg/policy/generate/validate.go`
-//! (`canIGenerate`) and `pkg/validation/policy/actions.go`. Kyverno 1.19.0 is the
+//! (`canIGenerate`), `pkg/validation/policy/actions.go` and, for mutate-existing rules,
+//! `pkg/policy/mutate/validate.go` (see `validation_mutate.rs`). Kyverno 1.19.0 is the
 //! reference. Pure: the cluster is an RBAC [`Authorizer`] and a discovery [`Mapper`].
 
 use serde_json::Value;
 
 use crate::offline::rbac::resource::Mapper;
 use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
+
+#[path = "validation_mutate.rs"]
+mod mutate_checks;
+#[path = "validation_update.rs"]
+mod update_checks;
+
+pub use update_checks::immutable_generate;
 
 /// The background controller's user, as the chart passes it to the admission
 /// controller (`--backgroundServiceAccountName`).
@@ -57,6 +65,10 @@ pub fn validate_policy(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
     if matches!(mode, Mode::Cluster { .. })
         && let Some(e) = super::validation_kinds::subject_kinds(policy, &rules)
     {
+        return problem(e);
+    }
+    // `ValidateVariables` runs before the field checks.
+    if let Some(e) = mutate_checks::variables_problem(&rules) {
         return problem(e);
     }
     let fields = field_checks(policy, mode);
@@ -167,6 +179,11 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
             ),
         });
     }
+    if namespaced {
+        for (i, rule) in rules.iter().enumerate() {
+            out.extend(namespaced_match_fields(i, rule, mode));
+        }
+    }
     for (i, rule) in rules.iter().enumerate() {
         if let Some(generate) = rule.get("generate").filter(|g| g.is_object()) {
             let at = format!("spec.rules[{i}].generate");
@@ -187,6 +204,68 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
         ));
     }
     out
+}
+
+/// `ResourceDescription.Validate` in a namespaced `Policy` (api/kyverno/v1
+/// resource_description_types.go): no `namespaces` filter, no cluster-wide kind (as
+/// discovery lists them: `Kind` or `group/version/Kind`).
+fn namespaced_match_fields(i: usize, rule: &Value, mode: Mode<'_>) -> Vec<Problem> {
+    let mut out = Vec::new();
+    for block in ["match", "exclude"] {
+        let Some(b) = rule.get(block) else { continue };
+        let mut filters: Vec<(String, &Value)> = Vec::new();
+        for list in ["any", "all"] {
+            for (j, f) in b
+                .get(list)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                filters.push((format!("spec.rules[{i}].{block}.{list}[{j}]"), f));
+            }
+        }
+        filters.push((format!("spec.rules[{i}].{block}"), b));
+        for (path, f) in filters {
+            let Some(res) = f.get("resources") else {
+                continue;
+            };
+            if res
+                .get("namespaces")
+                .and_then(Value::as_array)
+                .is_some_and(|n| !n.is_empty())
+            {
+                out.push(forbidden(
+                    &format!("{path}.namespaces"),
+                    "Filtering namespaces not allowed in namespaced policies",
+                ));
+            }
+            let kinds = res.get("kinds").and_then(Value::as_array);
+            for (k, kind) in kinds.into_iter().flatten().enumerate() {
+                let Some(kind) = kind.as_str() else { continue };
+                if listed_cluster_wide(mode, kind) {
+                    out.push(forbidden(
+                        &format!("{path}.kinds[{k}]"),
+                        &format!("Cluster wide resource '{kind}' not allowed in namespaced policy"),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether a match kind is in Kyverno's set of cluster-wide kinds, which holds each such
+/// kind as `Kind` and as `group/version/Kind` (validate.go `getClusteredResources`).
+fn listed_cluster_wide(mode: Mode<'_>, selector: &str) -> bool {
+    let Mode::Cluster { mapper, .. } = mode else {
+        return false;
+    };
+    let found = match selector.rsplit_once('/') {
+        None => mapper.for_bare_kind(selector),
+        Some((gv, kind)) => mapper.for_kind(gv, kind),
+    };
+    found.is_some_and(|r| !r.namespaced)
 }
 
 /// Whether discovery serves `kind` (`v1/Namespace` or `Namespace`) cluster-wide. The
@@ -329,6 +408,9 @@ fn rule_checks(i: usize, rule: &Value, mode: Mode<'_>) -> Option<String> {
         .and_then(Value::as_str)
         && let Some(e) = json_patch_problem(patch, i)
     {
+        return Some(e);
+    }
+    if let Some(e) = mutate_checks::auth_problem(i, rule, mode) {
         return Some(e);
     }
     let generate = rule.get("generate").filter(|g| g.is_object())?;
