@@ -292,8 +292,10 @@ impl Cluster {
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             self.policy_written(&object, old.as_ref());
         }
-        self.watched_policy_written(&object);
-        answer
+        match self.watched_policy_written(&object, old.as_ref()) {
+            Answer::Ok => answer,
+            other => other,
+        }
     }
 
     /// What the background controller does for an admitted trigger, done at once.
@@ -534,6 +536,9 @@ impl Cluster {
         }
         self.watched_write(&Value::Null, &old);
         self.watched_policy_deleted(&old);
+        if !filtered(&old) {
+            return self.generate_cel_on_delete(&old);
+        }
         Answer::Ok
     }
 }
