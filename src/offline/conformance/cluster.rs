@@ -6,7 +6,7 @@
 //! mutate-existing targets).
 
 mod background;
-mod gpol_sync;
+mod cel_background;
 
 use std::sync::Arc;
 
@@ -66,7 +66,7 @@ pub struct Cluster {
     /// policy may be gone since).
     pub made_in_background: bool,
     /// Downstreams of synchronized GeneratingPolicies, as made.
-    watched: Vec<gpol_sync::Watched>,
+    watched: Vec<cel_background::Watched>,
     uid: u64,
 }
 
@@ -293,6 +293,10 @@ impl Cluster {
             self.policy_written(&object, old.as_ref());
         }
         match self.watched_policy_written(&object, old.as_ref()) {
+            Answer::Ok => {}
+            other => return other,
+        }
+        match self.cel_mutate_existing(&object, old.as_ref()) {
             Answer::Ok => answer,
             other => other,
         }

@@ -1,3 +1,9 @@
+//! The background work for CEL policies.
+//!
+//! MutatingPolicies with `evaluation.mutateExisting.enabled` and no
+//! `targetMatchConstraints` mutate the existing objects they match when they are created
+//! or changed (pkg/policy/policy_controller.go `syncPolicy`, `createURForMutatingPolicy`).
+//!
 //! GeneratingPolicies with `evaluation.synchronize.enabled`: Kyverno's watch manager
 //! keeps a copy of each downstream it made (pkg/background/gpol/dynamic_watcher.go,
 //! `metadataCache`), puts it back when a user edits or deletes it, deletes it with its
@@ -202,6 +208,44 @@ impl Cluster {
         }
     }
 
+    /// A MutatingPolicy with `mutateExisting` created or changed: each existing object it
+    /// matches is mutated in place.
+    pub(super) fn cel_mutate_existing(&mut self, new: &Value, old: Option<&Value>) -> Answer {
+        let kind = text(new, "/kind");
+        if !matches!(kind.as_str(), "MutatingPolicy" | "NamespacedMutatingPolicy")
+            || !enabled(new, "mutateExisting")
+            || new.pointer("/spec/targetMatchConstraints").is_some()
+            || old.is_some_and(|o| o.get("spec") == new.get("spec"))
+        {
+            return Answer::Ok;
+        }
+        let candidates: Vec<Value> = self
+            .objects
+            .iter()
+            .filter(|o| {
+                !super::filtered(o)
+                    && !crate::offline::conformance::is_policy_kind(&text(o, "/kind"))
+            })
+            .cloned()
+            .collect();
+        for object in candidates {
+            let req = self.cel_request(&object);
+            match vap::mutate_with_policies(std::slice::from_ref(new), &req) {
+                Ok(mutated) if mutated != object => {
+                    self.made_in_background = true;
+                    self.store(mutated);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    if let Some(why) = policy_unsupported(&e) {
+                        return Answer::Undecidable(Skip::Engine(why));
+                    }
+                }
+            }
+        }
+        Answer::Ok
+    }
+
     /// A GeneratingPolicy written: disabling synchronization forgets its downstreams;
     /// else see [`Cluster::cel_policy_changed`].
     pub(super) fn watched_policy_written(&mut self, new: &Value, old: Option<&Value>) -> Answer {
@@ -287,5 +331,34 @@ mod tests {
         assert!(!cm(&c, "a", "two"), "deleted with the policy");
         ok(c.apply(&gpol(false, true, "three"), false));
         assert!(cm(&c, "a", "three"), "generateExisting");
+    }
+
+    /// A MutatingPolicy with `mutateExisting` did not touch the objects that existed
+    /// before it.
+    #[test]
+    fn a_mutate_existing_policy_mutates_what_exists() {
+        let mut c = Cluster::new("t");
+        ok(c.apply(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cm", "namespace": "default"}}),
+            false,
+        ));
+        let mpol = json!({"apiVersion": "policies.kyverno.io/v1beta1", "kind": "MutatingPolicy",
+            "metadata": {"name": "m"},
+            "spec": {"evaluation": {"mutateExisting": {"enabled": true}},
+                "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]},
+                "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+                    "Object{metadata: Object.metadata{labels: Object.metadata.labels{done: \"yes\"}}}"}}]}});
+        ok(c.apply(&mpol, false));
+        let cm = c
+            .find(&Key {
+                group: String::new(),
+                kind: "ConfigMap".into(),
+                namespace: "default".into(),
+                name: "cm".into(),
+            })
+            .unwrap();
+        assert_eq!(cm.pointer("/metadata/labels/done"), Some(&json!("yes")));
     }
 }
