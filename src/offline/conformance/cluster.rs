@@ -139,19 +139,23 @@ impl Cluster {
     }
 
     /// Stores `obj`, replacing the object of its key; sets what the API server sets.
-    pub fn store(&mut self, mut obj: Value) {
+    pub fn store(&mut self, obj: Value) {
+        self.store_as(obj, None);
+    }
+
+    /// [`Cluster::store`] of a new object under the uid admission already gave it.
+    fn store_as(&mut self, mut obj: Value, given: Option<Value>) {
         secret_string_data(&mut obj);
         let key = Key::of(&obj);
         let old = self.objects.iter().position(|o| Key::of(o) == key);
-        let given = obj.pointer("/metadata/uid").cloned();
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             let uid = match (
                 old.and_then(|i| self.objects[i].pointer("/metadata/uid")),
                 given,
             ) {
                 (Some(u), _) => u.clone(),
-                (None, Some(u)) if u.as_str().is_some_and(|u| !u.is_empty()) => u,
-                (None, _) => self.new_uid(),
+                (None, Some(u)) => u,
+                (None, None) => self.new_uid(),
             };
             meta.insert("uid".into(), uid);
             if key.kind == "Namespace" {
@@ -263,6 +267,15 @@ impl Cluster {
                 return Answer::Refused(text);
             }
         }
+        if kind == "PolicyException" && text(&new, "/apiVersion").starts_with("kyverno.io/") {
+            let problems = validation::validate_exception(&new);
+            if let Some(m) = validation::message(&problems) {
+                return Answer::Refused(format!(
+                    "admission webhook \"{}\" denied the request: {m}",
+                    validation::EXCEPTION_WEBHOOK
+                ));
+            }
+        }
         // The API server sets the uid before validating admission, where Kyverno's
         // generate handling runs (the UpdateRequest names the trigger by it).
         let mut new = new;
@@ -287,7 +300,8 @@ impl Cluster {
         };
         let mut object = admitted.object;
         ready_status(&mut object);
-        self.store(object.clone());
+        let uid = object.pointer("/metadata/uid").cloned();
+        self.store_as(object.clone(), uid);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             self.policy_written(&object, old.as_ref());

@@ -12,11 +12,14 @@ use serde_json::Value;
 use crate::offline::rbac::resource::Mapper;
 use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
 
+#[path = "validation_exception.rs"]
+mod exception_checks;
 #[path = "validation_mutate.rs"]
 mod mutate_checks;
 #[path = "validation_update.rs"]
 mod update_checks;
 
+pub use exception_checks::{EXCEPTION_WEBHOOK, validate_exception};
 pub use update_checks::immutable_generate;
 
 /// The background controller's user, as the chart passes it to the admission
