@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::offline::rbac::resource::Mapper;
+use crate::offline::rbac::resource::{ApiResource, Mapper};
 use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
 
 #[path = "validation_exception.rs"]
@@ -214,44 +214,29 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
 /// discovery lists them: `Kind` or `group/version/Kind`).
 fn namespaced_match_fields(i: usize, rule: &Value, mode: Mode<'_>) -> Vec<Problem> {
     let mut out = Vec::new();
-    for block in ["match", "exclude"] {
-        let Some(b) = rule.get(block) else { continue };
-        let mut filters: Vec<(String, &Value)> = Vec::new();
-        for list in ["any", "all"] {
-            for (j, f) in b
-                .get(list)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                filters.push((format!("spec.rules[{i}].{block}.{list}[{j}]"), f));
-            }
+    for (path, f) in super::validation_kinds::filters_of(rule) {
+        let path = format!("spec.rules[{i}].{path}");
+        let Some(res) = f.get("resources") else {
+            continue;
+        };
+        if res
+            .get("namespaces")
+            .and_then(Value::as_array)
+            .is_some_and(|n| !n.is_empty())
+        {
+            out.push(forbidden(
+                &format!("{path}.namespaces"),
+                "Filtering namespaces not allowed in namespaced policies",
+            ));
         }
-        filters.push((format!("spec.rules[{i}].{block}"), b));
-        for (path, f) in filters {
-            let Some(res) = f.get("resources") else {
-                continue;
-            };
-            if res
-                .get("namespaces")
-                .and_then(Value::as_array)
-                .is_some_and(|n| !n.is_empty())
-            {
+        let kinds = res.get("kinds").and_then(Value::as_array);
+        for (k, kind) in kinds.into_iter().flatten().enumerate() {
+            let Some(kind) = kind.as_str() else { continue };
+            if listed_cluster_wide(mode, kind) {
                 out.push(forbidden(
-                    &format!("{path}.namespaces"),
-                    "Filtering namespaces not allowed in namespaced policies",
+                    &format!("{path}.kinds[{k}]"),
+                    &format!("Cluster wide resource '{kind}' not allowed in namespaced policy"),
                 ));
-            }
-            let kinds = res.get("kinds").and_then(Value::as_array);
-            for (k, kind) in kinds.into_iter().flatten().enumerate() {
-                let Some(kind) = kind.as_str() else { continue };
-                if listed_cluster_wide(mode, kind) {
-                    out.push(forbidden(
-                        &format!("{path}.kinds[{k}]"),
-                        &format!("Cluster wide resource '{kind}' not allowed in namespaced policy"),
-                    ));
-                }
             }
         }
     }
@@ -536,25 +521,7 @@ fn can_i_generate(
     let Some(resource) = resource else {
         return Some(format!("failed to get GVR for kind {gvk}"));
     };
-    let (username, groups) = impersonated(user, &[]);
-    let failed: Vec<&str> = verbs
-        .iter()
-        .copied()
-        .filter(|verb| {
-            !authorizer
-                .authorize(&AccessRequest {
-                    user: username.clone(),
-                    groups: groups.clone(),
-                    verb: verb.to_string(),
-                    api_group: resource.group.clone(),
-                    resource: resource.plural.clone(),
-                    subresource: subresource.to_string(),
-                    namespace: namespace.to_string(),
-                    ..AccessRequest::default()
-                })
-                .allowed
-        })
-        .collect();
+    let failed = denied_verbs(authorizer, user, verbs, resource, subresource, namespace);
     if failed.is_empty() {
         return None;
     }
@@ -571,6 +538,36 @@ fn can_i_generate(
         msg.push_str(&format!(" in namespace {namespace}"));
     }
     Some(msg)
+}
+
+/// The verbs of `verbs` that `user` may not use on the resource in `namespace`.
+fn denied_verbs<'v>(
+    authorizer: &Authorizer,
+    user: &str,
+    verbs: &[&'v str],
+    resource: &ApiResource,
+    subresource: &str,
+    namespace: &str,
+) -> Vec<&'v str> {
+    let (username, groups) = impersonated(user, &[]);
+    verbs
+        .iter()
+        .copied()
+        .filter(|verb| {
+            !authorizer
+                .authorize(&AccessRequest {
+                    user: username.clone(),
+                    groups: groups.clone(),
+                    verb: verb.to_string(),
+                    api_group: resource.group.clone(),
+                    resource: resource.plural.clone(),
+                    subresource: subresource.to_string(),
+                    namespace: namespace.to_string(),
+                    ..AccessRequest::default()
+                })
+                .allowed
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@
 use serde_json::Value;
 
 use super::{BACKGROUND_SA, Mode};
-use crate::offline::rbac::{AccessRequest, impersonated};
 
 /// The first problem, in Kyverno's words; `None` when the rules pass.
 pub(super) fn variables_problem(rules: &[Value]) -> Option<String> {
@@ -83,24 +82,14 @@ pub(super) fn auth_problem(i: usize, rule: &Value, mode: Mode<'_>) -> Option<Str
             failures.push(format!("failed to get GVR for kind {gvk}"));
             continue;
         };
-        let (user, groups) = impersonated(BACKGROUND_SA, &[]);
-        let failed: Vec<&str> = ["get", "update"]
-            .into_iter()
-            .filter(|verb| {
-                !authorizer
-                    .authorize(&AccessRequest {
-                        user: user.clone(),
-                        groups: groups.clone(),
-                        verb: verb.to_string(),
-                        api_group: resource.group.clone(),
-                        resource: resource.plural.clone(),
-                        subresource: subresource.to_string(),
-                        namespace: namespace.to_string(),
-                        ..AccessRequest::default()
-                    })
-                    .allowed
-            })
-            .collect();
+        let failed = super::denied_verbs(
+            authorizer,
+            BACKGROUND_SA,
+            &["get", "update"],
+            resource,
+            subresource,
+            namespace,
+        );
         if !failed.is_empty() {
             let mut msg = format!(
                 "{BACKGROUND_SA} requires permissions {} for resource {gvk}",

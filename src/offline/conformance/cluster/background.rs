@@ -597,17 +597,18 @@ impl Cluster {
     /// Existing objects a policy's background work may take as triggers: the policy's
     /// namespace for a Policy; not what Kyverno's resource filters leave alone.
     fn candidates(&self, policy: &Policy) -> Vec<Value> {
+        self.existing_objects(policy.namespace.as_deref())
+    }
+
+    /// The objects a policy's background work may take as triggers (in `namespace` when
+    /// given): not Kyverno's policies, not what its resource filters leave alone.
+    pub(super) fn existing_objects(&self, namespace: Option<&str>) -> Vec<Value> {
         self.objects
             .iter()
             .filter(|o| {
                 !filtered(o) && !crate::offline::conformance::is_policy_kind(&text(o, "/kind"))
             })
-            .filter(|o| {
-                policy
-                    .namespace
-                    .as_ref()
-                    .is_none_or(|ns| text(o, "/metadata/namespace") == *ns)
-            })
+            .filter(|o| namespace.is_none_or(|ns| text(o, "/metadata/namespace") == ns))
             .cloned()
             .collect()
     }

@@ -159,15 +159,7 @@ impl Cluster {
             }
         }
         if enabled(new, "generateExisting") {
-            let candidates: Vec<Value> = self
-                .objects
-                .iter()
-                .filter(|o| {
-                    !super::filtered(o)
-                        && !crate::offline::conformance::is_policy_kind(&text(o, "/kind"))
-                })
-                .cloned()
-                .collect();
+            let candidates = self.existing_objects(None);
             for trigger in candidates {
                 let req = self.cel_request(&trigger);
                 if let Err(answer) = self.generate_one(new, &req, &trigger) {
@@ -219,15 +211,7 @@ impl Cluster {
         {
             return Answer::Ok;
         }
-        let candidates: Vec<Value> = self
-            .objects
-            .iter()
-            .filter(|o| {
-                !super::filtered(o)
-                    && !crate::offline::conformance::is_policy_kind(&text(o, "/kind"))
-            })
-            .cloned()
-            .collect();
+        let candidates = self.existing_objects(None);
         for object in candidates {
             let req = self.cel_request(&object);
             match vap::mutate_with_policies(std::slice::from_ref(new), &req) {
