@@ -5,9 +5,14 @@
 //! what the background controller does at once offline (generate rules, GeneratingPolicies,
 //! mutate-existing targets).
 
+mod background;
+mod cel_background;
+
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+
+use background::Writer;
 
 use super::Skip;
 use crate::offline::kyverno::{self, RuleKind, RuleStatus, validation};
@@ -57,6 +62,11 @@ pub struct Cluster {
     pub objects: Vec<Value>,
     /// The test's namespace (where namespaced objects without one go).
     pub namespace: String,
+    /// Kyverno's background controller made or changed an object at some point (its
+    /// policy may be gone since).
+    pub made_in_background: bool,
+    /// Downstreams of synchronized GeneratingPolicies, as made.
+    watched: Vec<cel_background::Watched>,
     uid: u64,
     /// Kyverno runs with `--enablePolicyException=false`: CEL PolicyExceptions are inert.
     pub exceptions_disabled: bool,
@@ -67,6 +77,8 @@ impl Cluster {
         let mut c = Cluster {
             objects: Vec::new(),
             namespace: namespace.to_string(),
+            made_in_background: false,
+            watched: Vec::new(),
             uid: 0,
             exceptions_disabled: false,
         };
@@ -130,16 +142,23 @@ impl Cluster {
     }
 
     /// Stores `obj`, replacing the object of its key; sets what the API server sets.
-    pub fn store(&mut self, mut obj: Value) {
+    pub fn store(&mut self, obj: Value) {
+        self.store_as(obj, None);
+    }
+
+    /// [`Cluster::store`] of a new object under the uid admission already gave it.
+    fn store_as(&mut self, mut obj: Value, given: Option<Value>) {
+        secret_string_data(&mut obj);
         let key = Key::of(&obj);
         let old = self.objects.iter().position(|o| Key::of(o) == key);
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-            let uid = match old.and_then(|i| self.objects[i].pointer("/metadata/uid")) {
-                Some(u) => u.clone(),
-                None => {
-                    self.uid += 1;
-                    json!(format!("00000000-0000-0000-0000-{:012}", self.uid))
-                }
+            let uid = match (
+                old.and_then(|i| self.objects[i].pointer("/metadata/uid")),
+                given,
+            ) {
+                (Some(u), _) => u.clone(),
+                (None, Some(u)) => u,
+                (None, None) => self.new_uid(),
             };
             meta.insert("uid".into(), uid);
             if key.kind == "Namespace" {
@@ -155,6 +174,11 @@ impl Cluster {
             Some(i) => self.objects[i] = obj,
             None => self.objects.push(obj),
         }
+    }
+
+    fn new_uid(&mut self) -> Value {
+        self.uid += 1;
+        json!(format!("00000000-0000-0000-0000-{:012}", self.uid))
     }
 
     /// Removes the object, and a Namespace's objects with it.
@@ -238,8 +262,34 @@ impl Cluster {
             if let Some(text) = validation::denial_text(&problems) {
                 return Answer::Refused(text);
             }
+            if let Some(p) = old
+                .as_ref()
+                .and_then(|o| validation::immutable_generate(&new, o))
+                && let Some(text) = validation::denial_text(&[p])
+            {
+                return Answer::Refused(text);
+            }
         }
-        let update = old.is_some();
+        if kind == "PolicyException" && text(&new, "/apiVersion").starts_with("kyverno.io/") {
+            let problems = validation::validate_exception(&new);
+            if let Some(m) = validation::message(&problems) {
+                return Answer::Refused(format!(
+                    "admission webhook \"{}\" denied the request: {m}",
+                    validation::EXCEPTION_WEBHOOK
+                ));
+            }
+        }
+        // The API server sets the uid before validating admission, where Kyverno's
+        // generate handling runs (the UpdateRequest names the trigger by it).
+        let mut new = new;
+        secret_string_data(&mut new);
+        let uid = match old.as_ref().and_then(|o| o.pointer("/metadata/uid")) {
+            Some(u) => u.clone(),
+            None => self.new_uid(),
+        };
+        if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("uid".into(), uid);
+        }
         let admitted = if filtered(&new) {
             Admitted {
                 object: new,
@@ -253,66 +303,91 @@ impl Cluster {
         };
         let mut object = admitted.object;
         ready_status(&mut object);
-        self.store(object.clone());
-        self.background(&object, update, &admitted.response)
+        let uid = object.pointer("/metadata/uid").cloned();
+        self.store_as(object.clone(), uid);
+        let answer = self.background(&object, old.as_ref(), &admitted.response);
+        if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
+            self.policy_written(&object, old.as_ref());
+        }
+        match self.watched_policy_written(&object, old.as_ref()) {
+            Answer::Ok => {}
+            other => return other,
+        }
+        match self.cel_mutate_existing(&object, old.as_ref()) {
+            Answer::Ok => answer,
+            other => other,
+        }
     }
 
     /// What the background controller does for an admitted trigger, done at once.
-    fn background(&mut self, trigger: &Value, update: bool, resp: &kyverno::Response) -> Answer {
-        for g in &resp.generated {
-            let mut g = g.clone();
-            if self.place(&mut g).is_ok() {
-                self.store(g);
-            }
-        }
+    fn background(
+        &mut self,
+        trigger: &Value,
+        old: Option<&Value>,
+        resp: &kyverno::Response,
+    ) -> Answer {
+        let update = old.is_some();
+        let op = if update { "UPDATE" } else { "CREATE" };
+        self.after_write(op, trigger, old.unwrap_or(&Value::Null), Writer::User);
         for t in &resp.patched_targets {
+            self.made_in_background = true;
             self.store(t.clone());
         }
         if filtered(trigger) {
             return Answer::Ok;
         }
+        self.watched_write(trigger, old.unwrap_or(&Value::Null));
         let mut req = self.vap_request(trigger, update.then(|| trigger.clone()));
         req.cluster = Some(Arc::new(self.objects.clone()));
-        match vap::generate_with_policies(&self.cel_policy_objects(), &req) {
-            Ok(objects) => {
-                for mut g in objects {
-                    if self.place(&mut g).is_ok() {
-                        self.store(g);
-                    }
-                }
-            }
-            Err(e) => {
-                if let Some(why) = policy_unsupported(&e) {
-                    return Answer::Undecidable(Skip::Engine(why));
-                }
-            }
-        }
-        Answer::Ok
+        self.generate_cel(&req, trigger)
     }
 
-    /// Kyverno's controllers may do what they need: conformance clusters grant it
-    /// (permission refusals are not what this replay measures).
+    /// The RBAC Kyverno's controllers have in a conformance cluster: the chart's roles
+    /// (kind-config/baseline-rbac.yaml), the extra grants of the suite's Helm values
+    /// (scripts/config/standard/kyverno.yaml, `admissionController` and
+    /// `backgroundController` `.rbac.clusterRole.extraResources`, aggregated into each
+    /// controller's role as the chart renders them), and whatever roles the test applies.
     fn kyverno_authorizer(&self) -> Authorizer {
-        let mut objects: Vec<Value> = self
-            .objects
-            .iter()
-            .filter(|o| {
-                matches!(
-                    text(o, "/kind").as_str(),
-                    "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
-                )
-            })
-            .cloned()
-            .collect();
-        objects.push(
+        let extra = |component: &str, resources: Value| {
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": "kca-conformance-kyverno"},
-            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}),
+                "metadata": {"name": format!("kyverno:{component}:additional"), "labels": {
+                    "app.kubernetes.io/component": component,
+                    "app.kubernetes.io/instance": "kyverno",
+                    "app.kubernetes.io/part-of": "kyverno"}},
+                "rules": [{"apiGroups": ["*"], "resources": resources,
+                    "verbs": ["create", "update", "patch", "delete", "get", "list"]}]})
+        };
+        let mut objects: Vec<Value> = crate::lab::offline::baseline_rbac().to_vec();
+        objects.push(extra("admission-controller", json!(["secrets"])));
+        objects.push(extra(
+            "background-controller",
+            json!([
+                "configmaps",
+                "networkpolicies",
+                "resourcequotas",
+                "secrets",
+                "roles",
+                "rolebindings",
+                "clusterroles",
+                "clusterrolebindings",
+                "limitranges",
+                "namespaces",
+                "nodes",
+                "nodes/status",
+                "pods"
+            ]),
+        ));
+        objects.extend(
+            self.objects
+                .iter()
+                .filter(|o| {
+                    matches!(
+                        text(o, "/kind").as_str(),
+                        "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
+                    )
+                })
+                .cloned(),
         );
-        objects.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": {"name": "kca-conformance-kyverno"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kca-conformance-kyverno"},
-            "subjects": [{"kind": "Group", "name": "system:serviceaccounts:kyverno", "apiGroup": "rbac.authorization.k8s.io"}]}));
         Authorizer::new(&objects)
     }
 
@@ -397,27 +472,11 @@ impl Cluster {
             operation: if update { "UPDATE" } else { "CREATE" }.into(),
             object: object.clone(),
             old_object: old.clone().unwrap_or(Value::Null),
-            user_info: kyverno::UserInfo {
-                username: "kubernetes-admin".into(),
-                groups: vec!["system:masters".into(), "system:authenticated".into()],
-                ..Default::default()
-            },
+            user_info: admin(),
             namespace_labels: self.namespace_labels(&ns),
             ..Default::default()
         };
-        let opts = kyverno::Options {
-            exceptions: self
-                .objects
-                .iter()
-                .filter(|o| {
-                    text(o, "/kind") == "PolicyException"
-                        && text(o, "/apiVersion").starts_with("kyverno.io/")
-                })
-                .cloned()
-                .collect(),
-            cluster: std::sync::Arc::new(self.objects.clone()),
-            ..Default::default()
-        };
+        let opts = self.engine_options();
         let resp = kyverno::admit_with(&policies, &kreq, &opts);
         if let Some(r) = resp
             .results
@@ -430,11 +489,11 @@ impl Cluster {
                 why.unwrap_or_default(),
             )));
         }
-        if let Some(e) = resp
-            .results
-            .iter()
-            .find(|r| r.kind == RuleKind::Mutate && r.status == RuleStatus::Error)
-        {
+        if let Some(e) = resp.results.iter().find(|r| {
+            r.kind == RuleKind::Mutate
+                && r.status == RuleStatus::Error
+                && !background::mutates_existing(&policies, &r.policy, &r.rule)
+        }) {
             return Err(Answer::Refused(format!(
                 "admission webhook \"mutate.kyverno.svc-fail\" denied the request: mutation policy {} error: failed to apply policy {} rules [{}: {}]",
                 e.policy, e.policy, e.rule, e.message
@@ -481,7 +540,7 @@ impl Cluster {
     /// `kubectl delete`: Kyverno's validate rules see a DELETE; then the object (and a
     /// Namespace's objects) are gone. A missing object is no error.
     pub fn delete(&mut self, obj: &Value) -> Answer {
-        let mut obj = obj.clone();
+        let mut obj = from_ref(obj);
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);
         }
@@ -496,25 +555,76 @@ impl Cluster {
                 object: Value::Null,
                 old_object: old.clone(),
                 namespace_labels: self.namespace_labels(&key.namespace),
-                user_info: kyverno::UserInfo {
-                    username: "kubernetes-admin".into(),
-                    groups: vec!["system:masters".into(), "system:authenticated".into()],
-                    ..Default::default()
-                },
+                user_info: admin(),
                 ..Default::default()
             };
-            let opts = kyverno::Options {
-                cluster: std::sync::Arc::new(self.objects.clone()),
-                ..Default::default()
-            };
-            let resp = kyverno::admit_with(&policies, &kreq, &opts);
+            // PolicyExceptions hold for a deletion too.
+            let resp = kyverno::admit_with(&policies, &kreq, &self.engine_options());
             if let Some(msg) = blocked(&policies, &resp, &old) {
                 return Answer::Refused(msg);
             }
         }
         self.remove(&key);
+        self.after_write("DELETE", &Value::Null, &old, Writer::User);
+        if matches!(key.kind.as_str(), "ClusterPolicy" | "Policy") {
+            self.policy_deleted(&old);
+        }
+        self.watched_write(&Value::Null, &old);
+        self.watched_policy_deleted(&old);
+        if !filtered(&old) {
+            return self.generate_cel_on_delete(&old);
+        }
         Answer::Ok
     }
+}
+
+/// The user a test's `kubectl` acts as.
+fn admin() -> kyverno::UserInfo {
+    kyverno::UserInfo {
+        username: "kubernetes-admin".into(),
+        groups: vec!["system:masters".into(), "system:authenticated".into()],
+        ..Default::default()
+    }
+}
+
+/// The API server folds a Secret's `stringData` into `data` (base64) and drops it.
+fn secret_string_data(obj: &mut Value) {
+    if text(obj, "/kind") != "Secret" || text(obj, "/apiVersion") != "v1" {
+        return;
+    }
+    let Some(m) = obj.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Object(sd)) = m.shift_remove("stringData") else {
+        return;
+    };
+    let data = m.entry("data").or_insert_with(|| Value::Object(Map::new()));
+    if !data.is_object() {
+        *data = Value::Object(Map::new());
+    }
+    let data = data.as_object_mut().expect("made an object above");
+    for (k, v) in sd {
+        if let Some(v) = v.as_str() {
+            data.insert(k, json!(kyverno::vars::base64_encode(v.as_bytes())));
+        }
+    }
+}
+
+/// A Chainsaw `ref` (`apiVersion`, `kind`, `name`, `namespace` side by side) as the
+/// object it names.
+fn from_ref(obj: &Value) -> Value {
+    if obj.get("metadata").is_some() || obj.get("name").is_none() {
+        return obj.clone();
+    }
+    let mut meta = Map::new();
+    for k in ["name", "namespace", "labels"] {
+        if let Some(v) = obj.get(k) {
+            meta.insert(k.into(), v.clone());
+        }
+    }
+    json!({"apiVersion": obj.get("apiVersion").cloned().unwrap_or(Value::Null),
+           "kind": obj.get("kind").cloned().unwrap_or(Value::Null),
+           "metadata": meta})
 }
 
 /// Why a MutatingPolicy or GeneratingPolicy could not be evaluated offline, if that is

@@ -493,20 +493,22 @@ impl Run {
     /// Whether something in the cluster makes objects in the background (generate
     /// rules, GeneratingPolicies, mutate-existing targets).
     fn generates(&self) -> bool {
-        self.cluster.objects.iter().any(|o| {
-            let kind = text(o, "/kind");
-            matches!(
-                kind.as_str(),
-                "GeneratingPolicy" | "NamespacedGeneratingPolicy"
-            ) || (matches!(kind.as_str(), "ClusterPolicy" | "Policy")
-                && o.pointer("/spec/rules")
-                    .and_then(Value::as_array)
-                    .is_some_and(|rs| {
-                        rs.iter().any(|r| {
-                            r.get("generate").is_some() || r.pointer("/mutate/targets").is_some()
-                        })
-                    }))
-        })
+        self.cluster.made_in_background
+            || self.cluster.objects.iter().any(|o| {
+                let kind = text(o, "/kind");
+                matches!(
+                    kind.as_str(),
+                    "GeneratingPolicy" | "NamespacedGeneratingPolicy"
+                ) || (matches!(kind.as_str(), "ClusterPolicy" | "Policy")
+                    && o.pointer("/spec/rules")
+                        .and_then(Value::as_array)
+                        .is_some_and(|rs| {
+                            rs.iter().any(|r| {
+                                r.get("generate").is_some()
+                                    || r.pointer("/mutate/targets").is_some()
+                            })
+                        }))
+            })
     }
 }
 

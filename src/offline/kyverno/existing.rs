@@ -1,8 +1,9 @@
 //! `mutate.targets`: a mutate rule that patches existing resources when its trigger is
 //! admitted (Kyverno's mutate-existing, `pkg/engine/mutate`'s target loading). The
 //! targets come from the objects the caller knows (`Options::cluster`, a test's
-//! `targetResources`); each is patched with `target` bound to it, while `request.object`
-//! stays the trigger. The trigger itself is never changed.
+//! `targetResources`); each is patched with `target` bound to it (its own `context` and
+//! `preconditions` too), while `request.object` stays the trigger. The trigger itself is
+//! never changed.
 
 use serde_json::Value;
 
@@ -31,16 +32,22 @@ pub fn apply_targets(rule: &Rule, ctx: &Context, opts: &Options) -> Result<Vec<V
     let mut patched = Vec::new();
     let mut found = 0;
     for (i, spec) in specs.iter().enumerate() {
-        let mut spec_ctx = ctx.clone();
-        load_context(spec, &mut spec_ctx, opts, None)?;
-        let resolved = vars::substitute(spec, &spec_ctx).map_err(|e| {
+        // Only the selector is resolved up front (handlers/mutation/load_targets.go
+        // `resolveSpec`); the target's own context and preconditions see `target`.
+        let mut selector = spec.clone();
+        if let Some(m) = selector.as_object_mut() {
+            m.shift_remove("context");
+            m.shift_remove("preconditions");
+        }
+        let resolved = vars::substitute(&selector, ctx).map_err(|e| {
             Outcome::error(format!(
-                "variable substitution failed in mutate.targets[{i}]: {e}"
+                "failed to substitute variables in target[{i}]: {e}"
             ))
         })?;
         for target in opts.cluster.iter().filter(|o| is_target(&resolved, o)) {
-            let mut target_ctx = spec_ctx.clone();
+            let mut target_ctx = ctx.clone();
             target_ctx.add_variable("target", target.clone());
+            load_context(spec, &mut target_ctx, opts, None)?;
             if let Some(pre) = spec.get("preconditions").filter(|p| !p.is_null()) {
                 let pass = conditions::evaluate_preconditions(pre, &target_ctx).map_err(|e| {
                     Outcome::error(format!(
@@ -78,8 +85,9 @@ fn is_target(spec: &Value, object: &Value) -> bool {
             .to_string()
     };
     let want_version = s(spec, "/apiVersion");
+    // `apiVersion: '*'` (or `*/v1`) matches any group or version.
     if s(object, "/kind") != s(spec, "/kind")
-        || (!want_version.is_empty() && s(object, "/apiVersion") != want_version)
+        || (!want_version.is_empty() && !wildcard_match(&want_version, &s(object, "/apiVersion")))
     {
         return false;
     }
@@ -143,5 +151,38 @@ mod tests {
         assert_eq!(t.pointer("/metadata/namespace"), Some(&json!("staging")));
         assert_eq!(t.pointer("/metadata/labels/from"), Some(&json!("cm")));
         assert_eq!(t.pointer("/metadata/labels/was"), Some(&json!("secret-1")));
+    }
+
+    /// A target's `context` may read `target` (Kyverno loads it once the target is bound):
+    /// it used to be loaded before, and failed on `target.data…`.
+    #[test]
+    fn a_target_context_entry_reads_the_target() {
+        let policy = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "metadata": {"name": "p"}, "spec": {"rules": [{"name": "r",
+                "match": {"any": [{"resources": {"kinds": ["ConfigMap"], "names": ["trigger"]}}]},
+                "mutate": {"targets": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "t*",
+                                        "namespace": "{{request.object.metadata.namespace}}",
+                                        "context": [{"name": "content", "variable": {"jmesPath": "target.data.content"}}],
+                                        "preconditions": {"all": [{"key": "{{content}}", "operator": "Equals", "value": "old"}]}}],
+                           "patchStrategicMerge": {"data": {"content": "new-{{content}}"}}}}]}});
+        let (policies, _) = load_policies(&[policy]);
+        let cm = |name: &str, content: &str| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "ns"}, "data": {"content": content}})
+        };
+        let opts = Options {
+            cluster: std::sync::Arc::new(vec![cm("target-1", "old"), cm("target-2", "other")]),
+            ..Options::default()
+        };
+        let req = Request {
+            object: cm("trigger", "x"),
+            ..Request::default()
+        };
+        let resp = crate::offline::kyverno::admit_with(&policies, &req, &opts);
+        assert_eq!(resp.patched_targets.len(), 1, "{:?}", resp.results);
+        assert_eq!(
+            resp.patched_targets[0].pointer("/data/content"),
+            Some(&json!("new-old"))
+        );
     }
 }

@@ -19,6 +19,19 @@ use crate::offline::labels::labels_of;
 
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const CLONE_SOURCE: &str = "generate.kyverno.io/clone-source";
+pub const POLICY_NAME: &str = "generate.kyverno.io/policy-name";
+pub const POLICY_NAMESPACE: &str = "generate.kyverno.io/policy-namespace";
+pub const RULE_NAME: &str = "generate.kyverno.io/rule-name";
+pub const TRIGGER_UID: &str = "generate.kyverno.io/trigger-uid";
+pub const TRIGGER_NAMESPACE: &str = "generate.kyverno.io/trigger-namespace";
+pub const TRIGGER_KIND: &str = "generate.kyverno.io/trigger-kind";
+pub const TRIGGER_GROUP: &str = "generate.kyverno.io/trigger-group";
+pub const TRIGGER_VERSION: &str = "generate.kyverno.io/trigger-version";
+pub const SOURCE_GROUP: &str = "generate.kyverno.io/source-group";
+pub const SOURCE_VERSION: &str = "generate.kyverno.io/source-version";
+pub const SOURCE_KIND: &str = "generate.kyverno.io/source-kind";
+pub const SOURCE_NAMESPACE: &str = "generate.kyverno.io/source-namespace";
+pub const SOURCE_UID: &str = "generate.kyverno.io/source-uid";
 
 /// Why one generate pattern produced nothing (a rule error).
 #[derive(Debug, thiserror::Error)]
@@ -136,12 +149,8 @@ fn joined(out: Vec<Value>, errors: Vec<Outcome>) -> Result<Vec<Value>, Outcome> 
 /// Adds the policy labels Kyverno puts on every generated object; `apply_rule` cannot,
 /// as it sees only the rule.
 pub fn add_policy_labels(object: &mut Value, policy_name: &str, policy_namespace: &str) {
-    set_label(object, "generate.kyverno.io/policy-name", policy_name);
-    set_label(
-        object,
-        "generate.kyverno.io/policy-namespace",
-        policy_namespace,
-    );
+    set_label(object, POLICY_NAME, policy_name);
+    set_label(object, POLICY_NAMESPACE, policy_namespace);
 }
 
 struct Run<'a> {
@@ -362,6 +371,7 @@ impl Run<'_> {
             o.shift_remove("status");
         }
         set_label(&mut object, CLONE_SOURCE, "");
+        source_labels(&mut object, found);
         target.stamp(&mut object);
         self.label(&mut object);
         Ok(Some(object))
@@ -420,24 +430,16 @@ impl Run<'_> {
             ),
         };
         set_label(object, MANAGED_BY, "kyverno");
-        set_label(object, "generate.kyverno.io/rule-name", self.rule_name);
-        set_label(object, "generate.kyverno.io/trigger-group", &group);
-        set_label(object, "generate.kyverno.io/trigger-version", &version);
+        set_label(object, RULE_NAME, self.rule_name);
+        set_label(object, TRIGGER_GROUP, &group);
+        set_label(object, TRIGGER_VERSION, &version);
+        set_label(object, TRIGGER_KIND, str_at(self.trigger, "/kind"));
         set_label(
             object,
-            "generate.kyverno.io/trigger-kind",
-            str_at(self.trigger, "/kind"),
-        );
-        set_label(
-            object,
-            "generate.kyverno.io/trigger-namespace",
+            TRIGGER_NAMESPACE,
             str_at(self.trigger, "/metadata/namespace"),
         );
-        set_label(
-            object,
-            "generate.kyverno.io/trigger-uid",
-            str_at(self.trigger, "/metadata/uid"),
-        );
+        set_label(object, TRIGGER_UID, str_at(self.trigger, "/metadata/uid"));
     }
 }
 
@@ -527,6 +529,24 @@ impl Target {
         } else {
             meta.insert("namespace".into(), json!(self.namespace));
         }
+    }
+}
+
+/// The labels by which Kyverno finds a clone's targets when its source changes
+/// (pkg/background/generate/source.go `addSourceLabels`): the source's group, version,
+/// kind, namespace and uid.
+fn source_labels(object: &mut Value, source: &Value) {
+    let api_version = str_at(source, "/apiVersion");
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let labels = [
+        (SOURCE_GROUP, group),
+        (SOURCE_VERSION, version),
+        (SOURCE_KIND, str_at(source, "/kind")),
+        (SOURCE_NAMESPACE, str_at(source, "/metadata/namespace")),
+        (SOURCE_UID, str_at(source, "/metadata/uid")),
+    ];
+    for (key, value) in labels {
+        set_label(object, key, value);
     }
 }
 

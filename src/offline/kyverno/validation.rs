@@ -3,13 +3,24 @@
 //! `api/kyverno/v1` (`Spec.Validate`, `Rule.Validate`, `Generation.Validate`) and the
 //! checks of `pkg/validation/policy/validate.go` that the course and the corpus reach,
 //! including the generate permission check of `pkg/policy/generate/validate.go`
-//! (`canIGenerate`) and `pkg/validation/policy/actions.go`. Kyverno 1.19.0 is the
+//! (`canIGenerate`), `pkg/validation/policy/actions.go` and, for mutate-existing rules,
+//! `pkg/policy/mutate/validate.go` (see `validation_mutate.rs`). Kyverno 1.19.0 is the
 //! reference. Pure: the cluster is an RBAC [`Authorizer`] and a discovery [`Mapper`].
 
 use serde_json::Value;
 
-use crate::offline::rbac::resource::Mapper;
+use crate::offline::rbac::resource::{ApiResource, Mapper};
 use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
+
+#[path = "validation_exception.rs"]
+mod exception_checks;
+#[path = "validation_mutate.rs"]
+mod mutate_checks;
+#[path = "validation_update.rs"]
+mod update_checks;
+
+pub use exception_checks::{EXCEPTION_WEBHOOK, validate_exception};
+pub use update_checks::immutable_generate;
 
 /// The background controller's user, as the chart passes it to the admission
 /// controller (`--backgroundServiceAccountName`).
@@ -57,6 +68,10 @@ pub fn validate_policy(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
     if matches!(mode, Mode::Cluster { .. })
         && let Some(e) = super::validation_kinds::subject_kinds(policy, &rules)
     {
+        return problem(e);
+    }
+    // `ValidateVariables` runs before the field checks.
+    if let Some(e) = mutate_checks::variables_problem(&rules) {
         return problem(e);
     }
     let fields = field_checks(policy, mode);
@@ -167,6 +182,11 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
             ),
         });
     }
+    if namespaced {
+        for (i, rule) in rules.iter().enumerate() {
+            out.extend(namespaced_match_fields(i, rule, mode));
+        }
+    }
     for (i, rule) in rules.iter().enumerate() {
         if let Some(generate) = rule.get("generate").filter(|g| g.is_object()) {
             let at = format!("spec.rules[{i}].generate");
@@ -187,6 +207,53 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
         ));
     }
     out
+}
+
+/// `ResourceDescription.Validate` in a namespaced `Policy` (api/kyverno/v1
+/// resource_description_types.go): no `namespaces` filter, no cluster-wide kind (as
+/// discovery lists them: `Kind` or `group/version/Kind`).
+fn namespaced_match_fields(i: usize, rule: &Value, mode: Mode<'_>) -> Vec<Problem> {
+    let mut out = Vec::new();
+    for (path, f) in super::validation_kinds::filters_of(rule) {
+        let path = format!("spec.rules[{i}].{path}");
+        let Some(res) = f.get("resources") else {
+            continue;
+        };
+        if res
+            .get("namespaces")
+            .and_then(Value::as_array)
+            .is_some_and(|n| !n.is_empty())
+        {
+            out.push(forbidden(
+                &format!("{path}.namespaces"),
+                "Filtering namespaces not allowed in namespaced policies",
+            ));
+        }
+        let kinds = res.get("kinds").and_then(Value::as_array);
+        for (k, kind) in kinds.into_iter().flatten().enumerate() {
+            let Some(kind) = kind.as_str() else { continue };
+            if listed_cluster_wide(mode, kind) {
+                out.push(forbidden(
+                    &format!("{path}.kinds[{k}]"),
+                    &format!("Cluster wide resource '{kind}' not allowed in namespaced policy"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Whether a match kind is in Kyverno's set of cluster-wide kinds, which holds each such
+/// kind as `Kind` and as `group/version/Kind` (validate.go `getClusteredResources`).
+fn listed_cluster_wide(mode: Mode<'_>, selector: &str) -> bool {
+    let Mode::Cluster { mapper, .. } = mode else {
+        return false;
+    };
+    let found = match selector.rsplit_once('/') {
+        None => mapper.for_bare_kind(selector),
+        Some((gv, kind)) => mapper.for_kind(gv, kind),
+    };
+    found.is_some_and(|r| !r.namespaced)
 }
 
 /// Whether discovery serves `kind` (`v1/Namespace` or `Namespace`) cluster-wide. The
@@ -331,6 +398,9 @@ fn rule_checks(i: usize, rule: &Value, mode: Mode<'_>) -> Option<String> {
     {
         return Some(e);
     }
+    if let Some(e) = mutate_checks::auth_problem(i, rule, mode) {
+        return Some(e);
+    }
     let generate = rule.get("generate").filter(|g| g.is_object())?;
     if let Some(e) = generate_action(i, rule, generate, mode) {
         return Some(e);
@@ -451,25 +521,7 @@ fn can_i_generate(
     let Some(resource) = resource else {
         return Some(format!("failed to get GVR for kind {gvk}"));
     };
-    let (username, groups) = impersonated(user, &[]);
-    let failed: Vec<&str> = verbs
-        .iter()
-        .copied()
-        .filter(|verb| {
-            !authorizer
-                .authorize(&AccessRequest {
-                    user: username.clone(),
-                    groups: groups.clone(),
-                    verb: verb.to_string(),
-                    api_group: resource.group.clone(),
-                    resource: resource.plural.clone(),
-                    subresource: subresource.to_string(),
-                    namespace: namespace.to_string(),
-                    ..AccessRequest::default()
-                })
-                .allowed
-        })
-        .collect();
+    let failed = denied_verbs(authorizer, user, verbs, resource, subresource, namespace);
     if failed.is_empty() {
         return None;
     }
@@ -486,6 +538,36 @@ fn can_i_generate(
         msg.push_str(&format!(" in namespace {namespace}"));
     }
     Some(msg)
+}
+
+/// The verbs of `verbs` that `user` may not use on the resource in `namespace`.
+fn denied_verbs<'v>(
+    authorizer: &Authorizer,
+    user: &str,
+    verbs: &[&'v str],
+    resource: &ApiResource,
+    subresource: &str,
+    namespace: &str,
+) -> Vec<&'v str> {
+    let (username, groups) = impersonated(user, &[]);
+    verbs
+        .iter()
+        .copied()
+        .filter(|verb| {
+            !authorizer
+                .authorize(&AccessRequest {
+                    user: username.clone(),
+                    groups: groups.clone(),
+                    verb: verb.to_string(),
+                    api_group: resource.group.clone(),
+                    resource: resource.plural.clone(),
+                    subresource: subresource.to_string(),
+                    namespace: namespace.to_string(),
+                    ..AccessRequest::default()
+                })
+                .allowed
+        })
+        .collect()
 }
 
 #[cfg(test)]

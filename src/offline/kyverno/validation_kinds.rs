@@ -57,34 +57,19 @@ pub(super) fn subject_kinds(policy: &Value, rules: &[Value]) -> Option<String> {
         .unwrap_or("");
     let kind = policy.get("kind").and_then(Value::as_str).unwrap_or("");
     for (i, rule) in rules.iter().enumerate() {
-        for block in ["match", "exclude"] {
-            let Some(b) = rule.get(block) else { continue };
-            let mut filters: Vec<(String, &Value)> = vec![(block.to_string(), b)];
-            for list in ["any", "all"] {
-                for (j, f) in b
-                    .get(list)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .enumerate()
-                {
-                    filters.push((format!("{block}.{list}[{j}]"), f));
-                }
-            }
-            for (path, f) in filters {
-                for (k, s) in f
-                    .get("subjects")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .enumerate()
-                {
-                    let sk = s.get("kind").and_then(Value::as_str).unwrap_or("");
-                    if !matches!(sk, "User" | "Group" | "ServiceAccount") {
-                        return Some(format!(
-                            "{kind}.kyverno.io \"{name}\" is invalid: spec.rules[{i}].{path}.subjects[{k}].kind: Unsupported value: \"{sk}\": supported values: \"User\", \"Group\", \"ServiceAccount\""
-                        ));
-                    }
+        for (path, f) in filters_of(rule) {
+            for (k, s) in f
+                .get("subjects")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let sk = s.get("kind").and_then(Value::as_str).unwrap_or("");
+                if !matches!(sk, "User" | "Group" | "ServiceAccount") {
+                    return Some(format!(
+                        "{kind}.kyverno.io \"{name}\" is invalid: spec.rules[{i}].{path}.subjects[{k}].kind: Unsupported value: \"{sk}\": supported values: \"User\", \"Group\", \"ServiceAccount\""
+                    ));
                 }
             }
         }
@@ -92,18 +77,10 @@ pub(super) fn subject_kinds(policy: &Value, rules: &[Value]) -> Option<String> {
     None
 }
 
-/// Each kinds list of a rule's match/exclude with its path, in Kyverno's order.
-fn kind_lists(rule: &Value) -> Vec<(String, Vec<String>)> {
+/// A rule's resource filters with their paths (`match.any[0]`, …, `match`, then
+/// `exclude`), in the order `MatchResources.Validate` walks them.
+pub(super) fn filters_of(rule: &Value) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
-    let strings = |v: Option<&Value>| -> Option<Vec<String>> {
-        Some(
-            v?.as_array()?
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-        )
-    };
     for block in ["match", "exclude"] {
         let Some(b) = rule.get(block) else { continue };
         for list in ["any", "all"] {
@@ -114,16 +91,24 @@ fn kind_lists(rule: &Value) -> Vec<(String, Vec<String>)> {
                 .flatten()
                 .enumerate()
             {
-                if let Some(k) = strings(f.pointer("/resources/kinds")) {
-                    out.push((format!("{block}.{list}[{j}]"), k));
-                }
+                out.push((format!("{block}.{list}[{j}]"), f));
             }
         }
-        if let Some(k) = strings(b.pointer("/resources/kinds")) {
-            out.push((block.to_string(), k));
-        }
+        out.push((block.to_string(), b));
     }
     out
+}
+
+/// Each kinds list of a rule's match/exclude with its path, in Kyverno's order.
+fn kind_lists(rule: &Value) -> Vec<(String, Vec<String>)> {
+    filters_of(rule)
+        .into_iter()
+        .filter_map(|(path, f)| {
+            let kinds = f.pointer("/resources/kinds")?.as_array()?;
+            let kinds = kinds.iter().filter_map(Value::as_str).map(str::to_string);
+            Some((path, kinds.collect()))
+        })
+        .collect()
 }
 
 fn kinds_problem(
