@@ -43,6 +43,15 @@ pub struct Diagnostic {
     /// Characters of the line left out before `source_line`'s window (0: from its start).
     pub source_from: usize,
     pub severity: Severity,
+    /// On the note that closes a capped file: how many problems it stands for (0 on
+    /// every other diagnostic), so a count of warnings includes the ones not shown.
+    pub left_out: usize,
+}
+
+/// How many problems `diags` stand for: the note closing a capped file counts the ones
+/// it left out.
+pub fn count(diags: &[Diagnostic]) -> usize {
+    diags.iter().map(|d| d.left_out.max(1)).sum()
 }
 
 impl Diagnostic {
@@ -97,8 +106,10 @@ fn window(line: &str, col: usize) -> (String, usize) {
         return (line.to_string(), 0);
     }
     let from = col.saturating_sub(LINE_WINDOW / 2);
-    // Characters are bytes on an ASCII line (minified JSON): no walk to the column.
-    let (shown, more) = if line.is_ascii() {
+    // Characters are bytes while the line is ASCII (minified JSON): no walk to the
+    // column, and only the part up to the window's end is looked at.
+    let ascii_to = (from + LINE_WINDOW).min(line.len());
+    let (shown, more) = if line.is_char_boundary(ascii_to) && line[..ascii_to].is_ascii() {
         let start = from.min(line.len());
         let end = (start + LINE_WINDOW).min(line.len());
         (line[start..end].to_string(), end < line.len())
@@ -179,8 +190,12 @@ impl<'a> Collector<'a> {
         }
         let (source_line, source_from) = match self.line_starts.get(pos.line.saturating_sub(1)) {
             Some(&start) => {
-                let rest = &self.source[start..];
-                let line = rest[..rest.find('\n').unwrap_or(rest.len())].trim_end();
+                // The next line's start ends this one: no scan of a long line per problem.
+                let end = self
+                    .line_starts
+                    .get(pos.line)
+                    .map_or(self.source.len(), |next| next - 1);
+                let line = self.source[start..end].trim_end();
                 let (text, from) = window(line, pos.col.saturating_sub(1));
                 (Some(text), from)
             }
@@ -194,6 +209,7 @@ impl<'a> Collector<'a> {
             source_line,
             source_from,
             severity,
+            left_out: 0,
         });
     }
 
@@ -242,6 +258,7 @@ impl<'a> Collector<'a> {
                 hint: Some("fix the problems above first, then validate again".into()),
                 source_line: None,
                 source_from: 0,
+                left_out: self.dropped,
                 severity: if self.dropped_errors > 0 {
                     Severity::Error
                 } else {

@@ -12,7 +12,7 @@ pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Content (lab, quiz) or input files with problems; every problem is listed.
-    #[error("{} problem(s) in content", .0.len())]
+    #[error("{} problem(s) in content", crate::diag::count(.0))]
     Content(Vec<Diagnostic>),
     /// The user asked for something that cannot be: an unknown quiz id, a bad flag mix.
     #[error("{message}")]

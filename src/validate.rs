@@ -100,9 +100,12 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
         return Err(Error::Content(problems));
     }
     let word = ctx.printer.paint(Style::Pass, "✓ OK");
-    let advice = match warnings.len() {
-        0 => String::new(),
-        n => format!(", {n} warning(s) for authors"),
+    // The note closing a capped file stands for the warnings it left out.
+    let left_out: usize = warnings.iter().map(|d| d.left_out).sum();
+    let advice = match (crate::diag::count(&warnings), left_out) {
+        (0, _) => String::new(),
+        (n, 0) => format!(", {n} warning(s) for authors"),
+        (n, hidden) => format!(", {n} warning(s) for authors ({hidden} not shown above)"),
     };
     ctx.printer
         .out(&format!("{word} {} file(s) valid{advice}", files.len()));

@@ -57,6 +57,9 @@ pub enum Yaml {
 pub struct YamlError {
     pub pos: Pos,
     pub message: String,
+    /// The run's (or an [`Allowance`]'s) budget ran out here: the text may be fine, there
+    /// is too much of it all together. The caller names the file that went over.
+    pub over_budget: bool,
 }
 
 /// Aliases may not expand the documents of one run beyond this many nodes ("billion
@@ -70,12 +73,17 @@ thread_local! {
     /// Nodes built and alias-expanded so far by this thread (one kca run, one test),
     /// including the parser threads it started.
     static SPENT: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    /// The node limit of the parses this thread starts: the run's, or an allowance's
+    /// while [`Allowance::parse_json_stream`] runs.
+    static LIMIT: Cell<usize> = const { Cell::new(MAX_RUN_NODES) };
 }
 
 /// The run's budgets during one parse, shared by the threads parsing its pieces.
 struct Budget {
     nodes: AtomicUsize,
     aliases: AtomicUsize,
+    /// At most this many nodes in all (the run's [`MAX_RUN_NODES`], or an allowance's).
+    limit: usize,
 }
 
 impl Budget {
@@ -84,6 +92,7 @@ impl Budget {
         Budget {
             nodes: AtomicUsize::new(nodes),
             aliases: AtomicUsize::new(aliases),
+            limit: LIMIT.get(),
         }
     }
 
@@ -210,9 +219,57 @@ pub fn parse_json_stream(src: &str) -> Result<Vec<Value>, YamlError> {
 /// files fail, and they take nothing from the learner's.
 pub fn parse_own_content(src: &str) -> Result<Vec<Value>, YamlError> {
     let learners = SPENT.replace((0, 0));
+    let limit = LIMIT.replace(MAX_RUN_NODES);
     let parsed = parse_json_stream(src);
     SPENT.set(learners);
+    LIMIT.set(limit);
     parsed
+}
+
+/// What the files of one learner may hold all together in one run (a workspace `lab
+/// check` grades, one submission of `kca grade`): bytes and values, counted apart from
+/// the run's budget so that one learner's files neither spend another's nor kca's own.
+/// A parse that goes over fails with `over_budget` set; the caller names the file.
+#[derive(Debug, Clone)]
+pub struct Allowance {
+    max_bytes: usize,
+    max_values: usize,
+    bytes: usize,
+    /// Nodes and alias-expanded nodes spent so far.
+    spent: (usize, usize),
+}
+
+impl Allowance {
+    pub const fn new(max_bytes: usize, max_values: usize) -> Allowance {
+        Allowance {
+            max_bytes,
+            max_values,
+            bytes: 0,
+            spent: (0, 0),
+        }
+    }
+
+    /// Parses as [`parse_json_stream`] does, spending this allowance.
+    pub fn parse_json_stream(&mut self, src: &str) -> Result<Vec<Value>, YamlError> {
+        if self.bytes.saturating_add(src.len()) > self.max_bytes {
+            return Err(YamlError {
+                pos: Pos { line: 1, col: 1 },
+                message: format!(
+                    "too much YAML: the files read before this one and this one hold more \
+                     than {} MiB together",
+                    self.max_bytes >> 20
+                ),
+                over_budget: true,
+            });
+        }
+        self.bytes += src.len();
+        let run = SPENT.replace(self.spent);
+        let limit = LIMIT.replace(self.max_values);
+        let parsed = parse_json_stream(src);
+        self.spent = SPENT.replace(run);
+        LIMIT.set(limit);
+        parsed
+    }
 }
 
 /// Parses a stream as [`parse_stream`] does, handing every document, in order, to
@@ -302,6 +359,7 @@ pub fn parse_one(src: &str) -> Result<Node, YamlError> {
         _ => {
             let second = docs.swap_remove(1);
             Err(YamlError {
+                over_budget: false,
                 pos: second.pos,
                 message: "expected one YAML document, found several (`---`)".into(),
             })
@@ -497,6 +555,7 @@ impl<'b> Builder<'b> {
             self.flush();
             if before.saturating_add(aliased) > MAX_EXPANDED_NODES {
                 return Err(YamlError {
+                    over_budget: true,
                     pos,
                     message: format!(
                         "aliases expand to too many nodes (more than {MAX_EXPANDED_NODES} in this run)"
@@ -506,11 +565,13 @@ impl<'b> Builder<'b> {
         } else if self.batch >= NODE_BATCH {
             self.flush();
         }
-        if self.counted.saturating_add(self.batch) > MAX_RUN_NODES {
+        if self.counted.saturating_add(self.batch) > self.budget.limit {
+            let limit = self.budget.limit;
             return Err(YamlError {
+                over_budget: true,
                 pos,
                 message: format!(
-                    "too much YAML: more than {MAX_RUN_NODES} values in this run; give kca fewer or smaller files"
+                    "too much YAML: more than {limit} values in this run; give kca fewer or smaller files"
                 ),
             });
         }
@@ -544,6 +605,7 @@ impl<'b> Builder<'b> {
         options.set_emit_comments(false);
         for item in Parser::new_from_str_with_options(src, options) {
             let (event, span) = item.map_err(|e| YamlError {
+                over_budget: false,
                 pos: self.pos(e.marker().line(), e.marker().col()),
                 message: e.info(),
             })?;
@@ -594,6 +656,7 @@ impl<'b> Builder<'b> {
                 Event::Alias(id) => {
                     let Some(mut node) = self.anchors.get(&id).cloned() else {
                         return Err(YamlError {
+                            over_budget: false,
                             pos,
                             message: "alias refers to an unknown anchor".into(),
                         });
@@ -605,6 +668,7 @@ impl<'b> Builder<'b> {
                 }
                 Event::UnresolvedAlias(name) => {
                     return Err(YamlError {
+                        over_budget: false,
                         pos,
                         message: format!("alias *{name} has no anchor"),
                     });
@@ -619,6 +683,7 @@ impl<'b> Builder<'b> {
     fn check_depth(&mut self, pos: Pos) -> Result<(), YamlError> {
         if self.stack.len() >= MAX_DEPTH {
             return Err(YamlError {
+                over_budget: false,
                 pos,
                 message: format!("nesting deeper than {MAX_DEPTH} levels"),
             });
@@ -643,12 +708,14 @@ impl<'b> Builder<'b> {
                 None => {
                     if matches!(node.value, Yaml::Seq(_) | Yaml::Map(_)) {
                         return Err(YamlError {
+                            over_budget: false,
                             pos: node.pos,
                             message: "a mapping key must be a scalar".into(),
                         });
                     }
                     if let Some(first) = map.first_line_of(&node.value) {
                         return Err(YamlError {
+                            over_budget: false,
                             pos: node.pos,
                             message: format!(
                                 "duplicate key `{}` (first at line {first})",
@@ -690,6 +757,7 @@ fn resolve_scalar(
     if let Some((handle, suffix)) = tag {
         if handle == "tag:yaml.org,2002:" {
             let bad = |what: &str| YamlError {
+                over_budget: false,
                 pos,
                 message: format!("`{}` is not {what}", &*text),
             };

@@ -173,3 +173,71 @@ fn policy_apply_stops_an_expression_that_doubles_its_object_with_an_error() {
         assert!(text.contains("kca stops it there"), "{text}{err}");
     }
 }
+
+/// Every check of a `lab check -o json` document: (id, verdict, detail).
+fn checks_of(doc: &str) -> Vec<(String, String, String)> {
+    let doc: serde_json::Value = serde_json::from_str(doc).unwrap_or_else(|e| panic!("{e}: {doc}"));
+    let s = |c: &serde_json::Value, k: &str| c[k].as_str().unwrap_or_default().to_string();
+    doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["checks"].as_array().unwrap().clone())
+        .map(|c| (s(&c, "id"), s(&c, "verdict"), s(&c, "detail")))
+        .collect()
+}
+
+#[test]
+fn six_big_workspace_files_end_in_an_error_naming_the_file_that_went_over() {
+    // Six 8 MB files spent the run's YAML budget, then parsing kca's own baseline RBAC
+    // failed an `expect()` (exit 101); with the budget apart, the checks were `fail`
+    // verdicts with the problem appended. A workspace's files now have a total of their
+    // own: the file that goes over is named in an `error`, and nothing after it is read.
+    let env = Env::new();
+    let (content, ws) = started_lab(&env);
+    let big = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata:\n  blob: {}\n",
+        "x".repeat(8_000_000)
+    );
+    for i in 0..6 {
+        std::fs::write(ws.join(format!("big-{i}.yaml")), &big).unwrap();
+    }
+    let started = std::time::Instant::now();
+    let out = lab_kca(&env, &content)
+        .args([
+            "-o",
+            "json",
+            "lab",
+            "check",
+            "testlab",
+            "--offline",
+            "--all",
+        ])
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.code().is_some_and(|c| c < 100), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let checks = checks_of(&text);
+    let cluster: Vec<_> = checks
+        .iter()
+        .filter(|(id, ..)| {
+            ["config-resource", "reader-can-get", "no-team-denied"].contains(&id.as_str())
+        })
+        .collect();
+    assert_eq!(cluster.len(), 3, "{checks:?}");
+    for (id, verdict, detail) in cluster {
+        assert_eq!(verdict, "error", "{id}: {detail}");
+        // Four files fit in 32 MiB; the fifth, in the order they are read, goes over.
+        assert!(detail.contains("`big-4.yaml`"), "{id}: {detail}");
+        assert!(!detail.contains("big-5.yaml"), "{id}: {detail}");
+    }
+    // Checks that read one file or run a program are graded as usual.
+    let file = checks.iter().find(|(id, ..)| id == "config-file").unwrap();
+    assert_eq!(file.1, "fail", "{file:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -285,3 +285,193 @@ fn ctrl_c_during_lab_check_ends_the_command_checks_programs_too() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The number in `error: N problem(s) in content`.
+fn problems_counted(err: &str) -> usize {
+    err.lines()
+        .find_map(|l| {
+            l.strip_prefix("error: ")?
+                .strip_suffix(" problem(s) in content")
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_seven_mb_one_line_quiz_gets_windows_of_its_line_not_the_line() {
+    // `kca validate` wrote 1.46 GB to stderr at 3.5 GB RSS: every problem echoed the
+    // whole (minified JSON) line.
+    let env = Env::new();
+    let q = |i: usize| {
+        format!(
+            r#"{{"id":"q{i}","type":"single","prompt":"Which one?","explanation":"e","choices":[{{"id":"a","text":"alpha"}},{{"id":"b","text":"beta"}}],"answer":"a","bogus":{i}}}"#
+        )
+    };
+    let questions: Vec<String> = (0..46_000).map(q).collect();
+    let text = format!(
+        r#"{{"apiVersion":"kca.dev/v1alpha1","kind":"Quiz","metadata":{{"id":"big","title":"t","module":1}},"passMark":50,"questions":[{}]}}"#,
+        questions.join(",")
+    );
+    assert!(text.len() > 7_000_000 && !text.contains('\n'));
+    let file = env.home.path().join("big.yaml");
+    std::fs::write(&file, &text).unwrap();
+    let out = env
+        .kca()
+        .args(["--lang", "en", "validate"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(err.len() < 200_000, "{} bytes of stderr", err.len());
+    assert!(
+        err.lines().all(|l| l.chars().count() < 400),
+        "a line is echoed whole"
+    );
+    // Every problem is counted, the ones left out too.
+    assert!(err.contains("more problem(s) not shown"), "{err}");
+    assert!(
+        problems_counted(&err) >= 46_000,
+        "{}",
+        &err[err.len() - 500..]
+    );
+}
+
+#[test]
+fn a_two_mb_one_line_answers_file_gets_windows_of_its_line() {
+    // `quiz grade` wrote 407 MB to stderr for it.
+    let env = Env::new();
+    let answers: Vec<String> = (0..50_000)
+        .map(|i| format!(r#""nope{i}":"{}""#, "x".repeat(30)))
+        .collect();
+    let file = env.home.path().join("answers.json");
+    std::fs::write(&file, format!("{{{}}}", answers.join(","))).unwrap();
+    let out = env
+        .kca()
+        .args(["--lang", "en", "quiz", "grade", "module-1", "--answers"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(err.len() < 200_000, "{} bytes of stderr", err.len());
+    assert!(
+        err.lines().all(|l| l.chars().count() < 400),
+        "a line is echoed whole"
+    );
+    assert!(err.contains("has no question `nope0`"), "{}", &err[..2000]);
+    assert!(
+        problems_counted(&err) >= 50_000,
+        "{}",
+        &err[err.len() - 500..]
+    );
+}
+
+#[test]
+fn left_out_warnings_are_counted_and_never_hide_an_error() {
+    // "… and 2800 more problem(s) not shown" sat under "✓ OK … valid", exit 0; the count
+    // of warnings left out the ones not shown.
+    let env = Env::new();
+    let q = |i: usize| {
+        format!(
+            r#"{{"id":"q{i}","type":"single","prompt":"Which one?","explanation":"e","hints":["it is alpha beta gamma"],"choices":[{{"id":"a","text":"alpha beta gamma"}},{{"id":"b","text":"delta"}},{{"id":"c","text":"epsilon"}}],"answer":"a"}}"#
+        )
+    };
+    let quiz = |qs: Vec<String>| {
+        format!(
+            r#"{{"apiVersion":"kca.dev/v1alpha1","kind":"Quiz","metadata":{{"id":"warny","title":"t","module":1}},"passMark":50,"questions":[{}]}}"#,
+            qs.join(",")
+        )
+    };
+    let file = env.home.path().join("warny.yaml");
+    std::fs::write(&file, quiz((0..400).map(q).collect())).unwrap();
+    let out = env
+        .kca()
+        .args(["--lang", "en", "validate"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("more warning(s) not shown"), "{err}");
+    let warnings = err
+        .lines()
+        .filter(|l| l.contains(": warning: ") && !l.contains("… and "))
+        .count();
+    let hidden: usize = err
+        .split("… and ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(
+        text.contains(&format!(
+            "{} warning(s) for authors ({hidden} not shown above)",
+            warnings + hidden
+        )),
+        "{text}"
+    );
+    // Errors past the cap make the file invalid.
+    let qs: Vec<String> = (0..400)
+        .map(|i| q(i).replace(r#""answer":"a""#, r#""answer":"a","bogus":1"#))
+        .collect();
+    std::fs::write(&file, quiz(qs)).unwrap();
+    let out = env
+        .kca()
+        .args(["--lang", "en", "validate"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}{err}");
+    assert!(!text.contains("valid"), "{text}");
+    assert!(err.contains("of them errors"), "{err}");
+}
+
+#[test]
+fn lab_reset_refuses_a_folder_a_forged_progress_file_names() {
+    // Reset emptied whatever folder the progress file named as the workspace.
+    let (env, content) = lab_env();
+    lab_kca(&env, &content)
+        .args(["lab", "start", "testlab", "--offline"])
+        .assert()
+        .success();
+    let labs = env.home.path().join("state/kca/labs.json");
+    for forged in [
+        env.home.path().join("documents"),
+        env.home.path().join("documents/testlab"),
+    ] {
+        std::fs::create_dir_all(&forged).unwrap();
+        std::fs::write(forged.join("thesis.txt"), "three years of work\n").unwrap();
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&labs).unwrap()).unwrap();
+        doc["data"]["labs"]["testlab"]["workspace"] = forged.to_string_lossy().into();
+        std::fs::write(&labs, doc.to_string()).unwrap();
+        let out = lab_kca(&env, &content)
+            .args(["lab", "reset", "testlab", "--offline"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("will not reset"), "{err}");
+        assert!(err.contains("hint:"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(forged.join("thesis.txt")).unwrap(),
+            "three years of work\n"
+        );
+        assert!(
+            !forged.join("app.yaml").exists(),
+            "the starter was written there"
+        );
+    }
+}

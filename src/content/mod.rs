@@ -172,6 +172,7 @@ fn file_problem(path: &Path, message: &str, hint: &str) -> Diagnostic {
         source_line: None,
         source_from: 0,
         severity: crate::diag::Severity::Error,
+        left_out: 0,
     }
 }
 

@@ -6,11 +6,17 @@
 //! handler (the quiz's "answers saved" path, the live check's trigger cleanup) still runs,
 //! and with none, kca ends by the signal as it would have.
 //!
-//! The handler only reads atomics and calls `killpg`, `sigaction` and `raise`, all
-//! async-signal-safe.
+//! A program is in its own group from the moment it is started, but listed only after
+//! `spawn` returns: a signal in between would end kca and leave it running. So a start
+//! goes through the [`Gate`]: while one is under way the handler only records the signal,
+//! and the last start to finish (its group listed, or failed) raises it again; once a
+//! signal has arrived, no program is started any more.
+//!
+//! The handler only reads and writes atomics and calls `killpg`, `sigaction` and
+//! `raise`, all async-signal-safe.
 
 use std::sync::Once;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 
 /// Slots for the process groups of running jobs (0: free). More concurrent jobs than
 /// slots still run; the extra ones are just not reached by the handler.
@@ -22,6 +28,77 @@ const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 static mut PREVIOUS: [Option<libc::sigaction>; 3] = [None; 3];
 
 static INSTALL: Once = Once::new();
+
+/// Starts of programs under way, and the ending signal that arrived (0: none).
+pub(super) struct Gate {
+    starting: AtomicUsize,
+    signal: AtomicI32,
+}
+
+static GATE: Gate = Gate::new();
+
+impl Gate {
+    const fn new() -> Gate {
+        Gate {
+            starting: AtomicUsize::new(0),
+            signal: AtomicI32::new(0),
+        }
+    }
+
+    /// A start may begin unless an ending signal has arrived. (Sequentially consistent:
+    /// either the handler sees this start and waits for it, or this start sees the
+    /// signal and does not happen.)
+    fn enter(&self) -> bool {
+        self.starting.fetch_add(1, Ordering::SeqCst);
+        if self.signal.load(Ordering::SeqCst) != 0 {
+            self.starting.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// A start is over; the signal to raise now, if one came while starts were under way
+    /// and this was the last of them.
+    fn leave(&self) -> Option<libc::c_int> {
+        let last = self.starting.fetch_sub(1, Ordering::SeqCst) == 1;
+        let sig = self.signal.load(Ordering::SeqCst);
+        (last && sig != 0).then_some(sig)
+    }
+
+    /// In the handler: records `sig`; `false` while a start is under way (the signal is
+    /// acted on when it is over).
+    fn arrived(&self, sig: libc::c_int) -> bool {
+        self.signal.store(sig, Ordering::SeqCst);
+        self.starting.load(Ordering::SeqCst) == 0
+    }
+}
+
+/// A program being started: the handler waits for it to be listed (or to fail).
+pub(super) struct Starting(());
+
+/// Begins a start; `Err` once kca got an ending signal (it is stopping).
+pub(super) fn starting() -> std::io::Result<Starting> {
+    install();
+    if GATE.enter() {
+        Ok(Starting(()))
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "kca is stopping (interrupted); no program is started",
+        ))
+    }
+}
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        if let Some(sig) = GATE.leave() {
+            // SAFETY: raise only sends the signal to this thread; the handler runs it.
+            unsafe {
+                libc::raise(sig);
+            }
+        }
+    }
+}
 
 /// A listed process group; unlisted when dropped.
 pub(super) struct Listed(Option<usize>);
@@ -76,6 +153,10 @@ pub(crate) fn install() {
 }
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    if !GATE.arrived(sig) {
+        // A program is being started and not listed yet: its start raises this again.
+        return;
+    }
     for slot in &GROUPS {
         let pgid = slot.load(Ordering::SeqCst);
         if pgid > 0 {
@@ -122,5 +203,28 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Gate;
+
+    #[test]
+    fn a_signal_during_a_start_waits_for_it_and_stops_later_starts() {
+        // No start under way: the handler acts at once.
+        assert!(Gate::new().arrived(libc::SIGTERM));
+        let gate = Gate::new();
+        assert!(gate.enter());
+        assert!(gate.enter());
+        // The signal comes between spawn and listing: only recorded.
+        assert!(!gate.arrived(libc::SIGINT));
+        // The first start to finish is not the last: nothing raised yet.
+        assert_eq!(gate.leave(), None);
+        // The last one raises it, once its group is listed.
+        assert_eq!(gate.leave(), Some(libc::SIGINT));
+        // From now on nothing is started, and the handler acts at once.
+        assert!(!gate.enter());
+        assert!(gate.arrived(libc::SIGINT));
     }
 }

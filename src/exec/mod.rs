@@ -153,6 +153,8 @@ pub fn run(job: Job) -> std::io::Result<Finished> {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // An ending signal between spawn and listing waits until the group is listed.
+    let starting = interrupt::starting()?;
     let (mut child, started) = reap::start(|| spawn(&mut command))?;
     let group = Group {
         id: child.id() as i32,
@@ -160,6 +162,7 @@ pub fn run(job: Job) -> std::io::Result<Finished> {
     };
     // Ctrl-C reaches kca's group only: list this group for kca's signal handler.
     let _listed = own_group.then(|| interrupt::list(group.id));
+    drop(starting);
     let (done_tx, done_rx) = mpsc::channel();
     let threads = (|| {
         if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {

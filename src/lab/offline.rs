@@ -60,6 +60,9 @@ pub struct Offline {
     /// The cluster right after the task setups, before anything was applied again (the
     /// incident an `observed` check compares the learner's record with).
     at_setup: Option<Arc<Vec<Value>>>,
+    /// Why the object set is incomplete: the workspace file that went over what one run
+    /// grades (`workspace::Manifests::over_budget`); every check on it is an `error`.
+    over_budget: Option<String>,
 }
 
 impl Offline {
@@ -79,6 +82,7 @@ impl Offline {
         objects.extend(m.objects);
         let mut off = Offline::new(objects, m.problems);
         off.learner = Some(learner);
+        off.over_budget = m.over_budget;
         if !staged.is_empty() {
             let just_now: Vec<super::setup::Staged<'_>> = staged
                 .iter()
@@ -98,9 +102,7 @@ impl Offline {
             // that exists is not taken away because its permissions were.
             let staged_objects =
                 super::setup::offline_objects(lab, ws, Arc::unwrap_or_clone(off.objects), staged);
-            let mut everything = baseline_rbac().to_vec();
-            everything.extend(staged_objects.iter().cloned());
-            off.access = Arc::new(Access::new(&everything));
+            off.access = access_over(&staged_objects);
             // A re-applied file brings back a policy the webhook refused: it is refused
             // again unless the cluster now allows it.
             let refused_again = |o: &Value| {
@@ -123,9 +125,7 @@ impl Offline {
     /// The cluster after applying `objects` over the baseline: everything else first, so
     /// a policy is validated against the RBAC the same apply brings.
     pub fn new(objects: Vec<Value>, problems: Vec<String>) -> Offline {
-        let mut everything = baseline_rbac().to_vec();
-        everything.extend(objects.iter().cloned());
-        let access = Arc::new(Access::new(&everything));
+        let access = access_over(&objects);
         let mut rejected = Vec::new();
         let admitted = objects
             .into_iter()
@@ -149,6 +149,7 @@ impl Offline {
             access,
             learner: None,
             at_setup: None,
+            over_budget: None,
         }
     }
 
@@ -159,6 +160,9 @@ impl Offline {
     pub fn evaluate(&self, env: Submission<'_>, check: &Check) -> Outcome {
         if let Some(o) = check::local(env, check) {
             return o;
+        }
+        if let Some(why) = &self.over_budget {
+            return Outcome::error(why.clone());
         }
         let outcome = match &check.spec {
             Spec::Resource {
@@ -295,7 +299,7 @@ impl Offline {
     fn split_learner(&self) -> (Vec<Value>, Vec<Value>) {
         let mut cluster = baseline_rbac().to_vec();
         let mut learner = Vec::new();
-        for o in self.objects.iter() {
+        for o in self.objects.iter().filter(|o| read_by_access(o)) {
             let mine = match (&self.learner, ObjRef::of(o)) {
                 (None, _) => true,
                 (Some(refs), Some(r)) => refs.contains(&r),
@@ -344,11 +348,12 @@ impl Offline {
     ) -> super::observe::Facts {
         use super::observe::Facts;
         use crate::content::lab::ObservedSource;
-        let mut objects: Vec<Value> = match self.at_setup.as_deref() {
-            Some(v) => v.clone(),
-            None => (*self.objects).clone(),
-        };
-        if let ObservedSource::Denial { starter, .. } = source {
+        let at = self.at_setup.as_ref().unwrap_or(&self.objects);
+        let mut objects = at.clone();
+        if let ObservedSource::Denial { starter, .. } = source
+            && !starter.is_empty()
+        {
+            let objects = Arc::make_mut(&mut objects);
             for path in starter {
                 let read = |p: std::path::PathBuf| {
                     crate::input::read_text(&p)
@@ -364,14 +369,12 @@ impl Offline {
                 objects.extend(read(env.lab.source("starter", path)));
             }
         }
-        let objects = &Arc::new(objects);
+        let objects = &objects;
         match source {
             ObservedSource::UpdateRequest { trigger, policy } => {
                 let mut trig = trigger.object.clone();
                 name_offline_trigger(&mut trig);
-                let mut everything = baseline_rbac().to_vec();
-                everything.extend(objects.iter().cloned());
-                let access = Arc::new(Access::new(&everything));
+                let access = access_over(objects.iter());
                 let what = format!(
                     "the UpdateRequest for {}",
                     check::probe_name(&trig).trim_start_matches("the probe ")
@@ -661,6 +664,23 @@ fn namespace_labels(objects: &[Value], ns: &str) -> BTreeMap<String, String> {
         .unwrap_or_default();
     labels.insert("kubernetes.io/metadata.name".into(), ns.into());
     labels
+}
+
+/// RBAC and discovery over the baseline and `objects`, handed only the objects they read
+/// (a big ConfigMap in the workspace is not copied for them).
+fn access_over<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Arc<Access> {
+    let mut read = baseline_rbac().to_vec();
+    read.extend(objects.into_iter().filter(|o| read_by_access(o)).cloned());
+    Arc::new(Access::new(&read))
+}
+
+/// Whether the RBAC authorizer (roles, bindings, their lists) or discovery (CRDs) reads
+/// `o`; nothing else changes what they answer.
+fn read_by_access(o: &Value) -> bool {
+    let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+    crate::offline::rbac::rbac_kind(o).is_some()
+        || kind == "CustomResourceDefinition"
+        || kind.ends_with("List")
 }
 
 /// The policy webhook's refusal of `object`, when it is a policy Kyverno would refuse.

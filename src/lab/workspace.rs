@@ -323,6 +323,21 @@ pub fn list_files(dir: &Path) -> Vec<PathBuf> {
 pub struct Manifests {
     pub objects: Vec<Value>,
     pub problems: Vec<String>,
+    /// The file that took the workspace over what one run grades (bytes or values of
+    /// all its files together), and why: the object set is incomplete, so checks on it
+    /// are an `error` naming that file. No file after it is read.
+    pub over_budget: Option<String>,
+}
+
+/// The YAML a workspace's files may hold all together in one run: four files at the
+/// per-file cap (`input`), so that memory stays a small multiple of this however many
+/// files a workspace holds.
+pub const MAX_WORKSPACE_BYTES: usize = 32 << 20;
+
+/// A fresh allowance for one workspace's files: [`MAX_WORKSPACE_BYTES`] and the run's
+/// budget of values, apart from the run's own (kca's content, another submission).
+pub fn allowance() -> crate::yaml::Allowance {
+    crate::yaml::Allowance::new(MAX_WORKSPACE_BYTES, crate::yaml::MAX_RUN_NODES)
 }
 
 pub fn manifests(lab: &Lab, ws: &Path) -> Manifests {
@@ -332,6 +347,7 @@ pub fn manifests(lab: &Lab, ws: &Path) -> Manifests {
 /// The manifests of the workspace files `keep` selects (given each file's full path).
 pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Manifests {
     let mut out = Manifests::default();
+    let mut allowance = allowance();
     for rel in list_files(ws) {
         if !keep(&ws.join(&rel)) {
             continue;
@@ -360,7 +376,12 @@ pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Ma
             }
         };
         {
-            match crate::yaml::parse_json_stream(&text) {
+            match allowance.parse_json_stream(&text) {
+                Err(e) if e.over_budget => {
+                    out.over_budget =
+                        Some(crate::escape::escape(&over_budget(&name, &e)).into_owned());
+                    break;
+                }
                 Ok(docs) => out.objects.extend(
                     docs.into_iter()
                         .flat_map(|d| match d {
@@ -384,6 +405,16 @@ pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Ma
         }
     }
     out
+}
+
+/// The verdict's words for a workspace whose file `name` went over what one run grades.
+fn over_budget(name: &str, e: &crate::yaml::YamlError) -> String {
+    format!(
+        "the workspace holds more YAML than kca grades in one run: reading `{name}` went over \
+         ({}: {}); the cluster checks cannot be judged — make `{name}` smaller or move the \
+         files the lab does not need out of the workspace",
+        e.pos, e.message
+    )
 }
 
 /// The lab's fixture objects, each labelled as owned by the lab.

@@ -232,3 +232,52 @@ fn kcas_own_content_is_parsed_outside_the_learners_budget() {
     .join()
     .unwrap();
 }
+
+#[test]
+fn an_allowance_counts_one_learners_files_apart_from_the_run() {
+    // Bytes: the file that brings the total over is refused before it is parsed.
+    let mut a = Allowance::new(10, MAX_RUN_NODES);
+    assert_eq!(a.parse_json_stream("a: 1\n").unwrap().len(), 1);
+    let err = a.parse_json_stream("b: 22\n").unwrap_err();
+    assert!(
+        err.over_budget && err.message.contains("too much YAML"),
+        "{err:?}"
+    );
+    // Values: the allowance's own limit, not the run's; what it spends stays its own.
+    std::thread::spawn(|| {
+        let doc = format!("[{}]\n", vec!["1"; 1_000].join(","));
+        let mut a = Allowance::new(usize::MAX, 2_500);
+        assert!(a.parse_json_stream(&doc).is_ok());
+        assert!(a.parse_json_stream(&doc).is_ok());
+        let err = a.parse_json_stream(&doc).unwrap_err();
+        assert!(
+            err.over_budget && err.message.contains("2500 values"),
+            "{err:?}"
+        );
+        assert_eq!(SPENT.get(), (0, 0));
+        assert!(!parse_json_stream(&doc).unwrap().is_empty());
+        // A syntax error is the text's, not the budget's.
+        let err = Allowance::new(100, 100)
+            .parse_json_stream("a: [\n")
+            .unwrap_err();
+        assert!(!err.over_budget, "{err:?}");
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn the_workspace_allowance_holds_the_runs_value_budget() {
+    // The real limit: a learner's files may hold the run's budget of values, no more.
+    std::thread::spawn(|| {
+        let mut a = crate::lab::workspace::allowance();
+        a.spent = (MAX_RUN_NODES - 1, 0);
+        assert!(a.parse_json_stream("1\n").is_ok());
+        let err = a.parse_json_stream("[1, 2]\n").unwrap_err();
+        assert!(err.over_budget, "{err:?}");
+        assert_eq!(a.max_values, MAX_RUN_NODES);
+        assert_eq!(a.max_bytes, crate::lab::workspace::MAX_WORKSPACE_BYTES);
+    })
+    .join()
+    .unwrap();
+}
