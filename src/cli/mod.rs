@@ -159,4 +159,6 @@ pub struct ReportArgs {
     /// without it the report is shown, the skipped files named, and the exit code is 2
     #[arg(long, env = "CI", hide_env_values = true, value_parser = clap::builder::FalseyValueParser::new())]
     pub strict: bool,
+    /// Also write one self-contained HTML page with charts to FILE (opens without a network)
+    #[arg(long, value_name = "FILE")] pub html: Option<PathBuf>,
 }
