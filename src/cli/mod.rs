@@ -160,5 +160,6 @@ pub struct ReportArgs {
     #[arg(long, env = "CI", hide_env_values = true, value_parser = clap::builder::FalseyValueParser::new())]
     pub strict: bool,
     /// Also write one self-contained HTML page with charts to FILE (opens without a network)
-    #[arg(long, value_name = "FILE")] pub html: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }

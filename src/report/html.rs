@@ -116,7 +116,11 @@ pub fn page(rep: &ClassReport, lang: Lang) -> String {
     failures(
         &mut h,
         "questions-chart",
-        tr(lang, "間違いの多いクイズの問題", "Quiz questions missed most"),
+        tr(
+            lang,
+            "間違いの多いクイズの問題",
+            "Quiz questions missed most",
+        ),
         &rep.questions,
         lang,
     );
@@ -219,7 +223,7 @@ fn columns(h: &mut String, c: Columns) {
     open(h, c.id, c.title);
     let (top, plot, foot) = (18u32, 180u32, 34u32);
     let n = c.bars.len().max(1) as u32;
-    let step = ((WIDTH - 40) / n).clamp(4, 72);
+    let step = ((WIDTH - 40) / n).clamp(4, 96);
     let most = c.bars.iter().map(|b| b.1).max().unwrap_or(0).max(1);
     // Labels stay readable: at most about fifteen of them under the bars.
     let every = (n as usize).div_ceil(15).max(1);
@@ -329,7 +333,11 @@ fn table(h: &mut String, id: &str, title: &str, head: &[&str], rows: Vec<Vec<Str
     open(h, id, title);
     h.push_str("<table><thead><tr>");
     for (i, c) in head.iter().enumerate() {
-        let class = if i + 1 < head.len() { " class=\"n\"" } else { "" };
+        let class = if i + 1 < head.len() {
+            " class=\"n\""
+        } else {
+            ""
+        };
         let _ = write!(h, "<th{class}>{}</th>", esc(c));
     }
     h.push_str("</tr></thead><tbody>\n");

@@ -45,8 +45,10 @@ pub fn run(ctx: &Ctx, args: &ReportArgs) -> Result<Exit> {
     let lang = ctx.settings.lang;
     let rep = build(&args.results, lang);
     for s in &rep.skipped {
-        ctx.printer
-            .warn(&format!("{} {s}", tr(lang, "読み飛ばしました:", "skipped:")));
+        ctx.printer.warn(&format!(
+            "{} {s}",
+            tr(lang, "読み飛ばしました:", "skipped:")
+        ));
     }
     if args.strict && !rep.skipped.is_empty() {
         return Err(Error::usage(
@@ -155,9 +157,16 @@ mod tests {
         let r = build(&[dir.path().to_path_buf()], Lang::En);
         assert_eq!(r.files, 3);
         assert_eq!(r.skipped.len(), 1, "{:?}", r.skipped);
-        assert!(r.skipped[0].contains("d.json: not a kca result"), "{:?}", r.skipped);
+        assert!(
+            r.skipped[0].contains("d.json: not a kca result"),
+            "{:?}",
+            r.skipped
+        );
         let c1 = &r.checks[0];
-        assert_eq!((c1.id.as_str(), c1.seen, c1.failed, c1.other), ("l/c1", 2, 1, 0));
+        assert_eq!(
+            (c1.id.as_str(), c1.seen, c1.failed, c1.other),
+            ("l/c1", 2, 1, 0)
+        );
         assert_eq!(c1.percent, 50.0);
         assert_eq!(r.questions[0].concepts, ["mutate"]);
         assert_eq!(r.questions[0].percent, 100.0);

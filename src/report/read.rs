@@ -234,7 +234,10 @@ mod tests {
         let named = json!({"learner": "dave", "lab": "x", "tasks": []});
         assert_eq!(learner(&named, "whatever", "x"), "dave");
         let long = "x".repeat(5000);
-        assert_eq!(learner(&json!({"learner": long}), "", "").chars().count(), 200);
+        assert_eq!(
+            learner(&json!({"learner": long}), "", "").chars().count(),
+            200
+        );
     }
 
     #[test]
