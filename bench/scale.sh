@@ -6,7 +6,7 @@
 #   bash bench/scale.sh                 # builds target/release/kca first
 #   KCA=/path/to/kca bash bench/scale.sh  # measures that binary (e.g. an older build)
 #   RUNS=5 bash bench/scale.sh          # more runs per size (default 3)
-#   ONLY=yaml bash bench/scale.sh       # one workload: canI, yaml, quiz, apply, workspace, report
+#   ONLY=yaml bash bench/scale.sh       # one workload: canI, yaml, quiz, apply, workspace, report, class
 #   LIMIT=60 bash bench/scale.sh        # give up on a run after this many seconds (default 300)
 #
 # Workloads (a superlinear one shows up as a row whose time grows faster than its size):
@@ -19,6 +19,8 @@
 #   kca report over 10,000 result files (issue #16/#18): 5,000 learners' lab results
 #   (`kca grade --out` files, 4 tasks x 4 checks, over 20 days) and 5,000 quiz results
 #   (40 questions), as text and with --html
+#   a class of 200 kca-admission submissions (starter, solution, the lab's mutants) through
+#   `kca grade --out`, then `kca report --html` over its results (issue #16's "done means")
 # Needs: bash, awk, GNU time (/usr/bin/time). Writes only to a temp folder.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -229,6 +231,26 @@ if [ -z "$only" ] || [ "$only" = report ]; then
   text=$(cell "$s" "$cpu" "$mem" "$code")
   read -r s cpu mem code < <(measure "$KCA" report "$work/results" --html "$work/class.html")
   row '`kca report` over 10,000 result files (text ; `--html`)' "10k files" "$text ; $(cell "$s" "$cpu" "$mem" "$code")"
+fi
+
+if [ -z "$only" ] || [ "$only" = class ]; then
+  export KCA_CONTENT_DIR="$repo" KCA_WORKSPACE_ROOT="$work/class-ws"
+  rm -rf "$work/class-ws" "$work/class" "$work/class-results"
+  XDG_STATE_HOME="$work/lab-state" "$KCA" lab start kca-admission --offline >/dev/null 2>&1
+  mutants=("$repo"/labs/kca-admission/mutants/*/)
+  for ((i = 0; i < 200; i++)); do
+    d="$work/class/learner-$(printf %03d "$i")"
+    mkdir -p "$d"
+    cp -r "$work/class-ws/kca-admission/." "$d/"
+    # A quarter hand in the starter, half the solution, a quarter one of the mutants.
+    if ((i % 4 != 0)); then cp -r "$repo/labs/kca-admission/solution/." "$d/"; fi
+    if ((i % 4 == 3)); then cp -r "${mutants[(i / 4) % ${#mutants[@]}]}." "$d/"; fi
+  done
+  read -r s cpu mem code < <(measure "$KCA" grade kca-admission --submissions "$work/class" --out "$work/class-results")
+  graded=$(cell "$s" "$cpu" "$mem" "$code")
+  read -r s cpu mem code < <(measure "$KCA" report "$work/class-results" --html "$work/class.html")
+  unset KCA_CONTENT_DIR KCA_WORKSPACE_ROOT
+  row '200 submissions: `kca grade --out` ; `kca report --html` over its results' "200 learners" "$graded ; $(cell "$s" "$cpu" "$mem" "$code")"
 fi
 
 echo

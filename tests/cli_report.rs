@@ -48,25 +48,34 @@ fn the_tables_per_learner_task_check_and_question_count_the_class() {
         assert_eq!(l["quizzes"], u64::from(i >= 2), "{l}");
     }
     let c1 = row(&v["checks"], "id", "kca-gates/c1");
-    assert_eq!(c1["failed"], class::count(n, |i| i % 3 == 0));
+    assert_eq!(c1["failed"], class::count(n, |i| i.is_multiple_of(3)));
     assert_eq!(c1["seen"], n as u64);
     let c3 = row(&v["checks"], "id", "kca-gates/c3");
     assert_eq!(
         (c3["failed"].as_u64(), c3["other"].as_u64()),
-        (Some(0), Some(class::count(n, |i| i % 5 == 0)))
+        (Some(0), Some(class::count(n, |i| i.is_multiple_of(5))))
     );
     assert_eq!(v["checks"][0]["id"], "kca-gates/c1", "most failed first");
     let q1 = row(&v["questions"], "id", "module-1/q1");
-    assert_eq!(q1["failed"], class::count(n, |i| i >= 2 && i % 2 == 0));
+    assert_eq!(
+        q1["failed"],
+        class::count(n, |i| i >= 2 && i.is_multiple_of(2))
+    );
     assert_eq!(q1["concepts"][0], "concept-q1");
     let q2 = row(&v["questions"], "id", "module-1/q2");
-    assert_eq!(q2["other"], class::count(n, |i| i >= 2 && i % 6 == 0));
+    assert_eq!(
+        q2["other"],
+        class::count(n, |i| i >= 2 && i.is_multiple_of(6))
+    );
     let t1 = row(&v["tasks"], "id", "kca-gates/t1");
     assert_eq!(
         t1["complete"],
-        class::count(n, |i| i % 3 != 0 && i % 4 != 0)
+        class::count(n, |i| !i.is_multiple_of(3) && !i.is_multiple_of(4))
     );
-    assert_eq!(t1["failed"], class::count(n, |i| i % 3 == 0 || i % 4 == 0));
+    assert_eq!(
+        t1["failed"],
+        class::count(n, |i| i.is_multiple_of(3) || i.is_multiple_of(4))
+    );
     let bins: u64 = v["scores"]
         .as_array()
         .unwrap()
@@ -80,7 +89,10 @@ fn the_tables_per_learner_task_check_and_question_count_the_class() {
     let days = v["days"].as_array().unwrap();
     assert!(days.len() >= 3, "{days:?}");
     assert_eq!(days[0]["day"], "2026-12-01");
-    assert_eq!(days[0]["attempts"], class::count(n, |i| i % 3 == 0));
+    assert_eq!(
+        days[0]["attempts"],
+        class::count(n, |i| i.is_multiple_of(3))
+    );
 
     for lang in ["ja", "en"] {
         let out = env
@@ -122,7 +134,7 @@ fn the_tables_per_learner_task_check_and_question_count_the_class() {
             .find(|l| l.ends_with("kca-gates/c1"))
             .expect(&text);
         assert!(
-            c1.contains(&format!("{}/{n}", class::count(n, |i| i % 3 == 0))),
+            c1.contains(&format!("{}/{n}", class::count(n, |i| i.is_multiple_of(3)))),
             "{c1}"
         );
         // Data from files is escaped: no escape sequence reaches the terminal.

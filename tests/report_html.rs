@@ -127,10 +127,10 @@ fn the_page_renders_the_class_numbers_in_chromium() {
 
     // Each bar shows the class's count, as the test counts it and as the JSON says.
     let bar = |id: &str, a: &str| attr(&dom, &format!("data-id=\"{id}\""), a);
-    let c1 = class::count(n, |i| i % 3 == 0);
+    let c1 = class::count(n, |i| i.is_multiple_of(3));
     assert_eq!(bar("kca-gates/c1", "data-failed"), c1.to_string());
     assert_eq!(bar("kca-gates/c1", "data-seen"), n.to_string());
-    let q1 = class::count(n, |i| i >= 2 && i % 2 == 0);
+    let q1 = class::count(n, |i| i >= 2 && i.is_multiple_of(2));
     assert_eq!(bar("module-1/q1", "data-failed"), q1.to_string());
     for c in model["checks"]
         .as_array()
@@ -157,7 +157,7 @@ fn the_page_renders_the_class_numbers_in_chromium() {
             b["learners"].to_string()
         );
     }
-    let first = class::count(n, |i| i % 3 == 0);
+    let first = class::count(n, |i| i.is_multiple_of(3));
     assert_eq!(
         attr(&dom, "data-day=\"2026-12-01\"", "data-attempts"),
         first.to_string()

@@ -189,7 +189,8 @@ struct DayAcc {
 /// read later), the rest only counts in `attempts` and `days`.
 #[derive(Default)]
 pub struct Class {
-    latest: HashMap<(String, u8, String), (Option<i64>, usize, Attempt)>,
+    /// (learner, lab or quiz) → (read order, the attempt).
+    latest: HashMap<(String, u8, String), (usize, Attempt)>,
     attempts: HashMap<String, (u32, Option<i64>)>,
     days: BTreeMap<i64, DayAcc>,
     undated: usize,
@@ -224,19 +225,15 @@ impl Class {
         let key = (a.learner.clone(), kind, item.to_string());
         let order = self.read;
         match self.latest.get(&key) {
-            Some((at, _, _)) if *at > a.at => {}
+            Some((_, kept)) if kept.at > a.at => {}
             _ => {
-                self.latest.insert(key, (a.at, order, a));
+                self.latest.insert(key, (order, a));
             }
         }
     }
 
     pub fn finish(self) -> ClassReport {
-        let mut kept: Vec<(usize, Attempt)> = self
-            .latest
-            .into_values()
-            .map(|(_, order, a)| (order, a))
-            .collect();
+        let mut kept: Vec<(usize, Attempt)> = self.latest.into_values().collect();
         // Read order: tasks, checks and questions appear as the files list them.
         kept.sort_by_key(|(order, _)| *order);
         let mut learners: BTreeMap<String, Learner> = BTreeMap::new();

@@ -23,9 +23,9 @@ pub fn learner(i: usize) -> String {
 /// `c1` fails for every third learner, `c2` for every fourth, `c3` errs for every fifth.
 pub fn verdict(check: &str, i: usize) -> &'static str {
     match check {
-        "c1" if i % 3 == 0 => "fail",
-        "c2" if i % 4 == 0 => "fail",
-        "c3" if i % 5 == 0 => "error",
+        "c1" if i.is_multiple_of(3) => "fail",
+        "c2" if i.is_multiple_of(4) => "fail",
+        "c3" if i.is_multiple_of(5) => "error",
         _ => "pass",
     }
 }
@@ -33,8 +33,8 @@ pub fn verdict(check: &str, i: usize) -> &'static str {
 /// `q1` is wrong for every second learner, `q2` unanswered for every sixth.
 pub fn question(q: &str, i: usize) -> (bool, bool) {
     match q {
-        "q1" => (true, i % 2 != 0),
-        _ => (i % 6 != 0, true),
+        "q1" => (true, !i.is_multiple_of(2)),
+        _ => (!i.is_multiple_of(6), true),
     }
 }
 
