@@ -6,7 +6,7 @@
 #   bash bench/scale.sh                 # builds target/release/kca first
 #   KCA=/path/to/kca bash bench/scale.sh  # measures that binary (e.g. an older build)
 #   RUNS=5 bash bench/scale.sh          # more runs per size (default 3)
-#   ONLY=yaml bash bench/scale.sh       # one workload: canI, yaml, quiz, apply, workspace
+#   ONLY=yaml bash bench/scale.sh       # one workload: canI, yaml, quiz, apply, workspace, report, class
 #   LIMIT=60 bash bench/scale.sh        # give up on a run after this many seconds (default 300)
 #
 # Workloads (a superlinear one shows up as a row whose time grows faster than its size):
@@ -16,6 +16,11 @@
 #   policy apply P policies x R Pods
 #   lab check --offline (kca-admission, kca-mutate: their solutions) with a 1 MB / 8 MB ConfigMap in the
 #   workspace (issue #18: peak memory within 10x the file over the run without it)
+#   kca report over 10,000 result files (issue #16/#18): 5,000 learners' lab results
+#   (`kca grade --out` files, 4 tasks x 4 checks, over 20 days) and 5,000 quiz results
+#   (40 questions), as text and with --html
+#   a class of 200 kca-admission submissions (starter, solution, the lab's mutants) through
+#   `kca grade --out`, then `kca report --html` over its results (issue #16's "done means")
 # Needs: bash, awk, GNU time (/usr/bin/time). Writes only to a temp folder.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -119,6 +124,47 @@ pods() {
   }'
 }
 
+results() { # N result files in folder $2: N/2 learners, a lab result and a quiz result each
+  mkdir -p "$2"
+  awk -v n="$1" -v dir="$2" 'BEGIN {
+    for (i = 0; i < n; i++) {
+      # Lab results carry the learner; quiz results are named after them.
+      f = (i % 2 == 0) ? sprintf("%s/r-%05d.json", dir, i) : sprintf("%s/learner-%05d-module-%d.json", dir, int(i / 2), i % 4)
+      if (i % 2 == 0) {
+        total = 0
+        for (t = 0; t < 4; t++) {
+          ts[t] = 0
+          for (c = 0; c < 4; c++) {
+            v = ((i * 7 + t * 3 + c) % 5 == 0) ? "fail" : (((i + c) % 23 == 0) ? "error" : "pass")
+            vs[t, c] = v; ts[t] += (v == "pass")
+          }
+          total += ts[t]
+        }
+        printf "{\"schemaVersion\": 1, \"lab\": \"kca-gates\", \"learner\": \"learner-%05d\", \"gradedAt\": \"2026-11-%02dT10:00:00Z\", \"target\": \"offline\", \"score\": %d, \"maxScore\": 16, \"tasks\": [", int(i / 2), 1 + i % 20, total > f
+        for (t = 0; t < 4; t++) {
+          printf "%s{\"id\": \"task-%d\", \"score\": %d, \"maxScore\": 4, \"checks\": [", (t ? ", " : ""), t, ts[t] > f
+          for (c = 0; c < 4; c++) {
+            v = vs[t, c]
+            printf "%s{\"task\": \"task-%d\", \"id\": \"check-%d-%d\", \"kind\": \"admission\", \"verdict\": \"%s\", \"points\": 1, \"earned\": %d, \"detail\": \"the probe Pod team-a/probe-%d was denied by require-labels/check-team as expected\", \"seconds\": 0.004}", (c ? ", " : ""), t, t, c, v, v == "pass", c > f
+          }
+          printf "], \"hintsSeen\": 0, \"hintsTotal\": 3}" > f
+        }
+        print "], \"exitCode\": 1}" > f
+      } else {
+        right = 0
+        for (q = 0; q < 40; q++) right += ((i + q * 11) % 7 != 0)
+        printf "{\"schemaVersion\": 1, \"quiz\": \"module-%d\", \"score\": %d, \"max\": 40, \"percent\": %.1f, \"passMark\": 70, \"passed\": %s, \"completed\": true, \"questions\": [", i % 4, right, right * 2.5, (right >= 28 ? "true" : "false") > f
+        for (q = 0; q < 40; q++) {
+          ok = ((i + q * 11) % 7 != 0)
+          printf "%s{\"id\": \"q-%d\", \"correct\": %s, \"points\": %d, \"max\": 1, \"answered\": true, \"concepts\": [\"concept-%d\"]}", (q ? ", " : ""), q, ok ? "true" : "false", ok, q % 9 > f
+        }
+        print "]}" > f
+      }
+      close(f)
+    }
+  }'
+}
+
 echo "kca: $KCA ($runs runs per size; median wall time, peak RSS)"
 # Wall time on a busy machine counts waiting for a core: say how busy it was.
 echo "cores: $(nproc); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -181,6 +227,34 @@ if [ -z "$only" ] || [ "$only" = workspace ]; then
     row "\`lab check --offline $lab\` with no / a 1 MB / an 8 MB workspace file" "0 / 1 MB / 8 MB" "$(IFS='|'; echo "${cells[*]}" | sed 's/|/ ; /g')"
   done
   unset KCA_CONTENT_DIR KCA_WORKSPACE_ROOT
+fi
+
+if [ -z "$only" ] || [ "$only" = report ]; then
+  results 10000 "$work/results"
+  read -r s cpu mem code < <(measure "$KCA" report "$work/results")
+  text=$(cell "$s" "$cpu" "$mem" "$code")
+  read -r s cpu mem code < <(measure "$KCA" report "$work/results" --html "$work/class.html")
+  row '`kca report` over 10,000 result files (text ; `--html`)' "10k files" "$text ; $(cell "$s" "$cpu" "$mem" "$code")"
+fi
+
+if [ -z "$only" ] || [ "$only" = class ]; then
+  export KCA_CONTENT_DIR="$repo" KCA_WORKSPACE_ROOT="$work/class-ws"
+  rm -rf "$work/class-ws" "$work/class" "$work/class-results"
+  XDG_STATE_HOME="$work/lab-state" "$KCA" lab start kca-admission --offline >/dev/null 2>&1
+  mutants=("$repo"/labs/kca-admission/mutants/*/)
+  for ((i = 0; i < 200; i++)); do
+    d="$work/class/learner-$(printf %03d "$i")"
+    mkdir -p "$d"
+    cp -r "$work/class-ws/kca-admission/." "$d/"
+    # A quarter hand in the starter, half the solution, a quarter one of the mutants.
+    if ((i % 4 != 0)); then cp -r "$repo/labs/kca-admission/solution/." "$d/"; fi
+    if ((i % 4 == 3)); then cp -r "${mutants[(i / 4) % ${#mutants[@]}]}." "$d/"; fi
+  done
+  read -r s cpu mem code < <(measure "$KCA" grade kca-admission --submissions "$work/class" --out "$work/class-results")
+  graded=$(cell "$s" "$cpu" "$mem" "$code")
+  read -r s cpu mem code < <(measure "$KCA" report "$work/class-results" --html "$work/class.html")
+  unset KCA_CONTENT_DIR KCA_WORKSPACE_ROOT
+  row '200 submissions: `kca grade --out` ; `kca report --html` over its results' "200 learners" "$graded ; $(cell "$s" "$cpu" "$mem" "$code")"
 fi
 
 echo

@@ -86,7 +86,7 @@ fn dispatch(ctx: &Ctx, command: Option<Command>) -> Result<Exit> {
     match command {
         Command::Status => status(ctx),
         Command::Lesson(args) => crate::lesson::command::run(ctx, &args),
-        Command::Report(args) => crate::report::run(ctx, &args.results, args.strict),
+        Command::Report(args) => crate::report::run(ctx, &args),
         Command::Grade(args) => crate::lab::submission::grade(ctx, &args),
         Command::Validate(args) => crate::validate::run(ctx, &args),
         Command::Quiz(cmd) => crate::quiz::command::run(ctx, cmd),

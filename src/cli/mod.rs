@@ -74,9 +74,9 @@ pub enum Command {
         after_help = "Examples:\n  kca lesson 0\n  kca lesson 1#request-path\n  kca lesson 0 --section json-patch\n  kca lesson 0 --output json"
     )]
     Lesson(LessonArgs),
-    /// Instructor: failure rates per check and per question over many learners' JSON results
+    /// Instructor: tables per learner, task, check and question over many learners' JSON results (--html: a page with charts)
     #[command(
-        after_help = "Examples:\n  kca lab check -o json > results/alice-lab.json      (each learner)\n  kca quiz grade module-1 --answers a.yaml -o json > results/alice-q1.json\n  kca report results/\n  kca report results/*.json -o json"
+        after_help = "Examples:\n  kca lab check kca-gates -o json > results/alice-kca-gates.json   (each learner)\n  kca quiz grade module-1 --answers a.yaml -o json > results/alice-module-1.json\n  kca report results/\n  kca report results/*.json -o json\n  kca report results/ --html class.html"
     )]
     Report(ReportArgs),
     /// Instructor/CI: grade many submission folders of one lab offline, in parallel; one
@@ -204,4 +204,7 @@ pub struct ReportArgs {
     /// without it the report is shown, the skipped files named, and the exit code is 2
     #[arg(long, env = "CI", hide_env_values = true, value_parser = clap::builder::FalseyValueParser::new())]
     pub strict: bool,
+    /// Also write one self-contained HTML page with charts to FILE (opens without a network)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }

@@ -203,6 +203,10 @@ impl Graded {
             m.insert("learner".into(), Value::from(self.learner.clone()));
             m.insert("submission".into(), json!(self.dir));
             m.insert("exitCode".into(), Value::from(self.exit().code()));
+            m.insert(
+                "gradedAt".into(),
+                Value::from(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+            );
         }
         crate::envelope::stamp(v)
     }
