@@ -469,6 +469,11 @@ impl Printer {
         self.width
     }
 
+    /// -1 quiet, 0 normal, 1+ verbose (`-v`).
+    pub fn verbosity(&self) -> i8 {
+        self.verbosity
+    }
+
     pub fn lang(&self) -> Lang {
         self.lang
     }

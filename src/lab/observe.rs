@@ -6,7 +6,8 @@
 
 use serde_json::Value;
 
-use super::check::{Outcome, Submission};
+use super::check::{Detail, Outcome, Submission};
+use super::detail::Wrong;
 use crate::content::lab::{Check, Fact, Spec};
 
 /// What the situation gave. A state is compared leniently: an UpdateRequest that failed
@@ -76,16 +77,14 @@ fn container_index(path: &str) -> Option<(String, usize)> {
 /// The learner's record: the YAML mapping in the check's file.
 pub fn record(env: Submission<'_>, check: &Check) -> Result<Value, Outcome> {
     let Spec::Observed { path, .. } = &check.spec else {
-        return Err(Outcome::error("not an observed check"));
+        return Err(Outcome::internal("not an observed check"));
     };
     let text = super::check::workspace_file(env.workspace, path)?;
     let mut docs = crate::yaml::parse_json_stream(&text)
-        .map_err(|e| Outcome::fail(format!("{path}:{}: not valid YAML: {}", e.pos, e.message)))?;
+        .map_err(|e| super::check::blocked_by(path, &e))?;
     match docs.first() {
         Some(Value::Object(_)) => Ok(docs.remove(0)),
-        _ => Err(Outcome::fail(format!(
-            "`{path}` holds no mapping of answers"
-        ))),
+        _ => Err(Outcome::fail(Detail::NoAnswers { path: path.clone() })),
     }
 }
 
@@ -100,13 +99,13 @@ fn text_of(v: Option<&Value>) -> String {
 /// Compares each recorded key with its fact.
 pub fn judge(check: &Check, record: &Value, facts: &Facts) -> Outcome {
     let Spec::Observed { path, fields, .. } = &check.spec else {
-        return Outcome::error("not an observed check");
+        return Outcome::internal("not an observed check");
     };
     let mut wrong = Vec::new();
     for (key, fact) in fields {
         let said = text_of(record.get(key));
         if said.is_empty() {
-            wrong.push(format!("`{key}` is empty"));
+            wrong.push(Wrong::Empty { key: key.clone() });
             continue;
         }
         let ok = match fact {
@@ -144,23 +143,27 @@ pub fn judge(check: &Check, record: &Value, facts: &Facts) -> Outcome {
         };
         if !ok {
             // The fact itself is not shown: the record is the learner's to find.
-            wrong.push(format!("`{key}: {said}` is not what happened"));
+            wrong.push(Wrong::NotWhatHappened {
+                key: key.clone(),
+                said,
+            });
         }
     }
     if facts.state.is_none() && facts.path.is_none() && facts.message.is_empty() {
-        return Outcome::fail(format!(
-            "{}: nothing happened to compare `{path}` with",
-            facts.source
-        ));
+        return Outcome::fail(Detail::NothingToCompare {
+            source: facts.source.clone(),
+            path: path.clone(),
+        });
     }
+    let (path, source) = (path.clone(), facts.source.clone());
     if wrong.is_empty() {
-        Outcome::pass(format!("`{path}` agrees with {}", facts.source))
+        Outcome::pass(Detail::Agrees { path, source })
     } else {
-        Outcome::fail(format!(
-            "`{path}` does not agree with {}: {}",
-            facts.source,
-            wrong.join("; ")
-        ))
+        Outcome::fail(Detail::Disagrees {
+            path,
+            source,
+            wrong,
+        })
     }
 }
 
