@@ -884,7 +884,15 @@ fn tail(err: &str, out: &str) -> String {
         return String::new();
     }
     let start = lines.len().saturating_sub(5);
-    lines[start..].join("\n")
+    // A line is cut at 200 characters: the tail is for reading, not a copy of the output.
+    lines[start..]
+        .iter()
+        .map(|l| match l.char_indices().nth(200) {
+            Some((i, _)) => format!("{}…", &l[..i]),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
