@@ -100,7 +100,10 @@ impl CheckResult {
             Verdict::Pass => check.on_pass.clone(),
             Verdict::Fail => check.on_fail.clone(),
             _ => None,
-        };
+        }
+        // A file in the wrong place or broken: the lab's words about its content would
+        // mislead; the detail says where the file is and where it should be.
+        .filter(|_| !outcome.detail.is_location());
         CheckResult {
             task: task.id.clone(),
             id: check.id.clone(),
@@ -357,6 +360,7 @@ fn program(
     cmd.args(rest)
         .current_dir(env.workspace)
         .env("KCA_LAB", &env.lab.id)
+        .env("KCA_LANG", crate::settings::chosen().code())
         .env("KCA_LAB_DIR", super::workspace::lab_dir(env.lab))
         .env("KCA_WORKSPACE", env.workspace);
     // The learner's scripts call `kca …`: the running kca comes first on PATH.

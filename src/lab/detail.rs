@@ -538,6 +538,11 @@ impl Detail {
         }
     }
 
+    /// Whether it is about where a file is or whether it parses, not what it holds.
+    pub fn is_location(&self) -> bool {
+        matches!(self, Detail::Elsewhere { .. } | Detail::NotYaml { .. })
+    }
+
     /// Whether this is the pointer to a workspace file problem (not the environment's).
     pub fn is_blocked(&self) -> bool {
         match self {
@@ -595,10 +600,10 @@ impl Detail {
             ),
             D::Elsewhere { path, found_in } => t(
                 format!(
-                    "求められた内容は `{found_in}` にありますが、このチェックが読むのは `{path}` です。ファイルを `{path}` に移してください (`mv {found_in} {path}`)"
+                    "求められた内容は `{found_in}` にありますが、このチェックが読むのは `{path}` です。ファイルを移してください:\nmv {found_in} {path}"
                 ),
                 format!(
-                    "what is asked for is in `{found_in}`, but this check reads `{path}`: move the file there (`mv {found_in} {path}`)"
+                    "what is asked for is in `{found_in}`, but this check reads `{path}`; move the file there:\nmv {found_in} {path}"
                 ),
             ),
             D::NoDocumentNamed { path, kind, name } => t(
@@ -622,8 +627,8 @@ impl Detail {
                     });
                 let f = files.join(", ");
                 t(
-                    format!("`{f}` を読めないので判定できません。上の「ファイルの問題」を先に直してください"),
-                    format!("cannot be judged while `{f}` cannot be read: fix the file problem above first"),
+                    format!("判定できません: 上の「ファイルの問題」({f}) を先に直してください"),
+                    format!("not judged: fix the file problem above ({f}) first"),
                 )
             }
             D::CannotRender { what, reason } => t(
@@ -668,7 +673,7 @@ impl Detail {
                     )
                 };
                 t(
-                    format!("`{n}` が{got_s}で終わりました (期待: {want_s})"),
+                    format!("`{n}` が{got_s} で終わりました (期待: {want_s})"),
                     format!("`{n}` ended with {got_s}, expected {want_s}"),
                 ) + &more
             }

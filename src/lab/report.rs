@@ -470,7 +470,8 @@ fn check_parts(
             .lines()
             .flat_map(|l| crate::ui::wrap(l, p.width(), "          "))
             .collect();
-        if let Some(cap) = cap.filter(|&n| lines.len() > n) {
+        // Where a file is or why it does not parse is never cut: it is what to do.
+        if let Some(cap) = cap.filter(|&n| lines.len() > n && !c.detail.is_location()) {
             lines.truncate(cap);
             if let Some(last) = lines.last_mut() {
                 *last = crate::ui::truncate(&format!("{last} …"), p.width());
