@@ -320,6 +320,58 @@ pub struct Excess {
     pub via: String,
 }
 
+/// Where an `observed` check's facts come from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Source {
+    #[default]
+    Unknown,
+    UpdateRequest { of: Probe },
+    NoUpdateRequest { of: Probe },
+    UpdateRequestInCluster { name: String },
+    Denial { of: Probe },
+    NoDenial { of: Probe },
+    /// The offline engine could not tell (its reason stays data).
+    Offline { of: Box<Source>, reason: String },
+    /// Live: the situation is gone from the cluster; kca's model of the learner's files.
+    Modelled { of: Box<Source> },
+}
+
+impl Source {
+    pub fn say(&self, s: Say) -> String {
+        match self {
+            Source::Unknown => s.t("(不明)".into(), "(unknown)".into()),
+            Source::UpdateRequest { of } => s.t(
+                format!("{} {} の UpdateRequest", of.kind, of.name),
+                format!("the UpdateRequest for {} {}", of.kind, of.name),
+            ),
+            Source::NoUpdateRequest { of } => s.t(
+                format!("{} {} の UpdateRequest (なし: どの generate ルールも一致しませんでした)", of.kind, of.name),
+                format!("the UpdateRequest for {} {} (none: no generate rule matched it)", of.kind, of.name),
+            ),
+            Source::UpdateRequestInCluster { name } => s.t(
+                format!("クラスターの UpdateRequest {name}"),
+                format!("UpdateRequest {name} in the cluster"),
+            ),
+            Source::Denial { of } => s.t(
+                format!("{} の拒否", of.say(s)),
+                format!("the denial of {}", of.say(s)),
+            ),
+            Source::NoDenial { of } => s.t(
+                format!("{} (受け入れられました: 拒否はありません)", of.say(s)),
+                format!("{} (it was admitted: nothing was denied)", of.say(s)),
+            ),
+            Source::Offline { of, reason } => s.t(
+                format!("{} (オフラインでは分かりません: {reason})", of.say(s)),
+                format!("{} (offline: {reason})", of.say(s)),
+            ),
+            Source::Modelled { of } => s.t(
+                format!("{} (クラスターにはもうありません: あなたのファイルから kca が再現したもの)", of.say(s)),
+                format!("{} (the cluster no longer shows it: kca's model of your files)", of.say(s)),
+            ),
+        }
+    }
+}
+
 /// What a `can-i` check asks: a verb on a resource (a subresource, a group, a name, a
 /// namespace when given).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -489,9 +541,9 @@ pub enum Detail {
     RejectedOtherReason { what: String, re: String, message: String },
     RejectedAsExpected { what: String, message: String },
     // --- observed
-    NothingToCompare { source: String, path: String },
-    Agrees { path: String, source: String },
-    Disagrees { path: String, source: String, wrong: Vec<Wrong> },
+    NothingToCompare { source: Source, path: String },
+    Agrees { path: String, source: Source },
+    Disagrees { path: String, source: Source, wrong: Vec<Wrong> },
     // --- least privilege
     BeyondAllowed { excess: Vec<Excess> },
     LacksNeeded { who: String, verb: String, resource: String, group: String, namespace: String },
@@ -1099,12 +1151,12 @@ impl Detail {
                 format!("{what} is rejected: {message}"),
             ),
             D::NothingToCompare { source, path } => t(
-                format!("{source}: `{path}` と比べる出来事が起きていません"),
-                format!("{source}: nothing happened to compare `{path}` with"),
+                format!("{}: `{path}` と比べる出来事が起きていません", source.say(s)),
+                format!("{}: nothing happened to compare `{path}` with", source.say(s)),
             ),
             D::Agrees { path, source } => t(
-                format!("`{path}` は {source} と一致します"),
-                format!("`{path}` agrees with {source}"),
+                format!("`{path}` は {} と一致します", source.say(s)),
+                format!("`{path}` agrees with {}", source.say(s)),
             ),
             D::Disagrees { path, source, wrong } => {
                 let w: Vec<String> = wrong
@@ -1120,8 +1172,8 @@ impl Detail {
                     })
                     .collect();
                 t(
-                    format!("`{path}` が {source} と一致しません: {}", w.join("、")),
-                    format!("`{path}` does not agree with {source}: {}", w.join("; ")),
+                    format!("`{path}` が {} と一致しません: {}", source.say(s), w.join("、")),
+                    format!("`{path}` does not agree with {}: {}", source.say(s), w.join("; ")),
                 )
             }
             D::BeyondAllowed { excess } => excess

@@ -357,16 +357,21 @@ fn samples() -> Vec<Detail> {
             message: "m".into(),
         },
         D::NothingToCompare {
-            source: "the denial".into(),
+            source: Source::NoUpdateRequest { of: probe() },
             path: "incident.yaml".into(),
         },
         D::Agrees {
             path: "incident.yaml".into(),
-            source: "the denial".into(),
+            source: Source::Modelled {
+                of: Box::new(Source::UpdateRequestInCluster { name: "ur-1".into() }),
+            },
         },
         D::Disagrees {
             path: "incident.yaml".into(),
-            source: "the denial".into(),
+            source: Source::Offline {
+                of: Box::new(Source::Denial { of: probe() }),
+                reason: "CEL authorizer".into(),
+            },
             wrong: vec![
                 Wrong::Empty { key: "verb".into() },
                 Wrong::NotWhatHappened {
@@ -475,6 +480,34 @@ fn every_detail_kind_has_japanese_and_english_text() {
                 assert!(!en.trim().is_empty(), "{}", d.kind());
             }
         }
+    }
+}
+
+#[test]
+fn every_observed_source_is_said_in_both_languages() {
+    let s = |lang| Say {
+        lang,
+        reveal: false,
+        verbose: false,
+    };
+    let sources = [
+        Source::Unknown,
+        Source::UpdateRequest { of: probe() },
+        Source::NoUpdateRequest { of: probe() },
+        Source::UpdateRequestInCluster { name: "ur".into() },
+        Source::Denial { of: probe() },
+        Source::NoDenial { of: probe() },
+        Source::Offline {
+            of: Box::new(Source::Unknown),
+            reason: "r".into(),
+        },
+        Source::Modelled {
+            of: Box::new(Source::Unknown),
+        },
+    ];
+    for src in sources {
+        assert!(japanese(&src.say(s(Lang::Ja))), "{src:?}");
+        assert!(!japanese(&src.say(s(Lang::En))), "{src:?}");
     }
 }
 

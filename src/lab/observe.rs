@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::check::{Detail, Outcome, Submission};
-use super::detail::Wrong;
+use super::detail::{Source, Wrong};
 use crate::content::lab::{Check, Fact, Spec};
 
 /// What the situation gave. A state is compared leniently: an UpdateRequest that failed
@@ -21,12 +21,12 @@ pub struct Facts {
     pub path: Option<String>,
     pub container: Option<String>,
     /// Where the facts come from, for the report ("the UpdateRequest of …").
-    pub source: String,
+    pub source: Source,
 }
 
 impl Facts {
     /// Facts of an UpdateRequest from its state and message.
-    pub fn update_request(state: &str, message: &str, source: String) -> Facts {
+    pub fn update_request(state: &str, message: &str, source: Source) -> Facts {
         Facts {
             state: Some(state.to_string()),
             message: message.to_string(),
@@ -37,7 +37,7 @@ impl Facts {
 
     /// Facts of a denial: the path after "failed at path", and the container at that
     /// index of `mutated` (the object the validating stage saw), when known.
-    pub fn denial(message: &str, mutated: Option<&Value>, source: String) -> Facts {
+    pub fn denial(message: &str, mutated: Option<&Value>, source: Source) -> Facts {
         let path = regex::Regex::new(r"failed at path (\S+)")
             .ok()
             .and_then(|re| re.captures(message))
@@ -205,7 +205,7 @@ mod tests {
             ("forbiddenResource", Fact::Resource),
         ]);
         for state in ["Failed", "Pending"] {
-            let facts = Facts::update_request(state, MSG, "the UpdateRequest".into());
+            let facts = Facts::update_request(state, MSG, Source::Unknown);
             for said in ["Failed", "Pending"] {
                 let r = json!({"updateRequestState": said, "forbiddenVerb": "create", "forbiddenResource": "networkpolicies"});
                 assert_eq!(
@@ -224,7 +224,7 @@ mod tests {
                 crate::lab::check::Verdict::Fail
             );
         }
-        let done = Facts::update_request("Completed", "", "the UpdateRequest".into());
+        let done = Facts::update_request("Completed", "", Source::Unknown);
         let r = json!({"updateRequestState": "Failed", "forbiddenVerb": "create", "forbiddenResource": "networkpolicies"});
         assert_eq!(
             judge(&c, &r, &done).verdict,
@@ -238,7 +238,7 @@ mod tests {
         let f = Facts::denial(
             "validation error: rule require-container-limits failed at path /spec/containers/0/resources/limits/",
             Some(&mutated),
-            "the denial".into(),
+            Source::Unknown,
         );
         assert_eq!(f.container.as_deref(), Some("proxy"));
         let mut c = check(&[

@@ -369,10 +369,8 @@ impl Offline {
                 let mut everything = baseline_rbac().to_vec();
                 everything.extend(objects.iter().cloned());
                 let access = Arc::new(Access::new(&everything));
-                let what = format!(
-                    "the UpdateRequest for {}",
-                    check::probe_name(&trig).trim_start_matches("the probe ")
-                );
+                let of = check::probe(&trig);
+                let what = super::detail::Source::UpdateRequest { of: of.clone() };
                 match engine::generate(objects, &trig, &access) {
                     Ok(run) => match run
                         .failed_requests
@@ -384,33 +382,39 @@ impl Offline {
                             Facts::update_request("Completed", "", what)
                         }
                         None => Facts {
-                            source: format!("{what} (none: no generate rule matched it)"),
+                            source: super::detail::Source::NoUpdateRequest { of },
                             ..Default::default()
                         },
                     },
                     Err(reason) => Facts {
-                        source: format!("{what} (offline: {reason})"),
+                        source: super::detail::Source::Offline {
+                            of: Box::new(what),
+                            reason,
+                        },
                         ..Default::default()
                     },
                 }
             }
             ObservedSource::Denial { probe, .. } => {
-                let what = check::probe_name(&probe.object);
+                let of = check::probe(&probe.object);
                 match engine::admit(objects, &probe.object, false, None) {
                     Ok(crate::target::Admission::Denied(d)) => {
                         let mutated = engine::mutated(objects, &probe.object).ok();
                         Facts::denial(
                             &d.message,
                             mutated.as_ref(),
-                            format!("the denial of {what}"),
+                            super::detail::Source::Denial { of },
                         )
                     }
                     Ok(_) => Facts {
-                        source: format!("{what} (it was admitted: nothing was denied)"),
+                        source: super::detail::Source::NoDenial { of },
                         ..Default::default()
                     },
                     Err(reason) => Facts {
-                        source: format!("{what} (offline: {reason})"),
+                        source: super::detail::Source::Offline {
+                            of: Box::new(super::detail::Source::Denial { of }),
+                            reason,
+                        },
                         ..Default::default()
                     },
                 }

@@ -212,7 +212,9 @@ pub(super) async fn observed(
                     s("/status/state")
                 },
                 s("/status/message"),
-                format!("UpdateRequest {} in the cluster", s("/metadata/name")),
+                crate::lab::detail::Source::UpdateRequestInCluster {
+                    name: s("/metadata/name").to_string(),
+                },
             );
             return Ok(crate::lab::observe::judge(check, &record, &facts));
         }
@@ -223,8 +225,9 @@ pub(super) async fn observed(
     let facts = match crate::lab::offline::Offline::load_staged(env.lab, env.workspace, &staged) {
         Ok(off) => {
             let mut f = off.observe_in(env, source);
-            f.source
-                .push_str(" (the cluster no longer shows it: kca's model of your files)");
+            f.source = crate::lab::detail::Source::Modelled {
+                of: Box::new(f.source),
+            };
             f
         }
         Err(e) => {
