@@ -402,7 +402,12 @@ fn check_details_speak_japanese_and_a_broken_file_is_one_problem() {
     assert!(s.contains("プローブ Pod kca-mutate/"), "{s}");
     assert!(s.contains("`metadata.labels.team` がありません"), "{s}");
     assert!(s.contains("`spec.rules` が空です"), "{s}");
-    for en in ["was admitted", "is missing", "expected an item like", "is empty"] {
+    for en in [
+        "was admitted",
+        "is missing",
+        "expected an item like",
+        "is empty",
+    ] {
         assert!(!s.contains(en), "English `{en}` on a Japanese screen:\n{s}");
     }
     // The expected shape waits for a hint.
@@ -434,10 +439,20 @@ fn check_details_speak_japanese_and_a_broken_file_is_one_problem() {
     narrow(&s);
     fits(&s, "kca lab check --task team-label");
     assert_eq!(count(&s, "ファイルの問題 ("), 1, "{s}");
-    assert_eq!(count(&s, "policies/add-team-label.yaml:7:4"), 1, "once: {s}");
-    assert!(count(&s, "判定できません: 上の「ファイルの問題」") >= 2, "{s}");
+    assert_eq!(
+        count(&s, "policies/add-team-label.yaml:7:4"),
+        1,
+        "once: {s}"
+    );
+    assert!(
+        count(&s, "判定できません: 上の「ファイルの問題」") >= 2,
+        "{s}"
+    );
     assert!(!s.contains("not valid YAML"), "{s}");
-    assert!(s.contains("! エラー label-added"), "blocked, not failed: {s}");
+    assert!(
+        s.contains("! エラー label-added"),
+        "blocked, not failed: {s}"
+    );
     // The lab's words about the policy's content are not shown for a file that does not
     // parse: they would mislead.
     assert!(!s.contains("patchStrategicMerge が見つかりません"), "{s}");
@@ -464,7 +479,11 @@ fn tools_output_waits_for_verbose_and_graders_speak_one_language() {
         assert!(!s.contains(raw), "raw output `{raw}` without -v:\n{s}");
     }
     let s = t.run_screen("kca lab check --task ha-values -v 2>&1 | grep -c HelmValues");
-    assert!(s.lines().any(|l| l.trim().parse::<u32>().is_ok_and(|n| n > 0)), "{s}");
+    assert!(
+        s.lines()
+            .any(|l| l.trim().parse::<u32>().is_ok_and(|n| n > 0)),
+        "{s}"
+    );
     // A grader's own lines are in the learner's language only.
     let s = t.run_screen("kca lab check --task policy-test -v");
     keep("tools-verbose", &s);
@@ -488,7 +507,10 @@ fn kubeconfig_and_cluster_tool_errors_are_japanese_and_wrapped() {
     let missing = tmp.path().join("none").display().to_string();
     assert!(s.contains("エラー: kubeconfig:"), "{s}");
     assert!(s.contains("がありません"), "{s}");
-    assert!(!s.contains(&format!("'\"{missing}\"'")), "a Rust-Debug path: {s}");
+    assert!(
+        !s.contains(&format!("'\"{missing}\"'")),
+        "a Rust-Debug path: {s}"
+    );
     assert!(!s.contains("No such file"), "{s}");
     assert!(s.contains("ヒント: --kubeconfig か --context"), "{s}");
     // Every tool `cluster up` needs and lacks, at once, each with how to get it.
@@ -498,7 +520,10 @@ fn kubeconfig_and_cluster_tool_errors_are_japanese_and_wrapped() {
     for tool in ["・kind", "・helm", "・コンテナーエンジン"] {
         assert!(s.contains(tool), "{s}");
     }
-    assert!(s.contains("kind.sigs.k8s.io") && s.contains("helm.sh"), "{s}");
+    assert!(
+        s.contains("kind.sigs.k8s.io") && s.contains("helm.sh"),
+        "{s}"
+    );
     assert!(!s.contains("is not installed"), "{s}");
 }
 

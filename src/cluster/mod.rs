@@ -16,10 +16,10 @@ use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::settings::{Lang, OutputFormat};
-use crate::ui::{tr, tr_s};
 use crate::target::live::{Live, LiveError};
 use crate::target::{AccessQuery, Identity, ObjRef};
 use crate::ui::Style;
+use crate::ui::{tr, tr_s};
 
 mod kyverno;
 mod marker;
@@ -159,7 +159,9 @@ async fn up(ctx: &Ctx, args: &UpArgs) -> Result<Exit> {
         .map_err(|e| unreachable_error(&sel, &live, e))?;
     p.status(&tr_s(
         lang,
-        format!("コンテキスト `{KIND_CONTEXT}` の API サーバーが答えました (Kubernetes {major}.{minor})"),
+        format!(
+            "コンテキスト `{KIND_CONTEXT}` の API サーバーが答えました (Kubernetes {major}.{minor})"
+        ),
         format!("API server answers at context `{KIND_CONTEXT}` (Kubernetes {major}.{minor})"),
     ));
     mark_lab_cluster(&live, "kca cluster up").await?;
@@ -511,7 +513,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fake_bin(dir.path(), "kind", "exit 0");
         fake_bin(dir.path(), "docker", "exit 0");
-        let e = discover_tools(Lang::En, dir.path().as_os_str(), Some("podman"), false).unwrap_err();
+        let e =
+            discover_tools(Lang::En, dir.path().as_os_str(), Some("podman"), false).unwrap_err();
         assert!(e.to_string().contains("podman"), "{e}");
     }
 

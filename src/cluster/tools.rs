@@ -374,8 +374,7 @@ pub(super) fn tail(text: &str, lines: usize) -> String {
 
 /// The container engine must answer, not just be installed: kind's own error for a stopped
 /// daemon is long and easy to misread.
-pub(super) async fn check_engine(
-    lang: Lang,tools: &Tools) -> Result<()> {
+pub(super) async fn check_engine(lang: Lang, tools: &Tools) -> Result<()> {
     exec(&tools.engine_info(), SHORT_TIMEOUT)
         .await
         .map(|_| ())
@@ -394,7 +393,11 @@ pub(super) async fn check_engine(
                         tools.engine.path.display()
                     ),
                 ),
-                format!("{}\n{}", tr(lang, ENGINE_INSTALL_HINT.0, ENGINE_INSTALL_HINT.1), tr(lang, AGAIN.0, AGAIN.1)),
+                format!(
+                    "{}\n{}",
+                    tr(lang, ENGINE_INSTALL_HINT.0, ENGINE_INSTALL_HINT.1),
+                    tr(lang, AGAIN.0, AGAIN.1)
+                ),
                 e,
             )
         })

@@ -315,7 +315,12 @@ fn ran(shown: &str, f: &crate::exec::Finished, err: &str, out: &str) -> Ran {
     Ran {
         command: shown.to_string(),
         output: tail(err, out),
-        cut: f.truncation_note().trim().trim_matches(['(', ')', ';']).trim().to_string(),
+        cut: f
+            .truncation_note()
+            .trim()
+            .trim_matches(['(', ')', ';'])
+            .trim()
+            .to_string(),
     }
 }
 
@@ -483,7 +488,11 @@ pub fn judge_can_i(check: &Check, answer: &crate::target::AccessAnswer) -> Outco
         reason: answer.reason.clone(),
         expected: (!ok).then_some(*expect),
     };
-    if ok { Outcome::pass(d) } else { Outcome::fail(d) }
+    if ok {
+        Outcome::pass(d)
+    } else {
+        Outcome::fail(d)
+    }
 }
 
 #[path = "check_admission.rs"]
@@ -584,9 +593,7 @@ pub fn judge_accepted(check: &Check, what: &str, got: &crate::target::Admission)
             what,
             warnings: warnings.clone(),
         }),
-        (Admission::Allowed { .. }, false) => {
-            Outcome::fail(Detail::AcceptedShouldReject { what })
-        }
+        (Admission::Allowed { .. }, false) => Outcome::fail(Detail::AcceptedShouldReject { what }),
         (Admission::Denied(d), true) => Outcome::fail(Detail::Rejected {
             what,
             message: message_of(d),

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
+use super::{By, Change, Check, Detail, Outcome, Probe, Spec, Verdict};
 use crate::lab::equiv::semantic_match as partial_match;
 use crate::lab::tree::short;
-use super::{By, Change, Check, Detail, Outcome, Probe, Spec, Verdict};
 
 /// Judges an admission outcome for the probe as it was `sent` (varied, `lab::vary`):
 /// allowed (keeping what kca added to it, and the returned object's assertions), left
@@ -53,10 +53,9 @@ fn judge_admission_as_sent(check: &Check, sent: &Value, got: &crate::target::Adm
                 (Some(want), alone) => match partial_match(want, object) {
                     Ok(()) if alone => Outcome::pass(Detail::OutsideLeftAlone { what: what() }),
                     Ok(()) => Outcome::pass(Detail::AdmittedAsExpected { what: what() }),
-                    Err(diff) if alone => Outcome::fail(Detail::OutsideDiffers {
-                        what: what(),
-                        diff,
-                    }),
+                    Err(diff) if alone => {
+                        Outcome::fail(Detail::OutsideDiffers { what: what(), diff })
+                    }
                     Err(diff) => Outcome::fail(Detail::AdmittedBut { what: what(), diff }),
                 },
             }
@@ -250,4 +249,3 @@ pub fn probe_name(obj: &Value) -> String {
     let p = probe(obj);
     format!("the probe {} {}", p.kind, p.name)
 }
-

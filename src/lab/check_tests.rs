@@ -125,8 +125,15 @@ fn broken_learner_yaml_is_feedback_with_its_line() {
     let o = file(tmp.path(), "p.yaml", true, &[], None);
     assert_eq!(o.verdict, Verdict::Fail);
     let problems = o.detail.file_problems();
-    assert!(problems.len() == 1 && problems[0].starts_with("p.yaml:3:"), "{problems:?}");
-    assert!(o.detail.to_string().contains("YAML syntax error"), "{}", o.detail);
+    assert!(
+        problems.len() == 1 && problems[0].starts_with("p.yaml:3:"),
+        "{problems:?}"
+    );
+    assert!(
+        o.detail.to_string().contains("YAML syntax error"),
+        "{}",
+        o.detail
+    );
 }
 
 #[test]

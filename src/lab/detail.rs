@@ -45,22 +45,69 @@ fn val(s: &Option<String>, lang: Lang) -> String {
 /// `at` is a dotted path (`(root)` for the whole object); values are `tree::short` text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Diff {
-    ShouldBeAbsent { at: String, found: Option<String> },
-    NotMapping { at: String, found: Option<String> },
-    Missing { at: String },
-    NotList { at: String, found: Option<String> },
-    EmptyList { at: String, like: String },
-    NoItem { at: String, index: usize, item: String },
-    Differs { at: String, got: Option<String>, want: String },
+    ShouldBeAbsent {
+        at: String,
+        found: Option<String>,
+    },
+    NotMapping {
+        at: String,
+        found: Option<String>,
+    },
+    Missing {
+        at: String,
+    },
+    NotList {
+        at: String,
+        found: Option<String>,
+    },
+    EmptyList {
+        at: String,
+        like: String,
+    },
+    NoItem {
+        at: String,
+        index: usize,
+        item: String,
+    },
+    Differs {
+        at: String,
+        got: Option<String>,
+        want: String,
+    },
     /// The expected tree's operator is malformed (a content problem the lint reports).
-    Operator { at: String, problem: String },
-    NoRegexMatch { at: String, got: String, re: String },
-    NotText { at: String, re: String, found: Option<String> },
-    NoneOf { at: String, count: usize, first: Option<Box<Diff>> },
-    OutOfOrder { at: String, index: usize, item: String, before: String },
-    UnknownOperator { at: String, op: String },
+    Operator {
+        at: String,
+        problem: String,
+    },
+    NoRegexMatch {
+        at: String,
+        got: String,
+        re: String,
+    },
+    NotText {
+        at: String,
+        re: String,
+        found: Option<String>,
+    },
+    NoneOf {
+        at: String,
+        count: usize,
+        first: Option<Box<Diff>>,
+    },
+    OutOfOrder {
+        at: String,
+        index: usize,
+        item: String,
+        before: String,
+    },
+    UnknownOperator {
+        at: String,
+        op: String,
+    },
     /// No document at all to compare with.
-    NoDocument { want: String },
+    NoDocument {
+        want: String,
+    },
 }
 
 impl Diff {
@@ -82,10 +129,9 @@ impl Diff {
                 format!("`{at}` はマッピングのはずですが、{} です", val(found, l)),
                 format!("`{at}` should be a mapping, found {}", val(found, l)),
             ),
-            Diff::Missing { at } => s.t(
-                format!("`{at}` がありません"),
-                format!("`{at}` is missing"),
-            ),
+            Diff::Missing { at } => {
+                s.t(format!("`{at}` がありません"), format!("`{at}` is missing"))
+            }
             Diff::NotList { at, found } => s.t(
                 format!("`{at}` はリストのはずですが、{} です", val(found, l)),
                 format!("`{at}` should be a list, found {}", val(found, l)),
@@ -127,8 +173,14 @@ impl Diff {
                 format!("`{at}` is {got}, which does not have the expected form"),
             ),
             Diff::NotText { at, re, found } if s.reveal => s.t(
-                format!("`{at}` は /{re}/ に合う文字列のはずですが、{} です", val(found, l)),
-                format!("`{at}` should be text matching /{re}/, found {}", val(found, l)),
+                format!(
+                    "`{at}` は /{re}/ に合う文字列のはずですが、{} です",
+                    val(found, l)
+                ),
+                format!(
+                    "`{at}` should be text matching /{re}/, found {}",
+                    val(found, l)
+                ),
             ),
             Diff::NotText { at, found, .. } => s.t(
                 format!("`{at}` は文字列のはずですが、{} です", val(found, l)),
@@ -183,12 +235,27 @@ impl std::fmt::Display for Diff {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// A label or annotation (`map`) added or changed.
-    Set { map: String, key: String, value: String },
-    Removed { map: String, key: String },
+    Set {
+        map: String,
+        key: String,
+        value: String,
+    },
+    Removed {
+        map: String,
+        key: String,
+    },
     /// A named list (initContainers…) the probe did not have.
-    ListAdded { at: String },
-    Gained { at: String, name: String },
-    Lost { at: String, name: String },
+    ListAdded {
+        at: String,
+    },
+    Gained {
+        at: String,
+        name: String,
+    },
+    Lost {
+        at: String,
+        name: String,
+    },
     Value(Diff),
 }
 
@@ -258,10 +325,9 @@ impl By {
                 format!("ポリシー `{policy}` のルール `{rule}`"),
                 format!("policy `{policy}` rule `{rule}`"),
             ),
-            By::Policy { policy } => s.t(
-                format!("ポリシー `{policy}`"),
-                format!("policy `{policy}`"),
-            ),
+            By::Policy { policy } => {
+                s.t(format!("ポリシー `{policy}`"), format!("policy `{policy}`"))
+            }
             By::Vap { policy } => format!("ValidatingAdmissionPolicy `{policy}`"),
         }
     }
@@ -325,15 +391,30 @@ pub struct Excess {
 pub enum Source {
     #[default]
     Unknown,
-    UpdateRequest { of: Probe },
-    NoUpdateRequest { of: Probe },
-    UpdateRequestInCluster { name: String },
-    Denial { of: Probe },
-    NoDenial { of: Probe },
+    UpdateRequest {
+        of: Probe,
+    },
+    NoUpdateRequest {
+        of: Probe,
+    },
+    UpdateRequestInCluster {
+        name: String,
+    },
+    Denial {
+        of: Probe,
+    },
+    NoDenial {
+        of: Probe,
+    },
     /// The offline engine could not tell (its reason stays data).
-    Offline { of: Box<Source>, reason: String },
+    Offline {
+        of: Box<Source>,
+        reason: String,
+    },
     /// Live: the situation is gone from the cluster; kca's model of the learner's files.
-    Modelled { of: Box<Source> },
+    Modelled {
+        of: Box<Source>,
+    },
 }
 
 impl Source {
@@ -345,8 +426,14 @@ impl Source {
                 format!("the UpdateRequest for {} {}", of.kind, of.name),
             ),
             Source::NoUpdateRequest { of } => s.t(
-                format!("{} {} の UpdateRequest (なし: どの generate ルールも一致しませんでした)", of.kind, of.name),
-                format!("the UpdateRequest for {} {} (none: no generate rule matched it)", of.kind, of.name),
+                format!(
+                    "{} {} の UpdateRequest (なし: どの generate ルールも一致しませんでした)",
+                    of.kind, of.name
+                ),
+                format!(
+                    "the UpdateRequest for {} {} (none: no generate rule matched it)",
+                    of.kind, of.name
+                ),
             ),
             Source::UpdateRequestInCluster { name } => s.t(
                 format!("クラスターの UpdateRequest {name}"),
@@ -365,8 +452,14 @@ impl Source {
                 format!("{} (offline: {reason})", of.say(s)),
             ),
             Source::Modelled { of } => s.t(
-                format!("{} (クラスターにはもうありません: あなたのファイルから kca が再現したもの)", of.say(s)),
-                format!("{} (the cluster no longer shows it: kca's model of your files)", of.say(s)),
+                format!(
+                    "{} (クラスターにはもうありません: あなたのファイルから kca が再現したもの)",
+                    of.say(s)
+                ),
+                format!(
+                    "{} (the cluster no longer shows it: kca's model of your files)",
+                    of.say(s)
+                ),
             ),
         }
     }
@@ -438,33 +531,91 @@ pub enum Detail {
     #[default]
     None,
     // --- workspace files
-    FileExists { path: String },
-    FileMissing { path: String },
-    FileUnreadable { error: String },
+    FileExists {
+        path: String,
+    },
+    FileMissing {
+        path: String,
+    },
+    FileUnreadable {
+        error: String,
+    },
     /// A YAML syntax error: `at` is `line:col`.
-    NotYaml { path: String, at: String, message: String },
-    NoKind { path: String, kind: String, found: Vec<String> },
-    FileHolds { path: String },
-    FileDiffers { path: String, diff: Diff },
-    FileValid { path: String, documents: usize },
+    NotYaml {
+        path: String,
+        at: String,
+        message: String,
+    },
+    NoKind {
+        path: String,
+        kind: String,
+        found: Vec<String>,
+    },
+    FileHolds {
+        path: String,
+    },
+    FileDiffers {
+        path: String,
+        diff: Diff,
+    },
+    FileValid {
+        path: String,
+        documents: usize,
+    },
     /// What the check wants is in another workspace file, not the one it reads.
-    Elsewhere { path: String, found_in: String },
-    NoDocumentNamed { path: String, kind: String, name: String },
-    FileEmpty { path: String },
-    NoAnswers { path: String },
+    Elsewhere {
+        path: String,
+        found_in: String,
+    },
+    NoDocumentNamed {
+        path: String,
+        kind: String,
+        name: String,
+    },
+    FileEmpty {
+        path: String,
+    },
+    NoAnswers {
+        path: String,
+    },
     /// A failing verdict while workspace files cannot be read (`file:line:col: message`):
     /// the check cannot be judged until they are fixed (an `error`, shown once).
-    Blocked { problems: Vec<String> },
+    Blocked {
+        problems: Vec<String>,
+    },
     // --- command checks
-    CannotRender { what: String, reason: String },
+    CannotRender {
+        what: String,
+        reason: String,
+    },
     EmptyCommand,
-    CannotRun { program: String, error: String },
-    TimedOut { ran: Ran, seconds: u64 },
-    CommandCannotJudge { ran: Ran, why: String },
+    CannotRun {
+        program: String,
+        error: String,
+    },
+    TimedOut {
+        ran: Ran,
+        seconds: u64,
+    },
+    CommandCannotJudge {
+        ran: Ran,
+        why: String,
+    },
     /// `want`: `Some(code)`, or `None` for any non-zero code; `got` `None` is a signal.
-    ExitCode { ran: Ran, got: Option<i32>, want: Option<i32> },
-    OutputMismatch { ran: Ran, stderr: bool, re: String },
-    CommandPassed { ran: Ran, got: Option<i32> },
+    ExitCode {
+        ran: Ran,
+        got: Option<i32>,
+        want: Option<i32>,
+    },
+    OutputMismatch {
+        ran: Ran,
+        stderr: bool,
+        re: String,
+    },
+    CommandPassed {
+        ran: Ran,
+        got: Option<i32>,
+    },
     // --- can-i
     CanI {
         user: String,
@@ -474,96 +625,293 @@ pub enum Detail {
         expected: Option<bool>,
     },
     // --- admission
-    LostWhatSent { what: Probe, lost: String },
-    Admitted { what: Probe },
-    OutsideUnchanged { what: Probe },
-    OutsideChanged { what: Probe, changes: Vec<Change> },
-    OutsideLeftAlone { what: Probe },
-    AdmittedAsExpected { what: Probe },
-    OutsideDiffers { what: Probe, diff: Diff },
-    AdmittedBut { what: Probe, diff: Diff },
-    OutsideDenied { what: Probe, message: String },
-    Denied { what: Probe, message: String },
-    AdmittedShouldDeny { what: Probe },
-    DeniedBy { what: Probe, by: By },
-    DeniedNotBy { what: Probe, by: By, message: String },
+    LostWhatSent {
+        what: Probe,
+        lost: String,
+    },
+    Admitted {
+        what: Probe,
+    },
+    OutsideUnchanged {
+        what: Probe,
+    },
+    OutsideChanged {
+        what: Probe,
+        changes: Vec<Change>,
+    },
+    OutsideLeftAlone {
+        what: Probe,
+    },
+    AdmittedAsExpected {
+        what: Probe,
+    },
+    OutsideDiffers {
+        what: Probe,
+        diff: Diff,
+    },
+    AdmittedBut {
+        what: Probe,
+        diff: Diff,
+    },
+    OutsideDenied {
+        what: Probe,
+        message: String,
+    },
+    Denied {
+        what: Probe,
+        message: String,
+    },
+    AdmittedShouldDeny {
+        what: Probe,
+    },
+    DeniedBy {
+        what: Probe,
+        by: By,
+    },
+    DeniedNotBy {
+        what: Probe,
+        by: By,
+        message: String,
+    },
     /// A failing admission check, with the seed that varied its probes.
-    Varied { seed: u64, inner: Box<Detail> },
+    Varied {
+        seed: u64,
+        inner: Box<Detail>,
+    },
     // --- generated
-    NotGenerated { what: String },
-    Generated { what: String },
-    GeneratedAsExpected { what: String },
-    GeneratedBut { what: String, diff: Diff },
-    SyncGone { what: String, source: String },
-    SyncFollowed { what: String, source: String },
-    SyncNotFollowed { what: String, source: String, diff: Diff },
-    SyncSourceAbsent { what: String, source: String },
-    SyncSourceNotInCluster { source: String },
-    NotLabOwned { what: String },
-    OutsideGenerated { what: Probe, want: String },
-    OutsideRuleMatched { what: Probe, policy: Option<String> },
-    OutsideUpdateRequest { what: Probe },
-    OutsideNothing { what: Probe },
+    NotGenerated {
+        what: String,
+    },
+    Generated {
+        what: String,
+    },
+    GeneratedAsExpected {
+        what: String,
+    },
+    GeneratedBut {
+        what: String,
+        diff: Diff,
+    },
+    SyncGone {
+        what: String,
+        source: String,
+    },
+    SyncFollowed {
+        what: String,
+        source: String,
+    },
+    SyncNotFollowed {
+        what: String,
+        source: String,
+        diff: Diff,
+    },
+    SyncSourceAbsent {
+        what: String,
+        source: String,
+    },
+    SyncSourceNotInCluster {
+        source: String,
+    },
+    NotLabOwned {
+        what: String,
+    },
+    OutsideGenerated {
+        what: Probe,
+        want: String,
+    },
+    OutsideRuleMatched {
+        what: Probe,
+        policy: Option<String>,
+    },
+    OutsideUpdateRequest {
+        what: Probe,
+    },
+    OutsideNothing {
+        what: Probe,
+    },
     RanDifferent,
     NoRuleMatched,
-    UpdateRequestFailed { message: String, user: String, resource: String, can: Option<bool> },
-    UpdateRequestFailedUnserved { message: String, kind: String, api_version: String },
-    UpdateRequestSkipped { message: String },
-    UpdateRequestCompleted { message: String },
-    UpdateRequestStuck { name: String, state: String, controller: String },
-    UpdateRequestsUnlisted { error: String },
+    UpdateRequestFailed {
+        message: String,
+        user: String,
+        resource: String,
+        can: Option<bool>,
+    },
+    UpdateRequestFailedUnserved {
+        message: String,
+        kind: String,
+        api_version: String,
+    },
+    UpdateRequestSkipped {
+        message: String,
+    },
+    UpdateRequestCompleted {
+        message: String,
+    },
+    UpdateRequestStuck {
+        name: String,
+        state: String,
+        controller: String,
+    },
+    UpdateRequestsUnlisted {
+        error: String,
+    },
     /// A generated check waited `seconds` and `why` explains.
-    Waited { seconds: u64, why: Box<Detail> },
-    NotDeleted { what: String, error: String },
-    NotRestored { what: String, error: String },
-    Interrupted { what: String, deleted: bool },
+    Waited {
+        seconds: u64,
+        why: Box<Detail>,
+    },
+    NotDeleted {
+        what: String,
+        error: String,
+    },
+    NotRestored {
+        what: String,
+        error: String,
+    },
+    Interrupted {
+        what: String,
+        deleted: bool,
+    },
     // --- resources and policies
-    InstalledOnly { what: String },
-    NotApplied { what: String, denial: String },
-    NotInManifests { what: String },
-    NotInCluster { what: String },
-    Absent { what: String },
-    ExistsShouldNot { what: String },
-    Exists { what: String },
-    AsExpected { what: String },
-    ResourceDiffers { what: String, diff: Diff },
-    StatusOffline { what: String },
-    PolicyNotInCluster { name: String },
-    PolicyMissing { what: String },
-    PolicyNotReady { what: String, why: String },
-    PolicyNoStatus { what: String, seconds: u64 },
-    PolicyPending { what: String, seconds: u64 },
+    InstalledOnly {
+        what: String,
+    },
+    NotApplied {
+        what: String,
+        denial: String,
+    },
+    NotInManifests {
+        what: String,
+    },
+    NotInCluster {
+        what: String,
+    },
+    Absent {
+        what: String,
+    },
+    ExistsShouldNot {
+        what: String,
+    },
+    Exists {
+        what: String,
+    },
+    AsExpected {
+        what: String,
+    },
+    ResourceDiffers {
+        what: String,
+        diff: Diff,
+    },
+    StatusOffline {
+        what: String,
+    },
+    PolicyNotInCluster {
+        name: String,
+    },
+    PolicyMissing {
+        what: String,
+    },
+    PolicyNotReady {
+        what: String,
+        why: String,
+    },
+    PolicyNoStatus {
+        what: String,
+        seconds: u64,
+    },
+    PolicyPending {
+        what: String,
+        seconds: u64,
+    },
     // --- accepted (policy creation)
-    NoIdentity { what: String },
-    Accepted { what: String, warnings: Vec<String> },
-    AcceptedShouldReject { what: String },
-    Rejected { what: String, message: String },
-    RejectedOtherReason { what: String, re: String, message: String },
-    RejectedAsExpected { what: String, message: String },
+    NoIdentity {
+        what: String,
+    },
+    Accepted {
+        what: String,
+        warnings: Vec<String>,
+    },
+    AcceptedShouldReject {
+        what: String,
+    },
+    Rejected {
+        what: String,
+        message: String,
+    },
+    RejectedOtherReason {
+        what: String,
+        re: String,
+        message: String,
+    },
+    RejectedAsExpected {
+        what: String,
+        message: String,
+    },
     // --- observed
-    NothingToCompare { source: Source, path: String },
-    Agrees { path: String, source: Source },
-    Disagrees { path: String, source: Source, wrong: Vec<Wrong> },
+    NothingToCompare {
+        source: Source,
+        path: String,
+    },
+    Agrees {
+        path: String,
+        source: Source,
+    },
+    Disagrees {
+        path: String,
+        source: Source,
+        wrong: Vec<Wrong>,
+    },
     // --- least privilege
-    BeyondAllowed { excess: Vec<Excess> },
-    LacksNeeded { who: String, verb: String, resource: String, group: String, namespace: String },
-    PrivilegeOk { who: String, from: Vec<String> },
+    BeyondAllowed {
+        excess: Vec<Excess>,
+    },
+    LacksNeeded {
+        who: String,
+        verb: String,
+        resource: String,
+        group: String,
+        namespace: String,
+    },
+    PrivilegeOk {
+        who: String,
+        from: Vec<String>,
+    },
     // --- the environment
     /// The offline engine cannot evaluate this (its reason stays data).
-    OfflineCannot { reason: String },
-    NotServed { apis: Vec<String> },
+    OfflineCannot {
+        reason: String,
+    },
+    NotServed {
+        apis: Vec<String>,
+    },
     /// Kyverno's controllers (`down`: "name ready/wanted") or webhooks (validating,
     /// mutating) are not there to judge an admission or generated check.
-    KyvernoNotReady { down: Vec<String>, webhooks: Option<(usize, usize)> },
-    KyvernoUnknown { error: String },
+    KyvernoNotReady {
+        down: Vec<String>,
+        webhooks: Option<(usize, usize)>,
+    },
+    KyvernoUnknown {
+        error: String,
+    },
     /// The cluster or kca's access to it (the error's text stays data).
-    Cluster { error: String },
-    NoThread { error: String },
-    Crashed { error: Option<String> },
+    Cluster {
+        error: String,
+    },
+    NoThread {
+        error: String,
+    },
+    Crashed {
+        error: Option<String>,
+    },
     /// The lab's own files (fixtures, setups) cannot be loaded.
-    Content { error: String },
+    Content {
+        error: String,
+    },
     /// A check handed to the wrong evaluator (a bug in kca).
-    Internal { what: &'static str },
+    Internal {
+        what: &'static str,
+    },
     /// Two details, the second adding to the first.
     Both(Box<Detail>, Box<Detail>),
 }

@@ -683,5 +683,4 @@ impl Detail {
             }
         }
     }
-
 }

@@ -22,9 +22,15 @@ fn diffs() -> Vec<Diff> {
             at: at(),
             found: Some("`a`".into()),
         },
-        Diff::NotMapping { at: at(), found: None },
+        Diff::NotMapping {
+            at: at(),
+            found: None,
+        },
         Diff::Missing { at: at() },
-        Diff::NotList { at: at(), found: None },
+        Diff::NotList {
+            at: at(),
+            found: None,
+        },
         Diff::EmptyList {
             at: at(),
             like: "{\"name\":\"r\"}".into(),
@@ -363,7 +369,9 @@ fn samples() -> Vec<Detail> {
         D::Agrees {
             path: "incident.yaml".into(),
             source: Source::Modelled {
-                of: Box::new(Source::UpdateRequestInCluster { name: "ur-1".into() }),
+                of: Box::new(Source::UpdateRequestInCluster {
+                    name: "ur-1".into(),
+                }),
             },
         },
         D::Disagrees {
@@ -433,7 +441,11 @@ fn samples() -> Vec<Detail> {
             Box::new(D::RanDifferent),
         ),
     ];
-    out.extend(diffs().into_iter().map(|diff| D::FileDiffers { path: p(), diff }));
+    out.extend(
+        diffs()
+            .into_iter()
+            .map(|diff| D::FileDiffers { path: p(), diff }),
+    );
     out.push(D::OutsideChanged {
         what: probe(),
         changes: changes(),
@@ -442,9 +454,8 @@ fn samples() -> Vec<Detail> {
 }
 
 fn japanese(s: &str) -> bool {
-    s.chars().any(|c| {
-        matches!(c as u32, 0x3040..=0x30ff | 0x4e00..=0x9fff)
-    })
+    s.chars()
+        .any(|c| matches!(c as u32, 0x3040..=0x30ff | 0x4e00..=0x9fff))
 }
 
 /// The kinds `Detail::kind` names (its match arms, read from the source).
@@ -473,7 +484,13 @@ fn every_detail_kind_has_japanese_and_english_text() {
     for d in &samples {
         for reveal in [false, true] {
             for verbose in [false, true] {
-                let say = |lang| d.say(Say { lang, reveal, verbose });
+                let say = |lang| {
+                    d.say(Say {
+                        lang,
+                        reveal,
+                        verbose,
+                    })
+                };
                 let (ja, en) = (say(Lang::Ja), say(Lang::En));
                 assert!(japanese(&ja), "{}: no Japanese in {ja:?}", d.kind());
                 assert!(!japanese(&en), "{}: Japanese in English {en:?}", d.kind());
@@ -556,7 +573,10 @@ fn the_expected_shape_and_regex_wait_for_a_hint_and_raw_output_for_verbose() {
         want: Some(0),
     };
     let short = run.say(hidden);
-    assert!(!short.contains("HelmValues") && !short.contains('\n'), "{short}");
+    assert!(
+        !short.contains("HelmValues") && !short.contains('\n'),
+        "{short}"
+    );
     assert!(short.contains("`bash values.sh`"), "{short}");
     let long = run.say(Say {
         verbose: true,
@@ -564,5 +584,8 @@ fn the_expected_shape_and_regex_wait_for_a_hint_and_raw_output_for_verbose() {
     });
     assert!(long.contains("HelmValues default/values ✗ FAIL"), "{long}");
     // The JSON report keeps the full English text.
-    assert!(run.to_string().contains("last output:\nHelmValues"), "{run}");
+    assert!(
+        run.to_string().contains("last output:\nHelmValues"),
+        "{run}"
+    );
 }

@@ -115,7 +115,9 @@ pub async fn live(
     done.into_iter()
         .zip(&selected)
         .map(|(r, (t, c))| {
-            r.unwrap_or_else(|| CheckResult::new(t, c, Outcome::error(Detail::Crashed { error: None }), 0.0))
+            r.unwrap_or_else(|| {
+                CheckResult::new(t, c, Outcome::error(Detail::Crashed { error: None }), 0.0)
+            })
         })
         .collect()
 }

@@ -454,7 +454,9 @@ impl Offline {
             .find(|g| ObjRef::of(g).as_ref() == Some(&want));
         let mut outcome = check::judge_generated(check, &want.to_string(), found);
         if found.is_none() {
-            outcome.detail = outcome.detail.then(self.why_not_generated(&run, &want, policy));
+            outcome.detail = outcome
+                .detail
+                .then(self.why_not_generated(&run, &want, policy));
         }
         match (sync, found, outcome.verdict) {
             (Some(step), Some(found), check::Verdict::Pass) => {

@@ -380,7 +380,9 @@ mod tests {
         let o = outcome(&wide);
         assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
         assert!(
-            o.detail.to_string().contains("ClusterRole any-name rules[1]"),
+            o.detail
+                .to_string()
+                .contains("ClusterRole any-name rules[1]"),
             "{}",
             o.detail
         );
@@ -415,7 +417,9 @@ mod tests {
         let o = outcome("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
         assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
         assert!(
-            o.detail.to_string().contains("cannot create networkpolicies"),
+            o.detail
+                .to_string()
+                .contains("cannot create networkpolicies"),
             "{}",
             o.detail
         );

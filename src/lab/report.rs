@@ -658,7 +658,11 @@ pub(crate) mod tests {
 
     #[test]
     fn points_partial_credit_and_exit_codes() {
-        let all = report([Outcome::pass(Detail::None), Outcome::pass(Detail::None), Outcome::pass(Detail::None)]);
+        let all = report([
+            Outcome::pass(Detail::None),
+            Outcome::pass(Detail::None),
+            Outcome::pass(Detail::None),
+        ]);
         assert_eq!(
             (all.score, all.max_score, all.exit()),
             (6, 6, Exit::Success)
@@ -666,7 +670,9 @@ pub(crate) mod tests {
         let some = report([
             Outcome::pass(Detail::None),
             Outcome::fail(Detail::NoRuleMatched),
-            Outcome::error(Detail::Cluster { error: "down".into() }),
+            Outcome::error(Detail::Cluster {
+                error: "down".into(),
+            }),
         ]);
         assert_eq!((some.score, some.exit()), (2, Exit::NotPassed));
         assert_eq!(some.tasks[0].score, 2);
@@ -675,12 +681,20 @@ pub(crate) mod tests {
             some.tasks[0].checks[1].feedback,
             Some(Text::plain("try again"))
         );
-        let env = report([Outcome::pass(Detail::None), Outcome::error(Detail::Cluster { error: "down".into() }), Outcome::pass(Detail::None)]);
+        let env = report([
+            Outcome::pass(Detail::None),
+            Outcome::error(Detail::Cluster {
+                error: "down".into(),
+            }),
+            Outcome::pass(Detail::None),
+        ]);
         assert_eq!(env.exit(), Exit::Environment);
         let skipped = report([
             Outcome::pass(Detail::None),
             Outcome::pass(Detail::None),
-            Outcome::skipped(Detail::OfflineCannot { reason: "n/a".into() }),
+            Outcome::skipped(Detail::OfflineCannot {
+                reason: "n/a".into(),
+            }),
         ]);
         assert_eq!(
             skipped.exit(),
@@ -694,7 +708,9 @@ pub(crate) mod tests {
         let r = report([
             Outcome::pass(Detail::None),
             Outcome::fail(Detail::NoRuleMatched),
-            Outcome::skipped(Detail::OfflineCannot { reason: "n/a".into() }),
+            Outcome::skipped(Detail::OfflineCannot {
+                reason: "n/a".into(),
+            }),
         ]);
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["schemaVersion"], SCHEMA_VERSION);
@@ -708,7 +724,11 @@ pub(crate) mod tests {
     #[test]
     fn text_asks_for_the_next_hint_only_for_failing_tasks() {
         let lab = lab();
-        let r = report([Outcome::pass(Detail::None), Outcome::fail(Detail::NoRuleMatched), Outcome::fail(Detail::NoRuleMatched)]);
+        let r = report([
+            Outcome::pass(Detail::None),
+            Outcome::fail(Detail::NoRuleMatched),
+            Outcome::fail(Detail::NoRuleMatched),
+        ]);
         let p = Printer::new(&crate::settings::Settings {
             color: false,
             output: crate::settings::OutputFormat::Text,

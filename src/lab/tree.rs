@@ -351,7 +351,9 @@ mod tests {
         let want = json!({"spec": {"ingress": null}});
         assert!(partial_match(&want, &json!({"spec": {}})).is_ok());
         assert!(partial_match(&want, &json!({"spec": {"ingress": []}})).is_ok());
-        let err = partial_match(&want, &json!({"spec": {"ingress": [{}]}})).unwrap_err().to_string();
+        let err = partial_match(&want, &json!({"spec": {"ingress": [{}]}}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("spec.ingress"), "{err}");
     }
 
@@ -410,8 +412,9 @@ mod tests {
 
     #[test]
     fn an_empty_list_says_so() {
-        let e =
-            partial_match(&json!({"rules": [{"name": "r"}]}), &json!({"rules": []})).unwrap_err().to_string();
+        let e = partial_match(&json!({"rules": [{"name": "r"}]}), &json!({"rules": []}))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("`rules` is empty; expected an item like"),
             "{e}"
@@ -421,7 +424,9 @@ mod tests {
     #[test]
     fn a_single_candidate_reports_the_inner_difference() {
         let got = json!({"items": [{"name": "a", "x": 1}]});
-        let e = partial_match(&json!({"items": [{"name": "a", "x": 2}]}), &got).unwrap_err().to_string();
+        let e = partial_match(&json!({"items": [{"name": "a", "x": 2}]}), &got)
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "`items[0].x` is 1, expected 2");
     }
 
@@ -433,7 +438,9 @@ mod tests {
         let plain = json!({"patch": "path: /metadata/annotations/kca.io/owner"});
         let e = partial_match(&want, &plain).unwrap_err().to_string();
         assert!(e.contains("does not match"), "{e}");
-        let e = partial_match(&want, &json!({"patch": {"a": 1}})).unwrap_err().to_string();
+        let e = partial_match(&want, &json!({"patch": {"a": 1}}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("should be text"), "{e}");
     }
 
@@ -449,7 +456,9 @@ mod tests {
         assert_eq!(partial_match(&any, &steps), Ok(()));
         let good = json!({"steps": [{"setWeight": 10}, {"pause": {"duration": "1m"}}, {"setWeight": 50}, {"pause": {}}, {"setWeight": 100}]});
         assert_eq!(partial_match(&want, &good), Ok(()));
-        let e = partial_match(&want, &json!({"steps": [{"setWeight": 10}]})).unwrap_err().to_string();
+        let e = partial_match(&want, &json!({"steps": [{"setWeight": 10}]}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no item matching expected item 2"), "{e}");
     }
 

@@ -504,13 +504,19 @@ tasks:
         let get = |id: &str| res.iter().find(|r| r.id == id).unwrap();
         assert_eq!(get("no-tool").verdict, Verdict::Skipped);
         assert!(
-            get("no-tool").detail.to_string().contains("kyverno is not on PATH"),
+            get("no-tool")
+                .detail
+                .to_string()
+                .contains("kyverno is not on PATH"),
             "{}",
             get("no-tool").detail
         );
         assert_eq!(get("lease").verdict, Verdict::Skipped);
         assert!(
-            get("lease").detail.to_string().contains("running installation"),
+            get("lease")
+                .detail
+                .to_string()
+                .contains("running installation"),
             "{}",
             get("lease").detail
         );
@@ -541,7 +547,8 @@ tasks:
         lab.checks()
             .map(|(t, c)| {
                 // A detail whose English text is only the reason given.
-                let said = |r: &str| super::super::detail::Detail::OfflineCannot { reason: r.into() };
+                let said =
+                    |r: &str| super::super::detail::Detail::OfflineCannot { reason: r.into() };
                 let o = if fail.contains(&c.id.as_str()) {
                     super::super::check::Outcome::fail(said("no"))
                 } else {

@@ -63,9 +63,11 @@ pub async fn evaluate(
     match unserved(live, check).await {
         Ok(Some(skip)) => return skip,
         Ok(None) => {}
-        Err(e) => return Outcome::error(Detail::Cluster {
-            error: e.to_string(),
-        }),
+        Err(e) => {
+            return Outcome::error(Detail::Cluster {
+                error: e.to_string(),
+            });
+        }
     }
     let r = match &check.spec {
         Spec::Resource {
@@ -110,11 +112,19 @@ async fn resource(
 ) -> Result<Outcome, LiveError> {
     let r = sel.obj_ref();
     Ok(match (live.get(&r).await?, present) {
-        (None, true) => Outcome::fail(Detail::NotInCluster { what: r.to_string() }),
-        (None, false) => Outcome::pass(Detail::Absent { what: r.to_string() }),
-        (Some(_), false) => Outcome::fail(Detail::ExistsShouldNot { what: r.to_string() }),
+        (None, true) => Outcome::fail(Detail::NotInCluster {
+            what: r.to_string(),
+        }),
+        (None, false) => Outcome::pass(Detail::Absent {
+            what: r.to_string(),
+        }),
+        (Some(_), false) => Outcome::fail(Detail::ExistsShouldNot {
+            what: r.to_string(),
+        }),
         (Some(obj), true) => match matches.map(|w| partial_match(w, &obj)) {
-            None | Some(Ok(())) => Outcome::pass(Detail::AsExpected { what: r.to_string() }),
+            None | Some(Ok(())) => Outcome::pass(Detail::AsExpected {
+                what: r.to_string(),
+            }),
             Some(Err(diff)) => Outcome::fail(Detail::ResourceDiffers {
                 what: r.to_string(),
                 diff,

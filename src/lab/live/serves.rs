@@ -64,9 +64,7 @@ pub(super) async fn unserved(live: &Live, check: &Check) -> Result<Option<Outcom
             ));
         }
     }
-    Ok((!missing.is_empty()).then(|| {
-        Outcome::skipped(Detail::NotServed { apis: missing })
-    }))
+    Ok((!missing.is_empty()).then(|| Outcome::skipped(Detail::NotServed { apis: missing })))
 }
 
 /// What to apply instead of the whole folder, in both languages.
@@ -298,7 +296,8 @@ mod tests {
         assert_eq!(down.blocks(&admission), None);
         let why = down.blocks(&generated).expect("generated is blocked");
         assert!(
-            why.to_string().contains("kyverno-background-controller 0/0"),
+            why.to_string()
+                .contains("kyverno-background-controller 0/0"),
             "{why}"
         );
         let up = KyvernoGate {
