@@ -259,12 +259,10 @@ fn check_hint_and_status_follow_the_workspace_you_are_in() {
 #[test]
 fn reset_inside_the_workspace_leaves_the_shell_in_a_live_folder() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal(tmp.path()) else {
+    let Some(mut t) = in_lab(tmp.path(), "kca-mutate") else {
         return;
     };
-    t.run_screen("kca lab start kca-mutate --offline > /dev/null");
     let ws = tmp.path().join("work/kca-mutate");
-    t.run_screen(&format!("cd {}", ws.display()));
     t.run_screen("echo '# my edit' >> policies/add-team-label.yaml");
     let s = t.run_screen("kca lab reset");
     keep("reset-inside", &s);
@@ -381,6 +379,14 @@ fn an_offline_learner_is_always_told_the_offline_next_step() {
     }
 }
 
+/// A terminal inside the workspace of `lab`, started offline.
+fn in_lab(tmp: &Path, lab: &str) -> Option<Tmux> {
+    let mut t = terminal(tmp)?;
+    t.run_screen(&format!("kca lab start {lab} --offline > /dev/null"));
+    t.run_screen(&format!("cd {}", tmp.join("work").join(lab).display()));
+    Some(t)
+}
+
 /// The screen's lines that hold `what`.
 fn count(screen: &str, what: &str) -> usize {
     screen.lines().filter(|l| l.contains(what)).count()
@@ -389,12 +395,10 @@ fn count(screen: &str, what: &str) -> usize {
 #[test]
 fn check_details_speak_japanese_and_a_broken_file_is_one_problem() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal(tmp.path()) else {
+    let Some(mut t) = in_lab(tmp.path(), "kca-mutate") else {
         return;
     };
-    t.run_screen("kca lab start kca-mutate --offline > /dev/null");
     let ws = tmp.path().join("work/kca-mutate");
-    t.run_screen(&format!("cd {}", ws.display()));
     // The probe's detail is said in Japanese, the path under it stays as data.
     let s = t.run_screen("kca lab check --task team-label");
     keep("detail-ja", &s);
@@ -461,12 +465,10 @@ fn check_details_speak_japanese_and_a_broken_file_is_one_problem() {
 #[test]
 fn tools_output_waits_for_verbose_and_graders_speak_one_language() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal(tmp.path()) else {
+    let Some(mut t) = in_lab(tmp.path(), "kca-operations") else {
         return;
     };
-    t.run_screen("kca lab start kca-operations --offline > /dev/null");
     let ws = tmp.path().join("work/kca-operations");
-    t.run_screen(&format!("cd {}", ws.display()));
     let s = t.run_screen("kca lab check --task ha-values");
     keep("tools-summary", &s);
     narrow(&s);
