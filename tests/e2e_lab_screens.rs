@@ -398,7 +398,6 @@ fn check_details_speak_japanese_and_a_broken_file_is_one_problem() {
     let Some(mut t) = in_lab(tmp.path(), "kca-mutate") else {
         return;
     };
-    let ws = tmp.path().join("work/kca-mutate");
     // The probe's detail is said in Japanese, the path under it stays as data.
     let s = t.run_screen("kca lab check --task team-label");
     keep("detail-ja", &s);
@@ -468,7 +467,6 @@ fn tools_output_waits_for_verbose_and_graders_speak_one_language() {
     let Some(mut t) = in_lab(tmp.path(), "kca-operations") else {
         return;
     };
-    let ws = tmp.path().join("work/kca-operations");
     let s = t.run_screen("kca lab check --task ha-values");
     keep("tools-summary", &s);
     narrow(&s);

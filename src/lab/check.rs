@@ -524,6 +524,7 @@ fn last_line(err: &str, out: &str) -> String {
 }
 
 /// A workspace file's text for a check (see [`workspace_text`]).
+#[allow(clippy::result_large_err)] // the verdict itself, made once per check
 pub fn workspace_file(workspace: &Path, path: &str) -> Result<String, Outcome> {
     workspace_text(workspace, path)
 }
@@ -531,6 +532,7 @@ pub fn workspace_file(workspace: &Path, path: &str) -> Result<String, Outcome> {
 /// A workspace file's text for a check: inside the workspace, a regular file, capped (a
 /// link elsewhere or a FIFO is the learner's to fix, not something to follow or block on);
 /// `Err` is the verdict when it cannot be read.
+#[allow(clippy::result_large_err)] // the verdict itself, made once per check
 fn workspace_text(workspace: &Path, path: &str) -> Result<String, Outcome> {
     match crate::input::read_within(workspace, Path::new(path)) {
         Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
@@ -545,6 +547,7 @@ fn workspace_text(workspace: &Path, path: &str) -> Result<String, Outcome> {
 
 /// The learner's policy an `accepted` check sends: the document of `path` with the given
 /// kind and name, else the file's first document. `Err` is the verdict when there is none.
+#[allow(clippy::result_large_err)] // the verdict itself, made once per check
 pub fn accepted_document(env: Submission<'_>, check: &Check) -> Result<Value, Outcome> {
     let Spec::Accepted { path, document, .. } = &check.spec else {
         return Err(Outcome::internal("not an accepted check"));

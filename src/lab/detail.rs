@@ -917,6 +917,11 @@ pub enum Detail {
 }
 
 impl Detail {
+    /// Whether its English text (everything shown, as in JSON) holds `text`.
+    pub fn contains(&self, text: &str) -> bool {
+        self.to_string().contains(text)
+    }
+
     /// This detail followed by `more`.
     pub fn then(self, more: Detail) -> Detail {
         match self {

@@ -242,6 +242,7 @@ impl Offline {
 
     /// A generate check's trigger named as offline triggers are, what it should make,
     /// and what the background controller made of it (`skipped` where the engine cannot).
+    #[allow(clippy::result_large_err)] // the verdict itself, made once per check
     fn run_trigger(
         &self,
         trigger: &crate::content::lab::Probe,

@@ -71,10 +71,10 @@ pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
         }
     }
     // Reading the whole lesson counts; a failure to remember it is not worth an error.
-    if section.is_none() {
-        if let Err(e) = crate::course::mark_read(&store, module) {
-            p.verbose(&format!("could not remember the lesson as read: {e}"));
-        }
+    if section.is_none()
+        && let Err(e) = crate::course::mark_read(&store, module)
+    {
+        p.verbose(&format!("could not remember the lesson as read: {e}"));
     }
     Ok(Exit::Success)
 }
