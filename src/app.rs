@@ -14,7 +14,7 @@ pub fn settings_from(cli: &Cli, env: &Env) -> Settings {
     Settings {
         color: settings::resolve_color(g.color, env, std::io::stdout().is_terminal()),
         output: g.output,
-        lang: settings::resolve_lang(g.lang, env),
+        lang: settings::announce(settings::resolve_lang(g.lang, env)),
         verbosity: if g.quiet { -1 } else { g.verbose.min(3) as i8 },
         content_dir: settings::content_dir(g.content_dir.as_deref(), env),
         state_dir: settings::state_dir(env),

@@ -68,7 +68,9 @@ impl Env {
         Env {
             no_color: var("NO_COLOR").is_some(),
             force_color: var("FORCE_COLOR").is_some(),
-            lang: var("LC_ALL")
+            // `KCA_LANG`: the language of the kca that started this one (a lab's grader).
+            lang: var("KCA_LANG")
+                .or_else(|| var("LC_ALL"))
                 .or_else(|| var("LC_MESSAGES"))
                 .or_else(|| var("LANG")),
             home: var("HOME").map(PathBuf::from),
@@ -98,6 +100,30 @@ pub fn resolve_lang(flag: Option<Lang>, env: &Env) -> Lang {
         Some(l) if l.starts_with("en") => Lang::En,
         _ => Lang::Ja,
     })
+}
+
+static CHOSEN: std::sync::OnceLock<Lang> = std::sync::OnceLock::new();
+
+/// Records the language this run speaks (once, when settings are resolved), so the
+/// programs it starts speak it too (`KCA_LANG`, see [`chosen`]).
+pub fn announce(lang: Lang) -> Lang {
+    let _ = CHOSEN.set(lang);
+    lang
+}
+
+/// The language this run speaks, for `KCA_LANG` of the programs it starts.
+pub fn chosen() -> Lang {
+    CHOSEN.get().copied().unwrap_or_default()
+}
+
+impl Lang {
+    /// `ja` or `en`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::Ja => "ja",
+            Lang::En => "en",
+        }
+    }
 }
 
 /// Columns to wrap text to: the terminal's width, else `COLUMNS`, else 80.

@@ -469,6 +469,11 @@ impl Printer {
         self.width
     }
 
+    /// -1 quiet, 0 normal, 1+ verbose (`-v`).
+    pub fn verbosity(&self) -> i8 {
+        self.verbosity
+    }
+
     pub fn lang(&self) -> Lang {
         self.lang
     }
@@ -671,23 +676,41 @@ impl Printer {
             Error::Content(_) => Lang::En,
             _ => self.lang,
         };
-        let word = self.paint_err(Style::Fail, tr(lang, "エラー:", "error:"));
-        text.push_str(&format!(
-            "{word} {}\n",
-            crate::escape::lines(&err.to_string())
-        ));
+        // Wrapped to the terminal, each continuation indented under its label.
+        let wrapped = |label: &str, body: &str, lead: &str| -> String {
+            let mut out = String::new();
+            for (i, line) in body.lines().enumerate() {
+                let first = if i == 0 {
+                    format!("{lead}{label} {line}")
+                } else {
+                    format!("{lead}  {line}")
+                };
+                for (j, l) in wrap(&first, self.width.saturating_sub(2), "")
+                    .into_iter()
+                    .enumerate()
+                {
+                    let pad = if j == 0 { "" } else { "  " };
+                    out.push_str(&format!("{}{pad}{l}\n", if j == 0 { "" } else { lead }));
+                }
+            }
+            out
+        };
+        let word = tr(lang, "エラー:", "error:");
+        let line = wrapped(word, &crate::escape::lines(&err.to_string()), "");
+        text.push_str(&line.replacen(word, &self.paint_err(Style::Fail, word), 1));
         for cause in causes(err) {
             // A cause of several lines (a tool's output) keeps them, indented under it;
             // each line's control characters are escaped as in the message.
-            text.push_str(&format!(
-                "  {} {}\n",
+            text.push_str(&wrapped(
                 tr(lang, "原因:", "caused by:"),
-                crate::escape::lines(&cause).replace('\n', "\n    ")
+                &crate::escape::lines(&cause),
+                "  ",
             ));
         }
         if let Some(hint) = err.hint() {
-            let word = self.paint_err(Style::Hint, tr(lang, "ヒント:", "hint:"));
-            text.push_str(&format!("{word} {hint}\n"));
+            let word = tr(lang, "ヒント:", "hint:");
+            let line = wrapped(word, hint, "");
+            text.push_str(&line.replacen(word, &self.paint_err(Style::Hint, word), 1));
         }
         self.err.write_str(&text);
     }

@@ -259,12 +259,10 @@ fn check_hint_and_status_follow_the_workspace_you_are_in() {
 #[test]
 fn reset_inside_the_workspace_leaves_the_shell_in_a_live_folder() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(mut t) = terminal(tmp.path()) else {
+    let Some(mut t) = in_lab(tmp.path(), "kca-mutate") else {
         return;
     };
-    t.run_screen("kca lab start kca-mutate --offline > /dev/null");
     let ws = tmp.path().join("work/kca-mutate");
-    t.run_screen(&format!("cd {}", ws.display()));
     t.run_screen("echo '# my edit' >> policies/add-team-label.yaml");
     let s = t.run_screen("kca lab reset");
     keep("reset-inside", &s);
@@ -378,5 +376,168 @@ fn an_offline_learner_is_always_told_the_offline_next_step() {
         assert!(s.contains("オフライン完了"), "{s}");
     } else {
         assert!(s.contains("✓ ラボ完了 kca-operations"), "{s}");
+    }
+}
+
+/// A terminal inside the workspace of `lab`, started offline.
+fn in_lab(tmp: &Path, lab: &str) -> Option<Tmux> {
+    let mut t = terminal(tmp)?;
+    t.run_screen(&format!("kca lab start {lab} --offline > /dev/null"));
+    t.run_screen(&format!("cd {}", tmp.join("work").join(lab).display()));
+    Some(t)
+}
+
+/// The screen's lines that hold `what`.
+fn count(screen: &str, what: &str) -> usize {
+    screen.lines().filter(|l| l.contains(what)).count()
+}
+
+#[test]
+fn check_details_speak_japanese_and_a_broken_file_is_one_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = in_lab(tmp.path(), "kca-mutate") else {
+        return;
+    };
+    // The probe's detail is said in Japanese, the path under it stays as data.
+    let s = t.run_screen("kca lab check --task team-label");
+    keep("detail-ja", &s);
+    narrow(&s);
+    assert!(s.contains("プローブ Pod kca-mutate/"), "{s}");
+    assert!(s.contains("`metadata.labels.team` がありません"), "{s}");
+    assert!(s.contains("`spec.rules` が空です"), "{s}");
+    for en in [
+        "was admitted",
+        "is missing",
+        "expected an item like",
+        "is empty",
+    ] {
+        assert!(!s.contains(en), "English `{en}` on a Japanese screen:\n{s}");
+    }
+    // The expected shape waits for a hint.
+    assert!(!s.contains("期待する項目の"), "{s}");
+    t.run_screen("kca lab hint --task team-label > /dev/null");
+    let s = t.run_screen("kca lab check --task team-label");
+    assert!(s.contains("期待する項目の"), "after a hint: {s}");
+
+    // A correct policy saved beside policies/: where it is and where it should be.
+    let sol = repo().join("labs/kca-mutate/solution/policies/add-team-label.yaml");
+    t.run_screen(&format!("cp {} team.yaml", sol.display()));
+    let s = t.run_screen("kca lab check --task team-label");
+    keep("detail-elsewhere", &s);
+    narrow(&s);
+    assert!(s.contains("`team.yaml` にあります"), "{s}");
+    assert!(
+        s.contains("mv team.yaml policies/add-team-label.yaml"),
+        "{s}"
+    );
+    t.run_screen("rm team.yaml");
+
+    // A YAML syntax error: one file problem with file:line:col, shown once; the checks
+    // that depend on it are not judged, each pointing at it in one line.
+    t.run_screen(
+        "printf 'kind: ClusterPolicy\\nmetadata:\\n  name: x\\nspec:\\n  rules:\\n  - name: a\\n   match: {}\\n' > policies/add-team-label.yaml",
+    );
+    let s = t.run_screen("kca lab check --task team-label");
+    keep("detail-broken-yaml", &s);
+    narrow(&s);
+    fits(&s, "kca lab check --task team-label");
+    assert_eq!(count(&s, "ファイルの問題 ("), 1, "{s}");
+    assert_eq!(
+        count(&s, "policies/add-team-label.yaml:7:4"),
+        1,
+        "once: {s}"
+    );
+    assert!(
+        count(&s, "判定できません: 上の「ファイルの問題」") >= 2,
+        "{s}"
+    );
+    assert!(!s.contains("not valid YAML"), "{s}");
+    assert!(
+        s.contains("! エラー label-added"),
+        "blocked, not failed: {s}"
+    );
+    // The lab's words about the policy's content are not shown for a file that does not
+    // parse: they would mislead.
+    assert!(!s.contains("patchStrategicMerge が見つかりません"), "{s}");
+}
+
+#[test]
+fn tools_output_waits_for_verbose_and_graders_speak_one_language() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = in_lab(tmp.path(), "kca-operations") else {
+        return;
+    };
+    let s = t.run_screen("kca lab check --task ha-values");
+    keep("tools-summary", &s);
+    narrow(&s);
+    assert!(
+        s.contains("`bash values.sh` が終了コード 1 で終わりました"),
+        "{s}"
+    );
+    assert!(s.contains("出力は `-v` で表示します"), "{s}");
+    for raw in ["HelmValues", "graders/values.sh", "✗ FAIL"] {
+        assert!(!s.contains(raw), "raw output `{raw}` without -v:\n{s}");
+    }
+    let s = t.run_screen("kca lab check --task ha-values -v 2>&1 | grep -c HelmValues");
+    assert!(
+        s.lines()
+            .any(|l| l.trim().parse::<u32>().is_ok_and(|n| n > 0)),
+        "{s}"
+    );
+    // A grader's own lines are in the learner's language only.
+    let s = t.run_screen("kca lab check --task policy-test -v");
+    keep("tools-verbose", &s);
+    for mixed in ["/ the tests", "/ nothing was graded", "run no row"] {
+        assert!(!s.contains(mixed), "two languages: {s}");
+    }
+    // The expected regex of a command check waits for a hint (or -v).
+    let s = t.run_screen("kca lab check --task policy-test");
+    assert!(!s.contains("/(?"), "{s}");
+}
+
+#[test]
+fn kubeconfig_and_cluster_tool_errors_are_japanese_and_wrapped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal(tmp.path()) else {
+        return;
+    };
+    let s = t.run_screen("kca cluster status");
+    keep("kubeconfig-error", &s);
+    narrow(&s);
+    let missing = tmp.path().join("none").display().to_string();
+    assert!(s.contains("エラー: kubeconfig:"), "{s}");
+    assert!(s.contains("がありません"), "{s}");
+    assert!(
+        !s.contains(&format!("'\"{missing}\"'")),
+        "a Rust-Debug path: {s}"
+    );
+    assert!(!s.contains("No such file"), "{s}");
+    assert!(s.contains("ヒント: --kubeconfig か --context"), "{s}");
+    // Every tool `cluster up` needs and lacks, at once, each with how to get it.
+    let s = t.run_screen("PATH=/nonexistent:$(dirname $(command -v kca)) kca cluster up");
+    keep("cluster-tools", &s);
+    narrow(&s);
+    for tool in ["・kind", "・helm", "・コンテナーエンジン"] {
+        assert!(s.contains(tool), "{s}");
+    }
+    assert!(
+        s.contains("kind.sigs.k8s.io") && s.contains("helm.sh"),
+        "{s}"
+    );
+    assert!(!s.contains("is not installed"), "{s}");
+}
+
+#[test]
+fn a_lesson_read_offline_suggests_offline_commands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal(tmp.path()) else {
+        return;
+    };
+    t.run_screen("kca lab start kca-admission --offline > /dev/null");
+    let s = t.run_screen("kca lesson 0 | grep 'kca lab start'");
+    keep("lesson-offline", &s);
+    assert!(s.contains("`kca lab start kca-mutate --offline`"), "{s}");
+    for line in s.lines().skip(1).filter(|l| l.contains("kca lab start")) {
+        assert!(line.contains("--offline"), "{line}");
     }
 }

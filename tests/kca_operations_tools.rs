@@ -139,6 +139,7 @@ fn grader(script: &str, args: &[&str], files: &[(&str, &str)]) -> std::process::
         .env("PATH", system_path())
         .env("HOME", ws.path())
         .env("LANG", "C.UTF-8")
+        .env("KCA_LANG", "en")
         .env("KCA_LAB_DIR", lab_dir())
         .output()
         .unwrap()

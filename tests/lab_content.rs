@@ -28,7 +28,7 @@ fn grade_variant(id: &str, task: &str, edit: impl Fn(&Path)) -> Vec<(String, Ver
     kca::lab::grade::offline(&lab, &ws, &[task.to_string()])
         .unwrap()
         .into_iter()
-        .map(|r| (r.id, r.verdict, r.detail))
+        .map(|r| (r.id, r.verdict, r.detail.to_string()))
         .collect()
 }
 

@@ -634,7 +634,7 @@ async fn generated_fails_at_once_when_its_policy_is_not_in_the_cluster() {
     let o = run_generated(&lab, &live).await;
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert_eq!(
-        o.detail,
+        o.detail.to_string(),
         "policy `testlab-require-team` is not in the cluster; apply it with `kubectl apply -f`"
     );
     assert!(

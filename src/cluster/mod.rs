@@ -15,10 +15,11 @@ use crate::cli::cluster::{ClusterCommand, TargetArgs, UpArgs};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::settings::OutputFormat;
+use crate::settings::{Lang, OutputFormat};
 use crate::target::live::{Live, LiveError};
 use crate::target::{AccessQuery, Identity, ObjRef};
 use crate::ui::Style;
+use crate::ui::{tr, tr_s};
 
 mod kyverno;
 mod marker;
@@ -57,10 +58,24 @@ pub const BACKGROUND_CONTROLLER: &str = "kyverno-background-controller";
 /// The label Kyverno puts on the webhook configurations it registers at runtime.
 const KYVERNO_WEBHOOK_SELECTOR: &str = "webhook.kyverno.io/managed-by=kyverno";
 
-const KIND_INSTALL_HINT: &str = "install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation), e.g. `go install sigs.k8s.io/kind@v0.33.0`, then run `kca cluster up` again";
-const HELM_INSTALL_HINT: &str =
-    "install Helm 3 (https://helm.sh/docs/intro/install/), then run `kca cluster up` again";
-const ENGINE_INSTALL_HINT: &str = "install and start Docker (https://docs.docker.com/engine/install/) or Podman (https://podman.io/docs/installation), then run `kca cluster up` again";
+/// How to get each tool `kca cluster up` needs, in both languages (ja, en).
+const KIND_INSTALL_HINT: (&str, &str) = (
+    "kind を入れます (https://kind.sigs.k8s.io/docs/user/quick-start/#installation)。例: `go install sigs.k8s.io/kind@v0.33.0`",
+    "install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation), e.g. `go install sigs.k8s.io/kind@v0.33.0`",
+);
+const HELM_INSTALL_HINT: (&str, &str) = (
+    "Helm 3 を入れます (https://helm.sh/docs/intro/install/)",
+    "install Helm 3 (https://helm.sh/docs/intro/install/)",
+);
+const ENGINE_INSTALL_HINT: (&str, &str) = (
+    "Docker (https://docs.docker.com/engine/install/) か Podman (https://podman.io/docs/installation) を入れて起動します",
+    "install and start Docker (https://docs.docker.com/engine/install/) or Podman (https://podman.io/docs/installation)",
+);
+/// Said after the ways to get the tools.
+const AGAIN: (&str, &str) = (
+    "入れたら `kca cluster up` をもう一度実行します",
+    "then run `kca cluster up` again",
+);
 
 const ROLLOUT_DEADLINE: Duration = Duration::from_secs(300);
 const KIND_CREATE_TIMEOUT: Duration = Duration::from_secs(600);
@@ -86,8 +101,9 @@ fn path_var() -> OsString {
 async fn up(ctx: &Ctx, args: &UpArgs) -> Result<Exit> {
     let cfg = KindConfig::load(&ctx.settings.content_dir)?;
     let provider = std::env::var("KIND_EXPERIMENTAL_PROVIDER").ok();
-    let tools = discover_tools(&path_var(), provider.as_deref(), !args.no_kyverno)?;
-    check_engine(&tools).await?;
+    let lang = ctx.settings.lang;
+    let tools = discover_tools(lang, &path_var(), provider.as_deref(), !args.no_kyverno)?;
+    check_engine(lang, &tools).await?;
     let p = &ctx.printer;
 
     let version = exec(&tools.kind_version(), SHORT_TIMEOUT).await?;
@@ -96,21 +112,40 @@ async fn up(ctx: &Ctx, args: &UpArgs) -> Result<Exit> {
         parse_semver(&cfg.versions.kind),
     ) && have < want
     {
-        p.warn(&format!(
-            "kind v{have} is older than {} (the release cluster.yaml's node image was built for); if creation fails, upgrade kind",
-            cfg.versions.kind
+        p.warn(&tr_s(
+            lang,
+            format!(
+                "kind v{have} は {} (cluster.yaml のノードイメージが作られた版) より古いです。作成に失敗したら kind を上げてください",
+                cfg.versions.kind
+            ),
+            format!(
+                "kind v{have} is older than {} (the release cluster.yaml's node image was built for); if creation fails, upgrade kind",
+                cfg.versions.kind
+            ),
         ));
     }
 
     let clusters = exec(&tools.kind_get_clusters(), SHORT_TIMEOUT).await?;
     if clusters.stdout.lines().any(|l| l.trim() == CLUSTER_NAME) {
-        p.status(&format!("kind cluster `{CLUSTER_NAME}` exists; reusing it"));
+        p.status(&tr_s(
+            lang,
+            format!("kind クラスター `{CLUSTER_NAME}` があるので、それを使います"),
+            format!("kind cluster `{CLUSTER_NAME}` exists; reusing it"),
+        ));
         exec(&tools.kind_export_kubeconfig(), SHORT_TIMEOUT).await?;
     } else {
-        p.status(&format!(
-            "creating kind cluster `{CLUSTER_NAME}` (Kubernetes {}) from {} — this takes a minute or two",
-            cfg.versions.kubernetes,
-            cfg.cluster.display()
+        p.status(&tr_s(
+            lang,
+            format!(
+                "kind クラスター `{CLUSTER_NAME}` (Kubernetes {}) を {} から作ります — 1、2 分かかります",
+                cfg.versions.kubernetes,
+                cfg.cluster.display()
+            ),
+            format!(
+                "creating kind cluster `{CLUSTER_NAME}` (Kubernetes {}) from {} — this takes a minute or two",
+                cfg.versions.kubernetes,
+                cfg.cluster.display()
+            ),
         ));
         p.verbose(&format!("$ {}", tools.kind_create(&cfg.cluster)));
         exec(&tools.kind_create(&cfg.cluster), KIND_CREATE_TIMEOUT).await?;
@@ -122,8 +157,12 @@ async fn up(ctx: &Ctx, args: &UpArgs) -> Result<Exit> {
         .server_version()
         .await
         .map_err(|e| unreachable_error(&sel, &live, e))?;
-    p.status(&format!(
-        "API server answers at context `{KIND_CONTEXT}` (Kubernetes {major}.{minor})"
+    p.status(&tr_s(
+        lang,
+        format!(
+            "コンテキスト `{KIND_CONTEXT}` の API サーバーが答えました (Kubernetes {major}.{minor})"
+        ),
+        format!("API server answers at context `{KIND_CONTEXT}` (Kubernetes {major}.{minor})"),
     ));
     mark_lab_cluster(&live, "kca cluster up").await?;
 
@@ -137,45 +176,74 @@ async fn up(ctx: &Ctx, args: &UpArgs) -> Result<Exit> {
             .map(grant_name)
             .collect();
         if !granted.is_empty() {
-            p.warn(&format!(
-                "the background controller can already create {} cluster-wide, so the generate lab's RBAC task would pass without the learner's work; check {} against the chart's values",
-                granted.join(", "),
-                cfg.values.display()
+            p.warn(&tr_s(
+                lang,
+                format!(
+                    "バックグラウンドコントローラーはすでにクラスター全体で {} を作れるので、generate ラボの RBAC のタスクは何もしなくても通ってしまいます。{} をチャートの values と比べてください",
+                    granted.join(", "),
+                    cfg.values.display()
+                ),
+                format!(
+                    "the background controller can already create {} cluster-wide, so the generate lab's RBAC task would pass without the learner's work; check {} against the chart's values",
+                    granted.join(", "),
+                    cfg.values.display()
+                ),
             ));
         }
     }
     let _ = live.take_warnings();
-    p.status(&p.paint(Style::Pass, "ready:"));
-    p.out(&format!(
-        "cluster `{CLUSTER_NAME}` is ready at context `{KIND_CONTEXT}`{}",
+    p.status(&p.paint(Style::Pass, tr(lang, "準備完了:", "ready:")));
+    let with = |ja: &str, en: &str| {
         if args.no_kyverno {
             String::new()
         } else {
-            format!(" with Kyverno {}", cfg.versions.kyverno)
+            tr_s(lang, ja.into(), en.into())
         }
+    };
+    p.out(&tr_s(
+        lang,
+        format!(
+            "クラスター `{CLUSTER_NAME}` はコンテキスト `{KIND_CONTEXT}` で使えます{}",
+            with(&format!(" (Kyverno {})", cfg.versions.kyverno), "")
+        ),
+        format!(
+            "cluster `{CLUSTER_NAME}` is ready at context `{KIND_CONTEXT}`{}",
+            with("", &format!(" with Kyverno {}", cfg.versions.kyverno))
+        ),
     ));
     Ok(Exit::Success)
 }
 
 async fn install_kyverno(ctx: &Ctx, tools: &Tools, cfg: &KindConfig) -> Result<()> {
     let p = &ctx.printer;
+    let lang = ctx.settings.lang;
     let repo = &cfg.versions.kyverno_repo;
     let list = exec(&tools.helm_repo_list(), SHORT_TIMEOUT).await;
     // `helm repo list` fails when no repository is configured at all.
     let present = list.is_ok_and(|o| helm_repo_present(&o.stdout, repo));
     if !present {
-        p.status(&format!(
-            "adding Helm repository `{}` ({})",
-            repo.name, repo.url
+        p.status(&tr_s(
+            lang,
+            format!("Helm リポジトリ `{}` ({}) を足します", repo.name, repo.url),
+            format!("adding Helm repository `{}` ({})", repo.name, repo.url),
         ));
         exec(&tools.helm_repo_add(repo), SHORT_TIMEOUT).await?;
     }
     exec(&tools.helm_repo_update(repo), SHORT_TIMEOUT * 2).await?;
-    p.status(&format!(
-        "installing Kyverno {} (chart {}) with {} — a few minutes",
-        cfg.versions.kyverno,
-        cfg.versions.kyverno_chart,
-        cfg.values.display()
+    p.status(&tr_s(
+        lang,
+        format!(
+            "Kyverno {} (チャート {}) を {} で入れます — 数分かかります",
+            cfg.versions.kyverno,
+            cfg.versions.kyverno_chart,
+            cfg.values.display()
+        ),
+        format!(
+            "installing Kyverno {} (chart {}) with {} — a few minutes",
+            cfg.versions.kyverno,
+            cfg.versions.kyverno_chart,
+            cfg.values.display()
+        ),
     ));
     p.verbose(&format!("$ {}", tools.helm_install_kyverno(cfg)));
     exec(&tools.helm_install_kyverno(cfg), HELM_TIMEOUT).await?;
@@ -184,20 +252,29 @@ async fn install_kyverno(ctx: &Ctx, tools: &Tools, cfg: &KindConfig) -> Result<(
 
 async fn down(ctx: &Ctx) -> Result<Exit> {
     let provider = std::env::var("KIND_EXPERIMENTAL_PROVIDER").ok();
-    let tools = discover_tools(&path_var(), provider.as_deref(), false)?;
-    check_engine(&tools).await?;
+    let lang = ctx.settings.lang;
+    let tools = discover_tools(lang, &path_var(), provider.as_deref(), false)?;
+    check_engine(lang, &tools).await?;
     let clusters = exec(&tools.kind_get_clusters(), SHORT_TIMEOUT).await?;
     if !clusters.stdout.lines().any(|l| l.trim() == CLUSTER_NAME) {
-        ctx.printer.out(&format!(
-            "no kind cluster `{CLUSTER_NAME}`; nothing to delete"
+        ctx.printer.out(&tr_s(
+            lang,
+            format!("kind クラスター `{CLUSTER_NAME}` はありません。消すものはありません"),
+            format!("no kind cluster `{CLUSTER_NAME}`; nothing to delete"),
         ));
         return Ok(Exit::Success);
     }
-    ctx.printer
-        .status(&format!("deleting kind cluster `{CLUSTER_NAME}`"));
+    ctx.printer.status(&tr_s(
+        lang,
+        format!("kind クラスター `{CLUSTER_NAME}` を消します"),
+        format!("deleting kind cluster `{CLUSTER_NAME}`"),
+    ));
     exec(&tools.kind_delete(), KIND_CREATE_TIMEOUT).await?;
-    ctx.printer
-        .out(&format!("deleted kind cluster `{CLUSTER_NAME}`"));
+    ctx.printer.out(&tr_s(
+        lang,
+        format!("kind クラスター `{CLUSTER_NAME}` を消しました"),
+        format!("deleted kind cluster `{CLUSTER_NAME}`"),
+    ));
     Ok(Exit::Success)
 }
 
@@ -249,12 +326,17 @@ async fn status(ctx: &Ctx, sel: &Selection) -> Result<Exit> {
             report.context.as_deref().unwrap_or("(none)")
         ));
         p.out(&format!("kubernetes   {}", report.server_version));
+        let lang = ctx.settings.lang;
         p.out(&format!(
             "lab cluster  {}",
             yes_no(
                 marked,
-                "yes",
-                "no (run `kca cluster adopt` to allow labs to reset objects here)"
+                tr(lang, "はい", "yes"),
+                tr(
+                    lang,
+                    "いいえ (`kca cluster adopt` で、ラボがここのオブジェクトを戻せるようにします)",
+                    "no (run `kca cluster adopt` to allow labs to reset objects here)"
+                )
             )
         ));
         p.out("kyverno");
@@ -279,13 +361,24 @@ async fn status(ctx: &Ctx, sel: &Selection) -> Result<Exit> {
             report.kyverno.validating_webhooks, report.kyverno.mutating_webhooks
         ));
         for g in &report.background_controller_can_create {
-            p.out(&format!(
-                "  background controller may create {}: {}",
-                grant_name(g),
-                if g.allowed { "yes" } else { "no" }
+            p.out(&tr_s(
+                lang,
+                format!(
+                    "  バックグラウンドコントローラーは {} を作れるか: {}",
+                    grant_name(g),
+                    if g.allowed { "はい" } else { "いいえ" }
+                ),
+                format!(
+                    "  background controller may create {}: {}",
+                    grant_name(g),
+                    if g.allowed { "yes" } else { "no" }
+                ),
             ));
         }
-        p.out(&format!("ready        {}", yes_no(ready, "yes", "no")));
+        p.out(&format!(
+            "ready        {}",
+            yes_no(ready, tr(lang, "はい", "yes"), tr(lang, "いいえ", "no"))
+        ));
     }
     Ok(if ready {
         Exit::Success
@@ -301,10 +394,18 @@ async fn adopt(ctx: &Ctx, sel: &Selection) -> Result<Exit> {
         .map_err(|e| unreachable_error(sel, &live, e))?;
     let already = is_lab_cluster(&live).await?;
     mark_lab_cluster(&live, "kca cluster adopt").await?;
-    ctx.printer.out(&format!(
-        "{} the cluster at {} as a kca lab cluster: lab reset may now delete objects labelled as owned by a lab there",
-        if already { "re-marked" } else { "marked" },
-        sel.describe(Some(&live))
+    ctx.printer.out(&tr_s(
+        ctx.settings.lang,
+        format!(
+            "{} のクラスターを kca のラボクラスターとして{}: lab reset はここでラボのラベルの付いたオブジェクトを消せます",
+            sel.describe(Some(&live)),
+            if already { "印を付け直しました" } else { "印を付けました" }
+        ),
+        format!(
+            "{} the cluster at {} as a kca lab cluster: lab reset may now delete objects labelled as owned by a lab there",
+            if already { "re-marked" } else { "marked" },
+            sel.describe(Some(&live))
+        ),
     ));
     Ok(Exit::Success)
 }
@@ -328,7 +429,7 @@ mod tests {
     #[test]
     fn missing_kind_names_it_and_how_to_install() {
         let dir = tempfile::tempdir().unwrap();
-        let e = discover_tools(dir.path().as_os_str(), None, true).unwrap_err();
+        let e = discover_tools(Lang::En, dir.path().as_os_str(), None, true).unwrap_err();
         assert_eq!(e.exit(), Exit::Environment);
         assert!(e.to_string().contains("`kind` is not installed"), "{e}");
         assert!(e.hint().unwrap().contains("kind.sigs.k8s.io"));
@@ -339,10 +440,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fake_bin(dir.path(), "kind", "exit 0");
         fake_bin(dir.path(), "docker", "exit 0");
-        let e = discover_tools(dir.path().as_os_str(), None, true).unwrap_err();
+        let e = discover_tools(Lang::En, dir.path().as_os_str(), None, true).unwrap_err();
         assert!(e.to_string().contains("`helm` is not installed"), "{e}");
         assert!(e.hint().unwrap().contains("helm.sh"));
-        let t = discover_tools(dir.path().as_os_str(), None, false).unwrap();
+        let t = discover_tools(Lang::En, dir.path().as_os_str(), None, false).unwrap();
         assert!(t.helm.is_none());
     }
 
@@ -351,7 +452,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fake_bin(dir.path(), "kind", "exit 0");
         fake_bin(dir.path(), "helm", "exit 0");
-        let e = discover_tools(dir.path().as_os_str(), None, true).unwrap_err();
+        let e = discover_tools(Lang::En, dir.path().as_os_str(), None, true).unwrap_err();
         assert!(e.to_string().contains("docker or podman"), "{e}");
         assert!(e.hint().unwrap().contains("Podman"));
         assert_eq!(e.exit(), Exit::Environment);
@@ -360,12 +461,26 @@ mod tests {
     #[test]
     fn every_missing_tool_is_named_at_once() {
         let dir = tempfile::tempdir().unwrap();
-        let e = discover_tools(dir.path().as_os_str(), None, true).unwrap_err();
+        let e = discover_tools(Lang::En, dir.path().as_os_str(), None, true).unwrap_err();
         let (what, how) = (e.to_string(), e.hint().unwrap().to_string());
         for tool in ["`kind`", "`helm`", "docker or podman"] {
             assert!(what.contains(tool), "{what}");
         }
         for site in ["kind.sigs.k8s.io", "helm.sh", "podman.io"] {
+            assert!(how.contains(site), "{how}");
+        }
+    }
+
+    #[test]
+    fn every_missing_tool_is_named_at_once_in_japanese() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = discover_tools(Lang::Ja, dir.path().as_os_str(), None, true).unwrap_err();
+        let (what, how) = (e.to_string(), e.hint().unwrap().to_string());
+        for tool in ["kind", "helm", "docker か podman", "ありません"] {
+            assert!(what.contains(tool), "{what}");
+        }
+        assert!(!what.contains("not installed"), "one language: {what}");
+        for site in ["kind.sigs.k8s.io", "helm.sh", "podman.io", "もう一度"] {
             assert!(how.contains(site), "{how}");
         }
     }
@@ -382,7 +497,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fake_bin(dir.path(), "kind", "exit 0");
         fake_bin(dir.path(), "podman", "exit 0");
-        let t = discover_tools(dir.path().as_os_str(), None, false).unwrap();
+        let t = discover_tools(Lang::En, dir.path().as_os_str(), None, false).unwrap();
         assert_eq!(t.engine.name, "podman");
         assert_eq!(
             t.kind_delete().env,
@@ -398,7 +513,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fake_bin(dir.path(), "kind", "exit 0");
         fake_bin(dir.path(), "docker", "exit 0");
-        let e = discover_tools(dir.path().as_os_str(), Some("podman"), false).unwrap_err();
+        let e =
+            discover_tools(Lang::En, dir.path().as_os_str(), Some("podman"), false).unwrap_err();
         assert!(e.to_string().contains("podman"), "{e}");
     }
 
@@ -406,7 +522,7 @@ mod tests {
         fake_bin(dir, "kind", "exit 0");
         fake_bin(dir, "helm", "exit 0");
         fake_bin(dir, "docker", "exit 0");
-        discover_tools(dir.as_os_str(), None, true).unwrap()
+        discover_tools(Lang::En, dir.as_os_str(), None, true).unwrap()
     }
 
     #[test]
@@ -602,8 +718,8 @@ mod tests {
             "docker",
             "echo 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock' >&2; exit 1",
         );
-        let tools = discover_tools(dir.path().as_os_str(), None, false).unwrap();
-        let e = check_engine(&tools).await.unwrap_err();
+        let tools = discover_tools(Lang::En, dir.path().as_os_str(), None, false).unwrap();
+        let e = check_engine(Lang::En, &tools).await.unwrap_err();
         assert!(e.to_string().contains("docker is installed"), "{e}");
         assert!(e.to_string().contains("not answering"), "{e}");
     }
@@ -617,7 +733,7 @@ mod tests {
             "echo \"provider=$KIND_EXPERIMENTAL_PROVIDER args=$*\"",
         );
         fake_bin(dir.path(), "podman", "exit 0");
-        let tools = discover_tools(dir.path().as_os_str(), None, false).unwrap();
+        let tools = discover_tools(Lang::En, dir.path().as_os_str(), None, false).unwrap();
         let out = exec(&tools.kind_get_clusters(), Duration::from_secs(10))
             .await
             .unwrap();

@@ -132,21 +132,34 @@ pub(super) fn is_executable(p: &Path) -> bool {
 /// Finds kind, helm (when `need_helm`) and a container engine. `provider` is
 /// `KIND_EXPERIMENTAL_PROVIDER`, which kind itself reads to pick podman over docker.
 /// Every missing tool is named at once, each with how to get it (one run, not one per tool).
-pub fn discover_tools(path_var: &OsStr, provider: Option<&str>, need_helm: bool) -> Result<Tools> {
+pub fn discover_tools(
+    lang: Lang,
+    path_var: &OsStr,
+    provider: Option<&str>,
+    need_helm: bool,
+) -> Result<Tools> {
+    let t = |h: (&'static str, &'static str)| tr(lang, h.0, h.1);
     let mut missing: Vec<(String, &str)> = Vec::new();
     let kind = find_program(path_var, "kind");
     if kind.is_none() {
         missing.push((
-            "`kind` is not installed (not found on PATH); kca creates the course cluster with it"
-                .into(),
-            KIND_INSTALL_HINT,
+            t((
+                "kind (コースのクラスターを作ります)",
+                "`kind` is not installed (not found on PATH); kca creates the course cluster with it",
+            ))
+            .into(),
+            t(KIND_INSTALL_HINT),
         ));
     }
     let helm = find_program(path_var, "helm");
     if need_helm && helm.is_none() {
         missing.push((
-            "`helm` is not installed (not found on PATH); kca installs Kyverno with it".into(),
-            HELM_INSTALL_HINT,
+            t((
+                "helm (Kyverno を入れます)",
+                "`helm` is not installed (not found on PATH); kca installs Kyverno with it",
+            ))
+            .into(),
+            t(HELM_INSTALL_HINT),
         ));
     }
     let candidates: Vec<&str> = match provider.filter(|p| !p.is_empty()) {
@@ -161,29 +174,44 @@ pub fn discover_tools(path_var: &OsStr, provider: Option<&str>, need_helm: bool)
     });
     if engine.is_none() {
         missing.push((
-            format!(
-                "no container engine: kind runs its node in {}, and none is on PATH",
-                candidates.join(" or ")
+            tr_s(
+                lang,
+                format!(
+                    "コンテナーエンジン (kind はノードを {} で動かします)",
+                    candidates.join(" か ")
+                ),
+                format!(
+                    "no container engine: kind runs its node in {}, and none is on PATH",
+                    candidates.join(" or ")
+                ),
             ),
-            ENGINE_INSTALL_HINT,
+            t(ENGINE_INSTALL_HINT),
         ));
     }
     match (kind, engine) {
         (Some(kind), Some(engine)) if missing.is_empty() => Ok(Tools { kind, helm, engine }),
         _ => {
             let (what, how): (Vec<String>, Vec<&str>) = missing.into_iter().unzip();
-            Err(Error::environment(
-                what.join("; "),
-                if how.len() == 1 {
-                    how[0].to_string()
-                } else {
-                    how.iter()
-                        .enumerate()
-                        .map(|(i, h)| format!("{}) {h}", i + 1))
+            let message = match lang {
+                Lang::Ja => format!(
+                    "`kca cluster up` に必要なツールが PATH にありません:\n{}",
+                    what.iter()
+                        .map(|w| format!("・{w}"))
                         .collect::<Vec<_>>()
                         .join("\n")
-                },
-            ))
+                ),
+                Lang::En => what.join("; "),
+            };
+            let mut steps: Vec<String> = if how.len() == 1 {
+                vec![how[0].to_string()]
+            } else {
+                how.iter()
+                    .enumerate()
+                    .map(|(i, h)| format!("{}) {h}", i + 1))
+                    .collect()
+            };
+            steps.push(t(AGAIN).to_string());
+            Err(Error::environment(message, steps.join("\n")))
         }
     }
 }
@@ -346,18 +374,30 @@ pub(super) fn tail(text: &str, lines: usize) -> String {
 
 /// The container engine must answer, not just be installed: kind's own error for a stopped
 /// daemon is long and easy to misread.
-pub(super) async fn check_engine(tools: &Tools) -> Result<()> {
+pub(super) async fn check_engine(lang: Lang, tools: &Tools) -> Result<()> {
     exec(&tools.engine_info(), SHORT_TIMEOUT)
         .await
         .map(|_| ())
         .map_err(|e| {
             Error::environment_with(
-                format!(
-                    "{} is installed ({}) but not answering — is its daemon/service running?",
-                    tools.engine.name,
-                    tools.engine.path.display()
+                tr_s(
+                    lang,
+                    format!(
+                        "{} は入っています ({}) が答えません — デーモン/サービスは動いていますか?",
+                        tools.engine.name,
+                        tools.engine.path.display()
+                    ),
+                    format!(
+                        "{} is installed ({}) but not answering — is its daemon/service running?",
+                        tools.engine.name,
+                        tools.engine.path.display()
+                    ),
                 ),
-                ENGINE_INSTALL_HINT,
+                format!(
+                    "{}\n{}",
+                    tr(lang, ENGINE_INSTALL_HINT.0, ENGINE_INSTALL_HINT.1),
+                    tr(lang, AGAIN.0, AGAIN.1)
+                ),
                 e,
             )
         })

@@ -8,6 +8,7 @@ use std::process::Command;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use super::detail::{By, Change, Detail, Diff, Probe, Ran};
 use super::equiv::semantic_match as partial_match;
 use super::tree::short;
 pub use super::tree::{inverse_patch, merge_patch};
@@ -36,37 +37,41 @@ impl Verdict {
     }
 }
 
-/// A verdict and what was found (technical detail beside the lab's feedback).
+/// A verdict and what was found (typed: `lab::detail` says it in the learner's language).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     pub verdict: Verdict,
-    pub detail: String,
+    pub detail: Detail,
 }
 
 impl Outcome {
-    pub fn pass(detail: impl Into<String>) -> Self {
+    pub fn pass(detail: Detail) -> Self {
         Outcome {
             verdict: Verdict::Pass,
-            detail: detail.into(),
+            detail,
         }
     }
-    pub fn fail(detail: impl Into<String>) -> Self {
+    pub fn fail(detail: Detail) -> Self {
         Outcome {
             verdict: Verdict::Fail,
-            detail: detail.into(),
+            detail,
         }
     }
-    pub fn error(detail: impl Into<String>) -> Self {
+    pub fn error(detail: Detail) -> Self {
         Outcome {
             verdict: Verdict::Error,
-            detail: detail.into(),
+            detail,
         }
     }
-    pub fn skipped(detail: impl Into<String>) -> Self {
+    pub fn skipped(detail: Detail) -> Self {
         Outcome {
             verdict: Verdict::Skipped,
-            detail: detail.into(),
+            detail,
         }
+    }
+    /// A check handed to the wrong evaluator (a bug in kca, never the learner's).
+    pub fn internal(what: &'static str) -> Self {
+        Outcome::error(Detail::Internal { what })
     }
 }
 
@@ -79,7 +84,10 @@ pub struct CheckResult {
     pub verdict: Verdict,
     pub points: u32,
     pub earned: u32,
-    pub detail: String,
+    pub detail: Detail,
+    #[serde(rename = "detailKind")]
+    /// The detail's kind (`lab::detail::Detail::kind`), for tools reading the JSON.
+    pub detail_kind: &'static str,
     /// The lab's learner-facing feedback for this verdict, if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback: Option<Text>,
@@ -92,7 +100,10 @@ impl CheckResult {
             Verdict::Pass => check.on_pass.clone(),
             Verdict::Fail => check.on_fail.clone(),
             _ => None,
-        };
+        }
+        // A file in the wrong place or broken: the lab's words about its content would
+        // mislead; the detail says where the file is and where it should be.
+        .filter(|_| !outcome.detail.is_location());
         CheckResult {
             task: task.id.clone(),
             id: check.id.clone(),
@@ -104,6 +115,7 @@ impl CheckResult {
             } else {
                 0
             },
+            detail_kind: outcome.detail.kind(),
             detail: outcome.detail,
             feedback,
             seconds,
@@ -150,15 +162,16 @@ fn file(
         full.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml" | "json")
     );
+    let exists = || Outcome::pass(Detail::FileExists { path: path.into() });
     if !is_data && kinds.is_empty() && matches.is_none() {
-        return Outcome::pass(format!("`{path}` exists"));
+        return exists();
     }
     let docs = match crate::yaml::parse_json_stream(&text) {
         Ok(d) => d,
         Err(e) if parses || !kinds.is_empty() || matches.is_some() => {
-            return Outcome::fail(format!("{path}:{}: not valid YAML: {}", e.pos, e.message));
+            return Outcome::fail(not_yaml(path, &e));
         }
-        Err(_) => return Outcome::pass(format!("`{path}` exists")),
+        Err(_) => return exists(),
     };
     for k in kinds {
         if !docs
@@ -169,28 +182,71 @@ fn file(
                 .iter()
                 .filter_map(|d| d.get("kind").and_then(Value::as_str))
                 .collect();
-            return Outcome::fail(format!(
-                "`{path}` holds no `{k}` (found: {})",
-                if found.is_empty() {
-                    "no kinds".to_string()
-                } else {
-                    found.join(", ")
+            let elsewhere = |d: &Value| d.get("kind").and_then(Value::as_str) == Some(k);
+            return Outcome::fail(elsewhere_in(workspace, path, elsewhere).unwrap_or_else(|| {
+                Detail::NoKind {
+                    path: path.into(),
+                    kind: k.clone(),
+                    found: found.iter().map(|s| s.to_string()).collect(),
                 }
-            ));
+            }));
         }
     }
     if let Some(want) = matches {
         return match best_match(want, &docs) {
-            Ok(()) => Outcome::pass(format!("`{path}` holds what was asked")),
-            Err(e) => Outcome::fail(format!("`{path}`: {e}")),
+            Ok(()) => Outcome::pass(Detail::FileHolds { path: path.into() }),
+            Err(diff) => Outcome::fail(
+                elsewhere_in(workspace, path, |d| partial_match(want, d).is_ok()).unwrap_or_else(
+                    || Detail::FileDiffers {
+                        path: path.into(),
+                        diff,
+                    },
+                ),
+            ),
         };
     }
-    Outcome::pass(format!("`{path}` is valid ({} document(s))", docs.len()))
+    Outcome::pass(Detail::FileValid {
+        path: path.into(),
+        documents: docs.len(),
+    })
+}
+
+/// A YAML syntax error of a workspace file (one file problem: `file:line:col`).
+pub fn not_yaml(path: &str, e: &crate::yaml::YamlError) -> Detail {
+    Detail::NotYaml {
+        path: crate::escape::escape(path).into_owned(),
+        at: e.pos.to_string(),
+        message: crate::escape::escape(&e.message).into_owned(),
+    }
+}
+
+/// When the file a check reads lacks what it asks for: another YAML file of the
+/// workspace that has it (a policy saved beside `policies/`, or under another name).
+fn elsewhere_in(workspace: &Path, path: &str, holds: impl Fn(&Value) -> bool) -> Option<Detail> {
+    super::workspace::list_files(workspace)
+        .into_iter()
+        .filter(|rel| rel != Path::new(path))
+        .filter(|rel| {
+            matches!(
+                rel.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml" | "json")
+            )
+        })
+        .find(|rel| {
+            crate::input::read_within(workspace, rel)
+                .ok()
+                .and_then(|b| crate::yaml::parse_json_stream(&String::from_utf8_lossy(&b)).ok())
+                .is_some_and(|docs| docs.iter().any(&holds))
+        })
+        .map(|rel| Detail::Elsewhere {
+            path: path.into(),
+            found_in: crate::escape::escape(&rel.to_string_lossy()).into_owned(),
+        })
 }
 
 /// `Ok` when some document matches; else the difference in the most similar one (same
 /// kind and name first), so feedback points at the right object.
-pub fn best_match(want: &Value, docs: &[Value]) -> Result<(), String> {
+pub fn best_match(want: &Value, docs: &[Value]) -> Result<(), Diff> {
     let mut first_err = None;
     let key = |v: &Value, p: &str| v.pointer(p).cloned();
     let mut ranked: Vec<&Value> = docs.iter().collect();
@@ -208,7 +264,7 @@ pub fn best_match(want: &Value, docs: &[Value]) -> Result<(), String> {
             }
         }
     }
-    Err(first_err.unwrap_or_else(|| format!("no document to compare with {}", short(want))))
+    Err(first_err.unwrap_or_else(|| Diff::NoDocument { want: short(want) }))
 }
 
 /// Runs a `command` check's program (through `crate::exec`: own process group, killed
@@ -221,11 +277,14 @@ fn command(env: Submission<'_>, check: &Check) -> Outcome {
         ..
     } = &check.spec
     else {
-        return Outcome::error("not a command check");
+        return Outcome::internal("not a command check");
     };
     let cmd = match program(env, run, vars) {
         Ok(c) => c,
-        Err(e) => return Outcome::error(e.to_string()),
+        Err(ProgramError::Render { what, reason }) => {
+            return Outcome::error(Detail::CannotRender { what, reason });
+        }
+        Err(ProgramError::Empty) => return Outcome::error(Detail::EmptyCommand),
     };
     let shown = cmd.get_args().fold(
         cmd.get_program().to_string_lossy().into_owned(),
@@ -239,18 +298,29 @@ fn command(env: Submission<'_>, check: &Check) -> Outcome {
     let mut job = crate::exec::Job::new(cmd, check.timeout);
     job.stdin = Some(stdin.clone().unwrap_or_default().into_bytes());
     match crate::exec::run(job) {
-        Err(e) => Outcome::error(format!(
-            "cannot run `{name}`: {e} (is it installed and on PATH?)"
-        )),
-        Ok(f) if f.end == crate::exec::End::TimedOut => Outcome::error(format!(
-            "`{shown}` did not finish within {}s",
-            check.timeout.as_secs()
-        )),
-        Ok(f) => {
-            let mut o = judge_run(check, &shown, &f);
-            o.detail.push_str(&f.truncation_note());
-            o
-        }
+        Err(e) => Outcome::error(Detail::CannotRun {
+            program: name,
+            error: e.to_string(),
+        }),
+        Ok(f) if f.end == crate::exec::End::TimedOut => Outcome::error(Detail::TimedOut {
+            ran: ran(&shown, &f, &f.stderr.text(), &f.stdout.text()),
+            seconds: check.timeout.as_secs(),
+        }),
+        Ok(f) => judge_run(check, &shown, &f),
+    }
+}
+
+/// The program as run, for a detail: its command line, its last lines and what was cut.
+fn ran(shown: &str, f: &crate::exec::Finished, err: &str, out: &str) -> Ran {
+    Ran {
+        command: shown.to_string(),
+        output: tail(err, out),
+        cut: f
+            .truncation_note()
+            .trim()
+            .trim_matches(['(', ')', ';'])
+            .trim()
+            .to_string(),
     }
 }
 
@@ -295,6 +365,7 @@ fn program(
     cmd.args(rest)
         .current_dir(env.workspace)
         .env("KCA_LAB", &env.lab.id)
+        .env("KCA_LANG", crate::settings::chosen().code())
         .env("KCA_LAB_DIR", super::workspace::lab_dir(env.lab))
         .env("KCA_WORKSPACE", env.workspace);
     // The learner's scripts call `kca …`: the running kca comes first on PATH.
@@ -331,53 +402,61 @@ fn judge_run(check: &Check, shown: &str, f: &crate::exec::Finished) -> Outcome {
         ..
     } = &check.spec
     else {
-        return Outcome::error("not a command check");
+        return Outcome::internal("not a command check");
     };
     let (out, err) = (f.stdout.text(), f.stderr.text());
     let code = f.code();
     if code.is_some() && code == *skip_exit {
         let why = last_line(&err, &out);
-        return Outcome::skipped(format!("`{shown}` cannot judge here: {why}"));
+        return Outcome::skipped(Detail::CommandCannotJudge {
+            ran: ran(shown, f, &err, &out),
+            why,
+        });
     }
     let code_ok = match (exit, code) {
         (ExitWant::Code(want), Some(c)) => *want == c,
         (ExitWant::NonZero, Some(c)) => c != 0,
         (_, None) => false,
     };
-    let got = code.map_or("a signal".to_string(), |c| format!("exit code {c}"));
     if !code_ok {
         let want = match exit {
-            ExitWant::Code(c) => format!("exit code {c}"),
-            ExitWant::NonZero => "a non-zero exit code".into(),
+            ExitWant::Code(c) => Some(*c),
+            ExitWant::NonZero => None,
         };
-        return Outcome::fail(format!(
-            "`{shown}` ended with {got}, expected {want}{}",
-            tail(&err, &out)
-        ));
+        return Outcome::fail(Detail::ExitCode {
+            ran: ran(shown, f, &err, &out),
+            got: code,
+            want,
+        });
     }
     for r in stdout {
         if !r.is_match(&out) {
-            return Outcome::fail(format!(
-                "`{shown}`: its output does not match /{r}/{}",
-                tail("", &out)
-            ));
+            return Outcome::fail(Detail::OutputMismatch {
+                ran: ran(shown, f, "", &out),
+                stderr: false,
+                re: r.to_string(),
+            });
         }
     }
     for r in stderr {
         if !r.is_match(&err) {
-            return Outcome::fail(format!(
-                "`{shown}`: its error output does not match /{r}/{}",
-                tail(&err, "")
-            ));
+            return Outcome::fail(Detail::OutputMismatch {
+                ran: ran(shown, f, &err, ""),
+                stderr: true,
+                re: r.to_string(),
+            });
         }
     }
-    Outcome::pass(format!("`{shown}` ended with {got}"))
+    Outcome::pass(Detail::CommandPassed {
+        ran: ran(shown, f, &err, &out),
+        got: code,
+    })
 }
 
 /// Judges a `can-i` answer against the expected one (shared by both targets).
 pub fn judge_can_i(check: &Check, answer: &crate::target::AccessAnswer) -> Outcome {
     let Spec::CanI { query, expect } = &check.spec else {
-        return Outcome::error("not a can-i check");
+        return Outcome::internal("not a can-i check");
     };
     let crate::target::AccessQuery {
         user,
@@ -389,264 +468,49 @@ pub fn judge_can_i(check: &Check, answer: &crate::target::AccessAnswer) -> Outco
         name,
         ..
     } = query;
-    let mut what = format!("{verb} {resource}");
+    let mut resource = resource.clone();
     if !subresource.is_empty() {
-        what.push('/');
-        what.push_str(subresource);
+        resource.push('/');
+        resource.push_str(subresource);
     }
-    if !group.is_empty() {
-        what.push_str(&format!(" (group {group})"));
-    }
-    if !name.is_empty() {
-        what.push_str(&format!(" named {name}"));
-    }
-    if !namespace.is_empty() {
-        what.push_str(&format!(" in namespace {namespace}"));
-    }
-    let said = if answer.allowed { "yes" } else { "no" };
-    let reason = if answer.reason.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", answer.reason)
+    let access = super::detail::Access {
+        verb: verb.clone(),
+        resource,
+        group: group.clone(),
+        name: name.clone(),
+        namespace: namespace.clone(),
     };
-    let line = format!("can {user} {what}? {said}{reason}");
-    if answer.allowed == *expect {
-        Outcome::pass(line)
-    } else {
-        Outcome::fail(format!(
-            "{line}; expected {}",
-            if *expect { "yes" } else { "no" }
-        ))
-    }
-}
-
-/// Judges an admission outcome for the probe as it was `sent` (varied, `lab::vary`):
-/// allowed (keeping what kca added to it, and the returned object's assertions), left
-/// alone (admitted and unchanged), or denied by the named policy/rule, from the parsed
-/// denial rather than its text.
-pub fn judge_admission(check: &Check, sent: &Value, got: &crate::target::Admission) -> Outcome {
-    let mut o = judge_admission_as_sent(check, sent, got);
-    if o.verdict == Verdict::Fail {
-        o.detail.push_str(&super::vary::note());
-    }
-    o
-}
-
-fn judge_admission_as_sent(check: &Check, sent: &Value, got: &crate::target::Admission) -> Outcome {
-    use crate::content::lab::{Denier, Expect};
-    use crate::target::{Admission, DeniedBy};
-    let Spec::Admission {
-        expect,
-        assert,
-        left_alone,
-        ..
-    } = &check.spec
-    else {
-        return Outcome::error("not an admission check");
+    let ok = answer.allowed == *expect;
+    let d = Detail::CanI {
+        user: user.clone(),
+        access,
+        allowed: answer.allowed,
+        reason: answer.reason.clone(),
+        expected: (!ok).then_some(*expect),
     };
-    let what = probe_name(sent);
-    match (expect, got) {
-        (Expect::Allowed, Admission::Allowed { object, .. }) => {
-            if let Some(lost) = super::vary::lost(sent, object) {
-                return Outcome::fail(format!(
-                    "{what} was admitted, but lost what it was sent with: {lost} \
-                     (a mutation must keep the object's other labels and annotations)"
-                ));
-            }
-            match (assert, *left_alone) {
-                (None, false) => Outcome::pass(format!("{what} was admitted")),
-                (None, true) => match changes(sent, object) {
-                    None => Outcome::pass(format!(
-                        "{what} lies outside the scope and came through unchanged"
-                    )),
-                    Some(c) => Outcome::fail(format!(
-                        "{what} lies outside the scope the task asks for, but was changed: \
-                         {c} (the rule matches more than it should)"
-                    )),
-                },
-                (Some(want), alone) => match partial_match(want, object) {
-                    Ok(()) if alone => {
-                        Outcome::pass(format!("{what} lies outside the scope and was left alone"))
-                    }
-                    Ok(()) => Outcome::pass(format!("{what} was admitted as expected")),
-                    Err(e) if alone => Outcome::fail(format!(
-                        "{what} lies outside the scope the task asks for, but {e} \
-                         (the rule matches more than it should)"
-                    )),
-                    Err(e) => Outcome::fail(format!("{what} was admitted, but {e}")),
-                },
-            }
-        }
-        (Expect::Allowed, Admission::Denied(d)) if *left_alone => Outcome::fail(format!(
-            "{what} lies outside the scope the task asks for, but was denied (the rule \
-             matches more than it should): {}",
-            d.message.trim()
-        )),
-        (Expect::Allowed, Admission::Denied(d)) => {
-            Outcome::fail(format!("{what} was denied: {}", d.message.trim()))
-        }
-        (Expect::Denied(_), Admission::Allowed { .. }) => {
-            Outcome::fail(format!("{what} was admitted; it should have been denied"))
-        }
-        (Expect::Denied(None), Admission::Denied(d)) => {
-            Outcome::pass(format!("{what} was denied: {}", d.message.trim()))
-        }
-        (Expect::Denied(Some(want)), Admission::Denied(d)) => {
-            let ok = match want {
-                Denier::Kyverno { policy, rule } => d.denied_by_kyverno(policy, rule.as_deref()),
-                Denier::Vap { policy } => d.all.iter().chain([&d.by]).any(|b| {
-                    matches!(b, DeniedBy::ValidatingAdmissionPolicy { policy: p, .. } if p == policy)
-                }),
-            };
-            let by = match want {
-                Denier::Kyverno {
-                    policy,
-                    rule: Some(rule),
-                } => format!("policy `{policy}` rule `{rule}`"),
-                Denier::Kyverno { policy, rule: None } => format!("policy `{policy}`"),
-                Denier::Vap { policy } => format!("ValidatingAdmissionPolicy `{policy}`"),
-            };
-            if ok {
-                Outcome::pass(format!("{what} was denied by {by}"))
-            } else {
-                Outcome::fail(format!(
-                    "{what} was denied, but not by {by}: {}",
-                    d.message.trim()
-                ))
-            }
-        }
+    if ok {
+        Outcome::pass(d)
+    } else {
+        Outcome::fail(d)
     }
 }
 
-/// Labels kca itself puts on what it sends (never the learner's mutation).
-fn kca_key(k: &str) -> bool {
-    k.starts_with("kca.dev/") || k == crate::content::lab::MANAGED_BY_LABEL
-}
-
-/// How the admitted object differs from the probe as sent, where a mutation shows and
-/// the API server's defaulting does not: a label or annotation added, changed or
-/// removed; a named list item (container, volume…) added or removed; a value the probe
-/// had changed. `None`: unchanged.
-pub fn changes(sent: &Value, got: &Value) -> Option<String> {
-    let mut out = Vec::new();
-    for key in ["labels", "annotations"] {
-        let empty = serde_json::Map::new();
-        let m = |v: &Value| {
-            v.pointer(&format!("/metadata/{key}"))
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_else(|| empty.clone())
-        };
-        let (a, b) = (m(sent), m(got));
-        for (k, v) in &b {
-            if !kca_key(k) && a.get(k) != Some(v) {
-                out.push(format!("{key} `{k}` is {}", short(v)));
-            }
-        }
-        for k in a.keys() {
-            if !b.contains_key(k) {
-                out.push(format!("{key} `{k}` was removed"));
-            }
-        }
-    }
-    named_items(sent, got, "", &mut out);
-    if out.is_empty()
-        && let Err(e) = super::tree::partial_match(&without_meta_maps(sent), got)
-    {
-        out.push(e);
-    }
-    (!out.is_empty()).then(|| out.join("; "))
-}
-
-fn without_meta_maps(v: &Value) -> Value {
-    let mut v = v.clone();
-    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-        for k in ["labels", "annotations", "name", "generateName"] {
-            m.remove(k);
-        }
-    }
-    v
-}
-
-/// Lists of named items (containers, volumes…) whose names differ between the two.
-fn named_items(sent: &Value, got: &Value, path: &str, out: &mut Vec<String>) {
-    match (sent, got) {
-        (Value::Object(a), Value::Object(b)) => {
-            for (k, v) in a {
-                if let Some(w) = b.get(k) {
-                    named_items(v, w, &format!("{path}.{k}"), out);
-                }
-            }
-            // A named list the probe did not have at all (initContainers injected).
-            for (k, w) in b {
-                if !a.contains_key(k)
-                    && let Value::Array(items) = w
-                    && items.iter().any(|i| i.get("name").is_some())
-                {
-                    out.push(format!(
-                        "`{}` was added",
-                        format!("{path}.{k}").trim_start_matches('.')
-                    ));
-                }
-            }
-        }
-        (Value::Array(a), Value::Array(b)) => {
-            let names = |l: &[Value]| -> Vec<String> {
-                l.iter()
-                    .filter_map(|i| i.get("name").and_then(Value::as_str).map(str::to_string))
-                    .collect()
-            };
-            let (na, nb) = (names(a), names(b));
-            if !na.is_empty() || !nb.is_empty() {
-                let at = path.trim_start_matches('.');
-                for n in nb.iter().filter(|n| !na.contains(n)) {
-                    out.push(format!("`{at}` gained `{n}`"));
-                }
-                for n in na.iter().filter(|n| !nb.contains(n)) {
-                    out.push(format!("`{at}` lost `{n}`"));
-                }
-                for x in a {
-                    let n = x.get("name");
-                    if let Some(y) = b.iter().find(|y| y.get("name") == n && n.is_some()) {
-                        named_items(
-                            x,
-                            y,
-                            &format!("{path}[{}]", n.and_then(Value::as_str).unwrap_or("")),
-                            out,
-                        );
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// "Pod kca-mutate/kca-probe-…" for a probe that may only have a `generateName`.
-pub fn probe_name(obj: &Value) -> String {
-    let s = |p: &str| obj.pointer(p).and_then(Value::as_str);
-    let name = s("/metadata/name")
-        .map(str::to_string)
-        .or_else(|| s("/metadata/generateName").map(|g| format!("{g}…")))
-        .unwrap_or_else(|| "(unnamed)".into());
-    let kind = s("/kind").unwrap_or("object");
-    match s("/metadata/namespace") {
-        Some(ns) => format!("the probe {kind} {ns}/{name}"),
-        None => format!("the probe {kind} {name}"),
-    }
-}
+#[path = "check_admission.rs"]
+mod admission;
+pub use admission::{changes, judge_admission, probe, probe_name};
 
 /// Judges the object a `generated` check awaited (`None`: it never appeared).
 pub fn judge_generated(check: &Check, what: &str, found: Option<&Value>) -> Outcome {
     let Spec::Generated { matches, .. } = &check.spec else {
-        return Outcome::error("not a generated check");
+        return Outcome::internal("not a generated check");
     };
+    let what = what.to_string();
     match (found, matches) {
-        (None, _) => Outcome::fail(format!("{what} was not generated")),
-        (Some(_), None) => Outcome::pass(format!("{what} was generated")),
+        (None, _) => Outcome::fail(Detail::NotGenerated { what }),
+        (Some(_), None) => Outcome::pass(Detail::Generated { what }),
         (Some(obj), Some(want)) => match partial_match(want, obj) {
-            Ok(()) => Outcome::pass(format!("{what} was generated as expected")),
-            Err(e) => Outcome::fail(format!("{what} was generated, but {e}")),
+            Ok(()) => Outcome::pass(Detail::GeneratedAsExpected { what }),
+            Err(diff) => Outcome::fail(Detail::GeneratedBut { what, diff }),
         },
     }
 }
@@ -660,6 +524,7 @@ fn last_line(err: &str, out: &str) -> String {
 }
 
 /// A workspace file's text for a check (see [`workspace_text`]).
+#[allow(clippy::result_large_err)] // the verdict itself, made once per check
 pub fn workspace_file(workspace: &Path, path: &str) -> Result<String, Outcome> {
     workspace_text(workspace, path)
 }
@@ -667,28 +532,28 @@ pub fn workspace_file(workspace: &Path, path: &str) -> Result<String, Outcome> {
 /// A workspace file's text for a check: inside the workspace, a regular file, capped (a
 /// link elsewhere or a FIFO is the learner's to fix, not something to follow or block on);
 /// `Err` is the verdict when it cannot be read.
+#[allow(clippy::result_large_err)] // the verdict itself, made once per check
 fn workspace_text(workspace: &Path, path: &str) -> Result<String, Outcome> {
     match crate::input::read_within(workspace, Path::new(path)) {
         Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
-        Err(e) if e.is_not_found() => Err(Outcome::fail(format!(
-            "`{}` does not exist in the workspace",
-            crate::escape::escape(path)
-        ))),
-        Err(e) => Err(Outcome::fail(
-            crate::escape::escape(&e.to_string()).into_owned(),
-        )),
+        Err(e) if e.is_not_found() => Err(Outcome::fail(Detail::FileMissing {
+            path: crate::escape::escape(path).into_owned(),
+        })),
+        Err(e) => Err(Outcome::fail(Detail::FileUnreadable {
+            error: crate::escape::escape(&e.to_string()).into_owned(),
+        })),
     }
 }
 
 /// The learner's policy an `accepted` check sends: the document of `path` with the given
 /// kind and name, else the file's first document. `Err` is the verdict when there is none.
+#[allow(clippy::result_large_err)] // the verdict itself, made once per check
 pub fn accepted_document(env: Submission<'_>, check: &Check) -> Result<Value, Outcome> {
     let Spec::Accepted { path, document, .. } = &check.spec else {
-        return Err(Outcome::error("not an accepted check"));
+        return Err(Outcome::internal("not an accepted check"));
     };
     let text = workspace_text(env.workspace, path)?;
-    let docs = crate::yaml::parse_json_stream(&text)
-        .map_err(|e| Outcome::fail(format!("{path}:{}: not valid YAML: {}", e.pos, e.message)))?;
+    let docs = crate::yaml::parse_json_stream(&text).map_err(|e| blocked_by(path, &e))?;
     let s = |d: &Value, p: &str| d.pointer(p).and_then(Value::as_str).map(str::to_string);
     let found = match document {
         Some((kind, name)) => docs.into_iter().find(|d| {
@@ -697,8 +562,20 @@ pub fn accepted_document(env: Submission<'_>, check: &Check) -> Result<Value, Ou
         None => docs.into_iter().next(),
     };
     found.ok_or_else(|| match document {
-        Some((kind, name)) => Outcome::fail(format!("`{path}` holds no {kind} `{name}`")),
-        None => Outcome::fail(format!("`{path}` is empty")),
+        Some((kind, name)) => Outcome::fail(Detail::NoDocumentNamed {
+            path: path.clone(),
+            kind: kind.clone(),
+            name: name.clone(),
+        }),
+        None => Outcome::fail(Detail::FileEmpty { path: path.clone() }),
+    })
+}
+
+/// A check that reads a file with a YAML syntax error: not judged (`error`), pointing at
+/// the one file problem the report shows once.
+pub fn blocked_by(path: &str, e: &crate::yaml::YamlError) -> Outcome {
+    Outcome::error(Detail::Blocked {
+        problems: vec![not_yaml(path, e).file_problems().concat()],
     })
 }
 
@@ -710,29 +587,30 @@ pub fn judge_accepted(check: &Check, what: &str, got: &crate::target::Admission)
         accepted, message, ..
     } = &check.spec
     else {
-        return Outcome::error("not an accepted check");
+        return Outcome::internal("not an accepted check");
     };
+    let what = what.to_string();
+    let message_of = |d: &crate::target::Denial| d.message.trim().to_string();
     match (got, *accepted) {
-        (Admission::Allowed { warnings, .. }, true) => {
-            let said = if warnings.is_empty() {
-                String::new()
-            } else {
-                format!(" (warnings: {})", warnings.join("; "))
-            };
-            Outcome::pass(format!("{what} is accepted{said}"))
-        }
-        (Admission::Allowed { .. }, false) => {
-            Outcome::fail(format!("{what} is accepted; it should be rejected"))
-        }
-        (Admission::Denied(d), true) => {
-            Outcome::fail(format!("{what} is rejected: {}", d.message.trim()))
-        }
+        (Admission::Allowed { warnings, .. }, true) => Outcome::pass(Detail::Accepted {
+            what,
+            warnings: warnings.clone(),
+        }),
+        (Admission::Allowed { .. }, false) => Outcome::fail(Detail::AcceptedShouldReject { what }),
+        (Admission::Denied(d), true) => Outcome::fail(Detail::Rejected {
+            what,
+            message: message_of(d),
+        }),
         (Admission::Denied(d), false) => match message {
-            Some(re) if !re.is_match(&d.message) => Outcome::fail(format!(
-                "{what} is rejected, but not for the expected reason (/{re}/): {}",
-                d.message.trim()
-            )),
-            _ => Outcome::pass(format!("{what} is rejected: {}", d.message.trim())),
+            Some(re) if !re.is_match(&d.message) => Outcome::fail(Detail::RejectedOtherReason {
+                what,
+                re: re.to_string(),
+                message: message_of(d),
+            }),
+            _ => Outcome::pass(Detail::RejectedAsExpected {
+                what,
+                message: message_of(d),
+            }),
         },
     }
 }
@@ -754,7 +632,7 @@ pub fn judge_synced(check: &Check, what: &str, copy: Option<&Value>) -> Outcome 
         sync: Some(step), ..
     } = &check.spec
     else {
-        return Outcome::error("not a generated check with a sync step");
+        return Outcome::internal("not a generated check with a sync step");
     };
     let src = &step.source;
     let source = format!(
@@ -763,16 +641,12 @@ pub fn judge_synced(check: &Check, what: &str, copy: Option<&Value>) -> Outcome 
         src.namespace.as_deref().unwrap_or(""),
         src.name
     );
+    let what = what.to_string();
     match copy {
-        None => Outcome::fail(format!("{what} disappeared after {source} changed")),
+        None => Outcome::fail(Detail::SyncGone { what, source }),
         Some(obj) => match partial_match(&step.matches, obj) {
-            Ok(()) => Outcome::pass(format!(
-                "{what} was generated and followed the change of {source}"
-            )),
-            Err(e) => Outcome::fail(format!(
-                "{what} was generated, but did not follow the change of {source} \
-                 (is `synchronize: true` set?): {e}"
-            )),
+            Ok(()) => Outcome::pass(Detail::SyncFollowed { what, source }),
+            Err(diff) => Outcome::fail(Detail::SyncNotFollowed { what, source, diff }),
         },
     }
 }
@@ -785,7 +659,15 @@ fn tail(err: &str, out: &str) -> String {
         return String::new();
     }
     let start = lines.len().saturating_sub(5);
-    format!("; last output:\n{}", lines[start..].join("\n"))
+    // A line is cut at 200 characters: the tail is for reading, not a copy of the output.
+    lines[start..]
+        .iter()
+        .map(|l| match l.char_indices().nth(200) {
+            Some((i, _)) => format!("{}…", &l[..i]),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 use serde_json::{Map, Value};
 
 /// `Ok` when `got` holds everything in `want`, once both are in their one form.
-pub fn semantic_match(want: &Value, got: &Value) -> Result<(), String> {
+pub fn semantic_match(want: &Value, got: &Value) -> Result<(), super::detail::Diff> {
     let (mut w, mut g) = (want.clone(), got.clone());
     normalize(&mut w);
     normalize(&mut g);

@@ -17,6 +17,8 @@ use crate::cli::policy::GraderCommand;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
+use crate::settings::Lang;
+use crate::ui::{tr, tr_s};
 
 const SKIP: Exit = Exit::Chosen(77);
 const NO_RENDER: Exit = Exit::Chosen(2);
@@ -33,6 +35,8 @@ pub fn run(ctx: &Ctx, cmd: GraderCommand) -> Result<Exit> {
         ));
     }
     let p = &ctx.printer;
+    // One language per line: the learner's (`KCA_LANG` from the kca running the check).
+    let lang = ctx.settings.lang;
     match cmd {
         GraderCommand::Render { dir, policy } => {
             let docs = match render(&dir) {
@@ -63,7 +67,11 @@ pub fn run(ctx: &Ctx, cmd: GraderCommand) -> Result<Exit> {
                 return Ok(Exit::NotPassed);
             }
             if passes == 0 {
-                p.out("レンダリングに採点対象のオブジェクトがありません / the render holds none of the objects graded");
+                p.out(tr(
+                    lang,
+                    "レンダリングに採点対象のオブジェクトがありません",
+                    "the render holds none of the objects graded",
+                ));
                 return Ok(Exit::NotPassed);
             }
             Ok(Exit::Success)
@@ -90,13 +98,19 @@ enum RenderError {
 fn say_render(ctx: &Ctx, e: RenderError) -> Exit {
     match e {
         RenderError::NoKubectl => {
-            ctx.printer
-                .out("kubectl is not on PATH: kubectl kustomize cannot render here");
+            ctx.printer.out(tr(
+                ctx.settings.lang,
+                "kubectl が PATH にないので、ここでは kubectl kustomize でレンダリングできません",
+                "kubectl is not on PATH: kubectl kustomize cannot render here",
+            ));
             SKIP
         }
         RenderError::Failed(why) => {
-            ctx.printer
-                .out(&format!("レンダリングできません / cannot render: {why}"));
+            ctx.printer.out(&tr_s(
+                ctx.settings.lang,
+                format!("レンダリングできません: {why}"),
+                format!("cannot render: {why}"),
+            ));
             NO_RENDER
         }
     }
@@ -225,22 +239,39 @@ fn pinned(docs: &[Value]) -> bool {
 }
 
 /// The render a variant names, and what it is, in words.
-fn variant_render(variant: &str) -> std::result::Result<(String, &'static str), (Exit, String)> {
+fn variant_render(
+    lang: Lang,
+    variant: &str,
+) -> std::result::Result<(String, &'static str), (Exit, String)> {
+    let no_kubectl = || {
+        tr(
+            lang,
+            "kubectl が PATH にないので、ここでは kubectl kustomize でレンダリングできません",
+            "kubectl is not on PATH: kubectl kustomize cannot render here",
+        )
+        .to_string()
+    };
     let prod = || -> std::result::Result<Vec<Value>, (Exit, String)> {
         let docs = render(Path::new("app/overlays/prod")).map_err(|e| match e {
-            RenderError::NoKubectl => (
-                SKIP,
-                "kubectl is not on PATH: kubectl kustomize cannot render here".to_string(),
-            ),
+            RenderError::NoKubectl => (SKIP, no_kubectl()),
             RenderError::Failed(w) => (
                 NO_RENDER,
-                format!("app/overlays/prod がレンダリングできません / app/overlays/prod does not render: {w}"),
+                tr_s(
+                    lang,
+                    format!("app/overlays/prod をレンダリングできません: {w}"),
+                    format!("app/overlays/prod does not render: {w}"),
+                ),
             ),
         })?;
         if !pinned(&docs) {
             return Err((
                 NO_RENDER,
-                "本番レンダリングにダイジェスト固定のイメージがありません(課題1) / the prod render pins no image by digest (task 1)".into(),
+                tr(
+                    lang,
+                    "本番レンダリングにダイジェスト固定のイメージがありません(課題1)",
+                    "the prod render pins no image by digest (task 1)",
+                )
+                .into(),
             ));
         }
         Ok(docs)
@@ -317,10 +348,14 @@ fn variant_render(variant: &str) -> std::result::Result<(String, &'static str), 
         }
         "base" => {
             let docs = render(Path::new("app/base")).map_err(|e| match e {
-                RenderError::NoKubectl => (SKIP, "kubectl is not on PATH".to_string()),
+                RenderError::NoKubectl => (SKIP, no_kubectl()),
                 RenderError::Failed(w) => (
                     NO_RENDER,
-                    format!("app/base がレンダリングできません / app/base does not render: {w}"),
+                    tr_s(
+                        lang,
+                        format!("app/base をレンダリングできません: {w}"),
+                        format!("app/base does not render: {w}"),
+                    ),
                 ),
             })?;
             (stream(&docs), "the base render (app/base, still :latest)")
@@ -385,7 +420,7 @@ fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> 
             "pass or stop",
         ));
     }
-    let (text, what) = match variant_render(variant) {
+    let (text, what) = match variant_render(ctx.settings.lang, variant) {
         Ok(v) => v,
         Err((exit, why)) => {
             p.out(&why);
@@ -428,10 +463,15 @@ fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> 
     if ok {
         return Ok(Exit::Success);
     }
+    let lang = ctx.settings.lang;
     p.out(match want {
-        "pass" => "ゲートは通すべきものを止めました / the gate stopped what it should let through",
-        _ if variant == "policy-swap" => "ポリシーを差し替えてもゲートの判定が変わりません: 判定がポリシーから来ていません / with the policy swapped the gate's verdict did not change: it does not come from the policy",
-        _ => "ゲートは止めるべきものを通しました / the gate let through what it should stop",
+        "pass" => tr(lang, "ゲートは通すべきものを止めました", "the gate stopped what it should let through"),
+        _ if variant == "policy-swap" => tr(
+            lang,
+            "ポリシーを差し替えてもゲートの判定が変わりません: 判定がポリシーから来ていません",
+            "with the policy swapped the gate's verdict did not change: it does not come from the policy",
+        ),
+        _ => tr(lang, "ゲートは止めるべきものを通しました", "the gate let through what it should stop"),
     });
     Ok(Exit::NotPassed)
 }
@@ -530,10 +570,18 @@ fn selects(ctx: &Ctx, services: &Path, workloads: &[PathBuf], want: &[String]) -
         p.out(pr);
     }
     if problems.is_empty() {
-        p.out("each Service selects the Pods of its own workload only");
+        p.out(tr(
+            ctx.settings.lang,
+            "どの Service も自分のワークロードの Pod だけを選んでいます",
+            "each Service selects the Pods of its own workload only",
+        ));
         Ok(Exit::Success)
     } else {
-        p.out("Service は1つのワークロードの Pod だけを選ぶべきです / each Service should select the Pods of one workload only");
+        p.out(tr(
+            ctx.settings.lang,
+            "Service は1つのワークロードの Pod だけを選ぶべきです",
+            "each Service should select the Pods of one workload only",
+        ));
         Ok(Exit::NotPassed)
     }
 }

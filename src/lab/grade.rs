@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::check::{CheckResult, Outcome, Submission};
+use super::check::{CheckResult, Detail, Outcome, Submission};
 use super::offline::Offline;
 use crate::content::lab::{Check, Lab, Task};
 use crate::error::Result;
@@ -60,11 +60,10 @@ fn lane((_, c): &(&Task, &Check)) -> usize {
 /// The verdict of a check the pool could not run.
 fn unrun(why: crate::par::Unrun) -> Outcome {
     match why {
-        crate::par::Unrun::NoThread(e) => Outcome::error(format!(
-            "kca could not start a thread for this check ({e}); a limit on processes or \
-             memory (ulimit -u, a container's pids limit) is too low"
-        )),
-        crate::par::Unrun::Crashed => Outcome::error("the check crashed"),
+        crate::par::Unrun::NoThread(e) => Outcome::error(Detail::NoThread {
+            error: e.to_string(),
+        }),
+        crate::par::Unrun::Crashed => Outcome::error(Detail::Crashed { error: None }),
     }
 }
 
@@ -84,8 +83,7 @@ pub async fn live(
         .collect();
     let gate = super::live::KyvernoGate::read(&live, selected.iter().map(|(_, c)| c)).await;
     if let Some(advice) = super::live::apply_advice(&live, &lab, &ws).await {
-        printer.warn(&advice.ja);
-        printer.warn(&advice.en);
+        printer.warn(crate::ui::tr_s(printer.lang(), advice.ja, advice.en).as_str());
     }
     let mut set = tokio::task::JoinSet::new();
     for (i, (t, c)) in selected.iter().cloned().enumerate() {
@@ -117,7 +115,9 @@ pub async fn live(
     done.into_iter()
         .zip(&selected)
         .map(|(r, (t, c))| {
-            r.unwrap_or_else(|| CheckResult::new(t, c, Outcome::error("the check crashed"), 0.0))
+            r.unwrap_or_else(|| {
+                CheckResult::new(t, c, Outcome::error(Detail::Crashed { error: None }), 0.0)
+            })
         })
         .collect()
 }

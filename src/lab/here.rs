@@ -40,12 +40,14 @@ pub fn lab_id(lang: Lang, p: &Progress, named: Option<&str>) -> crate::error::Re
         return Ok(id.to_string());
     }
     default_lab(p).ok_or_else(|| {
+        // Offline stays offline in the command it suggests.
+        let off = if prefers_offline(p) { " --offline" } else { "" };
         crate::error::Error::usage(
             tr(lang, "まだラボを始めていません", "no lab started yet"),
-            tr(
+            crate::ui::tr_s(
                 lang,
-                "`kca lab start LAB` で始めます(ラボの一覧は `kca lab list`)",
-                "start one with `kca lab start LAB` (see `kca lab list`)",
+                format!("`kca lab start LAB{off}` で始めます(ラボの一覧は `kca lab list`)"),
+                format!("start one with `kca lab start LAB{off}` (see `kca lab list`)"),
             ),
         )
     })

@@ -236,7 +236,8 @@ mod tests {
             verdict: Verdict::Fail,
             points: 1,
             earned: 0,
-            detail: String::new(),
+            detail: Default::default(),
+            detail_kind: "none",
             feedback: None,
             seconds: 0.0,
         };

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod command;
 pub mod creation;
+pub mod detail;
 pub mod equiv;
 pub mod gates;
 pub mod grade;

@@ -6,7 +6,8 @@
 
 use serde_json::Value;
 
-use super::check::{Outcome, Submission};
+use super::check::{Detail, Outcome, Submission};
+use super::detail::{Source, Wrong};
 use crate::content::lab::{Check, Fact, Spec};
 
 /// What the situation gave. A state is compared leniently: an UpdateRequest that failed
@@ -20,12 +21,12 @@ pub struct Facts {
     pub path: Option<String>,
     pub container: Option<String>,
     /// Where the facts come from, for the report ("the UpdateRequest of …").
-    pub source: String,
+    pub source: Source,
 }
 
 impl Facts {
     /// Facts of an UpdateRequest from its state and message.
-    pub fn update_request(state: &str, message: &str, source: String) -> Facts {
+    pub fn update_request(state: &str, message: &str, source: Source) -> Facts {
         Facts {
             state: Some(state.to_string()),
             message: message.to_string(),
@@ -36,7 +37,7 @@ impl Facts {
 
     /// Facts of a denial: the path after "failed at path", and the container at that
     /// index of `mutated` (the object the validating stage saw), when known.
-    pub fn denial(message: &str, mutated: Option<&Value>, source: String) -> Facts {
+    pub fn denial(message: &str, mutated: Option<&Value>, source: Source) -> Facts {
         let path = regex::Regex::new(r"failed at path (\S+)")
             .ok()
             .and_then(|re| re.captures(message))
@@ -74,18 +75,17 @@ fn container_index(path: &str) -> Option<(String, usize)> {
 }
 
 /// The learner's record: the YAML mapping in the check's file.
+#[allow(clippy::result_large_err)] // the verdict itself, made once per check
 pub fn record(env: Submission<'_>, check: &Check) -> Result<Value, Outcome> {
     let Spec::Observed { path, .. } = &check.spec else {
-        return Err(Outcome::error("not an observed check"));
+        return Err(Outcome::internal("not an observed check"));
     };
     let text = super::check::workspace_file(env.workspace, path)?;
-    let mut docs = crate::yaml::parse_json_stream(&text)
-        .map_err(|e| Outcome::fail(format!("{path}:{}: not valid YAML: {}", e.pos, e.message)))?;
+    let mut docs =
+        crate::yaml::parse_json_stream(&text).map_err(|e| super::check::blocked_by(path, &e))?;
     match docs.first() {
         Some(Value::Object(_)) => Ok(docs.remove(0)),
-        _ => Err(Outcome::fail(format!(
-            "`{path}` holds no mapping of answers"
-        ))),
+        _ => Err(Outcome::fail(Detail::NoAnswers { path: path.clone() })),
     }
 }
 
@@ -100,13 +100,13 @@ fn text_of(v: Option<&Value>) -> String {
 /// Compares each recorded key with its fact.
 pub fn judge(check: &Check, record: &Value, facts: &Facts) -> Outcome {
     let Spec::Observed { path, fields, .. } = &check.spec else {
-        return Outcome::error("not an observed check");
+        return Outcome::internal("not an observed check");
     };
     let mut wrong = Vec::new();
     for (key, fact) in fields {
         let said = text_of(record.get(key));
         if said.is_empty() {
-            wrong.push(format!("`{key}` is empty"));
+            wrong.push(Wrong::Empty { key: key.clone() });
             continue;
         }
         let ok = match fact {
@@ -144,23 +144,27 @@ pub fn judge(check: &Check, record: &Value, facts: &Facts) -> Outcome {
         };
         if !ok {
             // The fact itself is not shown: the record is the learner's to find.
-            wrong.push(format!("`{key}: {said}` is not what happened"));
+            wrong.push(Wrong::NotWhatHappened {
+                key: key.clone(),
+                said,
+            });
         }
     }
     if facts.state.is_none() && facts.path.is_none() && facts.message.is_empty() {
-        return Outcome::fail(format!(
-            "{}: nothing happened to compare `{path}` with",
-            facts.source
-        ));
+        return Outcome::fail(Detail::NothingToCompare {
+            source: facts.source.clone(),
+            path: path.clone(),
+        });
     }
+    let (path, source) = (path.clone(), facts.source.clone());
     if wrong.is_empty() {
-        Outcome::pass(format!("`{path}` agrees with {}", facts.source))
+        Outcome::pass(Detail::Agrees { path, source })
     } else {
-        Outcome::fail(format!(
-            "`{path}` does not agree with {}: {}",
-            facts.source,
-            wrong.join("; ")
-        ))
+        Outcome::fail(Detail::Disagrees {
+            path,
+            source,
+            wrong,
+        })
     }
 }
 
@@ -202,7 +206,7 @@ mod tests {
             ("forbiddenResource", Fact::Resource),
         ]);
         for state in ["Failed", "Pending"] {
-            let facts = Facts::update_request(state, MSG, "the UpdateRequest".into());
+            let facts = Facts::update_request(state, MSG, Source::Unknown);
             for said in ["Failed", "Pending"] {
                 let r = json!({"updateRequestState": said, "forbiddenVerb": "create", "forbiddenResource": "networkpolicies"});
                 assert_eq!(
@@ -221,7 +225,7 @@ mod tests {
                 crate::lab::check::Verdict::Fail
             );
         }
-        let done = Facts::update_request("Completed", "", "the UpdateRequest".into());
+        let done = Facts::update_request("Completed", "", Source::Unknown);
         let r = json!({"updateRequestState": "Failed", "forbiddenVerb": "create", "forbiddenResource": "networkpolicies"});
         assert_eq!(
             judge(&c, &r, &done).verdict,
@@ -235,7 +239,7 @@ mod tests {
         let f = Facts::denial(
             "validation error: rule require-container-limits failed at path /spec/containers/0/resources/limits/",
             Some(&mutated),
-            "the denial".into(),
+            Source::Unknown,
         );
         assert_eq!(f.container.as_deref(), Some("proxy"));
         let mut c = check(&[

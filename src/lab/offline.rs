@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::check::{self, Outcome, Submission};
+use super::check::{self, Detail, Outcome, Submission};
 use super::equiv::semantic_match as partial_match;
 use super::tree::without_status;
 use super::workspace;
@@ -172,17 +172,15 @@ impl Offline {
                 installed,
             } => {
                 if *installed && self.find(target).is_none() {
-                    return Outcome::skipped(format!(
-                        "{} belongs to the running installation, not to the lab; offline \
-                         has no such object and cannot judge it",
-                        describe(target)
-                    ));
+                    return Outcome::skipped(Detail::InstalledOnly {
+                        what: describe(target),
+                    });
                 }
                 self.resource(target, *present, matches.as_ref())
             }
             Spec::CanI { query, .. } => match engine::can_i(self.access.authorizer(), query) {
                 Ok(answer) => check::judge_can_i(check, &answer),
-                Err(reason) => Outcome::skipped(reason),
+                Err(reason) => Outcome::skipped(Detail::OfflineCannot { reason }),
             },
             Spec::Admission {
                 probe,
@@ -200,7 +198,7 @@ impl Offline {
                 }
                 match engine::admit(&self.objects, &sent, *update, user.as_ref()) {
                     Ok(adm) => check::judge_admission(check, &sent, &adm),
-                    Err(reason) => Outcome::skipped(reason),
+                    Err(reason) => Outcome::skipped(Detail::OfflineCannot { reason }),
                 }
             }
             Spec::LeastPrivilege {
@@ -236,16 +234,19 @@ impl Offline {
                     Ok(adm) => {
                         check::judge_accepted(check, &check::document_name(check, &doc), &adm)
                     }
-                    Err(reason) => Outcome::skipped(reason),
+                    Err(reason) => Outcome::skipped(Detail::OfflineCannot {
+                        reason: reason.to_string(),
+                    }),
                 },
             },
-            Spec::File { .. } | Spec::Command { .. } => Outcome::error("evaluated locally"),
+            Spec::File { .. } | Spec::Command { .. } => Outcome::internal("evaluated locally"),
         };
         self.with_problems(outcome)
     }
 
     /// A generate check's trigger named as offline triggers are, what it should make,
     /// and what the background controller made of it (`skipped` where the engine cannot).
+    #[allow(clippy::result_large_err)] // the verdict itself, made once per check
     fn run_trigger(
         &self,
         trigger: &crate::content::lab::Probe,
@@ -256,7 +257,7 @@ impl Offline {
         let want = expected_generated(expect, &trig);
         match engine::generate(&self.objects, &trig, &self.access) {
             Ok(run) => Ok((trig, want, run)),
-            Err(reason) => Err(Outcome::skipped(reason)),
+            Err(reason) => Err(Outcome::skipped(Detail::OfflineCannot { reason })),
         }
     }
 
@@ -272,27 +273,24 @@ impl Offline {
             Ok(r) => r,
             Err(skipped) => return skipped,
         };
-        let what = check::probe_name(&trig);
+        let what = check::probe(&trig);
         if run
             .generated
             .iter()
             .any(|g| ObjRef::of(g).as_ref() == Some(&want))
         {
-            return Outcome::fail(format!(
-                "{what} lies outside the scope the task asks for, but {want} was generated for it \
-                 (the rule matches more than it should)"
-            ));
+            return Outcome::fail(Detail::OutsideGenerated {
+                what,
+                want: want.to_string(),
+            });
         }
         if run.matched(policy) {
-            return Outcome::fail(format!(
-                "{what} lies outside the scope the task asks for, but a generate rule{} matched it \
-                 (an UpdateRequest would be created for it)",
-                policy.map(|p| format!(" of `{p}`")).unwrap_or_default()
-            ));
+            return Outcome::fail(Detail::OutsideRuleMatched {
+                what,
+                policy: policy.map(str::to_string),
+            });
         }
-        Outcome::pass(format!(
-            "{what} lies outside the scope: nothing was generated for it"
-        ))
+        Outcome::pass(Detail::OutsideNothing { what })
     }
 
     /// The learner's objects (the workspace's) and the rest of the cluster.
@@ -375,10 +373,8 @@ impl Offline {
                 let mut trig = trigger.object.clone();
                 name_offline_trigger(&mut trig);
                 let access = access_over(objects.iter());
-                let what = format!(
-                    "the UpdateRequest for {}",
-                    check::probe_name(&trig).trim_start_matches("the probe ")
-                );
+                let of = check::probe(&trig);
+                let what = super::detail::Source::UpdateRequest { of: of.clone() };
                 match engine::generate(objects, &trig, &access) {
                     Ok(run) => match run
                         .failed_requests
@@ -390,33 +386,39 @@ impl Offline {
                             Facts::update_request("Completed", "", what)
                         }
                         None => Facts {
-                            source: format!("{what} (none: no generate rule matched it)"),
+                            source: super::detail::Source::NoUpdateRequest { of },
                             ..Default::default()
                         },
                     },
                     Err(reason) => Facts {
-                        source: format!("{what} (offline: {reason})"),
+                        source: super::detail::Source::Offline {
+                            of: Box::new(what),
+                            reason,
+                        },
                         ..Default::default()
                     },
                 }
             }
             ObservedSource::Denial { probe, .. } => {
-                let what = check::probe_name(&probe.object);
+                let of = check::probe(&probe.object);
                 match engine::admit(objects, &probe.object, false, None) {
                     Ok(crate::target::Admission::Denied(d)) => {
                         let mutated = engine::mutated(objects, &probe.object).ok();
                         Facts::denial(
                             &d.message,
                             mutated.as_ref(),
-                            format!("the denial of {what}"),
+                            super::detail::Source::Denial { of },
                         )
                     }
                     Ok(_) => Facts {
-                        source: format!("{what} (it was admitted: nothing was denied)"),
+                        source: super::detail::Source::NoDenial { of },
                         ..Default::default()
                     },
                     Err(reason) => Facts {
-                        source: format!("{what} (offline: {reason})"),
+                        source: super::detail::Source::Offline {
+                            of: Box::new(super::detail::Source::Denial { of }),
+                            reason,
+                        },
                         ..Default::default()
                     },
                 }
@@ -428,10 +430,9 @@ impl Offline {
     /// object the check wanted may be in one of them.
     fn with_problems(&self, mut o: Outcome) -> Outcome {
         if o.verdict == check::Verdict::Fail && !self.problems.is_empty() {
-            o.detail.push_str(&format!(
-                "; these workspace files could not be read: {}",
-                self.problems.join("; ")
-            ));
+            o = Outcome::error(Detail::Blocked {
+                problems: self.problems.clone(),
+            });
         }
         o
     }
@@ -457,10 +458,9 @@ impl Offline {
             .find(|g| ObjRef::of(g).as_ref() == Some(&want));
         let mut outcome = check::judge_generated(check, &want.to_string(), found);
         if found.is_none() {
-            outcome.detail.push_str("; ");
-            outcome
+            outcome.detail = outcome
                 .detail
-                .push_str(&self.why_not_generated(&run, &want, policy));
+                .then(self.why_not_generated(&run, &want, policy));
         }
         match (sync, found, outcome.verdict) {
             (Some(step), Some(found), check::Verdict::Pass) => {
@@ -493,12 +493,15 @@ impl Offline {
                 && s("/metadata/namespace") == step.source.namespace.as_deref()
         });
         let Some(source) = source else {
-            return Outcome::fail(format!(
-                "{what} was generated, but the sync source {} {}/{} is not among the objects",
-                step.source.kind,
-                step.source.namespace.as_deref().unwrap_or(""),
-                step.source.name
-            ));
+            return Outcome::fail(Detail::SyncSourceAbsent {
+                what,
+                source: format!(
+                    "{} {}/{}",
+                    step.source.kind,
+                    step.source.namespace.as_deref().unwrap_or(""),
+                    step.source.name
+                ),
+            });
         };
         check::merge_patch(source, &step.patch);
         if !super::creation::synchronized(&self.objects, found) {
@@ -512,7 +515,7 @@ impl Offline {
                     .find(|g| ObjRef::of(g).as_ref() == Some(want));
                 check::judge_synced(check, &what, copy)
             }
-            Err(reason) => Outcome::skipped(reason),
+            Err(reason) => Outcome::skipped(Detail::OfflineCannot { reason }),
         }
     }
 
@@ -521,7 +524,7 @@ impl Offline {
         run: &engine::GenerateRun,
         want: &ObjRef,
         policy: Option<&str>,
-    ) -> String {
+    ) -> Detail {
         if let Some(name) = policy
             && !self.has_policy(name)
         {
@@ -533,10 +536,9 @@ impl Offline {
             .find(|f| policy.is_none_or(|p| f.policy == p));
         let Some(failed) = failed else {
             return if run.matched(policy) {
-                "the generate rule ran but produced a different object".into()
+                Detail::RanDifferent
             } else {
-                "no UpdateRequest was created for the trigger: the generate rule did not                  match it (check its match/exclude and preconditions)"
-                    .into()
+                Detail::NoRuleMatched
             };
         };
         let user = validation::BACKGROUND_SA;
@@ -547,10 +549,7 @@ impl Offline {
             want.namespace.as_deref().unwrap_or(""),
             &want.name,
         );
-        let can = match refusal {
-            None => "yes".to_string(),
-            Some(_) => "no — grant it with a (Cluster)Role and binding".to_string(),
-        };
+        let can = Some(refusal.is_none());
         let resource = self
             .access
             .mapper()
@@ -563,20 +562,23 @@ impl Offline {
                 }
             })
             .unwrap_or_else(|| want.kind.clone());
-        format!(
-            "the UpdateRequest failed: {}; can {user} create {resource}? {can}",
-            failed.message
-        )
+        Detail::UpdateRequestFailed {
+            message: failed.message.clone(),
+            user: user.to_string(),
+            resource,
+            can,
+        }
     }
 
     /// Why a policy a check needs is not in the cluster.
-    fn missing_policy(&self, name: &str) -> String {
+    fn missing_policy(&self, name: &str) -> Detail {
+        let what = format!("policy `{name}`");
         match self.rejection(name) {
-            Some(r) => format!(
-                "policy `{name}` is not in the cluster: applying it fails with: {}",
-                r.denial
-            ),
-            None => format!("policy `{name}` is not among the workspace manifests"),
+            Some(r) => Detail::NotApplied {
+                what,
+                denial: r.denial.clone(),
+            },
+            None => Detail::NotInManifests { what },
         }
     }
 
@@ -617,29 +619,26 @@ impl Offline {
                 .iter()
                 .find(|r| r.kind == sel.kind && r.name == sel.name)
             {
-                Some(r) => Outcome::fail(format!(
-                    "{what} is not in the cluster: applying it fails with: {}",
-                    r.denial
-                )),
-                None => Outcome::fail(format!("{what} is not among the workspace manifests")),
+                Some(r) => Outcome::fail(Detail::NotApplied {
+                    what,
+                    denial: r.denial.clone(),
+                }),
+                None => Outcome::fail(Detail::NotInManifests { what }),
             },
-            (None, false) => Outcome::pass(format!("{what} is absent")),
-            (Some(_), false) => Outcome::fail(format!("{what} exists; it should not")),
+            (None, false) => Outcome::pass(Detail::Absent { what }),
+            (Some(_), false) => Outcome::fail(Detail::ExistsShouldNot { what }),
             (Some(obj), true) => {
                 let Some(want) = matches else {
-                    return Outcome::pass(format!("{what} exists"));
+                    return Outcome::pass(Detail::Exists { what });
                 };
                 let (spec_part, had_status) = without_status(want);
-                if let Err(e) = partial_match(&spec_part, obj) {
-                    return Outcome::fail(format!("{what}: {e}"));
+                if let Err(diff) = partial_match(&spec_part, obj) {
+                    return Outcome::fail(Detail::ResourceDiffers { what, diff });
                 }
                 if had_status {
-                    return Outcome::skipped(format!(
-                        "{what} matches, but its status is written by controllers in a \
-                         cluster; offline cannot judge it"
-                    ));
+                    return Outcome::skipped(Detail::StatusOffline { what });
                 }
-                Outcome::pass(format!("{what} matches"))
+                Outcome::pass(Detail::AsExpected { what })
             }
         }
     }

@@ -113,6 +113,7 @@ fn a_policy_kyverno_refuses_never_reaches_the_cluster() {
     assert!(
         refused
             .missing_policy("deny")
+            .to_string()
             .contains("requires permissions create")
     );
     // With the grant applied beside it, the same policy is accepted.
@@ -162,7 +163,7 @@ fn generate_stops_where_the_background_controller_cannot_read_the_clone_source()
         namespace: Some("team-a".into()),
         name: "copy".into(),
     };
-    let why = o.why_not_generated(&run, &want, Some("copy"));
+    let why = o.why_not_generated(&run, &want, Some("copy")).to_string();
     assert!(
         why.starts_with("the UpdateRequest failed: rule clone failed: source resource"),
         "{why}"

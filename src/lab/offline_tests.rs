@@ -21,7 +21,9 @@ fn resource_present_absent_and_status() {
     assert_eq!(o.resource(&sel, false, None).verdict, check::Verdict::Fail);
     let bad = o.resource(&sel, true, Some(&json!({"data": {"k": "w"}})));
     assert!(
-        bad.detail.contains("`data.k` is `v`, expected `w`"),
+        bad.detail
+            .to_string()
+            .contains("`data.k` is `v`, expected `w`"),
         "{bad:?}"
     );
     let st = o.resource(&sel, true, Some(&json!({"status": {"ready": true}})));
@@ -31,7 +33,15 @@ fn resource_present_absent_and_status() {
         ..sel
     };
     let gone = o.with_problems(o.resource(&other_ns, true, None));
-    assert!(gone.detail.contains("broken.yaml:3:1"), "{gone:?}");
+    assert_eq!(
+        gone.verdict,
+        check::Verdict::Error,
+        "blocked by the file problem"
+    );
+    assert!(
+        gone.detail.file_problems()[0].starts_with("broken.yaml:3:1"),
+        "{gone:?}"
+    );
 }
 
 fn vap(expression: &str, selector: Value) -> Vec<Value> {

@@ -277,7 +277,7 @@ pub fn status(ctx: &Ctx, store: &Store, only: Option<&str>) -> Result<Exit> {
                     format!("ラボ `{id}` はまだ始めていません"),
                     format!("lab `{id}` is not started"),
                 ),
-                format!("kca lab start {}", lab.id),
+                start_command(&p, &lab),
             ));
         }
     }

@@ -261,22 +261,23 @@ pub fn judge(
     reached: &[Reached],
     mut can: impl FnMut(&str, &str, &str, &str) -> Result<bool, String>,
 ) -> crate::lab::check::Outcome {
-    use crate::lab::check::Outcome;
+    use crate::lab::check::{Detail, Outcome};
     let mut extra = Vec::new();
     for r in reached {
         if let Some(what) = excess(&r.rule, allowed) {
-            extra.push(format!(
-                "{} rules[{}] ({}) gives {who} {what}, {} (via {}), beyond what the task allows",
-                r.object,
-                r.index,
-                rule_text(&r.rule),
-                r.scope,
-                r.via
-            ));
+            extra.push(crate::lab::detail::Excess {
+                object: r.object.clone(),
+                index: r.index,
+                rule: rule_text(&r.rule),
+                who: who.into(),
+                what,
+                scope: r.scope.clone(),
+                via: r.via.clone(),
+            });
         }
     }
     if !extra.is_empty() {
-        return Outcome::fail(extra.join("; "));
+        return Outcome::fail(Detail::BeyondAllowed { excess: extra });
     }
     for g in required {
         for group in &g.groups {
@@ -285,17 +286,15 @@ pub fn judge(
                     match can(verb, group, res, &g.namespace) {
                         Ok(true) => {}
                         Ok(false) => {
-                            let wher = if g.namespace.is_empty() {
-                                "cluster-wide".to_string()
-                            } else {
-                                format!("in namespace {}", g.namespace)
-                            };
-                            let gr = if group.is_empty() { "core" } else { group };
-                            return Outcome::fail(format!(
-                                "{who} cannot {verb} {res} (group {gr}) {wher}; the task needs it"
-                            ));
+                            return Outcome::fail(Detail::LacksNeeded {
+                                who: who.into(),
+                                verb: verb.clone(),
+                                resource: res.clone(),
+                                group: group.clone(),
+                                namespace: g.namespace.clone(),
+                            });
                         }
-                        Err(e) => return Outcome::error(e),
+                        Err(reason) => return Outcome::error(Detail::OfflineCannot { reason }),
                     }
                 }
             }
@@ -311,14 +310,10 @@ pub fn judge(
                 }
                 v
             });
-    Outcome::pass(format!(
-        "{who} has what the task needs, and the learner's objects ({}) give it nothing beyond what is allowed",
-        if from.is_empty() {
-            "none reach it".to_string()
-        } else {
-            from.join(", ")
-        }
-    ))
+    Outcome::pass(Detail::PrivilegeOk {
+        who: who.into(),
+        from,
+    })
 }
 
 #[cfg(test)]
@@ -385,11 +380,13 @@ mod tests {
         let o = outcome(&wide);
         assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
         assert!(
-            o.detail.contains("ClusterRole any-name rules[1]"),
+            o.detail
+                .to_string()
+                .contains("ClusterRole any-name rules[1]"),
             "{}",
             o.detail
         );
-        assert!(o.detail.contains("create on *"), "{}", o.detail);
+        assert!(o.detail.to_string().contains("create on *"), "{}", o.detail);
     }
 
     #[test]
@@ -420,7 +417,9 @@ mod tests {
         let o = outcome("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
         assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
         assert!(
-            o.detail.contains("cannot create networkpolicies"),
+            o.detail
+                .to_string()
+                .contains("cannot create networkpolicies"),
             "{}",
             o.detail
         );

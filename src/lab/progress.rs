@@ -268,9 +268,9 @@ mod tests {
         let e = run(
             &lab,
             [
-                Outcome::pass(""),
-                Outcome::pass(""),
-                Outcome::skipped("needs a cluster"),
+                Outcome::pass(Default::default()),
+                Outcome::pass(Default::default()),
+                Outcome::skipped(Default::default()),
             ],
             "offline",
         );
@@ -286,9 +286,9 @@ mod tests {
         let e = run(
             &lab,
             [
-                Outcome::pass(""),
-                Outcome::fail("no"),
-                Outcome::skipped("needs a cluster"),
+                Outcome::pass(Default::default()),
+                Outcome::fail(Default::default()),
+                Outcome::skipped(Default::default()),
             ],
             "offline",
         );
@@ -299,9 +299,9 @@ mod tests {
         let e = run(
             &lab,
             [
-                Outcome::pass(""),
-                Outcome::pass(""),
-                Outcome::skipped("not served"),
+                Outcome::pass(Default::default()),
+                Outcome::pass(Default::default()),
+                Outcome::skipped(Default::default()),
             ],
             "live kind-kca",
         );

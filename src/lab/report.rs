@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::check::{CheckResult, Verdict};
+use super::detail::{Detail, Say};
 use crate::content::Text;
 use crate::content::lab::Lab;
 use crate::exit::Exit;
@@ -94,10 +95,11 @@ impl Report {
         }
     }
 
-    /// 0 when everything passed; 1 when the learner's work fails a check; 3 when the
-    /// only problems are the environment's (errors, or checks this target cannot judge).
+    /// 0 when everything passed; 1 when the learner's work fails a check (or a check
+    /// cannot be judged because of a workspace file problem); 3 when the only problems are
+    /// the environment's (errors, or checks this target cannot judge).
     pub fn exit(&self) -> Exit {
-        if self.counts.fail > 0 {
+        if self.counts.fail > 0 || self.checks().any(|c| c.detail.is_blocked()) {
             Exit::NotPassed
         } else if self.counts.error > 0 || self.counts.skipped > 0 {
             Exit::Environment
@@ -108,6 +110,21 @@ impl Report {
 
     pub fn passed(&self) -> bool {
         self.exit() == Exit::Success
+    }
+
+    fn checks(&self) -> impl Iterator<Item = &CheckResult> {
+        self.tasks.iter().flat_map(|t| t.checks.iter())
+    }
+
+    /// The workspace file problems the checks met (`file:line:col: message`), each once.
+    pub fn file_problems(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for p in self.checks().flat_map(|c| c.detail.file_problems()) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        out
     }
 }
 
@@ -213,6 +230,7 @@ pub fn text(report: &Report, lab: &Lab, lang: Lang, p: &Printer, view: &View<'_>
             }
         }
     }
+    file_problem_lines(report, lang, p, &mut out);
     let focused = focus(report, view);
     let affected: Vec<&str> = view
         .incidents
@@ -282,10 +300,16 @@ pub fn task_lines(
     budget: Option<usize>,
 ) -> Vec<String> {
     let cap = (!all).then_some(FOCUSED_DETAIL_LINES);
+    let say = Say {
+        lang,
+        // The expected shape once the learner asked for a hint of the task (or `-v`).
+        reveal: p.verbosity() > 0 || t.hints_seen > 0,
+        verbose: p.verbosity() > 0,
+    };
     let parts: Vec<(String, Vec<String>, Vec<String>)> = t
         .checks
         .iter()
-        .map(|c| check_parts(c, lab, lang, p, cap))
+        .map(|c| check_parts(c, lab, say, p, cap))
         .collect();
     let mut steps = Vec::new();
     next_step_lines(t, lab, lang, p, &mut steps);
@@ -400,10 +424,11 @@ fn next_lines(
 fn check_parts(
     c: &CheckResult,
     lab: &Lab,
-    lang: Lang,
+    say: Say,
     p: &Printer,
     cap: Option<usize>,
 ) -> (String, Vec<String>, Vec<String>) {
+    let lang = say.lang;
     let word = crate::ui::pad(
         &format!("{} {}", symbol(c.verdict), word(lang, c.verdict)),
         if lang == Lang::Ja { 8 } else { 7 },
@@ -433,9 +458,20 @@ fn check_parts(
     let mut out = Vec::new();
     if c.verdict != Verdict::Pass {
         // Details quote files and the cluster: no control character reaches the terminal.
-        let detail = crate::escape::lines(&c.detail);
-        let mut lines = crate::ui::wrap(&detail, p.width(), "          ");
-        if let Some(cap) = cap.filter(|&n| lines.len() > n) {
+        let mut detail = crate::escape::lines(&c.detail.say(say));
+        if c.detail.hides(say) {
+            detail.push_str(tr(
+                lang,
+                " (期待する形は `kca lab hint` の後か `-v` で表示します)",
+                " (the expected form: after `kca lab hint`, or with `-v`)",
+            ));
+        }
+        let mut lines: Vec<String> = detail
+            .lines()
+            .flat_map(|l| crate::ui::wrap(l, p.width(), "          "))
+            .collect();
+        // Where a file is or why it does not parse is never cut: it is what to do.
+        if let Some(cap) = cap.filter(|&n| lines.len() > n && !c.detail.is_location()) {
             lines.truncate(cap);
             if let Some(last) = lines.last_mut() {
                 *last = crate::ui::truncate(&format!("{last} …"), p.width());
@@ -480,10 +516,37 @@ fn next_step_lines(t: &TaskReport, lab: &Lab, lang: Lang, p: &Printer, out: &mut
     }
 }
 
+/// The workspace files a check could not read, each problem once (`file:line:col`),
+/// above the tasks: the checks that depend on them point here.
+fn file_problem_lines(report: &Report, lang: Lang, p: &Printer, out: &mut Vec<String>) {
+    let problems = report.file_problems();
+    if problems.is_empty() {
+        return;
+    }
+    out.push(p.paint(
+        Style::Fail,
+        tr(
+            lang,
+            "ファイルの問題 (直すまで、このファイルに関わるチェックは判定できません):",
+            "file problems (checks that depend on these files cannot be judged until fixed):",
+        ),
+    ));
+    for prob in problems {
+        out.extend(crate::ui::wrap(
+            &crate::escape::lines(&prob),
+            p.width(),
+            "  ",
+        ));
+    }
+}
+
 /// The score and counts, and what an error means.
 fn summary_lines(report: &Report, lang: Lang, p: &Printer, out: &mut Vec<String>) {
     out.push(score_line(report, lang));
-    if report.counts.error > 0 {
+    let environment = report
+        .checks()
+        .any(|c| c.verdict == Verdict::Error && !c.detail.is_blocked());
+    if environment {
         out.push(p.paint(
             Style::Hint,
             tr(
@@ -514,13 +577,13 @@ pub fn junit(reports: &[Report], lang: Lang) -> String {
                         outcome: match c.verdict {
                             Verdict::Pass => Outcome::Passed,
                             Verdict::Fail => Outcome::Failed(c.feedback.as_ref().map_or_else(
-                                || c.detail.clone(),
+                                || c.detail.to_string(),
                                 |f| f.get(lang).trim_end().to_string(),
                             )),
-                            Verdict::Error => Outcome::Error(c.detail.clone()),
-                            Verdict::Skipped => Outcome::Skipped(c.detail.clone()),
+                            Verdict::Error => Outcome::Error(c.detail.to_string()),
+                            Verdict::Skipped => Outcome::Skipped(c.detail.to_string()),
                         },
-                        output: (!c.detail.is_empty()).then(|| c.detail.clone()),
+                        output: (c.detail != Detail::None).then(|| c.detail.to_string()),
                     })
                 })
                 .collect(),
@@ -595,15 +658,21 @@ pub(crate) mod tests {
 
     #[test]
     fn points_partial_credit_and_exit_codes() {
-        let all = report([Outcome::pass(""), Outcome::pass(""), Outcome::pass("")]);
+        let all = report([
+            Outcome::pass(Detail::None),
+            Outcome::pass(Detail::None),
+            Outcome::pass(Detail::None),
+        ]);
         assert_eq!(
             (all.score, all.max_score, all.exit()),
             (6, 6, Exit::Success)
         );
         let some = report([
-            Outcome::pass(""),
-            Outcome::fail("no"),
-            Outcome::error("down"),
+            Outcome::pass(Detail::None),
+            Outcome::fail(Detail::NoRuleMatched),
+            Outcome::error(Detail::Cluster {
+                error: "down".into(),
+            }),
         ]);
         assert_eq!((some.score, some.exit()), (2, Exit::NotPassed));
         assert_eq!(some.tasks[0].score, 2);
@@ -612,12 +681,20 @@ pub(crate) mod tests {
             some.tasks[0].checks[1].feedback,
             Some(Text::plain("try again"))
         );
-        let env = report([Outcome::pass(""), Outcome::error("down"), Outcome::pass("")]);
+        let env = report([
+            Outcome::pass(Detail::None),
+            Outcome::error(Detail::Cluster {
+                error: "down".into(),
+            }),
+            Outcome::pass(Detail::None),
+        ]);
         assert_eq!(env.exit(), Exit::Environment);
         let skipped = report([
-            Outcome::pass(""),
-            Outcome::pass(""),
-            Outcome::skipped("n/a"),
+            Outcome::pass(Detail::None),
+            Outcome::pass(Detail::None),
+            Outcome::skipped(Detail::OfflineCannot {
+                reason: "n/a".into(),
+            }),
         ]);
         assert_eq!(
             skipped.exit(),
@@ -629,9 +706,11 @@ pub(crate) mod tests {
     #[test]
     fn json_has_a_schema_version_and_junit_a_case_per_check() {
         let r = report([
-            Outcome::pass(""),
-            Outcome::fail("no"),
-            Outcome::skipped("n/a"),
+            Outcome::pass(Detail::None),
+            Outcome::fail(Detail::NoRuleMatched),
+            Outcome::skipped(Detail::OfflineCannot {
+                reason: "n/a".into(),
+            }),
         ]);
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["schemaVersion"], SCHEMA_VERSION);
@@ -645,7 +724,11 @@ pub(crate) mod tests {
     #[test]
     fn text_asks_for_the_next_hint_only_for_failing_tasks() {
         let lab = lab();
-        let r = report([Outcome::pass(""), Outcome::fail("no"), Outcome::fail("no")]);
+        let r = report([
+            Outcome::pass(Detail::None),
+            Outcome::fail(Detail::NoRuleMatched),
+            Outcome::fail(Detail::NoRuleMatched),
+        ]);
         let p = Printer::new(&crate::settings::Settings {
             color: false,
             output: crate::settings::OutputFormat::Text,

@@ -322,8 +322,8 @@ pub(crate) mod tests {
             },
         };
         let o = match v {
-            Verdict::Pass => Outcome::pass("ok"),
-            _ => Outcome::fail("no"),
+            Verdict::Pass => Outcome::pass(Default::default()),
+            _ => Outcome::fail(Default::default()),
         };
         CheckResult::new(&t, &c, o, 0.0)
     }

@@ -9,12 +9,14 @@
 
 use serde_json::Value;
 
+use super::detail::Diff;
+
 /// `Ok` when `got` holds everything in `want`; else where and how it differs.
-pub fn partial_match(want: &Value, got: &Value) -> Result<(), String> {
+pub fn partial_match(want: &Value, got: &Value) -> Result<(), Diff> {
     walk(want, got, "")
 }
 
-fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
+fn walk(want: &Value, got: &Value, path: &str) -> Result<(), Diff> {
     let at = |p: &str| {
         if p.is_empty() {
             "(root)".to_string()
@@ -31,19 +33,17 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
         Value::Null => match got {
             Value::Null => Ok(()),
             Value::Array(items) if items.is_empty() => Ok(()),
-            other => Err(format!(
-                "`{}` should be absent, found {}",
-                at(path),
-                short(other)
-            )),
+            other => Err(Diff::ShouldBeAbsent {
+                at: at(path),
+                found: shown(other),
+            }),
         },
         Value::Object(map) => {
             let Value::Object(have) = got else {
-                return Err(format!(
-                    "`{}` should be a mapping, found {}",
-                    at(path),
-                    short(got)
-                ));
+                return Err(Diff::NotMapping {
+                    at: at(path),
+                    found: shown(got),
+                });
             };
             for (k, w) in map {
                 // An operator key among others applies to the mapping it sits in.
@@ -60,25 +60,23 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
                     Some(g) => walk(w, g, &sub)?,
                     // An absent key is `null` to an operator (`{$anyOf: [null, …]}`).
                     None if walk(w, &Value::Null, &sub).is_ok() => {}
-                    None => return Err(format!("`{sub}` is missing")),
+                    None => return Err(Diff::Missing { at: sub }),
                 }
             }
             Ok(())
         }
         Value::Array(items) => {
             let Value::Array(have) = got else {
-                return Err(format!(
-                    "`{}` should be a list, found {}",
-                    at(path),
-                    short(got)
-                ));
+                return Err(Diff::NotList {
+                    at: at(path),
+                    found: shown(got),
+                });
             };
             if have.is_empty() && !items.is_empty() {
-                return Err(format!(
-                    "`{}` is empty; expected an item like {}",
-                    at(path),
-                    short(&items[0])
-                ));
+                return Err(Diff::EmptyList {
+                    at: at(path),
+                    like: short(&items[0]),
+                });
             }
             for (i, w) in items.iter().enumerate() {
                 if !have.iter().any(|g| walk(w, g, "").is_ok()) {
@@ -86,12 +84,11 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
                     if have.len() == 1 {
                         walk(w, &have[0], &format!("{path}[0]"))?;
                     }
-                    return Err(format!(
-                        "`{}` has no item matching expected item {} ({})",
-                        at(path),
-                        i + 1,
-                        short(w)
-                    ));
+                    return Err(Diff::NoItem {
+                        at: at(path),
+                        index: i + 1,
+                        item: short(w),
+                    });
                 }
             }
             Ok(())
@@ -100,12 +97,11 @@ fn walk(want: &Value, got: &Value, path: &str) -> Result<(), String> {
             if scalar_eq(scalar, got) {
                 Ok(())
             } else {
-                Err(format!(
-                    "`{}` is {}, expected {}",
-                    at(path),
-                    short(got),
-                    short(scalar)
-                ))
+                Err(Diff::Differs {
+                    at: at(path),
+                    got: shown(got),
+                    want: short(scalar),
+                })
             }
         }
     }
@@ -137,27 +133,32 @@ pub fn operator_problem(op: &str, arg: &Value) -> Option<String> {
     }
 }
 
-fn apply_operator(op: &str, arg: &Value, got: &Value, path: &str) -> Result<(), String> {
-    let at = if path.is_empty() { "(root)" } else { path };
+fn apply_operator(op: &str, arg: &Value, got: &Value, path: &str) -> Result<(), Diff> {
+    let at = if path.is_empty() { "(root)" } else { path }.to_string();
     if let Some(problem) = operator_problem(op, arg) {
-        return Err(format!("`{at}`: {problem}"));
+        return Err(Diff::Operator { at, problem });
     }
     match (op, arg) {
         ("$matches", Value::String(r)) => {
             let re = regex::RegexBuilder::new(r)
                 .multi_line(true)
                 .build()
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Diff::Operator {
+                    at: at.clone(),
+                    problem: e.to_string(),
+                })?;
             match got {
                 Value::String(s) if re.is_match(s) => Ok(()),
-                Value::String(s) => Err(format!(
-                    "`{at}` is {}, which does not match /{r}/",
-                    short(&Value::String(s.clone()))
-                )),
-                other => Err(format!(
-                    "`{at}` should be text matching /{r}/, found {}",
-                    short(other)
-                )),
+                Value::String(s) => Err(Diff::NoRegexMatch {
+                    at,
+                    got: short(&Value::String(s.clone())),
+                    re: r.clone(),
+                }),
+                other => Err(Diff::NotText {
+                    at,
+                    re: r.clone(),
+                    found: shown(other),
+                }),
             }
         }
         ("$anyOf", Value::Array(alts)) => {
@@ -170,15 +171,18 @@ fn apply_operator(op: &str, arg: &Value, got: &Value, path: &str) -> Result<(), 
                     }
                 }
             }
-            Err(format!(
-                "`{at}` matches none of {} alternatives (first: {})",
-                alts.len(),
-                first.unwrap_or_default()
-            ))
+            Err(Diff::NoneOf {
+                at,
+                count: alts.len(),
+                first: first.map(Box::new),
+            })
         }
         ("$inOrder", Value::Array(items)) => {
             let Value::Array(have) = got else {
-                return Err(format!("`{at}` should be a list, found {}", short(got)));
+                return Err(Diff::NotList {
+                    at,
+                    found: shown(got),
+                });
             };
             // Greedy: each expected item takes the first actual item after the previous
             // one's position that matches it (the earliest is never a worse choice).
@@ -189,26 +193,25 @@ fn apply_operator(op: &str, arg: &Value, got: &Value, path: &str) -> Result<(), 
                     None => {
                         let anywhere = have.iter().any(|g| walk(w, g, "").is_ok());
                         return Err(if anywhere && i > 0 {
-                            format!(
-                                "`{at}`: expected item {} ({}) comes before expected item {} ({}); they must be in that order",
-                                i + 1,
-                                short(w),
-                                i,
-                                short(&items[i - 1])
-                            )
+                            Diff::OutOfOrder {
+                                at,
+                                index: i + 1,
+                                item: short(w),
+                                before: short(&items[i - 1]),
+                            }
                         } else {
-                            format!(
-                                "`{at}` has no item matching expected item {} ({})",
-                                i + 1,
-                                short(w)
-                            )
+                            Diff::NoItem {
+                                at,
+                                index: i + 1,
+                                item: short(w),
+                            }
                         });
                     }
                 }
             }
             Ok(())
         }
-        _ => Err(format!("`{at}`: unknown operator `{op}`")),
+        _ => Err(Diff::UnknownOperator { at, op: op.into() }),
     }
 }
 
@@ -309,6 +312,11 @@ fn scalar_eq(want: &Value, got: &Value) -> bool {
     }
 }
 
+/// A value for a [`Diff`]: `None` for nothing (`null`), else [`short`].
+pub fn shown(v: &Value) -> Option<String> {
+    (!v.is_null()).then(|| short(v))
+}
+
 /// A compact rendering of a value for messages.
 pub fn short(v: &Value) -> String {
     let s = match v {
@@ -343,7 +351,9 @@ mod tests {
         let want = json!({"spec": {"ingress": null}});
         assert!(partial_match(&want, &json!({"spec": {}})).is_ok());
         assert!(partial_match(&want, &json!({"spec": {"ingress": []}})).is_ok());
-        let err = partial_match(&want, &json!({"spec": {"ingress": [{}]}})).unwrap_err();
+        let err = partial_match(&want, &json!({"spec": {"ingress": [{}]}}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("spec.ingress"), "{err}");
     }
 
@@ -394,7 +404,7 @@ mod tests {
             let got = partial_match(want, &obj);
             match (expect, &got) {
                 (Ok(()), Ok(())) => {}
-                (Err(msg), Err(e)) => assert!(e.contains(msg), "{want}: {e}"),
+                (Err(msg), Err(e)) => assert!(e.to_string().contains(msg), "{want}: {e}"),
                 _ => panic!("{want}: expected {expect:?}, got {got:?}"),
             }
         }
@@ -402,8 +412,9 @@ mod tests {
 
     #[test]
     fn an_empty_list_says_so() {
-        let e =
-            partial_match(&json!({"rules": [{"name": "r"}]}), &json!({"rules": []})).unwrap_err();
+        let e = partial_match(&json!({"rules": [{"name": "r"}]}), &json!({"rules": []}))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("`rules` is empty; expected an item like"),
             "{e}"
@@ -413,7 +424,9 @@ mod tests {
     #[test]
     fn a_single_candidate_reports_the_inner_difference() {
         let got = json!({"items": [{"name": "a", "x": 1}]});
-        let e = partial_match(&json!({"items": [{"name": "a", "x": 2}]}), &got).unwrap_err();
+        let e = partial_match(&json!({"items": [{"name": "a", "x": 2}]}), &got)
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "`items[0].x` is 1, expected 2");
     }
 
@@ -423,9 +436,11 @@ mod tests {
         let want = json!({"patch": {"$matches": "^\\s*path:\\s*/metadata/annotations/kca\\.io~1owner\\s*$"}});
         assert_eq!(partial_match(&want, &got), Ok(()));
         let plain = json!({"patch": "path: /metadata/annotations/kca.io/owner"});
-        let e = partial_match(&want, &plain).unwrap_err();
+        let e = partial_match(&want, &plain).unwrap_err().to_string();
         assert!(e.contains("does not match"), "{e}");
-        let e = partial_match(&want, &json!({"patch": {"a": 1}})).unwrap_err();
+        let e = partial_match(&want, &json!({"patch": {"a": 1}}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("should be text"), "{e}");
     }
 
@@ -434,14 +449,16 @@ mod tests {
         let steps = json!({"steps": [{"setWeight": 10}, {"setWeight": 100}, {"pause": {}}]});
         let want =
             json!({"steps": {"$inOrder": [{"setWeight": 10}, {"pause": {}}, {"setWeight": 100}]}});
-        let e = partial_match(&want, &steps).unwrap_err();
+        let e = partial_match(&want, &steps).unwrap_err().to_string();
         assert!(e.contains("must be in that order"), "{e}");
         // Any order is still what a plain list means.
         let any = json!({"steps": [{"setWeight": 10}, {"pause": {}}, {"setWeight": 100}]});
         assert_eq!(partial_match(&any, &steps), Ok(()));
         let good = json!({"steps": [{"setWeight": 10}, {"pause": {"duration": "1m"}}, {"setWeight": 50}, {"pause": {}}, {"setWeight": 100}]});
         assert_eq!(partial_match(&want, &good), Ok(()));
-        let e = partial_match(&want, &json!({"steps": [{"setWeight": 10}]})).unwrap_err();
+        let e = partial_match(&want, &json!({"steps": [{"setWeight": 10}]}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no item matching expected item 2"), "{e}");
     }
 
@@ -458,7 +475,7 @@ mod tests {
             json!({"spec": {"validationFailureAction": "Audit", "rules": [{"validate": {}}]}});
         assert_eq!(partial_match(&want, &new), Ok(()));
         assert_eq!(partial_match(&want, &old), Ok(()));
-        let e = partial_match(&want, &audit).unwrap_err();
+        let e = partial_match(&want, &audit).unwrap_err().to_string();
         assert!(e.contains("matches none of 2 alternatives"), "{e}");
         // Beside other keys, the operator applies to the mapping it sits in.
         let mixed = json!({"spec": {"rules": [{}], "$anyOf": [

@@ -21,8 +21,13 @@ pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
         )
     })?;
     let anchor = args.section.clone().or(anchor);
-    let (lesson, fell_back) =
+    let (mut lesson, fell_back) =
         super::load_noting(&ctx.settings.content_dir, module, ctx.settings.lang)?;
+    // A learner working offline copies commands that keep working offline.
+    let store = Store::new(&ctx.settings.state_dir);
+    if crate::lab::progress::read(&store).is_ok_and(|p| crate::lab::here::prefers_offline(&p)) {
+        lesson.offline();
+    }
     if let Some(note) = fell_back {
         ctx.printer.warn(&note);
     }
@@ -66,11 +71,10 @@ pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
         }
     }
     // Reading the whole lesson counts; a failure to remember it is not worth an error.
-    if section.is_none() {
-        let store = Store::new(&ctx.settings.state_dir);
-        if let Err(e) = crate::course::mark_read(&store, module) {
-            p.verbose(&format!("could not remember the lesson as read: {e}"));
-        }
+    if section.is_none()
+        && let Err(e) = crate::course::mark_read(&store, module)
+    {
+        p.verbose(&format!("could not remember the lesson as read: {e}"));
     }
     Ok(Exit::Success)
 }

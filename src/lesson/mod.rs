@@ -141,6 +141,35 @@ pub fn load_noting(
     ))
 }
 
+impl Lesson {
+    /// For a learner working offline: every `kca lab start LAB` the text suggests gets
+    /// `--offline` (a command copied from the lesson then works without a cluster).
+    pub fn offline(&mut self) {
+        let fix = |t: &mut String| *t = with_offline(t);
+        let block = |b: &mut Block| match b {
+            Block::Paragraph { text } | Block::Code { text, .. } | Block::Heading { text } => {
+                fix(text)
+            }
+            Block::List { items } => items.iter_mut().for_each(fix),
+        };
+        self.intro.iter_mut().for_each(block);
+        for s in &mut self.sections {
+            s.blocks.iter_mut().for_each(block);
+        }
+    }
+}
+
+/// `kca lab start ID` → `kca lab start ID --offline`, unless it already says so.
+fn with_offline(text: &str) -> String {
+    static START: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = START.get_or_init(|| {
+        regex::Regex::new(r"kca lab start ([a-z0-9][a-z0-9-]*)( --offline)?")
+            .expect("a valid regex")
+    });
+    re.replace_all(text, "kca lab start $1 --offline")
+        .into_owned()
+}
+
 /// Splits `## Heading {#anchor}` into the heading and its anchor (a slug of the
 /// heading when the anchor is missing).
 fn heading_anchor(line: &str) -> (String, String) {

@@ -60,9 +60,11 @@ impl LiveError {
             LiveError::Unreachable(_) | LiveError::Timeout(_) => {
                 "check that the cluster is running (`kca cluster status`) and that the kubeconfig context points at it"
             }
-            LiveError::Config(_) => {
-                "pass --kubeconfig/--context, set KUBECONFIG, or create the course cluster with `kca cluster up`"
-            }
+            LiveError::Config(_) => crate::ui::tr(
+                crate::settings::chosen(),
+                "--kubeconfig か --context を指定するか、KUBECONFIG を設定するか、`kca cluster up` でコースのクラスターを作ってください",
+                "pass --kubeconfig/--context, set KUBECONFIG, or create the course cluster with `kca cluster up`",
+            ),
             LiveError::Api { code: 401, .. } => {
                 "the kubeconfig's credentials were refused; log in again or pick another --context"
             }
@@ -74,6 +76,52 @@ impl LiveError {
             }
         }
     }
+}
+
+/// The files a kubeconfig is read from: `KUBECONFIG` (a list), else `~/.kube/config`.
+fn kubeconfig_paths() -> Vec<std::path::PathBuf> {
+    match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+        Some(v) => std::env::split_paths(&v).collect(),
+        None => std::env::var_os("HOME")
+            .map(|h| vec![Path::new(&h).join(".kube/config")])
+            .unwrap_or_default(),
+    }
+}
+
+/// Why no kubeconfig could be read, in the learner's language: the files that do not
+/// exist by name (shown as paths, not quoted), else kube's own reason for the file.
+fn unreadable_kubeconfig(paths: &[std::path::PathBuf], e: &impl std::fmt::Display) -> String {
+    let lang = crate::settings::chosen();
+    let shown = |ps: &[&std::path::PathBuf]| {
+        ps.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let missing: Vec<&std::path::PathBuf> = paths.iter().filter(|p| !p.exists()).collect();
+    if paths.is_empty() {
+        return crate::ui::tr(
+            lang,
+            "ありません (KUBECONFIG も HOME も設定されていません)",
+            "none (neither KUBECONFIG nor HOME is set)",
+        )
+        .into();
+    }
+    if missing.len() == paths.len() {
+        let m = shown(&missing);
+        return crate::ui::tr_s(
+            lang,
+            format!("{m} がありません"),
+            format!("{m} does not exist"),
+        );
+    }
+    let all: Vec<&std::path::PathBuf> = paths.iter().collect();
+    let p = shown(&all);
+    crate::ui::tr_s(
+        lang,
+        format!("{p} を読めません: {e}"),
+        format!("cannot read {p}: {e}"),
+    )
 }
 
 /// Cluster trouble is never the learner's fault: it maps to an environment error (exit 3).
@@ -135,12 +183,9 @@ impl Live {
     ) -> Result<Live, LiveError> {
         let kc = match kubeconfig {
             Some(path) => Kubeconfig::read_from(path)
-                .map_err(|e| LiveError::Config(format!("{}: {e}", path.display())))?,
-            None => Kubeconfig::read().map_err(|e| {
-                LiveError::Config(format!(
-                    "no usable kubeconfig (KUBECONFIG, else ~/.kube/config): {e}"
-                ))
-            })?,
+                .map_err(|e| LiveError::Config(unreadable_kubeconfig(&[path.into()], &e)))?,
+            None => Kubeconfig::read()
+                .map_err(|e| LiveError::Config(unreadable_kubeconfig(&kubeconfig_paths(), &e)))?,
         };
         let context_name = context
             .map(str::to_string)

@@ -6,24 +6,25 @@
 # real policy (a test that always fails "catches" everything and proves nothing).
 #   usage: catches.sh BROKEN_POLICY   (run in the workspace)
 set -uo pipefail
+. "$(dirname "$0")/say.sh"
 broken="$1"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 if ! kca --color never --lang en policy test tests > "$tmp/real.txt" 2>&1; then
   tail -5 "$tmp/real.txt"
-  echo "テストが本物のポリシーで通りません(先に課題を通してください) / the tests do not pass on the real policy" >&2
+  say "テストが本物のポリシーで通りません(先に課題を通してください)" "the tests do not pass on the real policy" >&2
   exit 1
 fi
 if ! grep -Eq '^[1-9][0-9]* passed, 0 failed' "$tmp/real.txt"; then
-  echo "テストが1行も実行されていません / the tests run no row" >&2
+  say "テストが1行も実行されていません" "the tests run no row" >&2
   exit 1
 fi
 cp -r . "$tmp/ws"
 cp "$broken" "$tmp/ws/policies/require-run-as-non-root.yaml"
 if (cd "$tmp/ws" && kca --color never --lang en policy test tests > "$tmp/broken.txt" 2>&1); then
-  echo "壊れたコピーでもテストが通りました: $(sed -n 1p "$broken" | sed 's/^# 壊れたコピー: //')" >&2
-  echo "the tests still pass on a broken copy of the policy: $(sed -n 2p "$broken" | sed 's/^# Broken copy: //')" >&2
+  say "壊れたコピーでもテストが通りました: $(sed -n 1p "$broken" | sed 's/^# 壊れたコピー: //')" \
+    "the tests still pass on a broken copy of the policy: $(sed -n 2p "$broken" | sed 's/^# Broken copy: //')" >&2
   exit 1
 fi
 grep -E 'FAIL' "$tmp/broken.txt" | head -3
-echo "the tests caught the broken copy $(basename "$broken")"
+say "テストは壊れたコピー $(basename "$broken") を見抜きました" "the tests caught the broken copy $(basename "$broken")"

@@ -5,13 +5,14 @@
 #          cli.sh apply POLICY RES  → kyverno apply POLICY --resource RES | kca policy apply POLICY --resource RES
 # (flags from cmd/cli/kubectl-kyverno/commands/{test,apply}/command.go at kyverno v1.19.0)
 set -uo pipefail
+. "$(dirname "$0")/say.sh"
 what="$1"; shift
 if command -v kyverno > /dev/null; then
-  echo "running the kyverno CLI: $(kyverno version 2>/dev/null | head -1)"
+  say "kyverno CLI で実行します: $(kyverno version 2>/dev/null | head -1)" "running the kyverno CLI: $(kyverno version 2>/dev/null | head -1)"
   case "$what" in
     test) kyverno test "$1" --remove-color -o junit ;;
     apply) kyverno apply "$1" --resource "$2" --remove-color ;;
-    *) echo "unknown command $what"; exit 2 ;;
+    *) say "不明なコマンド $what" "unknown command $what"; exit 2 ;;
   esac
   exit $?
 fi
@@ -19,8 +20,9 @@ fi
 case "$what" in
   test) kca --color never --lang en policy test "$1" -o junit ;;
   apply) kca --color never --lang en policy apply "$1" --resource "$2" ;;
-  *) echo "unknown command $what"; exit 2 ;;
+  *) say "不明なコマンド $what" "unknown command $what"; exit 2 ;;
 esac
 rc=$?
-echo "kyverno is not on PATH: kca policy $what stood in for kyverno $what"
+say "kyverno が PATH にないので、kyverno $what の代わりに kca policy $what で実行しました" \
+  "kyverno is not on PATH: kca policy $what stood in for kyverno $what"
 exit "$rc"

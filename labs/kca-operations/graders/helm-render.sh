@@ -11,6 +11,7 @@
 # graded fields (graders/chart-render.yaml, which says how they were produced) and Helm's
 # merge rules (maps merge, lists and scalars replace, null deletes), in-process.
 set -uo pipefail
+. "$(dirname "$0")/say.sh"
 grader="$1"
 version=3.9.1
 render="$(mktemp --suffix=.yaml)"; out="$(mktemp)"
@@ -18,33 +19,35 @@ trap 'rm -f "$render" "$out"' EXIT
 chart=()
 why=""
 if ! command -v helm > /dev/null; then
-  why="helm is not on PATH"
+  why="$(say "helm が PATH にありません" "helm is not on PATH")"
 elif [ -n "${KCA_KYVERNO_CHART:-}" ]; then
   chart=("$KCA_KYVERNO_CHART")
 elif helm show chart kyverno/kyverno --version "$version" > /dev/null 2>&1; then
   chart=(kyverno/kyverno --version "$version")
 else
-  why="the kyverno chart $version is not in your helm repos (helm repo add kyverno https://kyverno.github.io/kyverno/, or set KCA_KYVERNO_CHART)"
+  why="$(say "kyverno チャート $version が helm のリポジトリにありません (helm repo add kyverno https://kyverno.github.io/kyverno/ か KCA_KYVERNO_CHART を設定)" \
+    "the kyverno chart $version is not in your helm repos (helm repo add kyverno https://kyverno.github.io/kyverno/, or set KCA_KYVERNO_CHART)")"
 fi
 if [ "${#chart[@]}" -gt 0 ]; then
   if ! helm template kyverno "${chart[@]}" -n kyverno -f helm/values-ha.yaml > "$render" 2> "$out"; then
     cat "$out" >&2
-    echo "helm template がこの values で失敗しました / helm template fails with these values" >&2
+    say "helm template がこの values で失敗しました" "helm template fails with these values" >&2
     exit 1
   fi
 else
   if ! kca --color never --lang en values render --chart "$KCA_LAB_DIR/graders/chart-render.yaml" -f helm/values-ha.yaml > "$render" 2> "$out"; then
     cat "$out" >&2
-    echo "このチャートはこの values をレンダリングできません / the chart cannot render these values" >&2
+    say "このチャートはこの values をレンダリングできません" "the chart cannot render these values" >&2
     exit 1
   fi
-  echo "$why: kca values render stood in for helm template (the chart's defaults for the graded fields, Helm's merge rules)" >&2
+  say "$why: helm template の代わりに kca values render でレンダリングしました (採点する項目のチャート既定値と Helm のマージ規則)" \
+    "$why: kca values render stood in for helm template (the chart's defaults for the graded fields, Helm's merge rules)" >&2
 fi
 kca --color never --lang en policy apply "$grader" --resource "$render" > "$out"
 rc=$?
 grep -E '(PASS|FAIL|ERROR|SKIP) |^pass:' "$out"
 if [ "$rc" -eq 0 ] && ! grep -Eq '^pass: [1-9]' "$out"; then
-  echo "レンダリングに採点対象の Deployment がありません / the render holds none of the Deployments graded" >&2
+  say "レンダリングに採点対象の Deployment がありません" "the render holds none of the Deployments graded" >&2
   exit 1
 fi
 exit "$rc"

@@ -8,12 +8,14 @@
 # "# QUERY" and then the result as JSON (kca writes it as Go's encoding/json does).
 # kca's -q is --quiet, so kca takes the query file as --query.
 set -uo pipefail
-[ -s queries/not-non-root.jp ] || { echo "queries/not-non-root.jp がありません / is missing or empty" >&2; exit 1; }
+. "$(dirname "$0")/say.sh"
+[ -s queries/not-non-root.jp ] || { say "queries/not-non-root.jp がないか空です" "queries/not-non-root.jp is missing or empty" >&2; exit 1; }
 if command -v kyverno > /dev/null; then
-  echo "running the kyverno CLI: $(kyverno version 2>/dev/null | head -1)" >&2
+  say "kyverno CLI で実行します: $(kyverno version 2>/dev/null | head -1)" "running the kyverno CLI: $(kyverno version 2>/dev/null | head -1)" >&2
   exec kyverno jp query -c -i "$KCA_LAB_DIR/dumps/pods.yaml" -q queries/not-non-root.jp
 fi
 kca --color never --lang en jp query -c -i "$KCA_LAB_DIR/dumps/pods.yaml" --query queries/not-non-root.jp
 rc=$?
-echo "kyverno is not on PATH: kca jp query stood in for kyverno jp query" >&2
+say "kyverno が PATH にないので、kyverno jp query の代わりに kca jp query で実行しました" \
+  "kyverno is not on PATH: kca jp query stood in for kyverno jp query" >&2
 exit "$rc"

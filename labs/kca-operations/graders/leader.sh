@@ -7,14 +7,17 @@
 # config.KyvernoPodName(), set from metadata.name by the chart's KYVERNO_POD_NAME).
 # Exits 77 (skipped) when no cluster answers.
 set -uo pipefail
-command -v kubectl > /dev/null || { echo "kubectl is not on PATH: cannot ask the cluster" >&2; exit 77; }
+. "$(dirname "$0")/say.sh"
+command -v kubectl > /dev/null || { say "kubectl が PATH にないので、クラスターに聞けません" "kubectl is not on PATH: cannot ask the cluster" >&2; exit 77; }
 holder="$(kubectl get lease -n kyverno kyverno-reports-controller -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" \
-  || { echo "no cluster answers (kubectl get lease -n kyverno kyverno-reports-controller failed): a running install is needed" >&2; exit 77; }
-[ -n "$holder" ] || { echo "the Lease kyverno/kyverno-reports-controller has no holder yet" >&2; exit 77; }
-[ -f answers/reports-leader.sh ] || { echo "answers/reports-leader.sh がありません / does not exist" >&2; exit 1; }
+  || { say "クラスターが答えません (kubectl get lease -n kyverno kyverno-reports-controller が失敗): 動いているインストールが必要です" \
+         "no cluster answers (kubectl get lease -n kyverno kyverno-reports-controller failed): a running install is needed" >&2; exit 77; }
+[ -n "$holder" ] || { say "Lease kyverno/kyverno-reports-controller にまだ holder がいません" "the Lease kyverno/kyverno-reports-controller has no holder yet" >&2; exit 77; }
+[ -f answers/reports-leader.sh ] || { say "answers/reports-leader.sh がありません" "answers/reports-leader.sh does not exist" >&2; exit 1; }
 said="$(bash answers/reports-leader.sh 2>/dev/null | tr -d '[:space:]')"
 if [ "$said" != "$holder" ]; then
-  echo "answers/reports-leader.sh printed '$said'; the Lease is held by '$holder'" >&2
+  say "answers/reports-leader.sh の出力は '$said' ですが、Lease を持っているのは '$holder' です" \
+    "answers/reports-leader.sh printed '$said'; the Lease is held by '$holder'" >&2
   exit 1
 fi
-echo "the reports controller's leader is $holder"
+say "reports controller のリーダーは $holder です" "the reports controller's leader is $holder"

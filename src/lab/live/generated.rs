@@ -92,9 +92,9 @@ pub(super) async fn create_trigger(
 ) -> Result<Result<Created, Outcome>, LiveError> {
     let trig = trigger_object(lab, check, template);
     let Some(trig_ref) = ObjRef::of(&trig) else {
-        return Ok(Err(Outcome::error(
-            "the trigger has no apiVersion, kind or name",
-        )));
+        return Ok(Err(Outcome::error(Detail::NoIdentity {
+            what: "the trigger".into(),
+        })));
     };
     let ns = trig_ref.namespace.as_deref().unwrap_or("default");
     if let Some(not_ready) = require_policies(live, policy.as_slice(), ns, check.timeout).await? {
@@ -127,7 +127,7 @@ pub(super) async fn generated(
         ..
     } = &check.spec
     else {
-        return Ok(Outcome::error("not a generated check"));
+        return Ok(Outcome::internal("not a generated check"));
     };
     let Created {
         trig: _,
@@ -169,14 +169,10 @@ pub(super) async fn generated(
     // Always clean up, whatever happened while waiting.
     let deleted = live.delete(&trig_ref).await;
     let Some(found) = waited else {
-        return Ok(Outcome::error(format!(
-            "interrupted; {trig_ref} {}",
-            if deleted.is_ok() {
-                "was deleted"
-            } else {
-                "could not be deleted (the next run sweeps it)"
-            }
-        )));
+        return Ok(Outcome::error(Detail::Interrupted {
+            what: trig_ref.to_string(),
+            deleted: deleted.is_ok(),
+        }));
     };
     let (found, synced, waited) = found?;
     let mut outcome =
@@ -184,14 +180,16 @@ pub(super) async fn generated(
     if found.is_none() {
         let (verdict, why) = explain(live, &trig_ref, uid.as_deref(), &want).await;
         outcome.verdict = verdict;
-        outcome
-            .detail
-            .push_str(&format!(" within {}s; {why}", waited.as_secs()));
+        outcome.detail = outcome.detail.then(Detail::Waited {
+            seconds: waited.as_secs(),
+            why: Box::new(why),
+        });
     }
     if let Err(e) = deleted {
-        outcome
-            .detail
-            .push_str(&format!("; could not delete {trig_ref}: {e}"));
+        outcome.detail = outcome.detail.then(Detail::NotDeleted {
+            what: trig_ref.to_string(),
+            error: e.to_string(),
+        });
     }
     Ok(outcome)
 }
@@ -208,13 +206,13 @@ pub(super) async fn synced(
         sync: Some(step), ..
     } = &check.spec
     else {
-        return Ok(Outcome::error("not a generated check with a sync step"));
+        return Ok(Outcome::internal("not a generated check with a sync step"));
     };
     let src = step.source.obj_ref();
     let Some(original) = live.get(&src).await? else {
-        return Ok(Outcome::error(format!(
-            "the sync source {src} is not in the cluster; `kca lab reset` restores the lab's objects"
-        )));
+        return Ok(Outcome::error(Detail::SyncSourceNotInCluster {
+            source: src.to_string(),
+        }));
     };
     let owned = lab.owner_labels().iter().all(|(k, v)| {
         original
@@ -224,9 +222,9 @@ pub(super) async fn synced(
             == Some(*v)
     });
     if !owned {
-        return Ok(Outcome::error(format!(
-            "{src} does not carry the lab's labels; kca changes only its own objects"
-        )));
+        return Ok(Outcome::error(Detail::NotLabOwned {
+            what: src.to_string(),
+        }));
     }
     live.merge_patch(&src, &step.patch).await?;
     let start = Instant::now();
@@ -246,8 +244,10 @@ pub(super) async fn synced(
         .await;
     let mut o = check::judge_synced(check, &want.to_string(), last.as_ref());
     if let Err(e) = restored {
-        o.detail
-            .push_str(&format!("; could not restore {src}: {e}"));
+        o.detail = o.detail.then(Detail::NotRestored {
+            what: src.to_string(),
+            error: e.to_string(),
+        });
     }
     Ok(o)
 }
@@ -358,11 +358,18 @@ pub(super) async fn explain(
     trig: &ObjRef,
     uid: Option<&str>,
     want: &ObjRef,
-) -> (check::Verdict, String) {
+) -> (check::Verdict, Detail) {
     use check::Verdict::{Error, Fail};
     let ours = match update_requests(live, trig, uid).await {
         Ok(l) => l,
-        Err(e) => return (Error, format!("could not list UpdateRequests: {e}")),
+        Err(e) => {
+            return (
+                Error,
+                Detail::UpdateRequestsUnlisted {
+                    error: e.to_string(),
+                },
+            );
+        }
     };
     let ours: Vec<&Value> = ours.iter().collect();
     let state = |u: &Value| ur_state(u);
@@ -375,12 +382,7 @@ pub(super) async fn explain(
     };
     let pick = |want: &str| ours.iter().find(|u| state(u) == want).copied();
     if ours.is_empty() {
-        return (
-            Fail,
-            "no UpdateRequest was created for the trigger: the generate rule did not match \
-             it (check its match/exclude and preconditions)"
-                .into(),
-        );
+        return (Fail, Detail::NoRuleMatched);
     }
     if let Some(u) = pick("Failed") {
         return (Fail, failed_ur(live, &message(u), want).await);
@@ -388,19 +390,17 @@ pub(super) async fn explain(
     if let Some(u) = pick("Skip") {
         return (
             Fail,
-            format!(
-                "the background controller skipped the UpdateRequest: {}",
-                message(u)
-            ),
+            Detail::UpdateRequestSkipped {
+                message: message(u),
+            },
         );
     }
     if let Some(u) = pick("Completed") {
         return (
             Fail,
-            format!(
-                "the UpdateRequest completed without generating it: {}",
-                message(u)
-            ),
+            Detail::UpdateRequestCompleted {
+                message: message(u),
+            },
         );
     }
     let name = ours[0]
@@ -409,24 +409,24 @@ pub(super) async fn explain(
         .unwrap_or("(unnamed)");
     (
         Error,
-        format!(
-            "UpdateRequest {name} for the trigger is still {}: Kyverno's background controller \
-             is not processing it (is `{}` running? see `kca cluster status`)",
-            state(ours[0]),
-            BACKGROUND_SA.1
-        ),
+        Detail::UpdateRequestStuck {
+            name: name.to_string(),
+            state: state(ours[0]).to_string(),
+            controller: BACKGROUND_SA.1.to_string(),
+        },
     )
 }
 
 /// A failed UpdateRequest: its own message, and whether the controller may create the kind.
-pub(super) async fn failed_ur(live: &Live, msg: &str, want: &ObjRef) -> String {
+pub(super) async fn failed_ur(live: &Live, msg: &str, want: &ObjRef) -> Detail {
     let (sa_ns, sa) = BACKGROUND_SA;
     let id = Identity::service_account(sa_ns, sa);
     let Some((group, resource)) = resource_of(live, want).await else {
-        return format!(
-            "the UpdateRequest failed: {msg}; the cluster does not serve {} ({})",
-            want.kind, want.api_version
-        );
+        return Detail::UpdateRequestFailedUnserved {
+            message: msg.to_string(),
+            kind: want.kind.clone(),
+            api_version: want.api_version.clone(),
+        };
     };
     let q = AccessQuery {
         user: id.user.clone(),
@@ -437,20 +437,17 @@ pub(super) async fn failed_ur(live: &Live, msg: &str, want: &ObjRef) -> String {
         namespace: want.namespace.clone().unwrap_or_default(),
         ..AccessQuery::default()
     };
-    let can = match live.can_i(&q).await {
-        Ok(a) if a.allowed => "yes".to_string(),
-        Ok(_) => "no — grant it with a (Cluster)Role and binding".to_string(),
-        Err(e) => format!("unknown ({e})"),
-    };
-    format!(
-        "the UpdateRequest failed: {msg}; can {} create {resource}{}? {can}",
-        id.user,
-        if group.is_empty() {
-            String::new()
+    let can = live.can_i(&q).await.ok().map(|a| a.allowed);
+    Detail::UpdateRequestFailed {
+        message: msg.to_string(),
+        user: id.user.clone(),
+        resource: if group.is_empty() {
+            resource
         } else {
-            format!(".{group}")
-        }
-    )
+            format!("{resource}.{group}")
+        },
+        can,
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use serde_json::Value;
 
-use super::check::{self, Outcome, Submission};
+use super::check::{self, Detail, Outcome, Submission};
 use super::equiv::semantic_match as partial_match;
 use super::offline::expected_generated;
 use crate::content::lab::{Check, Denier, Expect, Lab, ObjSel, Spec};
@@ -54,14 +54,20 @@ pub async fn evaluate(
         .await;
         return match local {
             Ok(Some(o)) => o,
-            Ok(None) => Outcome::error("not a local check"),
-            Err(e) => Outcome::error(format!("the check crashed: {e}")),
+            Ok(None) => Outcome::internal("not a local check"),
+            Err(e) => Outcome::error(Detail::Crashed {
+                error: Some(e.to_string()),
+            }),
         };
     }
     match unserved(live, check).await {
         Ok(Some(skip)) => return skip,
         Ok(None) => {}
-        Err(e) => return Outcome::error(e.to_string()),
+        Err(e) => {
+            return Outcome::error(Detail::Cluster {
+                error: e.to_string(),
+            });
+        }
     }
     let r = match &check.spec {
         Spec::Resource {
@@ -82,15 +88,19 @@ pub async fn evaluate(
         Spec::LeastPrivilege { .. } => scope::least_privilege(live, env, check).await,
         Spec::Observed { .. } => scope::observed(live, env, check).await,
         Spec::Accepted { .. } => accepted(live, env, check).await,
-        Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::error("evaluated locally")),
+        Spec::File { .. } | Spec::Command { .. } => Ok(Outcome::internal("evaluated locally")),
     };
     r.unwrap_or_else(|e| match e {
         // Found out only now (an `accepted` document's kind): still not the learner's.
-        LiveError::NotServed { api_version, kind } => Outcome::skipped(format!(
-            "the cluster does not serve {kind} ({api_version}){}; this check cannot be judged on it",
-            why_unserved(&api_version, &kind)
-        )),
-        e => Outcome::error(e.to_string()),
+        LiveError::NotServed { api_version, kind } => Outcome::skipped(Detail::NotServed {
+            apis: vec![format!(
+                "{kind} ({api_version}){}",
+                why_unserved(&api_version, &kind)
+            )],
+        }),
+        e => Outcome::error(Detail::Cluster {
+            error: e.to_string(),
+        }),
     })
 }
 
@@ -102,12 +112,23 @@ async fn resource(
 ) -> Result<Outcome, LiveError> {
     let r = sel.obj_ref();
     Ok(match (live.get(&r).await?, present) {
-        (None, true) => Outcome::fail(format!("{r} does not exist in the cluster")),
-        (None, false) => Outcome::pass(format!("{r} is absent")),
-        (Some(_), false) => Outcome::fail(format!("{r} exists; it should not")),
+        (None, true) => Outcome::fail(Detail::NotInCluster {
+            what: r.to_string(),
+        }),
+        (None, false) => Outcome::pass(Detail::Absent {
+            what: r.to_string(),
+        }),
+        (Some(_), false) => Outcome::fail(Detail::ExistsShouldNot {
+            what: r.to_string(),
+        }),
         (Some(obj), true) => match matches.map(|w| partial_match(w, &obj)) {
-            None | Some(Ok(())) => Outcome::pass(format!("{r} is there as expected")),
-            Some(Err(e)) => Outcome::fail(format!("{r}: {e}")),
+            None | Some(Ok(())) => Outcome::pass(Detail::AsExpected {
+                what: r.to_string(),
+            }),
+            Some(Err(diff)) => Outcome::fail(Detail::ResourceDiffers {
+                what: r.to_string(),
+                diff,
+            }),
         },
     })
 }
@@ -149,9 +170,9 @@ async fn require_policies(
 ) -> Result<Option<Outcome>, LiveError> {
     for p in policies {
         let Some(r) = find_policy(live, p, namespace).await? else {
-            return Ok(Some(Outcome::fail(format!(
-                "policy `{p}` is not in the cluster; apply it with `kubectl apply -f`"
-            ))));
+            return Ok(Some(Outcome::fail(Detail::PolicyNotInCluster {
+                name: p.clone(),
+            })));
         };
         let how = live.await_ready(&r, timeout).await?;
         if let Some(o) = unready_outcome(&r, &how, timeout) {
@@ -170,7 +191,7 @@ async fn admission(live: &Live, env: Submission<'_>, check: &Check) -> Result<Ou
         ..
     } = &check.spec
     else {
-        return Ok(Outcome::error("not an admission check"));
+        return Ok(Outcome::internal("not an admission check"));
     };
     let ns = probe
         .object
@@ -250,9 +271,7 @@ async fn accepted(live: &Live, env: Submission<'_>, check: &Check) -> Result<Out
     };
     let what = check::document_name(check, &doc);
     let Some(r) = ObjRef::of(&doc) else {
-        return Ok(Outcome::fail(format!(
-            "{what} has no apiVersion, kind or name"
-        )));
+        return Ok(Outcome::fail(Detail::NoIdentity { what }));
     };
     let op = match live.get(&r).await? {
         Some(existing) => {

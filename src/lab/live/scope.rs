@@ -24,7 +24,7 @@ pub(super) async fn left_alone(
         ..
     } = &check.spec
     else {
-        return Ok(Outcome::error("not a generated check"));
+        return Ok(Outcome::internal("not a generated check"));
     };
     let generated::Created {
         trig,
@@ -35,15 +35,15 @@ pub(super) async fn left_alone(
         Ok(c) => c,
         Err(outcome) => return Ok(outcome),
     };
-    let what = check::probe_name(&trig);
+    let what = check::probe(&trig);
     let watch = async {
         let start = Instant::now();
         loop {
             if live.get(&want).await?.is_some() {
-                return Ok::<_, LiveError>(Outcome::fail(format!(
-                    "{what} lies outside the scope the task asks for, but {want} was generated \
-                     for it (the rule matches more than it should)"
-                )));
+                return Ok::<_, LiveError>(Outcome::fail(Detail::OutsideGenerated {
+                    what,
+                    want: want.to_string(),
+                }));
             }
             let urs = update_requests(live).await?;
             let ours = urs.iter().find(|u| {
@@ -53,15 +53,10 @@ pub(super) async fn left_alone(
                     })
             });
             if ours.is_some() {
-                return Ok(Outcome::fail(format!(
-                    "{what} lies outside the scope the task asks for, but Kyverno made an \
-                     UpdateRequest for it (a generate rule matched it)"
-                )));
+                return Ok(Outcome::fail(Detail::OutsideUpdateRequest { what }));
             }
             if start.elapsed() >= LEFT_ALONE_WATCH.min(check.timeout) {
-                return Ok(Outcome::pass(format!(
-                    "{what} lies outside the scope: nothing was generated for it"
-                )));
+                return Ok(Outcome::pass(Detail::OutsideNothing { what }));
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
@@ -72,13 +67,17 @@ pub(super) async fn left_alone(
     };
     let deleted = live.delete(&trig_ref).await;
     let mut outcome = match outcome {
-        None => Outcome::error(format!("interrupted; {trig_ref} was deleted")),
+        None => Outcome::error(Detail::Interrupted {
+            what: trig_ref.to_string(),
+            deleted: true,
+        }),
         Some(r) => r?,
     };
     if let Err(e) = deleted {
-        outcome
-            .detail
-            .push_str(&format!("; could not delete {trig_ref}: {e}"));
+        outcome.detail = outcome.detail.then(Detail::NotDeleted {
+            what: trig_ref.to_string(),
+            error: e.to_string(),
+        });
     }
     Ok(outcome)
 }
@@ -125,7 +124,7 @@ pub(super) async fn least_privilege(
         allowed,
     } = &check.spec
     else {
-        return Ok(Outcome::error("not a least-privilege check"));
+        return Ok(Outcome::internal("not a least-privilege check"));
     };
     let learner = learner_rbac(live, env).await?;
     let mut cluster = crate::lab::offline::baseline_rbac().to_vec();
@@ -184,7 +183,7 @@ pub(super) async fn observed(
     check: &Check,
 ) -> Result<Outcome, LiveError> {
     let Spec::Observed { source, .. } = &check.spec else {
-        return Ok(Outcome::error("not an observed check"));
+        return Ok(Outcome::internal("not an observed check"));
     };
     let record = match crate::lab::observe::record(env, check) {
         Ok(r) => r,
@@ -213,7 +212,9 @@ pub(super) async fn observed(
                     s("/status/state")
                 },
                 s("/status/message"),
-                format!("UpdateRequest {} in the cluster", s("/metadata/name")),
+                crate::lab::detail::Source::UpdateRequestInCluster {
+                    name: s("/metadata/name").to_string(),
+                },
             );
             return Ok(crate::lab::observe::judge(check, &record, &facts));
         }
@@ -224,11 +225,16 @@ pub(super) async fn observed(
     let facts = match crate::lab::offline::Offline::load_staged(env.lab, env.workspace, &staged) {
         Ok(off) => {
             let mut f = off.observe_in(env, source);
-            f.source
-                .push_str(" (the cluster no longer shows it: kca's model of your files)");
+            f.source = crate::lab::detail::Source::Modelled {
+                of: Box::new(f.source),
+            };
             f
         }
-        Err(e) => return Ok(Outcome::error(e.to_string())),
+        Err(e) => {
+            return Ok(Outcome::error(Detail::Content {
+                error: e.to_string(),
+            }));
+        }
     };
     Ok(crate::lab::observe::judge(check, &record, &facts))
 }

@@ -64,12 +64,7 @@ pub(super) async fn unserved(live: &Live, check: &Check) -> Result<Option<Outcom
             ));
         }
     }
-    Ok((!missing.is_empty()).then(|| {
-        Outcome::skipped(format!(
-            "the cluster does not serve {}; this check cannot be judged on it",
-            missing.join(", ")
-        ))
-    }))
+    Ok((!missing.is_empty()).then(|| Outcome::skipped(Detail::NotServed { apis: missing })))
 }
 
 /// What to apply instead of the whole folder, in both languages.
@@ -194,7 +189,7 @@ impl KyvernoGate {
     }
 
     /// Why `check` cannot be judged here (an ERROR), or None.
-    pub fn blocks(&self, check: &Check) -> Option<String> {
+    pub fn blocks(&self, check: &Check) -> Option<Detail> {
         use crate::cluster::{ADMISSION_CONTROLLER, BACKGROUND_CONTROLLER};
         let needs: &[&str] = match check.spec {
             Spec::Admission { .. } => &[ADMISSION_CONTROLLER],
@@ -203,7 +198,11 @@ impl KyvernoGate {
         };
         let s = match &self.state {
             Ok(s) => s,
-            Err(e) => return Some(format!("cannot tell whether Kyverno is ready: {e}")),
+            Err(e) => {
+                return Some(Detail::KyvernoUnknown {
+                    error: e.to_string(),
+                });
+            }
         };
         let down: Vec<String> = needs
             .iter()
@@ -220,20 +219,10 @@ impl KyvernoGate {
         if down.is_empty() && webhooks {
             return None;
         }
-        let mut why = Vec::new();
-        if !down.is_empty() {
-            why.push(format!("not ready: {}", down.join(", ")));
-        }
-        if !webhooks {
-            why.push(format!(
-                "webhooks: {} validating, {} mutating",
-                s.validating_webhooks, s.mutating_webhooks
-            ));
-        }
-        Some(format!(
-            "Kyverno cannot judge this check in this cluster ({}); see `kca cluster status`",
-            why.join("; ")
-        ))
+        Some(Detail::KyvernoNotReady {
+            down,
+            webhooks: (!webhooks).then_some((s.validating_webhooks, s.mutating_webhooks)),
+        })
     }
 }
 
@@ -306,7 +295,11 @@ mod tests {
         };
         assert_eq!(down.blocks(&admission), None);
         let why = down.blocks(&generated).expect("generated is blocked");
-        assert!(why.contains("kyverno-background-controller 0/0"), "{why}");
+        assert!(
+            why.to_string()
+                .contains("kyverno-background-controller 0/0"),
+            "{why}"
+        );
         let up = KyvernoGate {
             state: Ok(state(true)),
         };

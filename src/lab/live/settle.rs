@@ -184,23 +184,21 @@ pub(super) fn workspace_config(env: Submission<'_>, probe: &Value) -> Config {
 pub(super) fn unready_outcome(r: &ObjRef, how: &Readiness, timeout: Duration) -> Option<Outcome> {
     match how {
         Readiness::Ready => None,
-        Readiness::Missing => Some(Outcome::fail(format!(
-            "{r} is not in the cluster; apply it with `kubectl apply -f`"
-        ))),
-        Readiness::NotReady(why) => Some(Outcome::fail(format!(
-            "{r} is not Ready; Kyverno says: {why}"
-        ))),
-        Readiness::NotSeen => Some(Outcome::error(format!(
-            "{r} has no status after {}s: no Kyverno controller has seen it. Look at Kyverno's \
-             pods (`kubectl -n kyverno get pods`, `kca cluster status`) and their logs; the \
-             policy itself is not at fault",
-            timeout.as_secs()
-        ))),
-        Readiness::Pending => Some(Outcome::error(format!(
-            "{r} did not become Ready within {}s and Kyverno gave no reason; see `kubectl \
-             describe` for its status and Kyverno's admission controller logs",
-            timeout.as_secs()
-        ))),
+        Readiness::Missing => Some(Outcome::fail(Detail::PolicyMissing {
+            what: r.to_string(),
+        })),
+        Readiness::NotReady(why) => Some(Outcome::fail(Detail::PolicyNotReady {
+            what: r.to_string(),
+            why: why.to_string(),
+        })),
+        Readiness::NotSeen => Some(Outcome::error(Detail::PolicyNoStatus {
+            what: r.to_string(),
+            seconds: timeout.as_secs(),
+        })),
+        Readiness::Pending => Some(Outcome::error(Detail::PolicyPending {
+            what: r.to_string(),
+            seconds: timeout.as_secs(),
+        })),
     }
 }
 
