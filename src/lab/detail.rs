@@ -540,6 +540,13 @@ pub enum Detail {
     FileUnreadable {
         error: String,
     },
+    /// The workspace holds more YAML than one run grades: reading `path` went over at
+    /// `at` (`line:col`); every cluster check is an `error`.
+    WorkspaceOverBudget {
+        path: String,
+        at: String,
+        message: String,
+    },
     /// A YAML syntax error: `at` is `line:col`.
     NotYaml {
         path: String,
@@ -971,6 +978,7 @@ impl Detail {
             D::FileExists { .. } => "fileExists",
             D::FileMissing { .. } => "fileMissing",
             D::FileUnreadable { .. } => "fileUnreadable",
+            D::WorkspaceOverBudget { .. } => "workspaceOverBudget",
             D::NotYaml { .. } => "notYaml",
             D::NoKind { .. } => "noKind",
             D::FileHolds { .. } => "fileHolds",

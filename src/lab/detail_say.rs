@@ -19,6 +19,20 @@ impl Detail {
                 format!("ワークスペースのファイルを読めません: {error}"),
                 error.clone(),
             ),
+            D::WorkspaceOverBudget { path, at, message } => t(
+                format!(
+                    "ワークスペースの YAML が 1 回の採点で読める量を超えました: `{path}` ({at}: \
+                     {message}) で上限に達したため、クラスターのチェックは判定できません。\
+                     `{path}` を小さくするか、ラボで使わないファイルをワークスペースの外へ\
+                     移してください"
+                ),
+                format!(
+                    "the workspace holds more YAML than kca grades in one run: reading `{path}` \
+                     went over ({at}: {message}); the cluster checks cannot be judged — make \
+                     `{path}` smaller or move the files the lab does not need out of the \
+                     workspace"
+                ),
+            ),
             D::NotYaml { path, at, .. } => t(
                 format!("`{path}` の {at} に YAML の構文エラーがあります (上の「ファイルの問題」)"),
                 format!("`{path}` has a YAML syntax error at {at} (see \"file problems\" above)"),

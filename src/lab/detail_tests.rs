@@ -115,6 +115,11 @@ fn samples() -> Vec<Detail> {
         D::FileUnreadable {
             error: "`a` is a link out of the workspace".into(),
         },
+        D::WorkspaceOverBudget {
+            path: p(),
+            at: "3:1".into(),
+            message: "too many values".into(),
+        },
         D::NotYaml {
             path: p(),
             at: "3:5".into(),

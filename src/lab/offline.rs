@@ -62,7 +62,7 @@ pub struct Offline {
     at_setup: Option<Arc<Vec<Value>>>,
     /// Why the object set is incomplete: the workspace file that went over what one run
     /// grades (`workspace::Manifests::over_budget`); every check on it is an `error`.
-    over_budget: Option<String>,
+    over_budget: Option<super::detail::Detail>,
 }
 
 impl Offline {

@@ -326,7 +326,7 @@ pub struct Manifests {
     /// The file that took the workspace over what one run grades (bytes or values of
     /// all its files together), and why: the object set is incomplete, so checks on it
     /// are an `error` naming that file. No file after it is read.
-    pub over_budget: Option<String>,
+    pub over_budget: Option<crate::lab::detail::Detail>,
 }
 
 /// The YAML a workspace's files may hold all together in one run: four files at the
@@ -378,8 +378,7 @@ pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Ma
         {
             match allowance.parse_json_stream(&text) {
                 Err(e) if e.over_budget => {
-                    out.over_budget =
-                        Some(crate::escape::escape(&over_budget(&name, &e)).into_owned());
+                    out.over_budget = Some(over_budget(&name, &e));
                     break;
                 }
                 Ok(docs) => out.objects.extend(
@@ -407,14 +406,14 @@ pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Ma
     out
 }
 
-/// The verdict's words for a workspace whose file `name` went over what one run grades.
-fn over_budget(name: &str, e: &crate::yaml::YamlError) -> String {
-    format!(
-        "the workspace holds more YAML than kca grades in one run: reading `{name}` went over \
-         ({}: {}); the cluster checks cannot be judged — make `{name}` smaller or move the \
-         files the lab does not need out of the workspace",
-        e.pos, e.message
-    )
+/// The verdict for a workspace whose file `name` went over what one run grades.
+fn over_budget(name: &str, e: &crate::yaml::YamlError) -> crate::lab::detail::Detail {
+    let esc = |t: &str| crate::escape::escape(t).into_owned();
+    crate::lab::detail::Detail::WorkspaceOverBudget {
+        path: esc(name),
+        at: e.pos.to_string(),
+        message: esc(&e.message),
+    }
 }
 
 /// The lab's fixture objects, each labelled as owned by the lab.
