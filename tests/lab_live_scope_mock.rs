@@ -159,15 +159,42 @@ fn cluster_grant(extra: &[Value]) -> Value {
         "rules": rules})
 }
 
-/// A server holding `grant` and answering SubjectAccessReviews as its rules say (or with
+/// A server holding `grant` (and `others` among its ClusterRoles, beside the chart's and
+/// the API server's own) and answering SubjectAccessReviews as its rules say (or with
 /// `sar` when given).
 fn rbac_server(grant: Option<Value>, sar: Option<Reply>) -> (Live, Arc<Mutex<Vec<Seen>>>) {
+    rbac_server_with(grant, sar, vec![])
+}
+
+fn rbac_server_with(
+    grant: Option<Value>,
+    sar: Option<Reply>,
+    others: Vec<Value>,
+) -> (Live, Arc<Mutex<Vec<Seen>>>) {
     let path = format!("{CLUSTER_ROLES}/kca-mutate-generator");
+    let mut roles = others;
+    roles.extend(grant.clone());
+    // Installed, not the learner's: never counted against the envelope.
+    roles.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "system:aggregate-to-edit"},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}));
+    roles.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "kyverno:migrate-resources",
+            "labels": {"app.kubernetes.io/managed-by": "Helm",
+                "rbac.kyverno.io/aggregate-to-background-controller": "true"}},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["update"]}]}));
     mock(Arc::new(move |s: &Seen| match (s.method.as_str(), s.path.as_str()) {
         ("GET", p) if p == path => Some(match &grant {
             Some(g) => reply(200, g.clone()),
             None => server_error(),
         }),
+        ("GET", CLUSTER_ROLES) => Some(list_of(roles.clone())),
+        (
+            "GET",
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+            | "/apis/rbac.authorization.k8s.io/v1/roles"
+            | "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+        ) => Some(list_of(vec![])),
         ("POST", SAR) => Some(sar.clone().unwrap_or_else(|| {
             let a = &s.body["spec"]["resourceAttributes"];
             let allowed = a["group"] == "networking.k8s.io"
@@ -227,6 +254,27 @@ async fn least_privilege_live_fails_on_the_clusters_wider_copy_naming_the_rule()
         o.detail
     );
     assert!(o.detail.contains("create on *"), "{}", o.detail);
+}
+
+#[tokio::test(start_paused = true)]
+async fn least_privilege_live_counts_a_grant_applied_from_no_file_of_the_workspace() {
+    let lab = mutate_lab();
+    let ws = solution(&lab, |_| {});
+    // Applied once with kubectl, its file since deleted: still the learner's grant.
+    let helper = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "helper",
+            "labels": {"rbac.kyverno.io/aggregate-to-background-controller": "true"}},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["create", "delete"]}]});
+    let (live, log) = rbac_server_with(Some(cluster_grant(&[])), None, vec![helper]);
+    let o = run(&live, &lab, ws.path(), "bg-least-privilege").await;
+    assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
+    assert!(o.detail.contains("ClusterRole helper rules[0]"), "{}", o.detail);
+    assert!(
+        !o.detail.contains("migrate-resources") && !o.detail.contains("system:aggregate"),
+        "installed roles are not the learner's: {}",
+        o.detail
+    );
+    assert_eq!(requests(&log, "GET", CLUSTER_ROLES).len(), 2, "a get and a list");
 }
 
 #[tokio::test(start_paused = true)]
