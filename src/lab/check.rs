@@ -447,7 +447,7 @@ fn judge_admission_as_sent(check: &Check, sent: &Value, got: &crate::target::Adm
     let what = probe_name(sent);
     match (expect, got) {
         (Expect::Allowed, Admission::Allowed { object, .. }) => {
-            if let Some(lost) = super::vary::lost(sent, object) {
+            if let Some(lost) = super::vary::lost(sent, object, assert.as_ref()) {
                 return Outcome::fail(format!(
                     "{what} was admitted, but lost what it was sent with: {lost} \
                      (a mutation must keep the object's other labels and annotations)"
