@@ -128,7 +128,12 @@ fn list_of(items: Vec<Value>) -> Reply {
 fn server_error() -> Reply {
     reply(
         500,
-        status_failure(500, "InternalError", "etcdserver: request timed out", json!({})),
+        status_failure(
+            500,
+            "InternalError",
+            "etcdserver: request timed out",
+            json!({}),
+        ),
     )
 }
 
@@ -175,38 +180,44 @@ fn rbac_server_with(
     let mut roles = others;
     roles.extend(grant.clone());
     // Installed, not the learner's: never counted against the envelope.
-    roles.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+    roles.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "system:aggregate-to-edit"},
-        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}));
-    roles.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}),
+    );
+    roles.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "kyverno:migrate-resources",
             "labels": {"app.kubernetes.io/managed-by": "Helm",
                 "rbac.kyverno.io/aggregate-to-background-controller": "true"}},
-        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["update"]}]}));
-    mock(Arc::new(move |s: &Seen| match (s.method.as_str(), s.path.as_str()) {
-        ("GET", p) if p == path => Some(match &grant {
-            Some(g) => reply(200, g.clone()),
-            None => server_error(),
-        }),
-        ("GET", CLUSTER_ROLES) => Some(list_of(roles.clone())),
-        (
-            "GET",
-            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
-            | "/apis/rbac.authorization.k8s.io/v1/roles"
-            | "/apis/rbac.authorization.k8s.io/v1/rolebindings",
-        ) => Some(list_of(vec![])),
-        ("POST", SAR) => Some(sar.clone().unwrap_or_else(|| {
-            let a = &s.body["spec"]["resourceAttributes"];
-            let allowed = a["group"] == "networking.k8s.io"
-                && a["resource"] == "networkpolicies"
-                && ["get", "create", "update", "delete"].contains(&a["verb"].as_str().unwrap());
-            reply(
-                201,
-                json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["update"]}]}),
+    );
+    mock(Arc::new(move |s: &Seen| {
+        match (s.method.as_str(), s.path.as_str()) {
+            ("GET", p) if p == path => Some(match &grant {
+                Some(g) => reply(200, g.clone()),
+                None => server_error(),
+            }),
+            ("GET", CLUSTER_ROLES) => Some(list_of(roles.clone())),
+            (
+                "GET",
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+                | "/apis/rbac.authorization.k8s.io/v1/roles"
+                | "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+            ) => Some(list_of(vec![])),
+            ("POST", SAR) => Some(sar.clone().unwrap_or_else(|| {
+                let a = &s.body["spec"]["resourceAttributes"];
+                let allowed = a["group"] == "networking.k8s.io"
+                    && a["resource"] == "networkpolicies"
+                    && ["get", "create", "update", "delete"].contains(&a["verb"].as_str().unwrap());
+                reply(
+                    201,
+                    json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
                     "status": {"allowed": allowed}}),
-            )
-        })),
-        _ => None,
+                )
+            })),
+            _ => None,
+        }
     }))
 }
 
@@ -217,12 +228,24 @@ async fn least_privilege_live_asks_each_required_grant_of_the_server() {
     let (live, log) = rbac_server(Some(cluster_grant(&[])), None);
     let o = run(&live, &lab, ws.path(), "bg-least-privilege").await;
     assert_eq!(o.verdict, Verdict::Pass, "{}", o.detail);
-    let gets = requests(&log, "GET", &format!("{CLUSTER_ROLES}/kca-mutate-generator"));
-    assert_eq!(gets.len(), 1, "the cluster's copy of the learner's grant is read");
+    let gets = requests(
+        &log,
+        "GET",
+        &format!("{CLUSTER_ROLES}/kca-mutate-generator"),
+    );
+    assert_eq!(
+        gets.len(),
+        1,
+        "the cluster's copy of the learner's grant is read"
+    );
     let reviews = requests(&log, "POST", SAR);
     let mut verbs: Vec<&str> = reviews
         .iter()
-        .map(|s| s.body["spec"]["resourceAttributes"]["verb"].as_str().unwrap())
+        .map(|s| {
+            s.body["spec"]["resourceAttributes"]["verb"]
+                .as_str()
+                .unwrap()
+        })
         .collect();
     verbs.sort();
     assert_eq!(verbs, ["create", "delete", "get", "update"]);
@@ -231,7 +254,10 @@ async fn least_privilege_live_asks_each_required_grant_of_the_server() {
         assert_eq!(r.body["kind"], "SubjectAccessReview");
         assert_eq!(r.body["spec"]["user"], SA);
         let groups = r.body["spec"]["groups"].as_array().unwrap();
-        assert!(groups.contains(&json!("system:serviceaccounts:kyverno")), "{groups:?}");
+        assert!(
+            groups.contains(&json!("system:serviceaccounts:kyverno")),
+            "{groups:?}"
+        );
         let attrs = &r.body["spec"]["resourceAttributes"];
         assert_eq!(attrs["group"], "networking.k8s.io");
         assert_eq!(attrs["resource"], "networkpolicies");
@@ -244,12 +270,14 @@ async fn least_privilege_live_fails_on_the_clusters_wider_copy_naming_the_rule()
     let lab = mutate_lab();
     // The file is right; what the cluster holds (applied from an older edit) is not.
     let ws = solution(&lab, |_| {});
-    let wide = json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["create", "update", "delete"]});
+    let wide =
+        json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["create", "update", "delete"]});
     let (live, _) = rbac_server(Some(cluster_grant(&[wide])), None);
     let o = run(&live, &lab, ws.path(), "bg-least-privilege").await;
     assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
     assert!(
-        o.detail.contains("ClusterRole kca-mutate-generator rules[2]"),
+        o.detail
+            .contains("ClusterRole kca-mutate-generator rules[2]"),
         "{}",
         o.detail
     );
@@ -268,13 +296,21 @@ async fn least_privilege_live_counts_a_grant_applied_from_no_file_of_the_workspa
     let (live, log) = rbac_server_with(Some(cluster_grant(&[])), None, vec![helper]);
     let o = run(&live, &lab, ws.path(), "bg-least-privilege").await;
     assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
-    assert!(o.detail.contains("ClusterRole helper rules[0]"), "{}", o.detail);
+    assert!(
+        o.detail.contains("ClusterRole helper rules[0]"),
+        "{}",
+        o.detail
+    );
     assert!(
         !o.detail.contains("migrate-resources") && !o.detail.contains("system:aggregate"),
         "installed roles are not the learner's: {}",
         o.detail
     );
-    assert_eq!(requests(&log, "GET", CLUSTER_ROLES).len(), 2, "a get and a list");
+    assert_eq!(
+        requests(&log, "GET", CLUSTER_ROLES).len(),
+        2,
+        "a get and a list"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -283,7 +319,12 @@ async fn least_privilege_live_is_an_error_when_the_api_cannot_answer() {
     let ws = solution(&lab, |_| {});
     let (live, _) = rbac_server(None, None);
     let o = run(&live, &lab, ws.path(), "bg-least-privilege").await;
-    assert_eq!(o.verdict, Verdict::Error, "500 reading the grant: {}", o.detail);
+    assert_eq!(
+        o.verdict,
+        Verdict::Error,
+        "500 reading the grant: {}",
+        o.detail
+    );
     let (live, _) = rbac_server(
         Some(cluster_grant(&[])),
         Some(forbidden("subjectaccessreviews.authorization.k8s.io")),
@@ -385,7 +426,11 @@ async fn a_left_alone_trigger_live_passes_only_when_nothing_is_generated_for_it(
         let name = body["metadata"]["name"].as_str().unwrap();
         assert!(name.starts_with("kca-mutate-plain-"), "{name}");
         let deleted = requests(&log, "DELETE", &format!("/api/v1/namespaces/{name}"));
-        assert_eq!(deleted.len(), 1, "the trigger is deleted whatever the verdict");
+        assert_eq!(
+            deleted.len(),
+            1,
+            "the trigger is deleted whatever the verdict"
+        );
         if how == Cluster::Generates {
             assert!(o.detail.contains("was generated"), "{}", o.detail);
         }
@@ -426,7 +471,11 @@ async fn an_observation_is_graded_against_the_update_request_of_this_cluster() {
     }
     // This run's controller was refused another verb: the record copied from the task
     // text does not match it.
-    let (live, _) = ur_server(Some(vec![failing_ur("Failed", "update", "networkpolicies")]));
+    let (live, _) = ur_server(Some(vec![failing_ur(
+        "Failed",
+        "update",
+        "networkpolicies",
+    )]));
     let o = run(&live, &lab, ws.path(), "incident-recorded").await;
     assert_eq!(o.verdict, Verdict::Fail, "{}", o.detail);
     assert!(o.detail.contains("forbiddenVerb"), "{}", o.detail);
@@ -490,9 +539,11 @@ async fn revoke(
             ("GET", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings") => {
                 of("ClusterRoleBinding")
             }
-            ("GET", "/apis/rbac.authorization.k8s.io/v1/roles" | "/apis/rbac.authorization.k8s.io/v1/rolebindings") => {
-                list_of(vec![])
-            }
+            (
+                "GET",
+                "/apis/rbac.authorization.k8s.io/v1/roles"
+                | "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+            ) => list_of(vec![]),
             ("DELETE", _) => kube_mock::success(),
             _ => return None,
         })
@@ -504,7 +555,12 @@ async fn revoke(
     let deleted = requests(&log, "DELETE", "/")
         .into_iter()
         .map(|s| {
-            assert_eq!(s.query_pairs(), [("propagationPolicy", "Background")], "{}", s.path);
+            assert_eq!(
+                s.query_pairs(),
+                [("propagationPolicy", "Background")],
+                "{}",
+                s.path
+            );
             s.path
         })
         .collect();
@@ -524,7 +580,11 @@ async fn the_revoke_incident_takes_the_learners_grant_by_its_rules_not_its_name(
     )
     .await;
     let done = done.unwrap();
-    assert_eq!(deleted, [format!("{CLUSTER_ROLES}/my-own-grant")], "{done:?}");
+    assert_eq!(
+        deleted,
+        [format!("{CLUSTER_ROLES}/my-own-grant")],
+        "{done:?}"
+    );
     assert!(done[0].contains("my-own-grant"), "{done:?}");
 }
 
@@ -594,7 +654,11 @@ async fn verify_live_stages_each_setup_on_the_variants_workspace_then_applies_it
     let ws = solution(&lab, |ws| {
         let p = ws.join("rbac.yaml");
         let t = std::fs::read_to_string(&p).unwrap();
-        std::fs::write(&p, t.replace("name: kca-mutate-generator", "name: my-own-grant")).unwrap();
+        std::fs::write(
+            &p,
+            t.replace("name: kca-mutate-generator", "name: my-own-grant"),
+        )
+        .unwrap();
     });
     let grant = format!("{CLUSTER_ROLES}/my-own-grant");
     let (live, log) = storing_server();

@@ -104,7 +104,12 @@ fn a_vap_scoped_on_the_policy_instead_of_the_binding_passes() {
     passes(
         &l,
         ws.path(),
-        &["vap-binding", "vap-denies", "vap-leaves-other-namespaces", "vap-allows"],
+        &[
+            "vap-binding",
+            "vap-denies",
+            "vap-leaves-other-namespaces",
+            "vap-allows",
+        ],
         &[],
     );
 }

@@ -206,7 +206,10 @@ mod tests {
         let lab = testlab();
         let r = rbac(&lab, Outcome::fail("no"), Outcome::pass("cannot delete"));
         assert_eq!(r[1].verdict, Verdict::Fail, "{}", r[1].detail);
-        assert!(r[1].feedback.is_none(), "not the lab's words for a too-wide answer");
+        assert!(
+            r[1].feedback.is_none(),
+            "not the lab's words for a too-wide answer"
+        );
         assert_eq!(r[1].earned, 0);
         assert!(
             r[1].detail.contains("once reader-can-get passes"),
@@ -221,6 +224,9 @@ mod tests {
         assert!(r[1].detail.contains("counts once"), "{}", r[1].detail);
         // Too much granted is wrong at any stage.
         let r = rbac(&lab, Outcome::fail("no"), Outcome::fail("can delete"));
-        assert_eq!((r[1].verdict, r[1].detail.as_str()), (Verdict::Fail, "can delete"));
+        assert_eq!(
+            (r[1].verdict, r[1].detail.as_str()),
+            (Verdict::Fail, "can delete")
+        );
     }
 }

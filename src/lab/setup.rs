@@ -243,7 +243,9 @@ pub async fn apply_live_in(
                     None => Vec::new(),
                 };
                 for kind in ["ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"] {
-                    let listed = match live.list("rbac.authorization.k8s.io/v1", kind, None, "").await
+                    let listed = match live
+                        .list("rbac.authorization.k8s.io/v1", kind, None, "")
+                        .await
                     {
                         Err(LiveError::NotServed { .. }) => Vec::new(),
                         r => r?,

@@ -611,9 +611,10 @@ tasks:
             Ok(match stage {
                 Stage::Starter => results(&lab, &first),
                 Stage::Solution => results(&lab, &[]),
-                Stage::Mutant(m) => {
-                    results(&lab, &m.fails.iter().map(String::as_str).collect::<Vec<_>>())
-                }
+                Stage::Mutant(m) => results(
+                    &lab,
+                    &m.fails.iter().map(String::as_str).collect::<Vec<_>>(),
+                ),
             })
         })
         .unwrap();
