@@ -604,7 +604,8 @@ async fn the_revoke_incident_finds_a_grant_handed_over_by_the_learners_own_bindi
 #[tokio::test(start_paused = true)]
 async fn the_revoke_incident_is_an_error_when_the_roles_cannot_be_listed() {
     let mine = clusterrole("my-own-grant", true, &["create"]);
-    let (done, deleted) = revoke(&[mine.clone()], vec![mine], true).await;
+    let cluster = vec![mine.clone()];
+    let (done, deleted) = revoke(std::slice::from_ref(&mine), cluster, true).await;
     assert!(done.is_err(), "{done:?}");
     assert!(deleted.is_empty());
 }
