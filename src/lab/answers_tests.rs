@@ -81,6 +81,39 @@ fn admission_right_answers_in_other_spellings_pass() {
     );
 }
 
+/// Where a VAP applies may be said on the policy (`matchConstraints.namespaceSelector`)
+/// as well as on its binding: the same scope, the same points.
+#[test]
+fn a_vap_scoped_on_the_policy_instead_of_the_binding_passes() {
+    let l = lab("kca-admission");
+    let ws = workspace(
+        &l,
+        &[
+            (
+                "policies/require-limits-vap.yaml",
+                "  matchConstraints:\n    resourceRules:",
+                "  matchConstraints:\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kca-admission-vap\n    resourceRules:",
+            ),
+            (
+                "policies/require-limits-vap.yaml",
+                "  matchResources:\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kca-admission-vap\n",
+                "",
+            ),
+        ],
+    );
+    passes(
+        &l,
+        ws.path(),
+        &[
+            "vap-binding",
+            "vap-denies",
+            "vap-leaves-other-namespaces",
+            "vap-allows",
+        ],
+        &[],
+    );
+}
+
 #[test]
 fn a_json_patch_as_a_json_array_or_with_quoted_paths_passes() {
     let l = lab("kca-mutate");

@@ -38,7 +38,7 @@ fn judge_admission_as_sent(check: &Check, sent: &Value, got: &crate::target::Adm
     let what = || probe(sent);
     match (expect, got) {
         (Expect::Allowed, Admission::Allowed { object, .. }) => {
-            if let Some(lost) = crate::lab::vary::lost(sent, object) {
+            if let Some(lost) = crate::lab::vary::lost(sent, object, assert.as_ref()) {
                 return Outcome::fail(Detail::LostWhatSent { what: what(), lost });
             }
             match (assert, *left_alone) {

@@ -11,6 +11,7 @@ fn command_check(script: &str, timeout: std::time::Duration) -> Check {
         timeout,
         on_fail: None,
         on_pass: None,
+        guard: false,
         spec: Spec::Command {
             run: vec!["sh".into(), "-c".into(), script.into()],
             env: Default::default(),

@@ -680,6 +680,12 @@ pub enum Detail {
         by: By,
         message: String,
     },
+    /// A guard (a check that holds before the learner acts) that passed but earns
+    /// nothing yet: `behind` are its task's checks that do not pass (none judged: empty).
+    GuardWaits {
+        inner: Box<Detail>,
+        behind: Vec<String>,
+    },
     /// A failing admission check, with the seed that varied its probes.
     Varied {
         seed: u64,
@@ -943,7 +949,9 @@ impl Detail {
             Detail::Blocked { problems } => problems.clone(),
             Detail::NotYaml { path, at, message } => vec![format!("{path}:{at}: {message}")],
             Detail::Both(a, b) => [a.file_problems(), b.file_problems()].concat(),
-            Detail::Varied { inner, .. } | Detail::Waited { why: inner, .. } => {
+            Detail::Varied { inner, .. }
+            | Detail::Waited { why: inner, .. }
+            | Detail::GuardWaits { inner, .. } => {
                 inner.file_problems()
             }
             _ => Vec::new(),
@@ -1012,6 +1020,7 @@ impl Detail {
             D::DeniedBy { .. } => "deniedBy",
             D::DeniedNotBy { .. } => "deniedNotBy",
             D::Varied { .. } => "varied",
+            D::GuardWaits { .. } => "guardWaits",
             D::NotGenerated { .. } => "notGenerated",
             D::Generated { .. } => "generated",
             D::GeneratedAsExpected { .. } => "generatedAsExpected",

@@ -288,6 +288,24 @@ impl Detail {
                     by.say(s)
                 ),
             ),
+            D::GuardWaits { inner, behind } if behind.is_empty() => {
+                inner.say(s)
+                    + &t(
+                        "。このチェックは同じタスクのほかのチェックが通ってから点になりますが、ここでは1つも判定されていません".into(),
+                        "; it counts once the task's other checks pass, and none was judged here".into(),
+                    )
+            }
+            D::GuardWaits { inner, behind } => {
+                let list = behind.join(", ");
+                inner.say(s)
+                    + &t(
+                        format!("。このチェックはポリシーが働いてから点になります ({list} が通ってから)"),
+                        format!(
+                            "; a guard, it counts once the policy acts (once {list} pass{})",
+                            if behind.len() == 1 { "es" } else { "" }
+                        ),
+                    )
+            }
             D::Varied { seed, inner } => {
                 inner.say(s)
                     + &t(

@@ -231,6 +231,14 @@ fn samples() -> Vec<Detail> {
             by: By::Vap { policy: "v".into() },
             message: "denied".into(),
         },
+        D::GuardWaits {
+            inner: Box::new(D::Admitted { what: probe() }),
+            behind: vec!["reader-can-get".into()],
+        },
+        D::GuardWaits {
+            inner: Box::new(D::Admitted { what: probe() }),
+            behind: Vec::new(),
+        },
         D::Varied {
             seed: 7,
             inner: Box::new(D::Admitted { what: probe() }),

@@ -44,7 +44,46 @@ pub fn offline_staged(
         .zip(&selected)
         .map(|(r, (t, c))| r.unwrap_or_else(|why| CheckResult::new(t, c, unrun(why), 0.0)))
         .collect();
-    Ok(results)
+    Ok(count_guards(lab, results))
+}
+
+/// Guards (`Check::is_guard`: a probe left alone, a permission that must be absent, …)
+/// hold before the learner does anything, so a passing guard earns its points only once
+/// the behaviour it guards exists: every other check of its task that was judged passes
+/// (skipped ones aside) and at least one does. Until then it is `fail` (the learner's work
+/// is not there yet; not `skipped`, which says a target cannot judge), without the lab's
+/// failure feedback, naming the checks that do not pass yet. A failing guard stays as it
+/// is: doing too much is wrong at any stage. The same rule offline and live.
+pub fn count_guards(lab: &Lab, mut results: Vec<CheckResult>) -> Vec<CheckResult> {
+    use super::check::Verdict;
+    let guard = |id: &str| lab.check(id).is_some_and(Check::is_guard);
+    let mut waiting: Vec<(usize, Vec<String>)> = Vec::new();
+    for (i, r) in results.iter().enumerate() {
+        if r.verdict != Verdict::Pass || !guard(&r.id) {
+            continue;
+        }
+        let acting: Vec<&CheckResult> = results
+            .iter()
+            .filter(|o| o.task == r.task && !guard(&o.id) && o.verdict != Verdict::Skipped)
+            .collect();
+        let behind: Vec<String> = acting
+            .iter()
+            .filter(|o| o.verdict != Verdict::Pass)
+            .map(|o| o.id.clone())
+            .collect();
+        if acting.is_empty() || !behind.is_empty() {
+            waiting.push((i, behind));
+        }
+    }
+    for (i, behind) in waiting {
+        let r = &mut results[i];
+        r.verdict = Verdict::Fail;
+        r.earned = 0;
+        r.feedback = None;
+        let inner = Box::new(std::mem::take(&mut r.detail));
+        r.detail = super::detail::Detail::GuardWaits { inner, behind };
+    }
+    results
 }
 
 /// Workers per lane of the offline pool: in-process checks use the cores; `command`
@@ -112,12 +151,75 @@ pub async fn live(
             done[i] = Some(res);
         }
     }
-    done.into_iter()
+    let results = done
+        .into_iter()
         .zip(&selected)
         .map(|(r, (t, c))| {
             r.unwrap_or_else(|| {
                 CheckResult::new(t, c, Outcome::error(Detail::Crashed { error: None }), 0.0)
             })
         })
-        .collect()
+        .collect();
+    count_guards(&lab, results)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A detail with the given text, for results whose wording is not under test.
+    fn d(text: &str) -> crate::lab::detail::Detail {
+        crate::lab::detail::Detail::Cluster { error: text.into() }
+    }
+    use super::*;
+    use crate::lab::check::Verdict;
+
+    fn testlab() -> Lab {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testlab/lab.yaml");
+        match crate::content::load_file(&p) {
+            Ok(crate::content::Document::Lab(l)) => *l,
+            _ => panic!("the test lab does not load"),
+        }
+    }
+
+    /// The rbac task's results: `reader-can-get` (acting) and `reader-cannot-delete` (a
+    /// guard: a permission that must be absent).
+    fn rbac(lab: &Lab, acting: Outcome, guard: Outcome) -> Vec<CheckResult> {
+        let t = lab.task("rbac").unwrap();
+        let c = |id: &str| t.checks.iter().find(|c| c.id == id).unwrap();
+        count_guards(
+            lab,
+            vec![
+                CheckResult::new(t, c("reader-can-get"), acting, 0.0),
+                CheckResult::new(t, c("reader-cannot-delete"), guard, 0.0),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_guard_earns_nothing_until_its_task_acts_and_a_failing_guard_stays_failed() {
+        let lab = testlab();
+        let r = rbac(&lab, Outcome::fail(d("no")), Outcome::pass(d("cannot delete")));
+        assert_eq!(r[1].verdict, Verdict::Fail, "{}", r[1].detail);
+        assert!(
+            r[1].feedback.is_none(),
+            "not the lab's words for a too-wide answer"
+        );
+        assert_eq!(r[1].earned, 0);
+        assert!(
+            r[1].detail.contains("once reader-can-get passes"),
+            "{}",
+            r[1].detail
+        );
+        let r = rbac(&lab, Outcome::pass(d("yes")), Outcome::pass(d("cannot delete")));
+        assert_eq!((r[1].verdict, r[1].earned), (Verdict::Pass, r[1].points));
+        // An error of the acting check is not the behaviour either.
+        let r = rbac(&lab, Outcome::error(d("api down")), Outcome::pass(d("cannot")));
+        assert_eq!(r[1].verdict, Verdict::Fail);
+        assert!(r[1].detail.contains("counts once"), "{}", r[1].detail);
+        // Too much granted is wrong at any stage.
+        let r = rbac(&lab, Outcome::fail(d("no")), Outcome::fail(d("can delete")));
+        assert_eq!(
+            (r[1].verdict, &r[1].detail),
+            (Verdict::Fail, &d("can delete"))
+        );
+    }
 }

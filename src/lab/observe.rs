@@ -182,6 +182,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             on_fail: None,
             on_pass: None,
+            guard: false,
             spec: Spec::Observed {
                 path: "incident.yaml".into(),
                 source: ObservedSource::UpdateRequest {

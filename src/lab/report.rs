@@ -607,6 +607,7 @@ pub(crate) mod tests {
             timeout: std::time::Duration::from_secs(1),
             on_fail: Some(Text::plain("try again")),
             on_pass: None,
+            guard: false,
             spec: Spec::Command {
                 run: vec!["true".into()],
                 env: Default::default(),

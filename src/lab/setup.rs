@@ -229,21 +229,28 @@ pub async fn apply_live_in(
                 }
             }
             SetupAction::Revoke { .. } => {
+                // The learner's RBAC in the cluster: roles and the bindings that may hand
+                // them to the subject (a grant bound by the learner's own binding, not by
+                // aggregation, is found too); only roles are deleted.
                 let mut learner = Vec::new();
                 let declared: Vec<ObjRef> = match ws {
                     Some(ws) => workspace::manifests(lab, ws)
                         .objects
                         .iter()
                         .filter_map(ObjRef::of)
-                        .filter(|r| matches!(r.kind.as_str(), "Role" | "ClusterRole"))
+                        .filter(|r| r.api_version == "rbac.authorization.k8s.io/v1")
                         .collect(),
                     None => Vec::new(),
                 };
-                for kind in ["ClusterRole", "Role"] {
-                    for o in live
+                for kind in ["ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"] {
+                    let listed = match live
                         .list("rbac.authorization.k8s.io/v1", kind, None, "")
-                        .await?
+                        .await
                     {
+                        Err(LiveError::NotServed { .. }) => Vec::new(),
+                        r => r?,
+                    };
+                    for o in listed {
                         let mine = owned_here(lab, &o)
                             || ObjRef::of(&o).is_some_and(|r| declared.contains(&r));
                         if mine {
@@ -252,6 +259,9 @@ pub async fn apply_live_in(
                     }
                 }
                 for r in revoked(a, &learner) {
+                    if !matches!(r.kind.as_str(), "Role" | "ClusterRole") {
+                        continue;
+                    }
                     live.delete(&r).await?;
                     done.push(format!(
                         "deleted {r} (it gave the permission the setup takes away)"
@@ -314,6 +324,7 @@ pub(crate) mod tests {
             timeout: std::time::Duration::from_secs(1),
             on_fail: None,
             on_pass: None,
+            guard: false,
             spec: crate::content::lab::Spec::File {
                 path: "x".into(),
                 parses: true,

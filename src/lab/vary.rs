@@ -110,9 +110,12 @@ pub fn probe_with(object: &Value, check: &str, seed: u64) -> Value {
     o
 }
 
-/// What kca added to `sent` that `got` (the admitted object) lost or changed, as a tree
-/// for the report: `None` when everything survived.
-pub fn lost(sent: &Value, got: &Value) -> Option<String> {
+/// The labels and annotations `sent` carried (kca's varied ones and the probe's own) that
+/// `got` (the admitted object) lost or changed, for the report: `None` when everything
+/// survived. A key the check's `expected` tree names (`metadata.labels.team`) is the
+/// change asked for and not counted: a mutation must add what the task asks without
+/// writing over what the object already had.
+pub fn lost(sent: &Value, got: &Value, expected: Option<&Value>) -> Option<String> {
     let mut lost = Vec::new();
     for key in ["labels", "annotations"] {
         let Some(m) = sent
@@ -121,7 +124,13 @@ pub fn lost(sent: &Value, got: &Value) -> Option<String> {
         else {
             continue;
         };
-        for (k, v) in m.iter().filter(|(k, _)| k.starts_with(KEY_PREFIX)) {
+        let asked = |k: &str| {
+            expected
+                .and_then(|e| e.pointer(&format!("/metadata/{key}")))
+                .and_then(Value::as_object)
+                .is_some_and(|m| m.contains_key(k))
+        };
+        for (k, v) in m.iter().filter(|(k, _)| !asked(k)) {
             let now = got
                 .pointer(&format!("/metadata/{key}"))
                 .and_then(|m| m.get(k));
@@ -153,11 +162,21 @@ mod tests {
         assert!(a["metadata"]["name"].as_str().unwrap().starts_with("p-"));
         let n = a["metadata"]["annotations"].as_object().unwrap().len();
         assert!((3..=4).contains(&n), "{a}");
-        assert_eq!(lost(&a, &a), None);
+        assert_eq!(lost(&a, &a, None), None);
         // A patch that writes the annotations map back whole loses what kca added.
         let mut rewritten = a.clone();
         rewritten["metadata"]["annotations"] =
             json!({"kca.io/purpose": "probe", "kca.io/owner": "x"});
-        assert!(lost(&a, &rewritten).unwrap().contains("annotations"));
+        assert!(lost(&a, &rewritten, None).unwrap().contains("annotations"));
+    }
+
+    #[test]
+    fn a_mutation_that_writes_over_a_key_the_object_had_loses_it_unless_asked() {
+        let sent = json!({"metadata": {"labels": {"app": "web"}, "annotations": {"a": "1"}}});
+        let over = json!({"metadata": {"labels": {"app": "platform", "team": "x"}, "annotations": {"a": "1"}}});
+        assert_eq!(lost(&sent, &over, None).as_deref(), Some("labels `app`"));
+        // The check asks for the label to be set: that change is the task.
+        let asked = json!({"metadata": {"labels": {"app": "platform"}}});
+        assert_eq!(lost(&sent, &over, Some(&asked)), None);
     }
 }

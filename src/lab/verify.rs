@@ -213,6 +213,20 @@ pub fn verify_with(
             problems.push(format!("task `{}` passes on the starter", t.id));
         }
     }
+    // Nothing done, nothing earned: a check that holds before the learner acts is a guard.
+    let earned: Vec<String> = starter
+        .iter()
+        .filter(|r| r.earned > 0)
+        .map(|r| r.id.clone())
+        .collect();
+    if !earned.is_empty() {
+        problems.push(format!(
+            "the starter earns points ({}): a check that holds before the learner does \
+             anything is a guard (`leftAlone: true`, `expect: allowed`, or `guard: true`) and \
+             counts only once its task's other checks pass",
+            earned.join(", ")
+        ));
+    }
     let starter_v = StageVerdict {
         name: "starter".into(),
         ok: problems.is_empty(),
@@ -366,9 +380,13 @@ pub async fn grade_live(
         ctx.printer
             .status(&format!("  {}: {}", lab.id, stage_name(stage)));
         super::reset::reset_cluster(ctx, &live, lab).await?;
-        apply_workspace(ctx, &live, lab, &ws).await?;
+        stage_on_cluster(ctx, &live, lab, stage, &ws).await?;
         let live_results = grade::live(live.clone(), lab, &ws, &[], &ctx.printer).await;
-        let offline = grade::offline(lab, &ws, &[])?;
+        let staged = match stage {
+            Stage::Starter => Vec::new(),
+            _ => final_setups(lab),
+        };
+        let offline = grade::offline_staged(lab, &ws, &[], &staged)?;
         out.push(Graded {
             live: live_results,
             offline,
@@ -376,6 +394,36 @@ pub async fn grade_live(
     }
     super::reset::reset_cluster(ctx, &live, lab).await?;
     Ok(out)
+}
+
+/// A variant on a reset cluster as `run_stage` grades it offline: the workspace applied;
+/// for the solution and the mutants (the learner's final state) every task setup staged
+/// on what the workspace holds (`setup::apply_live_in`: a `revoke` finds the learner's
+/// grant whatever its name), then the files applied again, as a learner saves and applies
+/// them after each incident. The starter meets no setup.
+pub async fn stage_on_cluster(
+    ctx: &crate::ctx::Ctx,
+    live: &crate::target::live::Live,
+    lab: &Lab,
+    stage: Stage<'_>,
+    ws: &std::path::Path,
+) -> Result<()> {
+    apply_workspace(ctx, live, lab, ws).await?;
+    if matches!(stage, Stage::Starter) {
+        return Ok(());
+    }
+    let mut staged = false;
+    for task in lab.tasks.iter().filter(|t| !t.setup.is_empty()) {
+        for done in super::setup::apply_live_in(live, lab, task, Some(ws)).await? {
+            ctx.printer
+                .verbose(&format!("    setup of task {}: {done}", task.id));
+        }
+        staged = true;
+    }
+    if staged {
+        apply_workspace(ctx, live, lab, ws).await?;
+    }
+    Ok(())
 }
 
 fn stage_name(stage: Stage<'_>) -> String {
@@ -559,9 +607,56 @@ tasks:
             .collect()
     }
 
-    /// The first check of each task: a starter that teaches something in every task.
+    /// Every check: a starter that earns nothing (a passing one would earn its points).
     fn starter_fails(lab: &Lab) -> Vec<&str> {
-        lab.tasks.iter().map(|t| t.checks[0].id.as_str()).collect()
+        lab.checks().map(|(_, c)| c.id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_starter_that_earns_points_is_not_verified() {
+        let lab = testlab();
+        let first: Vec<&str> = lab.tasks.iter().map(|t| t.checks[0].id.as_str()).collect();
+        let v = verify_with(&lab, |stage| {
+            Ok(match stage {
+                Stage::Starter => results(&lab, &first),
+                Stage::Solution => results(&lab, &[]),
+                Stage::Mutant(m) => results(
+                    &lab,
+                    &m.fails.iter().map(String::as_str).collect::<Vec<_>>(),
+                ),
+            })
+        })
+        .unwrap();
+        assert!(!v.starter.ok);
+        assert!(
+            v.starter.problems[0].starts_with("the starter earns points"),
+            "{:?}",
+            v.starter.problems
+        );
+    }
+
+    /// Issue 20: an empty answer earns nothing, in every lab of the course (left-alone
+    /// probes, allowed probes, absent permissions count once their task's policy acts).
+    #[test]
+    fn every_course_lab_starter_earns_no_point_offline() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("labs");
+        for id in ["kca-admission", "kca-mutate", "kca-gates", "kca-operations"] {
+            let Ok(Document::Lab(lab)) = load_file(&root.join(id).join("lab.yaml")) else {
+                panic!("{id} does not load");
+            };
+            let res = run_stage(&lab, Stage::Starter).unwrap();
+            let earned: Vec<(&str, u32)> = res
+                .iter()
+                .filter(|r| r.earned > 0)
+                .map(|r| (r.id.as_str(), r.earned))
+                .collect();
+            assert!(earned.is_empty(), "{id}: the starter earns {earned:?}");
+            assert!(
+                res.iter().any(|r| r.verdict == Verdict::Fail
+                    && r.detail.contains("counts once the policy acts")),
+                "{id}: no guard waits for its task's behaviour"
+            );
+        }
     }
 
     #[test]

@@ -127,6 +127,7 @@ fn decode_check(d: &mut Decoder<'_>, node: &Node, cx: &TaskCtx<'_>) -> Option<Ch
     let timeout = f.opt("timeout").map_or(Some(DEFAULT_TIMEOUT), |n| {
         d.int_in(n, 1..=600).map(|s| Duration::from_secs(s as u64))
     });
+    let guard = f.opt("guard").and_then(|n| d.bool(n)).unwrap_or(false);
     let (mut on_fail, mut on_pass) = (None, None);
     if let Some(fb) = f.opt("feedback").and_then(|n| d.fields(n)) {
         on_fail = fb.opt("fail").and_then(|n| d.text(n));
@@ -171,6 +172,7 @@ fn decode_check(d: &mut Decoder<'_>, node: &Node, cx: &TaskCtx<'_>) -> Option<Ch
         timeout: timeout?,
         on_fail,
         on_pass,
+        guard,
         spec: spec?,
     })
 }

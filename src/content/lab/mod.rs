@@ -125,7 +125,34 @@ pub struct Check {
     /// Learner-facing feedback when the check fails (and, optionally, when it passes).
     pub on_fail: Option<Text>,
     pub on_pass: Option<Text>,
+    /// `guard: true`: the check holds before the learner does anything (a policy the
+    /// starter ships, a rule the learner must keep); see [`Check::is_guard`].
+    pub guard: bool,
     pub spec: Spec,
+}
+
+impl Check {
+    /// A guard holds when nothing acts: a probe that must be left alone or let through,
+    /// a permission that must be absent, a policy Kyverno must accept, an object that must
+    /// be absent, or a check the lab declares `guard: true`. Its points are earned only
+    /// once the task's other checks (those proving the behaviour) pass
+    /// (`lab::grade::count_guards`), so an empty answer earns nothing.
+    pub fn is_guard(&self) -> bool {
+        self.guard
+            || match &self.spec {
+                Spec::Admission {
+                    left_alone,
+                    expect,
+                    assert,
+                    ..
+                } => *left_alone || (*expect == Expect::Allowed && assert.is_none()),
+                Spec::Generated { left_alone, .. } => *left_alone,
+                Spec::CanI { expect, .. } => !expect,
+                Spec::Accepted { accepted, .. } => *accepted,
+                Spec::Resource { present, .. } => !present,
+                _ => false,
+            }
+    }
 }
 
 /// What to look for on an object or in a file, with the reference of each kind's fields.

@@ -470,6 +470,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             on_fail: None,
             on_pass: None,
+            guard: false,
             spec: Spec::Command {
                 run: vec!["true".into()],
                 env: Default::default(),

@@ -1,7 +1,7 @@
 //! The live side of the checks that grade what a learner must *not* do and what they saw:
 //! a `leftAlone` generate trigger (created for real, watched for a few seconds, always
-//! deleted again), `least-privilege` (the cluster's copies of the learner's RBAC objects
-//! through `lab::privilege`, each required grant asked with a SubjectAccessReview) and
+//! deleted again), `least-privilege` (the RBAC the learner brought to the cluster, through
+//! `lab::privilege`, each required grant asked with a SubjectAccessReview) and
 //! `observed` (the cluster's UpdateRequests of the policy; where the cluster no longer
 //! holds the situation, kca's model of it over the learner's own files).
 
@@ -95,18 +95,40 @@ async fn update_requests(live: &Live) -> Result<Vec<Value>, LiveError> {
     }
 }
 
-/// The RBAC objects of the learner's workspace, as the cluster holds them now.
-async fn learner_rbac(live: &Live, env: Submission<'_>) -> Result<Vec<Value>, LiveError> {
+/// The RBAC objects the learner brought to the cluster: the cluster's copies of the
+/// workspace's, and every other role or binding there that no installer made — not in the
+/// pinned install's baseline or the lab's fixtures, not Helm's, not the API server's or
+/// kubeadm's own (`system:`, `kubeadm:`) — so a grant applied from a file since deleted
+/// still counts against the envelope.
+async fn learner_rbac(
+    live: &Live,
+    env: Submission<'_>,
+    known: &[Value],
+) -> Result<Vec<Value>, LiveError> {
+    const RBAC: &str = "rbac.authorization.k8s.io/v1";
     let m = crate::lab::workspace::manifests(env.lab, env.workspace);
     let mut out = Vec::new();
     for o in &m.objects {
-        let rbac =
-            o.get("apiVersion").and_then(Value::as_str) == Some("rbac.authorization.k8s.io/v1");
+        let rbac = o.get("apiVersion").and_then(Value::as_str) == Some(RBAC);
         let Some(r) = ObjRef::of(o).filter(|_| rbac) else {
             continue;
         };
         if let Some(found) = live.get(&r).await? {
             out.push(found);
+        }
+    }
+    let known: Vec<ObjRef> = known.iter().chain(&out).filter_map(ObjRef::of).collect();
+    for kind in ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"] {
+        for o in live.list(RBAC, kind, None, "").await? {
+            let Some(r) = ObjRef::of(&o) else { continue };
+            let installed = r.name.starts_with("system:")
+                || r.name.starts_with("kubeadm:")
+                || o.pointer("/metadata/labels/app.kubernetes.io~1managed-by")
+                    .and_then(Value::as_str)
+                    == Some("Helm");
+            if !installed && !known.contains(&r) {
+                out.push(o);
+            }
         }
     }
     Ok(out)
@@ -126,12 +148,12 @@ pub(super) async fn least_privilege(
     else {
         return Ok(Outcome::internal("not a least-privilege check"));
     };
-    let learner = learner_rbac(live, env).await?;
     let mut cluster = crate::lab::offline::baseline_rbac().to_vec();
     // The fixtures' RBAC is the lab's, not the learner's.
     if let Ok(fx) = crate::lab::workspace::fixtures(env.lab) {
         cluster.extend(fx);
     }
+    let learner = learner_rbac(live, env, &cluster).await?;
     let (u, g) = crate::offline::rbac::impersonated(user, groups);
     let reached = crate::lab::privilege::reached(&cluster, &learner, &u, &g);
     // Each required (verb, group, resource, namespace), asked of the API server.

@@ -256,6 +256,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             on_fail: None,
             on_pass: None,
+            guard: false,
             spec,
         }
     }
