@@ -37,6 +37,7 @@ pub fn run(cli: Cli) -> Exit {
         .printer
         .clone()
         .with_stderr_color(err_color)
+        .with_err_wrap(std::io::stderr().is_terminal())
         .with_tty(std::io::stdout().is_terminal())
         .with_pager(env.pager.clone())
         .with_width(settings::resolve_width(terminal, &env));

@@ -363,6 +363,9 @@ pub struct Printer {
     output: OutputFormat,
     lang: Lang,
     width: usize,
+    /// Errors are wrapped only on a terminal: a log or a CI console keeps each message,
+    /// cause and hint on one line, where a search finds it.
+    err_wrap: bool,
     out: Sink,
     err: Sink,
     /// Whether stdout is a terminal (long text then goes through a pager).
@@ -385,6 +388,7 @@ impl Printer {
             output: settings.output,
             lang: settings.lang,
             width: 80,
+            err_wrap: false,
             out: Sink::Stdout,
             err: Sink::Stderr,
             tty: false,
@@ -462,6 +466,12 @@ impl Printer {
     /// The terminal width text is wrapped to.
     pub fn with_width(mut self, width: usize) -> Self {
         self.width = width.clamp(20, 400);
+        self
+    }
+
+    /// Whether stderr is a terminal, so errors are wrapped to its width.
+    pub fn with_err_wrap(mut self, wrap: bool) -> Self {
+        self.err_wrap = wrap;
         self
     }
 
@@ -685,6 +695,10 @@ impl Printer {
                 } else {
                     format!("{lead}  {line}")
                 };
+                if !self.err_wrap {
+                    out.push_str(&format!("{first}\n"));
+                    continue;
+                }
                 for (j, l) in wrap(&first, self.width.saturating_sub(2), "")
                     .into_iter()
                     .enumerate()

@@ -73,6 +73,7 @@ impl Bench {
             .env("XDG_STATE_HOME", self.dir.path().join("state"))
             .env("KUBECONFIG", self.kubeconfig())
             .env("NO_COLOR", "1")
+            .env("LANG", "en_US.UTF-8")
             .arg("--content-dir")
             .arg(repo_root())
             .timeout(std::time::Duration::from_secs(60));
@@ -104,7 +105,16 @@ fn up_without_kind_says_how_to_install_it() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("`kind` is not installed"))
+        .stderr(predicate::str::contains("hint:"))
+        .stderr(predicate::str::contains("kind.sigs.k8s.io"));
+    // In Japanese, the same in one language.
+    b.kca()
+        .env("LANG", "ja_JP.UTF-8")
+        .args(["cluster", "up"])
+        .assert()
+        .code(3)
         .stderr(predicate::str::contains("ヒント:"))
+        .stderr(predicate::str::contains("hint:").not())
         .stderr(predicate::str::contains("kind.sigs.k8s.io"));
 }
 

@@ -951,9 +951,7 @@ impl Detail {
             Detail::Both(a, b) => [a.file_problems(), b.file_problems()].concat(),
             Detail::Varied { inner, .. }
             | Detail::Waited { why: inner, .. }
-            | Detail::GuardWaits { inner, .. } => {
-                inner.file_problems()
-            }
+            | Detail::GuardWaits { inner, .. } => inner.file_problems(),
             _ => Vec::new(),
         }
     }

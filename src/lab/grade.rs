@@ -197,7 +197,11 @@ mod tests {
     #[test]
     fn a_guard_earns_nothing_until_its_task_acts_and_a_failing_guard_stays_failed() {
         let lab = testlab();
-        let r = rbac(&lab, Outcome::fail(d("no")), Outcome::pass(d("cannot delete")));
+        let r = rbac(
+            &lab,
+            Outcome::fail(d("no")),
+            Outcome::pass(d("cannot delete")),
+        );
         assert_eq!(r[1].verdict, Verdict::Fail, "{}", r[1].detail);
         assert!(
             r[1].feedback.is_none(),
@@ -209,10 +213,18 @@ mod tests {
             "{}",
             r[1].detail
         );
-        let r = rbac(&lab, Outcome::pass(d("yes")), Outcome::pass(d("cannot delete")));
+        let r = rbac(
+            &lab,
+            Outcome::pass(d("yes")),
+            Outcome::pass(d("cannot delete")),
+        );
         assert_eq!((r[1].verdict, r[1].earned), (Verdict::Pass, r[1].points));
         // An error of the acting check is not the behaviour either.
-        let r = rbac(&lab, Outcome::error(d("api down")), Outcome::pass(d("cannot")));
+        let r = rbac(
+            &lab,
+            Outcome::error(d("api down")),
+            Outcome::pass(d("cannot")),
+        );
         assert_eq!(r[1].verdict, Verdict::Fail);
         assert!(r[1].detail.contains("counts once"), "{}", r[1].detail);
         // Too much granted is wrong at any stage.

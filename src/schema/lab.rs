@@ -79,6 +79,7 @@ pub(super) fn schema() -> Value {
         "title": r("text"),
         "points": described("Default 1.", int(0, 100)),
         "timeout": described("Seconds the check may wait (default 60).", int(1, 600)),
+        "guard": described("The check holds before the learner acts (a rule the starter ships that must be kept); it earns points only once its task's other checks pass. Default false.", json!({"type": "boolean"})),
         "feedback": r("checkFeedback")
     });
     let check = |description: &str, required: &[&str], extra: Value| {

@@ -246,7 +246,7 @@ mod tests {
             let err = vars::query(&expr, &c).unwrap_err().to_string();
             assert!(err.contains("kca stops it there"), "{expr}: {err}");
             assert!(
-                started.elapsed() < std::time::Duration::from_secs(5),
+                started.elapsed() < std::time::Duration::from_secs(30),
                 "{expr}: {:?}",
                 started.elapsed()
             );
