@@ -321,18 +321,7 @@ fn a_seven_mb_one_line_quiz_gets_windows_of_its_line_not_the_line() {
         .arg(&file)
         .output()
         .unwrap();
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        &err[..err.len().min(2000)]
-    );
-    assert!(err.len() < 200_000, "{} bytes of stderr", err.len());
-    assert!(
-        err.lines().all(|l| l.chars().count() < 400),
-        "a line is echoed whole"
-    );
+    let err = refused_in_windows(&out);
     // Every problem is counted, the ones left out too.
     assert!(err.contains("more problem(s) not shown"), "{err}");
     assert!(
@@ -357,18 +346,7 @@ fn a_two_mb_one_line_answers_file_gets_windows_of_its_line() {
         .arg(&file)
         .output()
         .unwrap();
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        &err[..err.len().min(2000)]
-    );
-    assert!(err.len() < 200_000, "{} bytes of stderr", err.len());
-    assert!(
-        err.lines().all(|l| l.chars().count() < 400),
-        "a line is echoed whole"
-    );
+    let err = refused_in_windows(&out);
     assert!(err.contains("has no question `nope0`"), "{}", &err[..2000]);
     assert!(
         problems_counted(&err) >= 50_000,
@@ -474,4 +452,22 @@ fn lab_reset_refuses_a_folder_a_forged_progress_file_names() {
             "the starter was written there"
         );
     }
+}
+
+/// A refused run (exit 2) whose stderr shows windows of a long line, never the line:
+/// bounded in all and per line. Returns stderr.
+fn refused_in_windows(out: &std::process::Output) -> String {
+    let err = stderr(out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(err.len() < 200_000, "{} bytes of stderr", err.len());
+    assert!(
+        err.lines().all(|l| l.chars().count() < 400),
+        "a line is echoed whole"
+    );
+    err
 }
