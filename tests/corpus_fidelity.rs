@@ -205,6 +205,11 @@ fn holds(floor: &Floor) {
     }
     let (scope, what) = (floor.scope, floor.what);
     println!("{scope} rows {total}: agree {agree}, skipped {skipped}");
+    if std::env::var_os("KCA_CORPUS_VERBOSE").is_some() {
+        for line in &worst {
+            println!("  {scope}: {line}");
+        }
+    }
     assert!(
         total >= floor.min_rows,
         "only {total} {what} rows (expected at least {}):\n{}",

@@ -3,13 +3,18 @@
 //! standard ones): Kubernetes' list `indexOf`/`lastIndexOf`
 //! (k8s.io/apiserver `pkg/cel/library/lists.go`), Kyverno's `parseServiceAccount` and
 //! `user.parseServiceAccount` (kyverno/sdk `extensions/cel/libs/user`), cel-go's
-//! `regex.replace`/`regex.extractAll` (`ext/regex.go`), and which
+//! `regex.replace`/`regex.extractAll` (`ext/regex.go`), Kyverno's `orValue` on a value
+//! that is not optional (`pkg/cel/compiler/env.go`, `OrValueCompatEnvOptions`), and which
 //! interpreter errors cel-go reports too (an error of the policy, not of kca).
 
 use std::sync::Arc;
 
-use cel::common::types::{CelInt, CelString, DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE};
+use cel::common::ast::{CallExpr, Expr};
+use cel::common::types::{
+    CelInt, CelOptional, CelString, DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE,
+};
 use cel::common::value::{CowVal, Val};
+use cel::parser::Macro;
 use cel::{DeclarationError, Env, ExecutionError, OverloadError};
 
 /// Declares the members on `env`.
@@ -33,6 +38,26 @@ pub(super) fn extension(env: &mut Env) -> Result<(), DeclarationError> {
         "parse_service_account_string_non_prefixed",
         vec![STRING_TYPE],
         parse_service_account,
+    )?;
+    // cel-go 0.28 made `x.orValue(y)` on a non-optional `x` "no such overload"; Kyverno
+    // 1.19 (on cel-go 0.30) rewrites every `x.orValue(y)` call, when it parses, to its
+    // `__orValueCompat__(x, y)` (`pkg/cel/compiler/env.go`, `OrValueCompatEnvOptions`,
+    // used by the vpol, mpol, gpol, dpol and admission-policy compilers). Both sides are
+    // evaluated, and an error on either is the call's, as for any strict function.
+    env.add_macro(Macro::receiver("orValue", 1, |helper, target, args| {
+        let target = target.take().expect("a receiver macro has a target");
+        let default = args.pop().expect("orValue has one argument");
+        Ok(Some(helper.next_expr(Expr::Call(CallExpr {
+            func_name: OR_VALUE_COMPAT.to_string(),
+            target: None,
+            args: vec![target, default],
+        }))))
+    }))?;
+    env.add_overload(
+        OR_VALUE_COMPAT,
+        "__orValueCompat___dyn_dyn",
+        vec![DYN_TYPE, DYN_TYPE],
+        or_value_compat,
     )?;
     // Kyverno 1.18 and later also spell it with the library's prefix.
     env.add_overload(
@@ -61,6 +86,22 @@ pub(super) fn extension(env: &mut Env) -> Result<(), DeclarationError> {
         regex_extract_all,
     )?;
     Ok(())
+}
+
+/// The function Kyverno's parser makes of `x.orValue(y)`.
+const OR_VALUE_COMPAT: &str = "__orValueCompat__";
+
+/// `x.orValue(y)` as Kyverno 1.19 evaluates it: an optional's value, `y` for an empty
+/// optional, and any other `x` itself (cel-go 0.27's behaviour).
+fn or_value_compat<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let [this, default] = two(args, "orValue")?;
+    let Some(optional) = this.downcast_ref::<CelOptional>() else {
+        return Ok(this);
+    };
+    Ok(match optional.option() {
+        Some(v) => CowVal::from(v.clone_as_boxed()),
+        None => default,
+    })
 }
 
 /// The string arguments of a call, in order (an `int` after them is read apart).
@@ -257,9 +298,9 @@ fn parse_service_account<'b, 'v>(
 /// Whether cel-go has no overload for this call either, so that Kyverno reports the
 /// same error: a logical operator on a non-bool (cel-go's `evalAnd`/`evalOr` return
 /// "no such overload" unless the other side decides: `false && {}` is `false` in both),
-/// and, since cel-go 0.28 (Kyverno 1.19 builds on 0.30), `or`/`orValue`/`value`/
-/// `hasValue` on a value that is not optional (cel-go commit b62dcafe, "Check arg kinds
-/// in optional.or and .orValue impl").
+/// and `or`/`value`/`hasValue` on a value that is not optional (cel-go declares them on
+/// optionals only, and since 0.28, commit b62dcafe, `or` checks its receiver's kind at
+/// run time; Kyverno's compat covers `orValue` alone).
 pub(super) fn cel_go_has_none(e: &OverloadError) -> bool {
     let first_not_optional = e
         .argument_types()
@@ -267,7 +308,7 @@ pub(super) fn cel_go_has_none(e: &OverloadError) -> bool {
         .is_some_and(|t| !t.starts_with("optional"));
     match e.function() {
         "_&&_" | "_||_" | "!_" | "_?_:_" => true,
-        "or" | "orValue" | "value" | "hasValue" => first_not_optional,
+        "or" | "value" | "hasValue" => first_not_optional,
         _ => false,
     }
 }
@@ -375,17 +416,32 @@ mod tests {
     }
 
     #[test]
-    fn or_value_on_a_plain_list_is_an_error_as_in_kyverno_1_19() {
-        // cel-go 0.28 and later (Kyverno 1.19 builds on 0.30) refuse a receiver that is
-        // not optional: an error of the policy, not something kca cannot evaluate.
-        let e = eval_on_pod("object.spec.securityContext.capabilities.add.orValue([]).size() == 1")
-            .unwrap_err();
+    fn or_value_on_a_plain_value_is_the_value_as_kyverno_1_19_rewrites_it() {
+        // cel-go 0.28 refuses a receiver that is not optional; Kyverno's compat function
+        // gives the receiver back, and an optional its value or the default.
+        let b = |e: &str| eval_on_pod(e).unwrap();
+        for e in [
+            "object.spec.securityContext.capabilities.add.orValue([]).size() == 1",
+            "object.spec.?securityContext.?capabilities.?add.orValue([]).size() == 1",
+            "object.spec.?nothing.orValue([]).size() == 0",
+            "'x'.orValue('y') == 'x'",
+            "{'a': 1}.orValue({}).a == 1",
+            "optional.none().orValue(3) == 3",
+        ] {
+            assert_eq!(b(e), cel::Value::Bool(true), "{e}");
+        }
+        // Both sides are evaluated, as for any function: an error on either is the
+        // policy's error, not something kca cannot evaluate.
+        for e in [
+            "object.spec.missing.orValue(1) == 1",
+            "object.spec.?securityContext.orValue(1 / 0) == 1",
+        ] {
+            let err = eval_on_pod(e).unwrap_err();
+            assert_eq!(err.unsupported, None, "{e}: {err:?}");
+        }
+        // `or`, `value` and `hasValue` still want an optional, as in cel-go.
+        let e = eval_on_pod("object.spec.securityContext.hasValue()").unwrap_err();
         assert_eq!(e.unsupported, None, "{e:?}");
-        assert_eq!(
-            eval_on_pod("object.spec.?securityContext.?capabilities.?add.orValue([]).size() == 1")
-                .unwrap(),
-            cel::Value::Bool(true)
-        );
     }
 
     #[test]
