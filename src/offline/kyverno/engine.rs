@@ -556,6 +556,7 @@ fn validate_cel(cel: &Value, rule: &Rule, req: &Request, opts: &Options) -> Outc
             .map(|s| s.name.clone())
             .unwrap_or_default(),
         cluster: None,
+        services: None,
         exceptions: Default::default(),
     };
     let rule_message = rule.validate_field("message").and_then(Value::as_str);

@@ -1,6 +1,6 @@
 //! The CEL environment: JSON to CEL values, the admission variables (`object`, `request`,
-//! `params`, …), Kubernetes' library extensions the interpreter lacks, Kyverno's
-//! `resource.get`, and compiling and running one expression.
+//! `params`, …), Kubernetes' library extensions the interpreter lacks, and compiling and
+//! running one expression.
 
 use super::*;
 
@@ -355,9 +355,7 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
         "jsonpatch",
         to_cel(&json!({"kca.dev/jsonpatch-library": true})),
     );
-    if let Some(cluster) = &req.cluster {
-        add_resource_library(&mut ctx, cluster.clone());
-    }
+    super::services::add_libraries(&mut ctx, req);
     let mut scope = Scope {
         cel: std::cell::RefCell::new(ctx),
         roots: Default::default(),
@@ -397,86 +395,6 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
     );
     scope
 }
-
-/// Kyverno's `resource.get(apiVersion, resource, namespace, name)` (also spelt
-/// `resource.Get`) over a fixed set of objects; one that is not there is an evaluation
-/// error, as a failed GET would be.
-pub(super) fn add_resource_library(ctx: &mut Context<'_, '_>, cluster: Arc<Vec<Value>>) {
-    // The receiver marks the library, so `Get` on anything else is not a lookup.
-    ctx.add_variable_from_value("resource", to_cel(&json!({RESOURCE_LIBRARY: true})));
-    let listed = cluster.clone();
-    let get = move |This(target): This<cel::Value>,
-                    api_version: Arc<String>,
-                    resource: Arc<String>,
-                    namespace: Arc<String>,
-                    name: Arc<String>|
-          -> cel::ResolveResult {
-        if target != to_cel(&json!({RESOURCE_LIBRARY: true})) {
-            return Err(ExecutionError::function_error(
-                "get",
-                "only the `resource` library has `get` offline",
-            ));
-        }
-        cluster
-            .iter()
-            .find(|o| {
-                o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
-                    && crate::offline::rbac::resource::plural_of(&api_version, kind_of(o))
-                        == *resource
-                    && name_of(o) == *name
-                    && o.pointer("/metadata/namespace")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        == *namespace
-            })
-            .map(to_cel)
-            .ok_or_else(|| {
-                ExecutionError::function_error(
-                    "resource.get",
-                    format!("{resource} \"{name}\" not found in namespace \"{namespace}\""),
-                )
-            })
-    };
-    // `resource.List(apiVersion, resource, namespace)`: the objects of that resource in
-    // the namespace (all of them for ""), as a list object with `items`.
-    let list = move |This(target): This<cel::Value>,
-                     api_version: Arc<String>,
-                     resource: Arc<String>,
-                     namespace: Arc<String>|
-          -> cel::ResolveResult {
-        if target != to_cel(&json!({RESOURCE_LIBRARY: true})) {
-            return Err(ExecutionError::function_error(
-                "list",
-                "only the `resource` library has `list` offline",
-            ));
-        }
-        let items: Vec<Value> = listed
-            .iter()
-            .filter(|o| {
-                o.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
-                    && crate::offline::rbac::resource::plural_of(&api_version, kind_of(o))
-                        == *resource
-                    && (namespace.is_empty()
-                        || o.pointer("/metadata/namespace").and_then(Value::as_str)
-                            == Some(namespace.as_str()))
-            })
-            .cloned()
-            .collect();
-        Ok(to_cel(
-            &json!({"apiVersion": api_version.as_str(), "kind": "List", "items": items}),
-        ))
-    };
-    // Fixed names that are no standard overload.
-    let added = [
-        ctx.add_function("get", get.clone()),
-        ctx.add_function("Get", get),
-        ctx.add_function("list", list.clone()),
-        ctx.add_function("List", list),
-    ];
-    debug_assert!(added.iter().all(Result::is_ok), "{added:?}");
-}
-
-pub(super) const RESOURCE_LIBRARY: &str = "kca.dev/resource-library";
 
 /// The CEL environment: the standard library, its macros and optional values, and the
 /// strings extension Kubernetes enables.
@@ -594,6 +512,11 @@ pub(super) fn eval(scope: &Scope<'_>, expr: &str) -> Result<cel::Value, EvalErro
 /// the policy; what only this interpreter lacks is `unsupported`.
 fn classify(e: ExecutionError) -> EvalError {
     match &e {
+        ExecutionError::FunctionError { function, message }
+            if function == super::services::NEEDS_NETWORK =>
+        {
+            EvalError::unsupported(Unsupported::Network(message.clone()))
+        }
         ExecutionError::NoSuchOverload(o) if super::libs::cel_go_has_none(o) => {
             EvalError::failed(e.to_string())
         }

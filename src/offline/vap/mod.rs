@@ -15,6 +15,7 @@ mod libs;
 mod literal;
 mod matching;
 mod params;
+mod services;
 mod unsupported;
 mod validation;
 
@@ -37,6 +38,7 @@ pub use kyverno::{
 use matching::*;
 pub use matching::{namespace_object, resource_of, selector_matches};
 use params::*;
+pub use services::CliServices;
 pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};
 pub use validation::Applied;
 use validation::*;
@@ -59,6 +61,10 @@ pub struct VapRequest {
     /// The objects Kyverno's `resource.get` reads in a ValidatingPolicy (a test's
     /// cluster resources); `None` leaves the library out, as for a VAP.
     pub cluster: Option<Arc<Vec<Value>>>,
+    /// What `kyverno test` serves Kyverno's `globalContext`, `http` and `image` libraries
+    /// from the test file; `None` leaves those libraries out (an expression calling one
+    /// is `unsupported`).
+    pub services: Option<Arc<CliServices>>,
     /// What the CEL PolicyExceptions that hold for this request allow without exempting
     /// it whole (`exceptions.allowedImages`, `exceptions.allowedValues`).
     pub exceptions: Allowances,
@@ -298,5 +304,7 @@ pub fn evaluate_binding(
 mod bounds_tests;
 #[cfg(test)]
 mod exception_tests;
+#[cfg(test)]
+mod services_tests;
 #[cfg(test)]
 mod tests;

@@ -21,6 +21,8 @@ pub enum Unsupported {
     PatchType(String),
     /// A GeneratingPolicy's YAML `template` generation.
     TemplateGeneration,
+    /// A call only the network could answer (what was asked).
+    Network(String),
 }
 
 impl fmt::Display for Unsupported {
@@ -43,6 +45,12 @@ impl fmt::Display for Unsupported {
             Unsupported::PatchType(t) => write!(f, "patchType {t:?} is not evaluated offline"),
             Unsupported::TemplateGeneration => {
                 f.write_str("a YAML template generation is not evaluated offline")
+            }
+            Unsupported::Network(what) => {
+                write!(
+                    f,
+                    "needs the network, which kca does not use offline: {what}"
+                )
             }
         }
     }

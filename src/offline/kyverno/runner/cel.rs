@@ -20,6 +20,7 @@ pub(super) struct VapRow<'a> {
     pub(super) cluster: &'a [Value],
     pub(super) values: &'a Values,
     pub(super) user: &'a UserInfo,
+    pub(super) services: &'a std::sync::Arc<vap::CliServices>,
 }
 
 /// A ValidatingAdmissionPolicy row: the policy through each of its bindings (on its own
@@ -89,6 +90,7 @@ pub(super) fn vpol_row(
         return;
     };
     req.cluster = Some(readable.clone());
+    req.services = Some(ctx.services.clone());
     if excepted(out, ctx.policy, exceptions, &mut req) {
         return;
     }
@@ -268,6 +270,7 @@ fn action_request(
 ) -> Option<vap::VapRequest> {
     let mut req = admission_request(out, a.row, ctx)?;
     req.cluster = Some(a.readable.clone());
+    req.services = Some(ctx.services.clone());
     if excepted(out, ctx.policy, a.exceptions, &mut req) {
         return None;
     }

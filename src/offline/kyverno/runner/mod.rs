@@ -142,15 +142,20 @@ pub enum FileError {
     Values { path: PathBuf, source: ValuesError },
 }
 
-pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, FileError> {
+/// A file's YAML documents as written.
+fn read_raw_docs(path: &Path) -> Result<Vec<Value>, FileError> {
     let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)?;
     let text = String::from_utf8(bytes).map_err(|_| FileError::NotUtf8(path.to_path_buf()))?;
-    let docs = crate::yaml::parse_json_stream(&text).map_err(|source| FileError::Yaml {
+    crate::yaml::parse_json_stream(&text).map_err(|source| FileError::Yaml {
         path: path.to_path_buf(),
         source,
-    })?;
+    })
+}
+
+/// A file's objects: a CLI wrapper's `spec.resources` and a `List`'s `items` each count.
+pub(crate) fn read_docs(path: &Path) -> Result<Vec<Value>, FileError> {
     let mut out = Vec::new();
-    for d in docs {
+    for d in read_raw_docs(path)? {
         // `kind: List` files hold their objects under `items`.
         let wrapper = d
             .get("apiVersion")
@@ -264,6 +269,8 @@ pub(crate) struct Suite {
     pub(super) user: UserInfo,
     /// Files that could not be read, named in the rows they leave unresolved.
     pub(super) load_problems: Vec<String>,
+    /// What `kyverno test` serves CEL's `globalContext`, `http` and `image` libraries.
+    pub(super) services: std::sync::Arc<crate::offline::vap::CliServices>,
 }
 
 impl Suite {
@@ -360,6 +367,17 @@ impl Suite {
         std::sync::Arc::make_mut(&mut opts.cluster).extend(resources.iter().cloned());
         opts.rule_values = values.per_rule.clone();
         opts.api_responses = test.api_call_responses.clone();
+        // The Context file as written (its `images` besides its resources).
+        let contexts: Vec<Value> = match test.context.as_str() {
+            "" => Vec::new(),
+            file => read_raw_docs(&dir.join(file)).unwrap_or_default(),
+        };
+        let services = std::sync::Arc::new(crate::offline::vap::CliServices::from_test(
+            &test.api_call_responses,
+            &test.global_context_entries,
+            &contexts,
+            &|f| read_docs(&dir.join(f)).unwrap_or_default(),
+        ));
         let other_kinds = policy_objs
             .iter()
             .filter_map(|o| {
@@ -383,6 +401,7 @@ impl Suite {
             values,
             user,
             load_problems: problems,
+            services,
         })
     }
 
@@ -409,6 +428,7 @@ impl Suite {
             cluster: &self.opts.cluster,
             values: &self.values,
             user: &self.user,
+            services: &self.services,
         }
     }
 }

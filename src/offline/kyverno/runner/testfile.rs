@@ -32,6 +32,9 @@ pub struct TestFile {
     /// Mocked service-call responses, schemaless as Kyverno keeps them.
     #[serde(deserialize_with = "values")]
     pub api_call_responses: Vec<Value>,
+    /// Mocked GlobalContextEntry data, schemaless as Kyverno keeps it.
+    #[serde(deserialize_with = "values")]
+    pub global_context_entries: Vec<Value>,
     #[serde(deserialize_with = "string")]
     pub userinfo: String,
     #[serde(deserialize_with = "rows")]
