@@ -557,6 +557,7 @@ fn validate_cel(cel: &Value, rule: &Rule, req: &Request, opts: &Options) -> Outc
             .unwrap_or_default(),
         cluster: None,
         services: None,
+        parent: None,
         exceptions: Default::default(),
     };
     let rule_message = rule.validate_field("message").and_then(Value::as_str);

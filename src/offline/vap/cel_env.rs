@@ -332,12 +332,12 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
     } else {
         &req.object
     };
-    let (group, version, resource) = resource_of(obj);
+    let (group, version, resource, kind) = request_resource(req);
     let request = json!({
-        "kind": {"group": group, "version": version, "kind": kind_of(obj)},
+        "kind": {"group": group, "version": version, "kind": kind},
         "resource": {"group": group, "version": version, "resource": resource},
         "subResource": req.sub_resource,
-        "requestKind": {"group": group, "version": version, "kind": kind_of(obj)},
+        "requestKind": {"group": group, "version": version, "kind": kind},
         "requestResource": {"group": group, "version": version, "resource": resource},
         "name": name_of(obj),
         "namespace": request_namespace(req).unwrap_or_default(),

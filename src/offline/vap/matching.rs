@@ -17,6 +17,27 @@ pub fn resource_of(obj: &Value) -> (String, String, String) {
     (group, version, plural_of(api_version, kind_of(obj)))
 }
 
+/// The group, version, resource and kind a request is for: the object's, or its
+/// parent's for a subresource whose object is of another kind.
+pub(super) fn request_resource(req: &VapRequest) -> (String, String, String, String) {
+    let obj = if req.object.is_null() {
+        &req.old_object
+    } else {
+        &req.object
+    };
+    match &req.parent {
+        Some((api_version, kind)) => {
+            let stand_in = json!({"apiVersion": api_version, "kind": kind});
+            let (g, v, r) = resource_of(&stand_in);
+            (g, v, r, kind.clone())
+        }
+        None => {
+            let (g, v, r) = resource_of(obj);
+            (g, v, r, kind_of(obj).to_string())
+        }
+    }
+}
+
 /// The resource name of a kind (group unknown: the first group serving it).
 #[cfg(test)]
 pub(super) fn plural(kind: &str) -> String {
@@ -52,7 +73,7 @@ pub(super) fn matches_resources(mr: &Value, req: &VapRequest, is_policy: bool) -
     } else {
         &req.object
     };
-    let (group, version, resource) = resource_of(obj);
+    let (group, version, resource, _) = request_resource(req);
     let namespaced = obj.pointer("/metadata/namespace").is_some();
     let exact = mr.get("matchPolicy").and_then(Value::as_str) == Some("Exact");
     let rule_hits = |rule: &Value| {
@@ -158,4 +179,64 @@ pub(super) fn rule_matches(rule: &Value, r: &RuleInput<'_>) -> bool {
         "Namespaced" => r.namespaced,
         _ => true,
     }
+}
+
+/// How `kyverno test` reports a ValidatingPolicy or MutatingPolicy whose match
+/// constraints do not select the request (`cmd/cli/kubectl-kyverno/processor/
+/// policy_processor.go`, `hasSelector`; `commands/test/output.go`): constraints of one
+/// plain resource rule leave no response; constraints with an object or namespace
+/// selector, exclusions, several rules or resource names leave an empty one, which the
+/// CLI prints as a pass, "excluded", whatever the row expects.
+/// `None` when the constraints select the request (its autogen copy's, on a Pod
+/// controller).
+pub fn unselected_in_cli(policy: &Value, req: &VapRequest) -> Option<CliUnselected> {
+    let obj = if req.object.is_null() {
+        &req.old_object
+    } else {
+        &req.object
+    };
+    let rewrite = if kind_of(policy).contains("MutatingPolicy") {
+        super::autogen::Rewrite::Mutating
+    } else {
+        super::autogen::Rewrite::Validating
+    };
+    let copy = super::autogen::autogen_policy(policy, kind_of(obj), rewrite);
+    let constraints = copy
+        .as_ref()
+        .unwrap_or(policy)
+        .pointer("/spec/matchConstraints")
+        .unwrap_or(&Value::Null);
+    if matches_resources(constraints, req, true) {
+        return None;
+    }
+    let selects = |key: &str| {
+        constraints.get(key).is_some_and(|s| {
+            ["matchLabels", "matchExpressions"].iter().any(|k| {
+                s.get(*k).is_some_and(|v| {
+                    !v.as_object().is_some_and(|m| m.is_empty())
+                        && !v.as_array().is_some_and(|a| a.is_empty())
+                })
+            })
+        })
+    };
+    let rules: Vec<&Value> = list(constraints, "resourceRules").collect();
+    let plain = !selects("objectSelector")
+        && !selects("namespaceSelector")
+        && list(constraints, "excludeResourceRules").next().is_none()
+        && rules.len() == 1
+        && list(rules[0], "resourceNames").next().is_none();
+    Some(if plain {
+        CliUnselected::NoResponse
+    } else {
+        CliUnselected::Excluded
+    })
+}
+
+/// What `kyverno test` prints for a policy that does not select the row's resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CliUnselected {
+    /// No response for the policy.
+    NoResponse,
+    /// An empty response: the row passes, "excluded".
+    Excluded,
 }

@@ -36,7 +36,9 @@ pub use kyverno::{
     exemption,
 };
 use matching::*;
-pub use matching::{namespace_object, resource_of, selector_matches};
+pub use matching::{
+    CliUnselected, namespace_object, resource_of, selector_matches, unselected_in_cli,
+};
 use params::*;
 pub use services::CliServices;
 pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};
@@ -58,6 +60,10 @@ pub struct VapRequest {
     pub user: VapUser,
     pub dry_run: bool,
     pub sub_resource: String,
+    /// The `apiVersion` and `kind` of the resource a subresource request is for, when the
+    /// object is the subresource's (a `Binding` for `pods/binding`); `None` takes the
+    /// object's own.
+    pub parent: Option<(String, String)>,
     /// The objects Kyverno's `resource.get` reads in a ValidatingPolicy (a test's
     /// cluster resources); `None` leaves the library out, as for a VAP.
     pub cluster: Option<Arc<Vec<Value>>>,

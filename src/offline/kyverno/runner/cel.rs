@@ -96,6 +96,9 @@ pub(super) fn vpol_row(
     }
     let mut outcome = vap::VapOutcome::default();
     let applied = vap::evaluate_validating_policy(ctx.objects, ctx.policy, &req, &mut outcome);
+    if applied == vap::Applied::NotMatched && unselected(out, ctx.policy, &req) {
+        return;
+    }
     settle(out, &[applied], &outcome);
     // Kyverno stops at the first validation that does not pass; when that one errored,
     // the result is `error`, whatever the failure policy (`pkg/cel/policies/vpol/engine`).
@@ -160,11 +163,24 @@ fn admission_request(
     } else {
         (resource.clone(), Value::Null)
     };
+    // A subresource's object (a `Binding`) stands for its parent's subresource, as the
+    // values file's `subresources` say (`policy_processor.go`; the CEL requests carry it
+    // since Kyverno's fix 3eaeeeb9, #17047, as the admission webhook always did).
+    let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
+    let (parent, sub_resource) = match ctx.values.subresources.get(kind) {
+        Some(s) => (
+            Some((s.parent_api_version.clone(), s.parent_kind.clone())),
+            s.name.clone(),
+        ),
+        None => (None, String::new()),
+    };
     Some(vap::VapRequest {
         operation,
         object,
         old_object,
         namespace_object,
+        parent,
+        sub_resource,
         user: vap::VapUser {
             username: ctx.user.username.clone(),
             groups: ctx.user.groups.clone(),
@@ -244,6 +260,20 @@ fn excepted(
     }
 }
 
+/// `kyverno test`'s row when the policy's match constraints, with a selector or
+/// exclusions, do not select the resource (`vap::unselected_in_cli`): an empty response,
+/// printed as a pass, "excluded", whatever the row expects. `false` otherwise (plain
+/// constraints, or a false match condition: the row is compared as `skip`).
+fn unselected(out: &mut Row, policy: &Value, req: &vap::VapRequest) -> bool {
+    if vap::unselected_in_cli(policy, req) != Some(vap::CliUnselected::Excluded) {
+        return false;
+    }
+    out.actual = "pass".into();
+    out.reason = "excluded: the policy's selectors or exclusions do not select it, which kyverno test reports as a pass".into();
+    out.verdict = Verdict::Pass;
+    true
+}
+
 fn verdict(out: &Row) -> Verdict {
     if out.actual == out.expected {
         Verdict::Pass
@@ -291,9 +321,13 @@ pub(super) fn mpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
         }
         return;
     };
+    let outcome = vap::evaluate_mutating_policy(ctx.policy, &req);
+    if matches!(outcome, vap::CelPolicyOutcome::NotMatched) && unselected(out, ctx.policy, &req) {
+        return;
+    }
     settle_policy(
         out,
-        vap::evaluate_mutating_policy(ctx.policy, &req),
+        outcome,
         "the policy does not select this resource",
         |out: &mut Row, patched: Value| {
             out.actual = "pass".into();
