@@ -191,7 +191,7 @@ fn apply_configuration(object: &Value, config: &Value) -> Result<Value, Mutation
 /// A `GeneratingPolicy`/`NamespacedGeneratingPolicy` on a trigger: the objects its
 /// `generate` expressions hand to `generator.Apply(namespace, objects)` (a list object's
 /// `items` each count), each placed in that namespace (cluster-scoped ones for `""`).
-/// YAML `template` generations are not evaluated offline.
+/// YAML `template` generations render their documents (`template`).
 pub fn evaluate_generating_policy(
     policy: &Value,
     req: &VapRequest,
@@ -203,16 +203,59 @@ pub fn evaluate_generating_policy(
     let generated: Arc<Mutex<Vec<Value>>> = Arc::default();
     add_generator_library(ctx.cel_mut(), generated.clone());
     let spec = policy.get("spec").unwrap_or(&Value::Null);
+    let own_namespace = (kind_of(policy) == "NamespacedGeneratingPolicy")
+        .then(|| {
+            policy
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+        })
+        .flatten();
     for (i, g) in list(spec, "generate").enumerate() {
-        let Some(expr) = g.get("expression").and_then(Value::as_str) else {
-            return CelPolicyOutcome::unsupported_at(
-                format_args!("generate {i}"),
-                Unsupported::TemplateGeneration,
-            );
-        };
-        if let Err(e) = eval(&ctx, expr) {
-            return CelPolicyOutcome::from_eval(e, &format!("generate {i}"));
+        let at = format!("generate {i}");
+        if let Some(expr) = g.get("expression").and_then(Value::as_str) {
+            if let Err(e) = eval(&ctx, expr) {
+                return CelPolicyOutcome::from_eval(e, &at);
+            }
+            continue;
         }
+        let Some(template) = g.get("template") else {
+            return CelPolicyOutcome::unsupported_at(at, Unsupported::TemplateGeneration);
+        };
+        // Each rendered resource goes to its own `metadata.namespace`; a namespaced
+        // policy's default to, and stay in, the policy's (`applyTemplate`).
+        let rendered = match super::template::render(&ctx, template) {
+            Ok(r) => r,
+            Err(e) => {
+                let e = e.within("failed to render generation template");
+                return CelPolicyOutcome::from_eval(e, &at);
+            }
+        };
+        let mut made = Vec::new();
+        for mut item in rendered {
+            let ns = item
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let ns = match own_namespace {
+                Some(own) if ns.is_empty() => own.to_string(),
+                Some(own) if ns != own => {
+                    return CelPolicyOutcome::from_eval(
+                        EvalError::failed(format!(
+                            "cross-namespace generation denied: a policy in namespace {own:?} cannot generate resources into namespace {ns:?}"
+                        )),
+                        &at,
+                    );
+                }
+                _ => ns,
+            };
+            place(&mut item, &ns);
+            made.push(item);
+        }
+        generated
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(made);
     }
     let out = std::mem::take(&mut *generated.lock().unwrap_or_else(|e| e.into_inner()));
     CelPolicyOutcome::Applied(out)
@@ -437,12 +480,27 @@ mod tests {
         let gpol = json!({"kind": "GeneratingPolicy", "metadata": {"name": "g"}, "spec": {
             "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
                 "operations": ["CREATE"], "resources": ["namespaces"]}]},
-            "generate": [{"template": {"value": "kind: ConfigMap"}}]}});
+            "generate": [{"template": {"interpolate": "cel",
+                "value": "kind: ConfigMap\nmetadata:\n  name: (( image('nginx').registry() ))"}}]}});
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
         assert!(matches!(
-            evaluate_generating_policy(&gpol, &create(ns)),
+            evaluate_generating_policy(&gpol, &create(ns.clone())),
             CelPolicyOutcome::Unsupported { .. }
         ));
+        // A template the interpreter can render is generated, in its own namespace.
+        let mut gpol = gpol;
+        gpol["spec"]["generate"][0]["template"]["value"] =
+            json!("kind: ConfigMap\nmetadata:\n  name: c\n  namespace: (( object.metadata.name ))");
+        match evaluate_generating_policy(&gpol, &create(ns)) {
+            CelPolicyOutcome::Applied(made) => {
+                assert_eq!(
+                    made,
+                    vec![json!({"kind": "ConfigMap",
+                    "metadata": {"name": "c", "namespace": "team-a"}})]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

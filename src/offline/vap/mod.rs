@@ -16,6 +16,7 @@ mod literal;
 mod matching;
 mod params;
 mod services;
+mod template;
 mod unsupported;
 mod validation;
 
