@@ -25,7 +25,7 @@ pub enum CelPolicyOutcome<T> {
 }
 
 impl<T> CelPolicyOutcome<T> {
-    fn from_eval(e: EvalError, what: &str) -> Self {
+    pub(super) fn from_eval(e: EvalError, what: &str) -> Self {
         Self::from_error(e.within(what))
     }
 
@@ -66,6 +66,17 @@ fn prepare<T>(
     namespaced_kind: &str,
     req: &VapRequest,
 ) -> Result<Scope<'static>, CelPolicyOutcome<T>> {
+    prepare_matched(policy, namespaced_kind, req, true)
+}
+
+/// [`prepare`], the match constraints checked only when `constraints` says so (a
+/// mutate-existing target is selected apart).
+pub(super) fn prepare_matched<T>(
+    policy: &Value,
+    namespaced_kind: &str,
+    req: &VapRequest,
+    constraints: bool,
+) -> Result<Scope<'static>, CelPolicyOutcome<T>> {
     if kind_of(policy) == namespaced_kind
         && let Some(ns) = policy
             .pointer("/metadata/namespace")
@@ -75,8 +86,8 @@ fn prepare<T>(
         return Err(CelPolicyOutcome::NotMatched);
     }
     let spec = policy.get("spec").unwrap_or(&Value::Null);
-    let constraints = spec.get("matchConstraints").unwrap_or(&Value::Null);
-    if !matches_resources(constraints, req, true) {
+    let match_constraints = spec.get("matchConstraints").unwrap_or(&Value::Null);
+    if constraints && !matches_resources(match_constraints, req, true) {
         return Err(CelPolicyOutcome::NotMatched);
     }
     if let Err(e) = check_spec_cost(spec) {
@@ -118,10 +129,18 @@ pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOu
 
 /// One MutatingPolicy (or its autogen copy) on `req`.
 fn mutate(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
-    let mut ctx = match prepare(policy, "NamespacedMutatingPolicy", req) {
-        Ok(p) => p,
-        Err(outcome) => return outcome,
-    };
+    match prepare(policy, "NamespacedMutatingPolicy", req) {
+        Ok(ctx) => mutations(policy, req, ctx),
+        Err(outcome) => outcome,
+    }
+}
+
+/// The policy's `mutations` on `req.object`, in order, in the prepared context.
+pub(super) fn mutations(
+    policy: &Value,
+    req: &VapRequest,
+    mut ctx: Scope<'static>,
+) -> CelPolicyOutcome<Value> {
     let mut object = if req.object.is_null() {
         let why = Unsupported::MutateOnDelete;
         return CelPolicyOutcome::Unsupported {

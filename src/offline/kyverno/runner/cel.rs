@@ -122,7 +122,6 @@ fn admission_request(
     ctx: &VapRow<'_>,
 ) -> Option<crate::offline::vap::VapRequest> {
     let row_ns = row.namespace();
-    use crate::offline::vap;
     let (ns, rname) = match out.resource.rsplit_once('/') {
         Some((n, r)) => (Some(n.to_string()), r.to_string()),
         None => (row_ns.map(str::to_string), out.resource.clone()),
@@ -142,6 +141,11 @@ fn admission_request(
         );
         return None;
     };
+    Some(request_for(resource, row, ctx))
+}
+
+/// The admission request `resource` makes in a CEL policy row.
+fn request_for(resource: &Value, row: &ResultRow, ctx: &VapRow<'_>) -> vap::VapRequest {
     let namespace_object = match resource
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
@@ -174,7 +178,7 @@ fn admission_request(
         ),
         None => (None, String::new()),
     };
-    Some(vap::VapRequest {
+    vap::VapRequest {
         operation,
         object,
         old_object,
@@ -187,7 +191,7 @@ fn admission_request(
             ..Default::default()
         },
         ..Default::default()
-    })
+    }
 }
 
 /// A CEL policy row's result from how its policy applied: any failure fails the row,
@@ -288,6 +292,8 @@ pub(super) struct CelActionRow<'a> {
     pub(super) exceptions: &'a [Value],
     pub(super) readable: &'a std::sync::Arc<Vec<Value>>,
     pub(super) dir: &'a Path,
+    /// The test's `targetResources` (what mutate-existing policies patch).
+    pub(super) targets: &'a [Value],
 }
 
 /// The admission request of a MutatingPolicy or GeneratingPolicy row, with the test's
@@ -313,11 +319,9 @@ pub(super) fn mpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
     out.scope = "mpol";
     let Some(req) = action_request(out, ctx, a) else {
         if out.verdict == Verdict::Fail
-            && ctx.policy.pointer("/spec/targetMatchConstraints").is_some()
+            && let Some(target) = find_target(out, a.targets)
         {
-            out.verdict = Verdict::Skipped;
-            out.reason =
-                "a mutate-existing target (targetMatchConstraints) is not evaluated offline".into();
+            mutate_existing_row(out, ctx, a, target);
         }
         return;
     };
@@ -329,22 +333,62 @@ pub(super) fn mpol_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>) {
         out,
         outcome,
         "the policy does not select this resource",
-        |out: &mut Row, patched: Value| {
-            out.actual = "pass".into();
-            out.reason = "mutated".into();
-            if let Some(f) = a.row.patched_file()
-                && let Err(why) = compare_file(
-                    &a.dir.join(f),
-                    std::slice::from_ref(&patched),
-                    &patched,
-                    false,
-                )
-            {
-                out.actual = "fail".into();
-                out.reason = format!("patched resource differs: {why}");
-            }
-        },
+        |out: &mut Row, patched: Value| patched_row(out, a, patched),
     );
+}
+
+/// The target resource a row names, among the test's `targetResources`.
+fn find_target<'a>(out: &Row, targets: &'a [Value]) -> Option<&'a Value> {
+    let (ns, name) = match out.resource.rsplit_once('/') {
+        Some((n, r)) => (Some(n), r),
+        None => (None, out.resource.as_str()),
+    };
+    targets.iter().find(|t| {
+        t.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+            && (out.kind.is_empty() || t.get("kind").and_then(Value::as_str) == Some(&out.kind))
+            && ns
+                .is_none_or(|n| t.pointer("/metadata/namespace").and_then(Value::as_str) == Some(n))
+    })
+}
+
+/// A MutatingPolicy row on a mutate-existing target: each test resource is a trigger
+/// (`kyverno test` evaluates the targets for every one); the first that makes the policy
+/// select the target decides, its patched target compared with `patchedResources`.
+fn mutate_existing_row(out: &mut Row, ctx: &VapRow<'_>, a: &CelActionRow<'_>, target: &Value) {
+    out.verdict = Verdict::Fail;
+    for trigger in ctx.resources {
+        let mut req = request_for(trigger, a.row, ctx);
+        req.cluster = Some(a.readable.clone());
+        req.services = Some(ctx.services.clone());
+        let outcome = vap::mutate_existing_target(ctx.policy, &req, target);
+        if matches!(outcome, vap::CelPolicyOutcome::NotMatched) {
+            continue;
+        }
+        settle_policy(out, outcome, "", |out: &mut Row, patched: Value| {
+            patched_row(out, a, patched)
+        });
+        return;
+    }
+    out.actual = "skip".into();
+    out.reason = "no test resource makes the policy select this target".into();
+    out.verdict = verdict(out);
+}
+
+/// A mutated resource compared with the row's `patchedResources`.
+fn patched_row(out: &mut Row, a: &CelActionRow<'_>, patched: Value) {
+    out.actual = "pass".into();
+    out.reason = "mutated".into();
+    if let Some(f) = a.row.patched_file()
+        && let Err(why) = compare_file(
+            &a.dir.join(f),
+            std::slice::from_ref(&patched),
+            &patched,
+            false,
+        )
+    {
+        out.actual = "fail".into();
+        out.reason = format!("patched resource differs: {why}");
+    }
 }
 
 /// A Kyverno GeneratingPolicy row (scope `gpol`): `pass` when the policy generates the

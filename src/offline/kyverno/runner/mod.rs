@@ -524,6 +524,7 @@ fn run_row(suite: &Suite, shared: &mut Shared, row: &ResultRow, name: String) ->
                 exceptions,
                 readable: shared.readable(suite),
                 dir: &suite.dir,
+                targets: &suite.targets,
             };
             if flag == Flagged::MutatingPolicy {
                 mpol_row(&mut out, &suite.vap_row(p), &a);
