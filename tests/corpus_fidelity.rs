@@ -130,24 +130,24 @@ const CEL: Floor = Floor {
 const VPOL: Floor = Floor {
     scope: "vpol",
     what: "ValidatingPolicy",
-    min_agreement: 96.7,
-    min_rows: 990,
-    max_skipped: 1.4,
+    min_agreement: 99.7,
+    min_rows: 996,
+    max_skipped: 0.3,
 };
 
 const MPOL: Floor = Floor {
     scope: "mpol",
     what: "MutatingPolicy",
-    min_agreement: 89.3,
+    min_agreement: 100.0,
     min_rows: 47,
-    max_skipped: 6.4,
+    max_skipped: 0.0,
 };
 const GPOL: Floor = Floor {
     scope: "gpol",
     what: "GeneratingPolicy",
-    min_agreement: 91.3,
+    min_agreement: 100.0,
     min_rows: 23,
-    max_skipped: 8.7,
+    max_skipped: 0.0,
 };
 
 struct Floor {

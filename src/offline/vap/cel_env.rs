@@ -525,6 +525,13 @@ fn classify(e: ExecutionError) -> EvalError {
         | ExecutionError::NotSupportedAsMethod { .. } => {
             EvalError::unsupported(Unsupported::Interpreter(e.to_string()))
         }
+        // cel-go's own words for what both interpreters refuse (`common/types/err.go`).
+        ExecutionError::DivisionByZero(_) => EvalError::failed("division by zero"),
+        ExecutionError::RemainderByZero(_) => EvalError::failed("modulus by zero"),
+        ExecutionError::Overflow(_, cel::Value::UInt(_), _) => {
+            EvalError::failed("unsigned integer overflow")
+        }
+        ExecutionError::Overflow(..) => EvalError::failed("integer overflow"),
         _ => EvalError::failed(e.to_string()),
     }
 }

@@ -445,6 +445,18 @@ mod tests {
     }
 
     #[test]
+    fn arithmetic_errors_read_as_cel_go_words_them() {
+        for (e, text) in [
+            ("2 / 0 == 1", "division by zero"),
+            ("2 % 0 == 1", "modulus by zero"),
+            ("9223372036854775807 + 1 > 0", "integer overflow"),
+        ] {
+            let err = eval_on_pod(e).unwrap_err();
+            assert_eq!((err.message.as_str(), err.unsupported), (text, None), "{e}");
+        }
+    }
+
+    #[test]
     fn and_over_a_bool_and_a_map_is_an_error_unless_false_decides() {
         // cel-go's evalAnd: a non-bool side is "no such overload" unless the other side
         // is false, which decides.
