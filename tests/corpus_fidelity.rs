@@ -130,9 +130,9 @@ const CEL: Floor = Floor {
 const VPOL: Floor = Floor {
     scope: "vpol",
     what: "ValidatingPolicy",
-    min_agreement: 99.7,
+    min_agreement: 100.0,
     min_rows: 996,
-    max_skipped: 0.3,
+    max_skipped: 0.0,
 };
 
 const MPOL: Floor = Floor {

@@ -263,3 +263,27 @@ pub fn evaluate_validating_policy(
         None => evaluate_binding(objects, policy, None, &req, out),
     }
 }
+
+/// A JSON-mode (`evaluation.mode: JSON`) ValidatingPolicy on a payload: no match
+/// constraints (Kyverno's JSON engine has no matcher, `pkg/cel/policies/vpol/engine`),
+/// `object` the payload, then match conditions, variables and validations as for a
+/// Kubernetes object.
+pub fn evaluate_json_policy(
+    policy: &Value,
+    payload: &Value,
+    cluster: &Arc<Vec<Value>>,
+    services: &Arc<CliServices>,
+    out: &mut VapOutcome,
+) -> Applied {
+    let mut any = policy.clone();
+    any["spec"]["matchConstraints"] = json!({"resourceRules": [{"apiGroups": ["*"],
+        "apiVersions": ["*"], "resources": ["*"], "operations": ["*"]}]});
+    let req = VapRequest {
+        operation: "CREATE".into(),
+        object: payload.clone(),
+        cluster: Some(cluster.clone()),
+        services: Some(services.clone()),
+        ..Default::default()
+    };
+    evaluate_binding(&[], &any, None, &req, out)
+}

@@ -34,8 +34,8 @@ pub use cel_policy::{
     mutate_with_policies,
 };
 pub use kyverno::{
-    CelVerdict, Exemption, evaluate_kyverno_cel, evaluate_validating_policy, exception_applies,
-    exemption,
+    CelVerdict, Exemption, evaluate_json_policy, evaluate_kyverno_cel, evaluate_validating_policy,
+    exception_applies, exemption,
 };
 use matching::*;
 pub use matching::{
@@ -313,6 +313,8 @@ pub fn evaluate_binding(
 mod bounds_tests;
 #[cfg(test)]
 mod exception_tests;
+#[cfg(test)]
+mod json_tests;
 #[cfg(test)]
 mod services_tests;
 #[cfg(test)]

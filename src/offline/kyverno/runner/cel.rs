@@ -21,6 +21,7 @@ pub(super) struct VapRow<'a> {
     pub(super) values: &'a Values,
     pub(super) user: &'a UserInfo,
     pub(super) services: &'a std::sync::Arc<vap::CliServices>,
+    pub(super) json_payloads: &'a [(String, Value)],
 }
 
 /// A ValidatingAdmissionPolicy row: the policy through each of its bindings (on its own
@@ -81,6 +82,10 @@ pub(super) fn vpol_row(
         .pointer("/spec/evaluation/mode")
         .and_then(Value::as_str)
         .unwrap_or("Kubernetes");
+    if mode == "JSON" {
+        json_row(out, row, ctx, readable);
+        return;
+    }
     if mode != "Kubernetes" {
         out.reason =
             format!("evaluation mode {mode} (non-Kubernetes payloads) is not evaluated offline");
@@ -112,6 +117,32 @@ pub(super) fn vpol_row(
         out.actual = "error".into();
         out.verdict = verdict(out);
     }
+}
+
+/// A JSON-mode ValidatingPolicy row: the policy on the named `jsonPayloads` file, or on a
+/// test resource taken as plain JSON (`kyverno test` runs JSON-mode policies on both,
+/// `processor/policy_processor.go`), without match constraints.
+fn json_row(
+    out: &mut Row,
+    row: &ResultRow,
+    ctx: &VapRow<'_>,
+    readable: &std::sync::Arc<Vec<Value>>,
+) {
+    let payload = match ctx
+        .json_payloads
+        .iter()
+        .find(|(name, _)| *name == out.resource)
+    {
+        Some((_, payload)) => payload.clone(),
+        None => match admission_request(out, row, ctx) {
+            Some(req) => req.object,
+            None => return,
+        },
+    };
+    let mut outcome = vap::VapOutcome::default();
+    let applied =
+        vap::evaluate_json_policy(ctx.policy, &payload, readable, ctx.services, &mut outcome);
+    settle(out, &[applied], &outcome);
 }
 
 /// The admission request a CEL policy row is evaluated on; `None` (the row failed)

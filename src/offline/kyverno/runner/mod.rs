@@ -271,6 +271,8 @@ pub(crate) struct Suite {
     pub(super) load_problems: Vec<String>,
     /// What `kyverno test` serves CEL's `globalContext`, `http` and `image` libraries.
     pub(super) services: std::sync::Arc<crate::offline::vap::CliServices>,
+    /// The test's `jsonPayloads`, by the name it gives them (an unreadable one is left out).
+    pub(super) json_payloads: Vec<(String, Value)>,
 }
 
 impl Suite {
@@ -372,6 +374,14 @@ impl Suite {
             "" => Vec::new(),
             file => read_raw_docs(&dir.join(file)).unwrap_or_default(),
         };
+        let json_payloads = test
+            .json_payloads
+            .iter()
+            .filter_map(|f| {
+                let doc = read_raw_docs(&dir.join(f)).ok()?.into_iter().next()?;
+                doc.is_object().then(|| (f.clone(), doc))
+            })
+            .collect();
         let services = std::sync::Arc::new(crate::offline::vap::CliServices::from_test(
             &test.api_call_responses,
             &test.global_context_entries,
@@ -402,6 +412,7 @@ impl Suite {
             user,
             load_problems: problems,
             services,
+            json_payloads,
         })
     }
 
@@ -429,6 +440,7 @@ impl Suite {
             values: &self.values,
             user: &self.user,
             services: &self.services,
+            json_payloads: &self.json_payloads,
         }
     }
 }

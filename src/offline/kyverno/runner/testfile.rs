@@ -32,6 +32,9 @@ pub struct TestFile {
     /// Mocked service-call responses, schemaless as Kyverno keeps them.
     #[serde(deserialize_with = "values")]
     pub api_call_responses: Vec<Value>,
+    /// Non-Kubernetes JSON payloads (files) that JSON-mode ValidatingPolicies evaluate.
+    #[serde(deserialize_with = "strings")]
+    pub json_payloads: Vec<String>,
     /// Mocked GlobalContextEntry data, schemaless as Kyverno keeps it.
     #[serde(deserialize_with = "values")]
     pub global_context_entries: Vec<Value>,
