@@ -333,10 +333,11 @@ impl Cluster {
             self.made_in_background = true;
             self.store(t.clone());
         }
+        // The watch manager's informers see every write; resourceFilters are admission's.
+        self.watched_write(trigger, old.unwrap_or(&Value::Null));
         if filtered(trigger) {
             return Answer::Ok;
         }
-        self.watched_write(trigger, old.unwrap_or(&Value::Null));
         let mut req = self.vap_request(trigger, update.then(|| trigger.clone()));
         req.cluster = Some(Arc::new(self.objects.clone()));
         self.generate_cel(&req, trigger)

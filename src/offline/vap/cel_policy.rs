@@ -273,6 +273,23 @@ fn place(item: &mut Value, namespace: &str) {
     else {
         return;
     };
+    // A copy of an object read from the cluster is labelled with its source's uid, which
+    // synchronization follows (pkg/cel/libs/context.go `addGenerateLabels` tests the
+    // resourceVersion; kca's simulated API server sets only the uid).
+    if let Some(uid) = meta
+        .get("uid")
+        .and_then(Value::as_str)
+        .filter(|u| !u.is_empty())
+    {
+        let uid = Value::String(uid.to_string());
+        if let Some(labels) = meta
+            .entry("labels")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+        {
+            labels.insert(crate::offline::kyverno::generate::SOURCE_UID.into(), uid);
+        }
+    }
     for key in [
         "uid",
         "resourceVersion",
