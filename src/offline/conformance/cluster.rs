@@ -5,6 +5,7 @@
 //! what the background controller does at once offline (generate rules, GeneratingPolicies,
 //! mutate-existing targets).
 
+mod apiserver;
 mod background;
 mod cel_background;
 
@@ -289,6 +290,9 @@ impl Cluster {
         };
         if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("uid".into(), uid);
+        }
+        if old.is_none() {
+            self.service_account_admission(&mut new);
         }
         let admitted = if filtered(&new) {
             Admitted {
