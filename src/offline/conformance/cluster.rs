@@ -8,6 +8,8 @@
 mod apiserver;
 mod background;
 mod cel_background;
+mod schema;
+mod status;
 
 use std::sync::Arc;
 
@@ -249,6 +251,9 @@ impl Cluster {
         if let Some(skip) = Skip::for_kind(&new) {
             return Answer::Undecidable(skip);
         }
+        if let Some(why) = schema::required_missing(&new) {
+            return Answer::Refused(why);
+        }
         // The policy webhook (validate-policy.kyverno.svc) refuses what Kyverno cannot run.
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             let authorizer = self.kyverno_authorizer();
@@ -306,7 +311,7 @@ impl Cluster {
             }
         };
         let mut object = admitted.object;
-        ready_status(&mut object);
+        self.ready_status(&mut object);
         let uid = object.pointer("/metadata/uid").cloned();
         self.store_as(object.clone(), uid);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
@@ -696,23 +701,6 @@ fn filtered(obj: &Value) -> bool {
     let ns = text(obj, "/metadata/namespace");
     FILTERED_NAMESPACES.contains(&ns.as_str())
         || FILTERED_KINDS.contains(&text(obj, "/kind").as_str())
-}
-
-/// Kyverno's controllers mark a policy they accepted ready; the `*-policy-ready` step
-/// templates assert it.
-fn ready_status(obj: &mut Value) {
-    let kind = text(obj, "/kind");
-    let status = match kind.as_str() {
-        "ClusterPolicy" | "Policy" => json!({"ready": true, "conditions": [
-            {"type": "Ready", "status": "True", "reason": "Succeeded", "message": "Ready"}]}),
-        k if super::is_policy_kind(k) => json!({"conditionStatus": {"ready": true, "conditions": [
-            {"type": "WebhookConfigured", "status": "True", "reason": "Succeeded", "message": "Webhook configured."},
-            {"type": "RBACPermissionsGranted", "status": "True", "reason": "Succeeded", "message": "Policy is ready for reporting."}]}}),
-        _ => return,
-    };
-    if let Some(m) = obj.as_object_mut() {
-        m.insert("status".into(), status);
-    }
 }
 
 /// `generateName` becomes a name, as the API server does.
