@@ -8,6 +8,7 @@
 mod apiserver;
 mod background;
 mod cel_background;
+mod map;
 mod schema;
 mod status;
 
@@ -465,6 +466,7 @@ impl Cluster {
         let mut req = self.vap_request(&object, old.clone());
         req.cluster = Some(Arc::new(self.objects.clone()));
         let cel_objects = self.cel_policy_objects();
+        req.object = map::mutate(&self.objects, &req)?;
         let object = match vap::mutate_with_policies(&cel_objects, &req) {
             Ok(o) => o,
             Err(e) => {
