@@ -779,3 +779,7 @@ pub(super) fn text(v: &Value, pointer: &str) -> String {
         .unwrap_or("")
         .to_string()
 }
+
+#[cfg(test)]
+#[path = "cluster/plugins_tests.rs"]
+mod plugins_tests;
