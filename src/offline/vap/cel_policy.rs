@@ -30,7 +30,7 @@ impl<T> CelPolicyOutcome<T> {
     }
 
     /// An error whose message already says where and why.
-    fn from_error(e: EvalError) -> Self {
+    pub(super) fn from_error(e: EvalError) -> Self {
         match e.unsupported {
             Some(why) => Self::Unsupported {
                 message: e.message,
@@ -61,7 +61,7 @@ enum MutationError {
 
 /// The context a policy's actions run in, once it has matched: the request's variables,
 /// `variables` bound, match conditions held.
-fn prepare<T>(
+pub(super) fn prepare<T>(
     policy: &Value,
     namespaced_kind: &str,
     req: &VapRequest,
@@ -117,7 +117,7 @@ pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOu
 }
 
 /// One MutatingPolicy (or its autogen copy) on `req`.
-fn mutate(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
+pub(super) fn mutate(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
     let mut ctx = match prepare(policy, "NamespacedMutatingPolicy", req) {
         Ok(p) => p,
         Err(outcome) => return outcome,

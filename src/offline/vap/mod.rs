@@ -14,6 +14,7 @@ mod kyverno;
 mod libs;
 mod literal;
 mod matching;
+mod mpol_targets;
 mod params;
 mod unsupported;
 mod validation;
@@ -36,6 +37,7 @@ pub use kyverno::{
 };
 use matching::*;
 pub use matching::{namespace_object, resource_of, selector_matches};
+pub use mpol_targets::mutate_targets;
 use params::*;
 pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};
 pub use validation::Applied;

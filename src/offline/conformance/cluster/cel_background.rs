@@ -295,10 +295,12 @@ impl Cluster {
         let kind = text(new, "/kind");
         if !matches!(kind.as_str(), "MutatingPolicy" | "NamespacedMutatingPolicy")
             || !enabled(new, "mutateExisting")
-            || new.pointer("/spec/targetMatchConstraints").is_some()
             || old.is_some_and(|o| o.get("spec") == new.get("spec"))
         {
             return Answer::Ok;
+        }
+        if new.pointer("/spec/targetMatchConstraints").is_some() {
+            return self.cel_mutate_targets(new);
         }
         let candidates = self.existing_objects(None);
         for object in candidates {
@@ -313,6 +315,41 @@ impl Cluster {
                     if let Some(why) = policy_unsupported(&e) {
                         return Answer::Undecidable(Skip::Engine(why));
                     }
+                }
+            }
+        }
+        Answer::Ok
+    }
+
+    /// A MutatingPolicy with target constraints created or changed: each existing
+    /// object its `matchConstraints` select is a trigger, sent as an UPDATE, and the
+    /// targets its expression names are mutated (pkg/policy/mpol.go `createTriggerURs`).
+    /// Target rules without an expression are not modelled (the test is undecidable).
+    fn cel_mutate_targets(&mut self, policy: &Value) -> Answer {
+        if policy
+            .pointer("/spec/targetMatchConstraints/expression")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Answer::Undecidable(Skip::Engine(
+                "MutatingPolicy targets without an expression".into(),
+            ));
+        }
+        for trigger in self.existing_objects(None) {
+            let mut req = self.cel_request(&trigger);
+            req.operation = "UPDATE".into();
+            req.old_object = trigger.clone();
+            let targets = match vap::mutate_targets(policy, &req) {
+                vap::CelPolicyOutcome::Applied(t) => t,
+                vap::CelPolicyOutcome::Unsupported { message, .. } => {
+                    return Answer::Undecidable(Skip::Engine(message));
+                }
+                vap::CelPolicyOutcome::NotMatched | vap::CelPolicyOutcome::Error(_) => continue,
+            };
+            for t in targets {
+                if self.find(&Key::of(&t)) != Some(&t) {
+                    self.made_in_background = true;
+                    self.store(t);
                 }
             }
         }
