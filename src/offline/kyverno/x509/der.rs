@@ -140,7 +140,7 @@ pub fn string(t: &Tlv<'_>) -> Option<String> {
             Some(String::from_utf8_lossy(t.body).into_owned())
         }
         // BMPString: UTF-16BE
-        0x1e if t.body.len() % 2 == 0 => {
+        0x1e if t.body.len().is_multiple_of(2) => {
             let units: Vec<u16> = t
                 .body
                 .chunks(2)
