@@ -764,4 +764,4 @@ fn dedup(values: Vec<Value>) -> Vec<Value> {
 
 #[cfg(test)]
 #[path = "background_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -1,21 +1,9 @@
 //! The API server's admission plugins, the CEL CRDs' required fields and GeneratingPolicy
 //! clone synchronization, in the simulated cluster.
 
-use super::{Answer, Cluster, Key};
+use super::background::tests::{key, ok};
+use super::{Answer, Cluster};
 use serde_json::{Value, json};
-
-fn ok(a: Answer) {
-    assert!(matches!(a, Answer::Ok), "{a:?}");
-}
-
-fn key(kind: &str, ns: &str, name: &str) -> Key {
-    Key {
-        group: String::new(),
-        kind: kind.into(),
-        namespace: ns.into(),
-        name: name.into(),
-    }
-}
 
 fn pod(name: &str, spec: Value) -> Value {
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},

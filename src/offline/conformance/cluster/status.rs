@@ -59,22 +59,15 @@ impl Cluster {
         let rules = policy
             .pointer("/spec/matchConstraints/resourceRules")
             .and_then(Value::as_array);
-        let strings = |r: &Value, k: &str| -> Vec<String> {
-            r.get(k)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(String::from)
-                        .collect()
-                })
-                .unwrap_or_default()
+        let names = |r: &'_ Value, k: &str| -> Vec<String> {
+            let items = r.get(k).and_then(Value::as_array).into_iter().flatten();
+            items.filter_map(Value::as_str).map(str::to_owned).collect()
         };
         let mut missing = Vec::new();
         for r in rules.into_iter().flatten() {
-            for g in strings(r, "apiGroups") {
-                for v in strings(r, "apiVersions") {
-                    for res in strings(r, "resources") {
+            for g in names(r, "apiGroups") {
+                for v in names(r, "apiVersions") {
+                    for res in names(r, "resources") {
                         let (resource, sub) = res.split_once('/').unwrap_or((&res, ""));
                         for verb in ["get", "list", "watch"] {
                             let decision = authorizer.authorize(&AccessRequest {
