@@ -28,7 +28,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("generate", 64, 64),
     ("generating-policies", 26, 26),
     ("mutate", 30, 30),
-    ("mutating-policies", 2, 2),
+    ("mutating-policies", 5, 5),
     ("namespaced-generating-policies", 1, 1),
     ("namespaced-mutating-policies", 2, 2),
     ("namespaced-validating-policies", 4, 4),
@@ -37,7 +37,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("validate", 45, 45),
     ("validating-policies", 9, 7),
     ("webhooks", 3, 1),
-    ("all", 218, 214),
+    ("all", 221, 217),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

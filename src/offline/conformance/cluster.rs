@@ -348,6 +348,10 @@ impl Cluster {
         if filtered(trigger) {
             return Answer::Ok;
         }
+        match self.cel_targets_on_trigger(trigger, old) {
+            Answer::Ok => {}
+            other => return other,
+        }
         let mut req = self.vap_request(trigger, update.then(|| trigger.clone()));
         req.cluster = Some(Arc::new(self.objects.clone()));
         self.generate_cel(&req, trigger)

@@ -10,29 +10,58 @@
 use super::cel_policy::{mutate, prepare};
 use super::*;
 
-/// The targets `policy` mutates for the trigger in `req`, each as it becomes (those
-/// its mutations leave as they were included).
-pub fn mutate_targets(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Vec<Value>> {
+/// The targets `policy` mutates, each as it becomes (those its mutations leave as
+/// they were included). With a `trigger`, the policy must match it and an expression
+/// names the targets (each then seen with the trigger's namespace); without an
+/// expression, or without a trigger (the scan when the policy is created), the targets
+/// are the `candidates` the target rules select.
+pub fn mutate_targets(
+    policy: &Value,
+    trigger: Option<&VapRequest>,
+    candidates: Vec<VapRequest>,
+) -> CelPolicyOutcome<Vec<Value>> {
     let spec = policy.get("spec").unwrap_or(&Value::Null);
-    let Some(expr) = spec
+    let expression = spec
         .pointer("/targetMatchConstraints/expression")
         .and_then(Value::as_str)
-    else {
-        return CelPolicyOutcome::NotMatched;
-    };
-    let ctx = match prepare(policy, "NamespacedMutatingPolicy", req) {
-        Ok(ctx) => ctx,
-        Err(outcome) => return outcome,
-    };
-    let found = match eval(&ctx, expr).map(|v| from_cel(&v)) {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => return CelPolicyOutcome::Error(format!("targetMatchConstraints: {e}")),
-        Err(e) => return CelPolicyOutcome::from_error(e.within("targetMatchConstraints")),
-    };
-    let targets = match found.get("items").and_then(Value::as_array) {
-        Some(items) => items.clone(),
-        None if found.is_object() && found.get("kind").is_some() => vec![found],
-        None => Vec::new(),
+        .filter(|e| !e.is_empty());
+    let targets = match trigger {
+        Some(req) => {
+            let ctx = match prepare(policy, "NamespacedMutatingPolicy", req) {
+                Ok(ctx) => ctx,
+                Err(outcome) => return outcome,
+            };
+            match expression {
+                Some(expr) => {
+                    let found = match eval(&ctx, expr).map(|v| from_cel(&v)) {
+                        Ok(Ok(v)) => v,
+                        Ok(Err(e)) => {
+                            return CelPolicyOutcome::Error(format!("targetMatchConstraints: {e}"));
+                        }
+                        Err(e) => {
+                            return CelPolicyOutcome::from_error(
+                                e.within("targetMatchConstraints"),
+                            );
+                        }
+                    };
+                    let objects = match found.get("items").and_then(Value::as_array) {
+                        Some(items) => items.clone(),
+                        None if found.is_object() && found.get("kind").is_some() => vec![found],
+                        None => Vec::new(),
+                    };
+                    objects
+                        .into_iter()
+                        .map(|o| VapRequest {
+                            object: o,
+                            ..req.clone()
+                        })
+                        .collect()
+                }
+                None => candidates,
+            }
+        }
+        None if expression.is_some() => return CelPolicyOutcome::NotMatched,
+        None => candidates,
     };
     let mut constraints = spec
         .get("targetMatchConstraints")
@@ -50,12 +79,10 @@ pub fn mutate_targets(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Vec<
     // The target runs as written: no pod-controller copies.
     runnable["spec"]["autogen"] = json!({"podControllers": {"controllers": []}});
     let mut out = Vec::new();
-    for target in targets {
-        let mut treq = req.clone();
+    for mut treq in targets {
         treq.operation = "UPDATE".into();
-        treq.object = target.clone();
-        treq.old_object = target.clone();
-        treq.sub_resource = route(&constraints, &target);
+        treq.old_object = treq.object.clone();
+        treq.sub_resource = route(&constraints, &treq.object);
         match mutate(&runnable, &treq) {
             CelPolicyOutcome::Applied(o) => out.push(o),
             CelPolicyOutcome::NotMatched => {}

@@ -321,36 +321,90 @@ impl Cluster {
         Answer::Ok
     }
 
-    /// A MutatingPolicy with target constraints created or changed: each existing
-    /// object its `matchConstraints` select is a trigger, sent as an UPDATE, and the
-    /// targets its expression names are mutated (pkg/policy/mpol.go `createTriggerURs`).
-    /// Target rules without an expression are not modelled (the test is undecidable).
+    /// A MutatingPolicy with target constraints created or changed: with an expression,
+    /// each existing object its `matchConstraints` select is a trigger, sent as an
+    /// UPDATE, and the objects the expression names are mutated (pkg/policy/mpol.go
+    /// `createTriggerURs`); without one, every existing object the target rules select is
+    /// (`newCELMutateUR`, pkg/background/mpol/processor.go).
     fn cel_mutate_targets(&mut self, policy: &Value) -> Answer {
-        if policy
+        let scan = policy
             .pointer("/spec/targetMatchConstraints/expression")
             .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-        {
-            return Answer::Undecidable(Skip::Engine(
-                "MutatingPolicy targets without an expression".into(),
-            ));
+            .is_none_or(str::is_empty);
+        let existing = self.existing_objects(None);
+        if scan {
+            let candidates = self.target_candidates(&existing);
+            return self.store_targets(vap::mutate_targets(policy, None, candidates));
         }
-        for trigger in self.existing_objects(None) {
+        for trigger in existing {
             let mut req = self.cel_request(&trigger);
             req.operation = "UPDATE".into();
             req.old_object = trigger.clone();
-            let targets = match vap::mutate_targets(policy, &req) {
-                vap::CelPolicyOutcome::Applied(t) => t,
-                vap::CelPolicyOutcome::Unsupported { message, .. } => {
-                    return Answer::Undecidable(Skip::Engine(message));
-                }
-                vap::CelPolicyOutcome::NotMatched | vap::CelPolicyOutcome::Error(_) => continue,
-            };
-            for t in targets {
-                if self.find(&Key::of(&t)) != Some(&t) {
-                    self.made_in_background = true;
-                    self.store(t);
-                }
+            match self.store_targets(vap::mutate_targets(policy, Some(&req), Vec::new())) {
+                Answer::Ok => {}
+                other => return other,
+            }
+        }
+        Answer::Ok
+    }
+
+    /// Each object as a target request (its own namespace).
+    fn target_candidates(&self, objects: &[Value]) -> Vec<vap::VapRequest> {
+        objects.iter().map(|o| self.cel_request(o)).collect()
+    }
+
+    /// A trigger admitted: MutatingPolicies with `mutateExisting` and target constraints
+    /// that match it mutate their targets (pkg/webhooks/resource/mpol, the processor).
+    pub(super) fn cel_targets_on_trigger(
+        &mut self,
+        trigger: &Value,
+        old: Option<&Value>,
+    ) -> Answer {
+        let policies: Vec<Value> = self
+            .objects
+            .iter()
+            .filter(|p| {
+                matches!(
+                    text(p, "/kind").as_str(),
+                    "MutatingPolicy" | "NamespacedMutatingPolicy"
+                ) && enabled(p, "mutateExisting")
+                    && p.pointer("/spec/targetMatchConstraints").is_some()
+            })
+            .cloned()
+            .collect();
+        if policies.is_empty() {
+            return Answer::Ok;
+        }
+        let mut req = self.cel_request(trigger);
+        if let Some(o) = old {
+            req.operation = "UPDATE".into();
+            req.old_object = o.clone();
+        }
+        let existing = self.existing_objects(None);
+        for p in policies {
+            let candidates = self.target_candidates(&existing);
+            match self.store_targets(vap::mutate_targets(&p, Some(&req), candidates)) {
+                Answer::Ok => {}
+                other => return other,
+            }
+        }
+        Answer::Ok
+    }
+
+    fn store_targets(&mut self, outcome: vap::CelPolicyOutcome<Vec<Value>>) -> Answer {
+        let targets = match outcome {
+            vap::CelPolicyOutcome::Applied(t) => t,
+            vap::CelPolicyOutcome::Unsupported { message, .. } => {
+                return Answer::Undecidable(Skip::Engine(message));
+            }
+            vap::CelPolicyOutcome::NotMatched | vap::CelPolicyOutcome::Error(_) => {
+                return Answer::Ok;
+            }
+        };
+        for t in targets {
+            if self.find(&Key::of(&t)) != Some(&t) {
+                self.made_in_background = true;
+                self.store(t);
             }
         }
         Answer::Ok

@@ -134,3 +134,53 @@ fn a_synchronized_clone_follows_its_source() {
         "deleted with the source"
     );
 }
+
+/// A MutatingPolicy's target rules were ignored: neither the scan at creation nor an
+/// admitted trigger mutated the targets.
+#[test]
+fn mutating_policy_targets_are_mutated() {
+    let mut c = Cluster::new("t");
+    ok(c.apply(
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "before", "namespace": "default"}}),
+        false,
+    ));
+    ok(c.apply(
+        &json!({"apiVersion": "policies.kyverno.io/v1beta1", "kind": "MutatingPolicy",
+        "metadata": {"name": "m"},
+        "spec": {"evaluation": {"mutateExisting": {"enabled": true}},
+          "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"], "resources": ["namespaces"],
+            "resourceNames": ["trigger"]}]},
+          "targetMatchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]},
+          "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+            "Object{metadata: Object.metadata{labels: {\"done\": \"yes\"}}}"}}]}}),
+        false,
+    ));
+    let done = |c: &Cluster, name: &str| {
+        c.find(&key("ConfigMap", "default", name))
+            .and_then(|o| o.pointer("/metadata/labels/done"))
+            .cloned()
+    };
+    assert_eq!(
+        done(&c, "before"),
+        Some(json!("yes")),
+        "scanned at creation"
+    );
+    ok(c.apply(
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "after", "namespace": "default"}}),
+        false,
+    ));
+    assert_eq!(done(&c, "after"), None, "a target is not a trigger");
+    ok(c.apply(
+        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "trigger"}}),
+        false,
+    ));
+    assert_eq!(
+        done(&c, "after"),
+        Some(json!("yes")),
+        "mutated for the trigger"
+    );
+}
