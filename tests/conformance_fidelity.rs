@@ -26,21 +26,22 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("exceptions", 11, 11),
     ("filter", 6, 6),
     ("generate", 64, 64),
-    ("generating-policies", 26, 23),
-    ("mutate", 30, 29),
+    ("generating-policies", 26, 26),
+    ("mutate", 30, 30),
+    ("mutating-policies", 5, 5),
     ("namespaced-generating-policies", 1, 1),
     ("namespaced-mutating-policies", 2, 2),
     ("namespaced-validating-policies", 4, 4),
     ("policy-exceptions-disabled", 1, 1),
     ("policy-validation", 9, 9),
-    ("validate", 45, 43),
-    ("validating-policies", 10, 6),
+    ("validate", 45, 45),
+    ("validating-policies", 9, 7),
     ("webhooks", 3, 1),
-    ("all", 220, 205),
+    ("all", 221, 217),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.
-const MIN_AGREEMENT: f64 = 93.0;
+const MIN_AGREEMENT: f64 = 97.0;
 
 #[test]
 fn conformance_replay_holds_its_floors() {

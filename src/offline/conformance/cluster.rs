@@ -5,8 +5,12 @@
 //! what the background controller does at once offline (generate rules, GeneratingPolicies,
 //! mutate-existing targets).
 
+mod apiserver;
 mod background;
 mod cel_background;
+mod map;
+mod schema;
+mod status;
 
 use std::sync::Arc;
 
@@ -248,6 +252,9 @@ impl Cluster {
         if let Some(skip) = Skip::for_kind(&new) {
             return Answer::Undecidable(skip);
         }
+        if let Some(why) = schema::required_missing(&new) {
+            return Answer::Refused(why);
+        }
         // The policy webhook (validate-policy.kyverno.svc) refuses what Kyverno cannot run.
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             let authorizer = self.kyverno_authorizer();
@@ -290,6 +297,9 @@ impl Cluster {
         if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("uid".into(), uid);
         }
+        if old.is_none() {
+            self.service_account_admission(&mut new);
+        }
         let admitted = if filtered(&new) {
             Admitted {
                 object: new,
@@ -302,7 +312,7 @@ impl Cluster {
             }
         };
         let mut object = admitted.object;
-        ready_status(&mut object);
+        self.ready_status(&mut object);
         let uid = object.pointer("/metadata/uid").cloned();
         self.store_as(object.clone(), uid);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
@@ -333,10 +343,15 @@ impl Cluster {
             self.made_in_background = true;
             self.store(t.clone());
         }
+        // The watch manager's informers see every write; resourceFilters are admission's.
+        self.watched_write(trigger, old.unwrap_or(&Value::Null));
         if filtered(trigger) {
             return Answer::Ok;
         }
-        self.watched_write(trigger, old.unwrap_or(&Value::Null));
+        match self.cel_targets_on_trigger(trigger, old) {
+            Answer::Ok => {}
+            other => return other,
+        }
         let mut req = self.vap_request(trigger, update.then(|| trigger.clone()));
         req.cluster = Some(Arc::new(self.objects.clone()));
         self.generate_cel(&req, trigger)
@@ -455,6 +470,7 @@ impl Cluster {
         let mut req = self.vap_request(&object, old.clone());
         req.cluster = Some(Arc::new(self.objects.clone()));
         let cel_objects = self.cel_policy_objects();
+        req.object = map::mutate(&self.objects, &req)?;
         let object = match vap::mutate_with_policies(&cel_objects, &req) {
             Ok(o) => o,
             Err(e) => {
@@ -693,23 +709,6 @@ fn filtered(obj: &Value) -> bool {
         || FILTERED_KINDS.contains(&text(obj, "/kind").as_str())
 }
 
-/// Kyverno's controllers mark a policy they accepted ready; the `*-policy-ready` step
-/// templates assert it.
-fn ready_status(obj: &mut Value) {
-    let kind = text(obj, "/kind");
-    let status = match kind.as_str() {
-        "ClusterPolicy" | "Policy" => json!({"ready": true, "conditions": [
-            {"type": "Ready", "status": "True", "reason": "Succeeded", "message": "Ready"}]}),
-        k if super::is_policy_kind(k) => json!({"conditionStatus": {"ready": true, "conditions": [
-            {"type": "WebhookConfigured", "status": "True", "reason": "Succeeded", "message": "Webhook configured."},
-            {"type": "RBACPermissionsGranted", "status": "True", "reason": "Succeeded", "message": "Policy is ready for reporting."}]}}),
-        _ => return,
-    };
-    if let Some(m) = obj.as_object_mut() {
-        m.insert("status".into(), status);
-    }
-}
-
 /// `generateName` becomes a name, as the API server does.
 fn name_generated(obj: &mut Value, counter: &mut u64) {
     if obj.pointer("/metadata/name").is_some() {
@@ -784,3 +783,7 @@ pub(super) fn text(v: &Value, pointer: &str) -> String {
         .unwrap_or("")
         .to_string()
 }
+
+#[cfg(test)]
+#[path = "cluster/plugins_tests.rs"]
+mod plugins_tests;

@@ -413,12 +413,15 @@ impl Run {
         if let Some(status) = expected.get("status") {
             let policy = is_policy_kind(&kind);
             // Modelled: a policy's readiness as the `*-policy-ready` templates assert it
-            // (ready, the Ready condition, conditions picked by type), not the full list
-            // of conditions, whose reports part depends on the reports controller's RBAC.
+            // (ready, the Ready condition, conditions picked by type, their count: the
+            // webhook and RBAC ones), not the full list of conditions.
             let picked = |v: &Value| {
                 v.as_object().is_some_and(|m| {
-                    m.keys()
-                        .all(|k| k == "ready" || (k.starts_with("(conditions") && k.ends_with(')')))
+                    m.keys().all(|k| {
+                        k == "ready"
+                            || k == "(length(conditions))"
+                            || (k.starts_with("(conditions") && k.ends_with(')'))
+                    })
                 })
             };
             let modelled = status.as_object().is_some_and(|m| {

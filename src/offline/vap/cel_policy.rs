@@ -30,7 +30,7 @@ impl<T> CelPolicyOutcome<T> {
     }
 
     /// An error whose message already says where and why.
-    fn from_error(e: EvalError) -> Self {
+    pub(super) fn from_error(e: EvalError) -> Self {
         match e.unsupported {
             Some(why) => Self::Unsupported {
                 message: e.message,
@@ -61,7 +61,7 @@ enum MutationError {
 
 /// The context a policy's actions run in, once it has matched: the request's variables,
 /// `variables` bound, match conditions held.
-fn prepare<T>(
+pub(super) fn prepare<T>(
     policy: &Value,
     namespaced_kind: &str,
     req: &VapRequest,
@@ -128,7 +128,7 @@ pub fn evaluate_mutating_policy(policy: &Value, req: &VapRequest) -> CelPolicyOu
 }
 
 /// One MutatingPolicy (or its autogen copy) on `req`.
-fn mutate(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
+pub(super) fn mutate(policy: &Value, req: &VapRequest) -> CelPolicyOutcome<Value> {
     match prepare(policy, "NamespacedMutatingPolicy", req) {
         Ok(ctx) => mutations(policy, req, ctx),
         Err(outcome) => outcome,
@@ -335,6 +335,23 @@ fn place(item: &mut Value, namespace: &str) {
     else {
         return;
     };
+    // A copy of an object read from the cluster is labelled with its source's uid, which
+    // synchronization follows (pkg/cel/libs/context.go `addGenerateLabels` tests the
+    // resourceVersion; kca's simulated API server sets only the uid).
+    if let Some(uid) = meta
+        .get("uid")
+        .and_then(Value::as_str)
+        .filter(|u| !u.is_empty())
+    {
+        let uid = Value::String(uid.to_string());
+        if let Some(labels) = meta
+            .entry("labels")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+        {
+            labels.insert(crate::offline::kyverno::generate::SOURCE_UID.into(), uid);
+        }
+    }
     for key in [
         "uid",
         "resourceVersion",

@@ -15,6 +15,7 @@ mod libs;
 mod literal;
 mod matching;
 mod mutate_existing;
+mod mpol_targets;
 mod params;
 mod services;
 mod template;
@@ -42,6 +43,7 @@ pub use matching::{
     CliUnselected, namespace_object, resource_of, selector_matches, unselected_in_cli,
 };
 pub use mutate_existing::mutate_existing_target;
+pub use mpol_targets::mutate_targets;
 use params::*;
 pub use services::CliServices;
 pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};

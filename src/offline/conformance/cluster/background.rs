@@ -744,7 +744,7 @@ fn matches_delete(rule: &Rule) -> bool {
         .any(|r| r.operations.items.iter().any(|o| o == "DELETE"))
 }
 
-fn label(o: &Value, key: &str) -> String {
+pub(super) fn label(o: &Value, key: &str) -> String {
     o.pointer("/metadata/labels")
         .and_then(|l| l.get(key))
         .and_then(Value::as_str)
@@ -764,4 +764,4 @@ fn dedup(values: Vec<Value>) -> Vec<Value> {
 
 #[cfg(test)]
 #[path = "background_tests.rs"]
-mod tests;
+pub(super) mod tests;

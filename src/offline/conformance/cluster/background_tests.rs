@@ -2,11 +2,11 @@
 use super::super::{Answer, Cluster, Key};
 use serde_json::{Value, json};
 
-fn ok(a: Answer) {
+pub(in crate::offline::conformance) fn ok(a: Answer) {
     assert!(matches!(a, Answer::Ok), "{a:?}");
 }
 
-fn key(kind: &str, ns: &str, name: &str) -> Key {
+pub(in crate::offline::conformance) fn key(kind: &str, ns: &str, name: &str) -> Key {
     Key {
         group: String::new(),
         kind: kind.into(),

@@ -13,7 +13,9 @@
 
 use serde_json::Value;
 
+use super::background::label;
 use super::{Answer, Cluster, Key, Skip, policy_unsupported, text};
+use crate::offline::kyverno::generate::{MANAGED_BY, SOURCE_UID};
 use crate::offline::vap;
 
 /// One synchronized downstream, as made.
@@ -75,7 +77,7 @@ impl Cluster {
         req: &vap::VapRequest,
         trigger: &Value,
     ) -> Result<Vec<Key>, Answer> {
-        let made = match vap::generate_with_policies(std::slice::from_ref(p), req) {
+        let made = match vap::generate_with_policies(&self.with_cel_exceptions(p), req) {
             Ok(made) => made,
             Err(e) => match policy_unsupported(&e) {
                 Some(why) => return Err(Answer::Undecidable(Skip::Engine(why))),
@@ -103,6 +105,23 @@ impl Cluster {
             keys.push(key);
         }
         Ok(keys)
+    }
+
+    /// `policy` with the cluster's CEL PolicyExceptions (policies.kyverno.io): a compiled
+    /// policy carries its exceptions in the background too
+    /// (pkg/cel/policies/gpol/compiler/policy.go `Evaluate`).
+    fn with_cel_exceptions(&self, policy: &Value) -> Vec<Value> {
+        let mut out = vec![policy.clone()];
+        out.extend(
+            self.objects
+                .iter()
+                .filter(|o| {
+                    text(o, "/kind") == "PolicyException"
+                        && text(o, "/apiVersion").starts_with("policies.kyverno.io/")
+                })
+                .cloned(),
+        );
+        out
     }
 
     /// A trigger deleted: policies matching DELETE generate from the old object
@@ -188,6 +207,7 @@ impl Cluster {
             }
             return;
         }
+        self.source_written(new, old);
         if new.is_null() {
             let uid = text(old, "/metadata/uid");
             let (gone, kept): (Vec<Watched>, Vec<Watched>) = std::mem::take(&mut self.watched)
@@ -200,21 +220,92 @@ impl Cluster {
         }
     }
 
+    /// A write of an object the watch manager watches the kind of (it made one) but did
+    /// not make: the synchronized downstreams cloned from it (labelled with its uid) are
+    /// deleted with it, unless it is itself managed by Kyverno, or follow its update
+    /// (pkg/background/gpol/dynamic_watcher.go `handleDelete`, `handleUpdate`).
+    fn source_written(&mut self, new: &Value, old: &Value) {
+        let source = if new.is_null() { old } else { new };
+        let key = Key::of(source);
+        let uid = text(source, "/metadata/uid");
+        if uid.is_empty()
+            || !self.watched.iter().any(|w| {
+                let k = Key::of(&w.object);
+                k.group == key.group && k.kind == key.kind
+            })
+        {
+            return;
+        }
+        let from_source = |w: &Watched| label(&w.object, SOURCE_UID) == uid;
+        if new.is_null() {
+            if label(old, MANAGED_BY) == "kyverno" {
+                return;
+            }
+            let (gone, kept): (Vec<Watched>, Vec<Watched>) = std::mem::take(&mut self.watched)
+                .into_iter()
+                .partition(|w| from_source(w));
+            self.watched = kept;
+            for w in gone {
+                self.remove(&Key::of(&w.object));
+            }
+            return;
+        }
+        if old.is_null() {
+            return;
+        }
+        let mut copies = Vec::new();
+        for w in self.watched.iter().filter(|w| from_source(w)) {
+            let mut copy = new.clone();
+            if let (Some(meta), Some(down)) = (
+                copy.get_mut("metadata").and_then(Value::as_object_mut),
+                w.object.get("metadata"),
+            ) {
+                for k in [
+                    "uid",
+                    "selfLink",
+                    "creationTimestamp",
+                    "managedFields",
+                    "resourceVersion",
+                ] {
+                    meta.remove(k);
+                }
+                for k in ["name", "namespace", "labels"] {
+                    match down.get(k) {
+                        Some(v) => meta.insert(k.into(), v.clone()),
+                        None => meta.remove(k),
+                    };
+                }
+            }
+            copies.push(copy);
+        }
+        for copy in copies {
+            let k = Key::of(&copy);
+            self.store(copy);
+            if let Some(stored) = self.find(&k).cloned()
+                && let Some(w) = self.watched.iter_mut().find(|w| Key::of(&w.object) == k)
+            {
+                w.object = stored;
+            }
+        }
+    }
+
     /// A MutatingPolicy with `mutateExisting` created or changed: each existing object it
     /// matches is mutated in place.
     pub(super) fn cel_mutate_existing(&mut self, new: &Value, old: Option<&Value>) -> Answer {
         let kind = text(new, "/kind");
         if !matches!(kind.as_str(), "MutatingPolicy" | "NamespacedMutatingPolicy")
             || !enabled(new, "mutateExisting")
-            || new.pointer("/spec/targetMatchConstraints").is_some()
             || old.is_some_and(|o| o.get("spec") == new.get("spec"))
         {
             return Answer::Ok;
         }
+        if new.pointer("/spec/targetMatchConstraints").is_some() {
+            return self.cel_mutate_targets(new);
+        }
         let candidates = self.existing_objects(None);
         for object in candidates {
             let req = self.cel_request(&object);
-            match vap::mutate_with_policies(std::slice::from_ref(new), &req) {
+            match vap::mutate_with_policies(&self.with_cel_exceptions(new), &req) {
                 Ok(mutated) if mutated != object => {
                     self.made_in_background = true;
                     self.store(mutated);
@@ -225,6 +316,95 @@ impl Cluster {
                         return Answer::Undecidable(Skip::Engine(why));
                     }
                 }
+            }
+        }
+        Answer::Ok
+    }
+
+    /// A MutatingPolicy with target constraints created or changed: with an expression,
+    /// each existing object its `matchConstraints` select is a trigger, sent as an
+    /// UPDATE, and the objects the expression names are mutated (pkg/policy/mpol.go
+    /// `createTriggerURs`); without one, every existing object the target rules select is
+    /// (`newCELMutateUR`, pkg/background/mpol/processor.go).
+    fn cel_mutate_targets(&mut self, policy: &Value) -> Answer {
+        let scan = policy
+            .pointer("/spec/targetMatchConstraints/expression")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty);
+        let existing = self.existing_objects(None);
+        if scan {
+            let candidates = self.target_candidates(&existing);
+            return self.store_targets(vap::mutate_targets(policy, None, candidates));
+        }
+        for trigger in existing {
+            let mut req = self.cel_request(&trigger);
+            req.operation = "UPDATE".into();
+            req.old_object = trigger.clone();
+            match self.store_targets(vap::mutate_targets(policy, Some(&req), Vec::new())) {
+                Answer::Ok => {}
+                other => return other,
+            }
+        }
+        Answer::Ok
+    }
+
+    /// Each object as a target request (its own namespace).
+    fn target_candidates(&self, objects: &[Value]) -> Vec<vap::VapRequest> {
+        objects.iter().map(|o| self.cel_request(o)).collect()
+    }
+
+    /// A trigger admitted: MutatingPolicies with `mutateExisting` and target constraints
+    /// that match it mutate their targets (pkg/webhooks/resource/mpol, the processor).
+    pub(super) fn cel_targets_on_trigger(
+        &mut self,
+        trigger: &Value,
+        old: Option<&Value>,
+    ) -> Answer {
+        let policies: Vec<Value> = self
+            .objects
+            .iter()
+            .filter(|p| {
+                matches!(
+                    text(p, "/kind").as_str(),
+                    "MutatingPolicy" | "NamespacedMutatingPolicy"
+                ) && enabled(p, "mutateExisting")
+                    && p.pointer("/spec/targetMatchConstraints").is_some()
+            })
+            .cloned()
+            .collect();
+        if policies.is_empty() {
+            return Answer::Ok;
+        }
+        let mut req = self.cel_request(trigger);
+        if let Some(o) = old {
+            req.operation = "UPDATE".into();
+            req.old_object = o.clone();
+        }
+        let existing = self.existing_objects(None);
+        for p in policies {
+            let candidates = self.target_candidates(&existing);
+            match self.store_targets(vap::mutate_targets(&p, Some(&req), candidates)) {
+                Answer::Ok => {}
+                other => return other,
+            }
+        }
+        Answer::Ok
+    }
+
+    fn store_targets(&mut self, outcome: vap::CelPolicyOutcome<Vec<Value>>) -> Answer {
+        let targets = match outcome {
+            vap::CelPolicyOutcome::Applied(t) => t,
+            vap::CelPolicyOutcome::Unsupported { message, .. } => {
+                return Answer::Undecidable(Skip::Engine(message));
+            }
+            vap::CelPolicyOutcome::NotMatched | vap::CelPolicyOutcome::Error(_) => {
+                return Answer::Ok;
+            }
+        };
+        for t in targets {
+            if self.find(&Key::of(&t)) != Some(&t) {
+                self.made_in_background = true;
+                self.store(t);
             }
         }
         Answer::Ok

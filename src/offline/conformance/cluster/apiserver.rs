@@ -1,0 +1,133 @@
+//! What the API server's own admission plugins change before the webhooks see a
+//! request. Only the ServiceAccount plugin is modelled (k8s.io/kubernetes
+//! plugin/pkg/admission/serviceaccount/admission.go, on by default, ahead of
+//! MutatingAdmissionWebhook): a new Pod runs as `default` unless it names an account,
+//! gets the account's image pull secrets when it has none, and — unless the Pod or the
+//! account turns automounting off — a projected `kube-api-access-*` token volume mounted
+//! read-only at the token path in every init and regular container that does not mount
+//! something there already.
+
+use serde_json::{Value, json};
+
+use super::{Cluster, Key, text};
+
+const TOKEN_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+const VOLUME_PREFIX: &str = "kube-api-access-";
+
+/// The characters of apimachinery's `rand.String` (no vowels, no ambiguous digits).
+const NAME_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// The projected volume the plugin adds (`TokenVolumeSource`).
+fn token_volume(name: &str) -> Value {
+    json!({"name": name, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace",
+            "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}
+    ]}})
+}
+
+impl Cluster {
+    /// The ServiceAccount plugin on a Pod CREATE (`Admit`).
+    pub(super) fn service_account_admission(&mut self, pod: &mut Value) {
+        if text(pod, "/kind") != "Pod"
+            || text(pod, "/apiVersion") != "v1"
+            || pod
+                .pointer("/metadata/annotations/kubernetes.io~1config.mirror")
+                .is_some()
+        {
+            return;
+        }
+        let ns = text(pod, "/metadata/namespace");
+        let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+            return;
+        };
+        let account = match spec.get("serviceAccountName").and_then(Value::as_str) {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ => "default".to_string(),
+        };
+        spec.insert("serviceAccountName".into(), json!(account));
+        spec.insert("serviceAccount".into(), json!(account));
+        let sa = self
+            .find(&Key {
+                group: String::new(),
+                kind: "ServiceAccount".into(),
+                namespace: ns,
+                name: account,
+            })
+            .cloned()
+            .unwrap_or(Value::Null);
+        let automount = spec
+            .get("automountServiceAccountToken")
+            .and_then(Value::as_bool)
+            .or_else(|| {
+                sa.get("automountServiceAccountToken")
+                    .and_then(Value::as_bool)
+            })
+            .unwrap_or(true);
+        if automount {
+            let existing = spec
+                .get("volumes")
+                .and_then(Value::as_array)
+                .and_then(|vs| {
+                    vs.iter()
+                        .map(|v| text(v, "/name"))
+                        .find(|n| n.starts_with(VOLUME_PREFIX))
+                });
+            let name = existing
+                .clone()
+                .unwrap_or_else(|| format!("{VOLUME_PREFIX}{}", self.random_suffix()));
+            let mount = json!({"name": name, "readOnly": true, "mountPath": TOKEN_PATH});
+            let mut needs_volume = false;
+            for list in ["initContainers", "containers"] {
+                let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
+                    continue;
+                };
+                for c in containers.iter_mut().filter_map(Value::as_object_mut) {
+                    let mounts = c.entry("volumeMounts").or_insert_with(|| json!([]));
+                    let Some(mounts) = mounts.as_array_mut() else {
+                        continue;
+                    };
+                    if !mounts.iter().any(|m| text(m, "/mountPath") == TOKEN_PATH) {
+                        mounts.push(mount.clone());
+                        needs_volume = true;
+                    }
+                }
+            }
+            if existing.is_none() && needs_volume {
+                let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
+                if let Some(v) = volumes.as_array_mut() {
+                    v.push(token_volume(&name));
+                }
+            }
+        }
+        let no_pull_secrets = spec
+            .get("imagePullSecrets")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        if let Some(secrets) = sa
+            .get("imagePullSecrets")
+            .and_then(Value::as_array)
+            .filter(|s| no_pull_secrets && !s.is_empty())
+        {
+            let names: Vec<Value> = secrets
+                .iter()
+                .map(|s| json!({"name": text(s, "/name")}))
+                .collect();
+            spec.insert("imagePullSecrets".into(), Value::Array(names));
+        }
+    }
+
+    /// Five characters for a generated name, drawn from the uid counter.
+    fn random_suffix(&mut self) -> String {
+        self.uid += 1;
+        let mut n = self.uid.wrapping_mul(2_654_435_761);
+        (0..5)
+            .map(|_| {
+                let c = NAME_CHARS[(n % NAME_CHARS.len() as u64) as usize] as char;
+                n /= NAME_CHARS.len() as u64;
+                c
+            })
+            .collect()
+    }
+}

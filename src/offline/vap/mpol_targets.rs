@@ -1,0 +1,109 @@
+//! A MutatingPolicy's `targetMatchConstraints.expression` in the background: on a
+//! trigger the policy matches, the expression names the objects to mutate; each is
+//! routed through the target rules' (sub)resource, checked against those rules and
+//! `targetMatchConditions`, then mutated (Kyverno pkg/background/mpol/processor.go
+//! `getTargetsFromExpression`, `resolveTargetRoute`;
+//! pkg/cel/policies/mpol/compiler/policy.go `EvaluateTargetExpression`, `EvaluateTarget`).
+//! Offline, `request.*` on a target describe the target itself (Kyverno keeps the
+//! trigger's admission request there).
+
+use super::cel_policy::{mutate, prepare};
+use super::*;
+
+/// The targets `policy` mutates, each as it becomes (those its mutations leave as
+/// they were included). With a `trigger`, the policy must match it and an expression
+/// names the targets (each then seen with the trigger's namespace); without an
+/// expression, or without a trigger (the scan when the policy is created), the targets
+/// are the `candidates` the target rules select.
+pub fn mutate_targets(
+    policy: &Value,
+    trigger: Option<&VapRequest>,
+    candidates: Vec<VapRequest>,
+) -> CelPolicyOutcome<Vec<Value>> {
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    let expression = spec
+        .pointer("/targetMatchConstraints/expression")
+        .and_then(Value::as_str)
+        .filter(|e| !e.is_empty());
+    let targets = match trigger {
+        Some(req) => {
+            let ctx = match prepare(policy, "NamespacedMutatingPolicy", req) {
+                Ok(ctx) => ctx,
+                Err(outcome) => return outcome,
+            };
+            match expression {
+                Some(expr) => {
+                    let found = match eval(&ctx, expr).map(|v| from_cel(&v)) {
+                        Ok(Ok(v)) => v,
+                        Ok(Err(e)) => {
+                            return CelPolicyOutcome::Error(format!("targetMatchConstraints: {e}"));
+                        }
+                        Err(e) => {
+                            return CelPolicyOutcome::from_error(
+                                e.within("targetMatchConstraints"),
+                            );
+                        }
+                    };
+                    let objects = match found.get("items").and_then(Value::as_array) {
+                        Some(items) => items.clone(),
+                        None if found.is_object() && found.get("kind").is_some() => vec![found],
+                        None => Vec::new(),
+                    };
+                    objects
+                        .into_iter()
+                        .map(|o| VapRequest {
+                            object: o,
+                            ..req.clone()
+                        })
+                        .collect()
+                }
+                None => candidates,
+            }
+        }
+        None if expression.is_some() => return CelPolicyOutcome::NotMatched,
+        None => candidates,
+    };
+    let mut constraints = spec
+        .get("targetMatchConstraints")
+        .cloned()
+        .unwrap_or(json!({}));
+    if let Some(m) = constraints.as_object_mut() {
+        m.remove("expression");
+    }
+    let mut runnable = policy.clone();
+    runnable["spec"]["matchConstraints"] = constraints.clone();
+    runnable["spec"]["matchConditions"] = spec
+        .get("targetMatchConditions")
+        .cloned()
+        .unwrap_or(json!([]));
+    // The target runs as written: no pod-controller copies.
+    runnable["spec"]["autogen"] = json!({"podControllers": {"controllers": []}});
+    let mut out = Vec::new();
+    for mut treq in targets {
+        treq.operation = "UPDATE".into();
+        treq.old_object = treq.object.clone();
+        treq.sub_resource = route(&constraints, &treq.object);
+        match mutate(&runnable, &treq) {
+            CelPolicyOutcome::Applied(o) => out.push(o),
+            CelPolicyOutcome::NotMatched => {}
+            CelPolicyOutcome::Error(e) => return CelPolicyOutcome::Error(e),
+            CelPolicyOutcome::Unsupported { message, why } => {
+                return CelPolicyOutcome::Unsupported { message, why };
+            }
+        }
+    }
+    CelPolicyOutcome::Applied(out)
+}
+
+/// The subresource a target is updated through: the first target rule naming one of
+/// the target's resource (`pods/resize`), else none.
+fn route(constraints: &Value, target: &Value) -> String {
+    let (_, _, plural) = resource_of(target);
+    list(constraints, "resourceRules")
+        .flat_map(|r| list(r, "resources"))
+        .filter_map(Value::as_str)
+        .filter_map(|r| r.split_once('/'))
+        .find(|(parent, sub)| *parent == plural && *sub != "*")
+        .map(|(_, sub)| sub.to_string())
+        .unwrap_or_default()
+}
