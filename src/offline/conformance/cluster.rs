@@ -70,6 +70,8 @@ pub struct Cluster {
     uid: u64,
     /// Kyverno runs with `--enablePolicyException=false`: CEL PolicyExceptions are inert.
     pub exceptions_disabled: bool,
+    /// The Kyverno features the test's configuration turns on.
+    pub features: super::controllers::Features,
 }
 
 impl Cluster {
@@ -81,6 +83,7 @@ impl Cluster {
             watched: Vec::new(),
             uid: 0,
             exceptions_disabled: false,
+            features: Default::default(),
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -88,6 +91,9 @@ impl Cluster {
                     "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}});
                 c.store(obj);
             }
+        }
+        for obj in super::controllers::initial_objects() {
+            c.store(obj);
         }
         c
     }
@@ -170,6 +176,7 @@ impl Cluster {
                 }
             }
         }
+        super::controllers::generation(old.map(|i| &self.objects[i]), &mut obj);
         match old {
             Some(i) => self.objects[i] = obj,
             None => self.objects.push(obj),
@@ -301,22 +308,23 @@ impl Cluster {
                 Err(answer) => return answer,
             }
         };
-        let mut object = admitted.object;
-        ready_status(&mut object);
+        let object = admitted.object;
         let uid = object.pointer("/metadata/uid").cloned();
         self.store_as(object.clone(), uid);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             self.policy_written(&object, old.as_ref());
         }
-        match self.watched_policy_written(&object, old.as_ref()) {
-            Answer::Ok => {}
-            other => return other,
-        }
-        match self.cel_mutate_existing(&object, old.as_ref()) {
-            Answer::Ok => answer,
+        let answer = match self.watched_policy_written(&object, old.as_ref()) {
+            Answer::Ok => match self.cel_mutate_existing(&object, old.as_ref()) {
+                Answer::Ok => answer,
+                other => other,
+            },
             other => other,
-        }
+        };
+        // Kyverno's controllers (admission-policy generator, status) catch up.
+        super::controllers::reconcile(self);
+        answer
     }
 
     /// What the background controller does for an admitted trigger, done at once.
@@ -444,8 +452,10 @@ impl Cluster {
     /// `spec.admission: false` (background scans only).
     fn admission_policies(&self) -> Vec<kyverno::Policy> {
         let (mut policies, _) = kyverno::load_policies(&self.objects);
-        policies
-            .retain(|p| p.raw.pointer("/spec/admission").and_then(Value::as_bool) != Some(false));
+        policies.retain(|p| {
+            p.raw.pointer("/spec/admission").and_then(Value::as_bool) != Some(false)
+                && !super::controllers::left_to_generated(&p.raw)
+        });
         policies
     }
 
@@ -514,7 +524,7 @@ impl Cluster {
             matches!(
                 text(o, "/kind").as_str(),
                 "ValidatingPolicy" | "NamespacedValidatingPolicy"
-            )
+            ) && !super::controllers::left_to_generated(o)
         }) {
             let before = out.denials.len();
             vap::evaluate_validating_policy(&cel_objects, p, &vreq, &mut out);
@@ -571,10 +581,13 @@ impl Cluster {
         }
         self.watched_write(&Value::Null, &old);
         self.watched_policy_deleted(&old);
-        if !filtered(&old) {
-            return self.generate_cel_on_delete(&old);
-        }
-        Answer::Ok
+        let answer = if filtered(&old) {
+            Answer::Ok
+        } else {
+            self.generate_cel_on_delete(&old)
+        };
+        super::controllers::reconcile(self);
+        answer
     }
 }
 
@@ -691,23 +704,6 @@ fn filtered(obj: &Value) -> bool {
     let ns = text(obj, "/metadata/namespace");
     FILTERED_NAMESPACES.contains(&ns.as_str())
         || FILTERED_KINDS.contains(&text(obj, "/kind").as_str())
-}
-
-/// Kyverno's controllers mark a policy they accepted ready; the `*-policy-ready` step
-/// templates assert it.
-fn ready_status(obj: &mut Value) {
-    let kind = text(obj, "/kind");
-    let status = match kind.as_str() {
-        "ClusterPolicy" | "Policy" => json!({"ready": true, "conditions": [
-            {"type": "Ready", "status": "True", "reason": "Succeeded", "message": "Ready"}]}),
-        k if super::is_policy_kind(k) => json!({"conditionStatus": {"ready": true, "conditions": [
-            {"type": "WebhookConfigured", "status": "True", "reason": "Succeeded", "message": "Webhook configured."},
-            {"type": "RBACPermissionsGranted", "status": "True", "reason": "Succeeded", "message": "Policy is ready for reporting."}]}}),
-        _ => return,
-    };
-    if let Some(m) = obj.as_object_mut() {
-        m.insert("status".into(), status);
-    }
 }
 
 /// `generateName` becomes a name, as the API server does.

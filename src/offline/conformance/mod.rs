@@ -9,6 +9,7 @@
 pub mod assert;
 pub mod chainsaw;
 pub mod cluster;
+pub mod controllers;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -229,6 +230,7 @@ fn replay(test: &Test) -> Verdict {
     // That area of the suite runs on a Kyverno started with policy exceptions disabled.
     run.cluster.exceptions_disabled =
         (test.dir.components()).any(|c| c.as_os_str() == "policy-exceptions-disabled");
+    run.cluster.features = controllers::Features::for_test(&test.dir);
     for (si, step) in test.steps.iter().enumerate() {
         // Chainsaw's built-in bindings, unless the test binds the name itself.
         let mut bindings = step.bindings.clone();
@@ -400,8 +402,11 @@ impl Run {
             | "AdmissionReport"
             | "ClusterAdmissionReport" => return Err(Stop::Skip(Skip::Reports)),
             "Event" => return Err(Stop::Skip(Skip::Events)),
-            "UpdateRequest" | "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
-                return Err(Stop::Skip(Skip::Controller(kind)));
+            "UpdateRequest" => return Err(Stop::Skip(Skip::Controller(kind))),
+            k if controllers::unmodelled_part(k, expected) => {
+                return Err(Stop::Skip(Skip::Controller(format!(
+                    "webhooks of a {kind}"
+                ))));
             }
             _ => {}
         }
@@ -410,49 +415,19 @@ impl Run {
             return Err(Stop::Skip(s));
         }
         let key = Key::of(&placed);
-        if let Some(status) = expected.get("status") {
-            let policy = is_policy_kind(&kind);
-            // Modelled: a policy's readiness as the `*-policy-ready` templates assert it
-            // (ready, the Ready condition, conditions picked by type), not the full list
-            // of conditions, whose reports part depends on the reports controller's RBAC.
-            let picked = |v: &Value| {
-                v.as_object().is_some_and(|m| {
-                    m.keys()
-                        .all(|k| k == "ready" || (k.starts_with("(conditions") && k.ends_with(')')))
-                })
-            };
-            let modelled = status.as_object().is_some_and(|m| {
-                m.iter().all(|(k, v)| match k.as_str() {
-                    "ready" => true,
-                    "conditions" => matches!(kind.as_str(), "ClusterPolicy" | "Policy"),
-                    "conditionStatus" => picked(v),
-                    _ => false,
-                })
-            });
-            if !(policy && modelled) {
-                return Err(Stop::Skip(Skip::Controller(format!("status of {kind}"))));
-            }
+        if let Some(status) = expected.get("status")
+            && !controllers::status::modelled(&kind, status, self.cluster.find(&key))
+        {
+            return Err(Stop::Skip(Skip::Controller(format!("status of {kind}"))));
         }
         let written_by_test = self
             .applied
             .iter()
             .any(|k| k.kind == key.kind && k.group == key.group);
-        if !written_by_test && !self.generates() {
+        if !written_by_test && !controllers::makes(&kind) && !self.generates() {
             // Nothing in this replay makes such objects: a controller does, live.
             return Err(Stop::Skip(Skip::Controller(format!(
                 "{kind} made by a controller"
-            ))));
-        }
-        if matches!(
-            kind.as_str(),
-            "ValidatingAdmissionPolicy"
-                | "ValidatingAdmissionPolicyBinding"
-                | "MutatingAdmissionPolicy"
-                | "MutatingAdmissionPolicyBinding"
-        ) && !written_by_test
-        {
-            return Err(Stop::Skip(Skip::Controller(format!(
-                "{kind} generated from a Kyverno policy"
             ))));
         }
         let candidates: Vec<&Value> = if key.name.is_empty() {

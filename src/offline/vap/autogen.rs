@@ -99,6 +99,16 @@ fn can_autogen(constraints: &Value) -> bool {
         && strs("resources") == ["pods"]
 }
 
+/// The Pod-controller kinds `policy` (a ValidatingPolicy or MutatingPolicy) gets autogen
+/// copies for — what `status.autogen.configs` covers; empty when it has none.
+pub fn autogen_kinds(policy: &Value) -> Vec<&'static str> {
+    CONTROLLERS
+        .iter()
+        .filter(|c| autogen_policy(policy, c.kind, Rewrite::Validating).is_some())
+        .map(|c| c.kind)
+        .collect()
+}
+
 /// The autogen copy of `policy` that applies to a `kind` object, or `None` when the
 /// policy has no autogen or none for that controller (`spec.autogen.podControllers
 /// .controllers` names resources, `deployments`, …; all six by default).
