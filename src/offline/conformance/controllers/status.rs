@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::super::cluster::text;
 use crate::offline::kyverno::autogen;
+use crate::offline::rbac::resource::Mapper;
 use crate::offline::rbac::{AccessRequest, Authorizer};
 use crate::offline::vap;
 
@@ -117,6 +118,9 @@ pub fn status(
                 cs["message"] = json!(message);
             }
             let mut s = json!({"conditionStatus": cs, "autogen": {}});
+            if kind.contains("ValidatingPolicy") && !kind.contains("Image") {
+                s["autogen"] = validating_autogen(obj);
+            }
             if matches!(kind.as_str(), "ValidatingPolicy" | "MutatingPolicy") {
                 s["generated"] = json!(generated);
             }
@@ -203,6 +207,72 @@ fn crd_defaults(obj: &mut Value) {
     }
 }
 
+/// `status.autogen` of a ValidatingPolicy (pkg/cel/policies/vpol/autogen `Autogen`):
+/// one config per replacement set — `defaults` (the controllers whose Pod template is
+/// `spec.template`, one resource rule per API group) and `cronjobs` — each with its
+/// targets and the rewritten spec.
+fn validating_autogen(policy: &Value) -> Value {
+    let mapper = Mapper::built_in();
+    let mut configs = serde_json::Map::new();
+    for (config, cron) in [("cronjobs", true), ("defaults", false)] {
+        let kinds: Vec<&str> = vap::autogen_kinds(policy)
+            .into_iter()
+            .filter(|k| (*k == "CronJob") == cron)
+            .collect();
+        let Some(mut copy) = kinds
+            .first()
+            .and_then(|k| vap::validating_autogen_copy(policy, k))
+        else {
+            continue;
+        };
+        let mut targets: Vec<(String, String, String)> = kinds
+            .iter()
+            .filter_map(|k| mapper.for_bare_kind(k))
+            .map(|r| (r.group.clone(), r.plural.clone(), r.kind.clone()))
+            .collect();
+        targets.sort();
+        let operations = copy
+            .pointer("/spec/matchConstraints/resourceRules/0/operations")
+            .cloned()
+            .unwrap_or(json!([]));
+        let mut groups: Vec<&str> = targets.iter().map(|t| t.0.as_str()).collect();
+        groups.dedup();
+        let rules: Vec<Value> = groups
+            .iter()
+            .map(|g| {
+                let resources: Vec<&str> = targets
+                    .iter()
+                    .filter(|t| t.0 == *g)
+                    .map(|t| t.1.as_str())
+                    .collect();
+                json!({"apiGroups": [g], "apiVersions": ["v1"], "resources": resources,
+                    "operations": operations})
+            })
+            .collect();
+        let selector = copy
+            .pointer("/spec/matchConstraints/namespaceSelector")
+            .cloned();
+        let mut mc = json!({"resourceRules": rules});
+        if let Some(sel) = selector {
+            mc["namespaceSelector"] = sel;
+        }
+        copy["spec"]["matchConstraints"] = mc;
+        let targets: Vec<Value> = targets
+            .iter()
+            .map(|(g, r, k)| json!({"group": g, "version": "v1", "resource": r, "kind": k}))
+            .collect();
+        configs.insert(
+            config.into(),
+            json!({"targets": targets, "spec": copy["spec"].take()}),
+        );
+    }
+    if configs.is_empty() {
+        json!({})
+    } else {
+        json!({ "configs": configs })
+    }
+}
+
 fn condition(kind: &str, message: &str) -> Value {
     json!({"type": kind, "status": "True", "reason": "Succeeded", "message": message})
 }
@@ -245,14 +315,18 @@ pub fn modelled(kind: &str, expected: &Value, stored: Option<&Value>) -> bool {
     let Some(status) = expected.as_object() else {
         return false;
     };
-    let cel_autogen_empty = stored.is_none_or(|o| !has_autogen(o));
+    // A ValidatingPolicy's autogen configs are computed; a MutatingPolicy's only when it has
+    // none.
+    let cel_autogen = kind.contains("ValidatingPolicy") && !kind.contains("Image")
+        || stored.is_none_or(|o| !has_autogen(o));
     status.iter().all(|(k, v)| match (kind, k.as_str()) {
         ("ClusterPolicy" | "Policy", "ready" | "conditions" | "autogen") => true,
         ("ClusterPolicy", "validatingadmissionpolicy") => true,
         ("CustomResourceDefinition", "acceptedNames" | "conditions" | "storedVersions") => true,
+        ("CustomResourceDefinition", k) => k.starts_with("(conditions") && k.ends_with(')'),
         (k, "conditionStatus") if super::super::is_policy_kind(k) => condition_keys(v),
         ("ValidatingPolicy" | "MutatingPolicy", "generated") => true,
-        (k, "autogen") if super::super::is_policy_kind(k) => cel_autogen_empty,
+        (k, "autogen") if super::super::is_policy_kind(k) => cel_autogen,
         _ => false,
     })
 }
