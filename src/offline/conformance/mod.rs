@@ -39,9 +39,9 @@ pub enum Skip {
     Reports,
     /// Kubernetes events.
     Events,
-    /// Objects or status a controller makes (`Pod` of a Deployment, `UpdateRequest`,
-    /// generated ValidatingAdmissionPolicies, webhook configurations).
-    Controller(String),
+    /// Objects or status a controller the replay does not run makes (a Deployment's Pods,
+    /// a Pod's status, `UpdateRequest`s, the webhooks of webhook configurations).
+    Controller(controllers::Maker),
     /// Cleanup policies and TTL labels (the cleanup controller, on a schedule).
     Cleanup,
     /// Kyverno's own ConfigMap or flags.
@@ -116,9 +116,9 @@ impl Skip {
 impl fmt::Display for Skip {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let detail = match self {
+            Skip::Controller(m) => return write!(f, "{}: {m}", self.class()),
             Skip::Operation(s)
             | Skip::Registry(s)
-            | Skip::Controller(s)
             | Skip::UnknownKind(s)
             | Skip::Expression(s)
             | Skip::Engine(s)
@@ -402,10 +402,14 @@ impl Run {
             | "AdmissionReport"
             | "ClusterAdmissionReport" => return Err(Stop::Skip(Skip::Reports)),
             "Event" => return Err(Stop::Skip(Skip::Events)),
-            "UpdateRequest" => return Err(Stop::Skip(Skip::Controller(kind))),
+            "UpdateRequest" => {
+                return Err(Stop::Skip(Skip::Controller(controllers::Maker::Kyverno(
+                    "UpdateRequests of the background controller".into(),
+                ))));
+            }
             k if controllers::unmodelled_part(k, expected) => {
-                return Err(Stop::Skip(Skip::Controller(format!(
-                    "webhooks of a {kind}"
+                return Err(Stop::Skip(Skip::Controller(controllers::Maker::Kyverno(
+                    format!("webhooks of a {kind}"),
                 ))));
             }
             _ => {}
@@ -418,7 +422,9 @@ impl Run {
         if let Some(status) = expected.get("status")
             && !controllers::status::modelled(&kind, status, self.cluster.find(&key))
         {
-            return Err(Stop::Skip(Skip::Controller(format!("status of {kind}"))));
+            return Err(Stop::Skip(Skip::Controller(controllers::Maker::of_status(
+                &kind,
+            ))));
         }
         let written_by_test = self
             .applied
@@ -426,9 +432,9 @@ impl Run {
             .any(|k| k.kind == key.kind && k.group == key.group);
         if !written_by_test && !controllers::makes(&kind) && !self.generates() {
             // Nothing in this replay makes such objects: a controller does, live.
-            return Err(Stop::Skip(Skip::Controller(format!(
-                "{kind} made by a controller"
-            ))));
+            return Err(Stop::Skip(Skip::Controller(
+                controllers::Maker::of_objects(&kind),
+            )));
         }
         let candidates: Vec<&Value> = if key.name.is_empty() {
             self.cluster.list(&key).collect()

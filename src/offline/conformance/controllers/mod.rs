@@ -81,12 +81,85 @@ const WEBHOOK_CONFIGURATIONS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Kinds whose objects the controllers here make, so an assertion on one is judged even
-/// when the test wrote none.
+/// A controller the replay does not run, and what of it a test needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Maker {
+    /// kube-controller-manager's workload controllers: what `from` makes (a Deployment's
+    /// ReplicaSets and Pods, a workload's replica counts).
+    KubeControllerManager { from: String, makes: String },
+    /// The kubelet: a Pod's status (phase, conditions, container states).
+    Kubelet,
+    /// A Kyverno controller's work not modelled here (its UpdateRequests, its webhooks).
+    Kyverno(String),
+    /// Objects or status nothing in the replay makes and no known controller explains.
+    Other(String),
+}
+
+/// Workload kinds and the objects their kube-controller-manager controllers make.
+const WORKLOADS: &[(&str, &str)] = &[
+    ("Deployment", "ReplicaSets, Pods"),
+    ("ReplicaSet", "Pods"),
+    ("StatefulSet", "Pods"),
+    ("DaemonSet", "Pods"),
+    ("Job", "Pods"),
+    ("CronJob", "Jobs"),
+    ("ReplicationController", "Pods"),
+];
+
+impl Maker {
+    /// Who sets the `status` of a `kind` object that the replay does not model.
+    pub fn of_status(kind: &str) -> Maker {
+        if kind == "Pod" {
+            return Maker::Kubelet;
+        }
+        if WORKLOADS.iter().any(|(k, _)| *k == kind) {
+            return Maker::KubeControllerManager {
+                from: kind.into(),
+                makes: "status".into(),
+            };
+        }
+        if super::is_policy_kind(kind) {
+            return Maker::Kyverno(format!("parts of a {kind}'s status"));
+        }
+        Maker::Other(format!("status of {kind}"))
+    }
+
+    /// Who makes `kind` objects when the test wrote none.
+    pub fn of_objects(kind: &str) -> Maker {
+        if let Some((from, _)) = WORKLOADS
+            .iter()
+            .find(|(_, makes)| makes.split(", ").any(|m| m.trim_end_matches('s') == kind))
+        {
+            return Maker::KubeControllerManager {
+                from: (*from).into(),
+                makes: format!("{kind}s"),
+            };
+        }
+        Maker::Other(format!("{kind} made by a controller"))
+    }
+}
+
+impl std::fmt::Display for Maker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Maker::KubeControllerManager { from, makes } => {
+                write!(f, "kube-controller-manager ({from} → {makes})")
+            }
+            Maker::Kubelet => f.write_str("kubelet (Pod status)"),
+            Maker::Kyverno(what) => write!(f, "Kyverno ({what})"),
+            Maker::Other(what) => f.write_str(what),
+        }
+    }
+}
+
+/// Kinds whose every object the replay knows — those the controllers here make, and
+/// Namespaces (no controller makes one) — so an assertion on one is judged even when the
+/// test wrote none.
 pub fn makes(kind: &str) -> bool {
     matches!(
         kind,
-        "ValidatingAdmissionPolicy"
+        "Namespace"
+            | "ValidatingAdmissionPolicy"
             | "ValidatingAdmissionPolicyBinding"
             | "MutatingAdmissionPolicy"
             | "MutatingAdmissionPolicyBinding"
@@ -273,3 +346,6 @@ pub fn left_to_generated(policy: &Value) -> bool {
         .and_then(Value::as_bool)
         == Some(true)
 }
+
+#[cfg(test)]
+mod tests;
