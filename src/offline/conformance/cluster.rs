@@ -385,17 +385,7 @@ impl Cluster {
                 "pods"
             ]),
         ));
-        objects.extend(
-            self.objects
-                .iter()
-                .filter(|o| {
-                    matches!(
-                        text(o, "/kind").as_str(),
-                        "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
-                    )
-                })
-                .cloned(),
-        );
+        objects.extend(super::controllers::rbac_objects(&self.objects).cloned());
         Authorizer::new(&objects)
     }
 

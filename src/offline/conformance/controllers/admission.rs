@@ -228,28 +228,26 @@ fn check_policy(spec: &Value) -> Result<(), String> {
     check_overrides(spec.get("validationFailureActionOverrides"))?;
     check_overrides(rule.pointer("/validate/failureActionOverrides"))?;
     let empty = json!({});
-    let m = rule.get("match").unwrap_or(&empty);
-    check_user_info(m)?;
-    check_resources(m.get("resources").unwrap_or(&empty), true)?;
-    check_filters(&list(m, "any"), true)?;
-    if list(m, "all").len() > 1 {
-        return Err(format!(
-            "{SKIP}: multiple 'all' in the match block is not applicable."
-        ));
-    }
-    check_filters(&list(m, "all"), true)?;
+    check_block(rule.get("match").unwrap_or(&empty), true)?;
     if let Some(x) = rule.get("exclude").filter(|x| x.is_object()) {
-        check_user_info(x)?;
-        check_resources(x.get("resources").unwrap_or(&empty), false)?;
-        check_filters(&list(x, "any"), false)?;
-        if list(x, "all").len() > 1 {
-            return Err(format!(
-                "{SKIP}: multiple 'all' in the exclude block is not applicable."
-            ));
-        }
-        check_filters(&list(x, "all"), false)?;
+        check_block(x, false)?;
     }
     Ok(())
+}
+
+/// The match (`is_match`) or exclude block of the rule: user info, the resource
+/// description, `any`, one `all` at most.
+fn check_block(block: &Value, is_match: bool) -> Result<(), String> {
+    check_user_info(block)?;
+    check_resources(block.get("resources").unwrap_or(&json!({})), is_match)?;
+    check_filters(&list(block, "any"), is_match)?;
+    if list(block, "all").len() > 1 {
+        let which = if is_match { "match" } else { "exclude" };
+        return Err(format!(
+            "{SKIP}: multiple 'all' in the {which} block is not applicable."
+        ));
+    }
+    check_filters(&list(block, "all"), is_match)
 }
 
 /// `checkExceptions`.

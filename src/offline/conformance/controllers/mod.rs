@@ -280,18 +280,18 @@ pub fn reconcile(cluster: &mut Cluster) {
 /// roles the test applies.
 fn reports_authorizer(objects: &[Value]) -> Authorizer {
     let mut all: Vec<Value> = crate::lab::offline::baseline_rbac().to_vec();
-    all.extend(
-        objects
-            .iter()
-            .filter(|o| {
-                matches!(
-                    text(o, "/kind").as_str(),
-                    "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
-                )
-            })
-            .cloned(),
-    );
+    all.extend(rbac_objects(objects).cloned());
     Authorizer::new(&all)
+}
+
+/// The RBAC objects among `objects` (roles and bindings a test applies).
+pub fn rbac_objects(objects: &[Value]) -> impl Iterator<Item = &Value> {
+    objects.iter().filter(|o| {
+        matches!(
+            text(o, "/kind").as_str(),
+            "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
+        )
+    })
 }
 
 /// `metadata.generation` as the API server keeps it: 1 when created, one more each time

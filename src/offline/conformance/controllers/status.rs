@@ -71,16 +71,8 @@ pub fn status(
             }
             Some(s)
         }
-        "ValidatingPolicy"
-        | "NamespacedValidatingPolicy"
-        | "MutatingPolicy"
-        | "NamespacedMutatingPolicy"
-        | "GeneratingPolicy"
-        | "NamespacedGeneratingPolicy"
-        | "ImageValidatingPolicy"
-        | "NamespacedImageValidatingPolicy"
-        | "DeletingPolicy"
-        | "NamespacedDeletingPolicy" => {
+        // The policies.kyverno.io kinds.
+        k if super::super::is_policy_kind(k) => {
             let admission = flag(obj, "/spec/evaluation/admission/enabled");
             // GeneratingPolicies have no background switch; they are checked as on.
             let background =
