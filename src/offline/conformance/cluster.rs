@@ -10,7 +10,6 @@ mod background;
 mod cel_background;
 mod map;
 mod schema;
-mod status;
 
 use std::sync::Arc;
 
@@ -74,6 +73,8 @@ pub struct Cluster {
     uid: u64,
     /// Kyverno runs with `--enablePolicyException=false`: CEL PolicyExceptions are inert.
     pub exceptions_disabled: bool,
+    /// The Kyverno features the test's configuration turns on.
+    pub features: super::controllers::Features,
 }
 
 impl Cluster {
@@ -85,6 +86,7 @@ impl Cluster {
             watched: Vec::new(),
             uid: 0,
             exceptions_disabled: false,
+            features: Default::default(),
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -92,6 +94,9 @@ impl Cluster {
                     "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}});
                 c.store(obj);
             }
+        }
+        for obj in super::controllers::initial_objects() {
+            c.store(obj);
         }
         c
     }
@@ -174,6 +179,7 @@ impl Cluster {
                 }
             }
         }
+        super::controllers::generation(old.map(|i| &self.objects[i]), &mut obj);
         match old {
             Some(i) => self.objects[i] = obj,
             None => self.objects.push(obj),
@@ -311,22 +317,23 @@ impl Cluster {
                 Err(answer) => return answer,
             }
         };
-        let mut object = admitted.object;
-        self.ready_status(&mut object);
+        let object = admitted.object;
         let uid = object.pointer("/metadata/uid").cloned();
         self.store_as(object.clone(), uid);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             self.policy_written(&object, old.as_ref());
         }
-        match self.watched_policy_written(&object, old.as_ref()) {
-            Answer::Ok => {}
-            other => return other,
-        }
-        match self.cel_mutate_existing(&object, old.as_ref()) {
-            Answer::Ok => answer,
+        let answer = match self.watched_policy_written(&object, old.as_ref()) {
+            Answer::Ok => match self.cel_mutate_existing(&object, old.as_ref()) {
+                Answer::Ok => answer,
+                other => other,
+            },
             other => other,
-        }
+        };
+        // Kyverno's controllers (admission-policy generator, status) catch up.
+        super::controllers::reconcile(self);
+        answer
     }
 
     /// What the background controller does for an admitted trigger, done at once.
@@ -392,17 +399,7 @@ impl Cluster {
                 "pods"
             ]),
         ));
-        objects.extend(
-            self.objects
-                .iter()
-                .filter(|o| {
-                    matches!(
-                        text(o, "/kind").as_str(),
-                        "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
-                    )
-                })
-                .cloned(),
-        );
+        objects.extend(super::controllers::rbac_objects(&self.objects).cloned());
         Authorizer::new(&objects)
     }
 
@@ -459,8 +456,10 @@ impl Cluster {
     /// `spec.admission: false` (background scans only).
     fn admission_policies(&self) -> Vec<kyverno::Policy> {
         let (mut policies, _) = kyverno::load_policies(&self.objects);
-        policies
-            .retain(|p| p.raw.pointer("/spec/admission").and_then(Value::as_bool) != Some(false));
+        policies.retain(|p| {
+            p.raw.pointer("/spec/admission").and_then(Value::as_bool) != Some(false)
+                && !super::controllers::left_to_generated(&p.raw)
+        });
         policies
     }
 
@@ -530,7 +529,7 @@ impl Cluster {
             matches!(
                 text(o, "/kind").as_str(),
                 "ValidatingPolicy" | "NamespacedValidatingPolicy"
-            )
+            ) && !super::controllers::left_to_generated(o)
         }) {
             let before = out.denials.len();
             vap::evaluate_validating_policy(&cel_objects, p, &vreq, &mut out);
@@ -587,10 +586,13 @@ impl Cluster {
         }
         self.watched_write(&Value::Null, &old);
         self.watched_policy_deleted(&old);
-        if !filtered(&old) {
-            return self.generate_cel_on_delete(&old);
-        }
-        Answer::Ok
+        let answer = if filtered(&old) {
+            Answer::Ok
+        } else {
+            self.generate_cel_on_delete(&old)
+        };
+        super::controllers::reconcile(self);
+        answer
     }
 }
 

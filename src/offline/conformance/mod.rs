@@ -9,6 +9,7 @@
 pub mod assert;
 pub mod chainsaw;
 pub mod cluster;
+pub mod controllers;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -38,9 +39,9 @@ pub enum Skip {
     Reports,
     /// Kubernetes events.
     Events,
-    /// Objects or status a controller makes (`Pod` of a Deployment, `UpdateRequest`,
-    /// generated ValidatingAdmissionPolicies, webhook configurations).
-    Controller(String),
+    /// Objects or status a controller the replay does not run makes (a Deployment's Pods,
+    /// a Pod's status, `UpdateRequest`s, the webhooks of webhook configurations).
+    Controller(controllers::Maker),
     /// Cleanup policies and TTL labels (the cleanup controller, on a schedule).
     Cleanup,
     /// Kyverno's own ConfigMap or flags.
@@ -115,9 +116,9 @@ impl Skip {
 impl fmt::Display for Skip {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let detail = match self {
+            Skip::Controller(m) => return write!(f, "{}: {m}", self.class()),
             Skip::Operation(s)
             | Skip::Registry(s)
-            | Skip::Controller(s)
             | Skip::UnknownKind(s)
             | Skip::Expression(s)
             | Skip::Engine(s)
@@ -229,6 +230,7 @@ fn replay(test: &Test) -> Verdict {
     // That area of the suite runs on a Kyverno started with policy exceptions disabled.
     run.cluster.exceptions_disabled =
         (test.dir.components()).any(|c| c.as_os_str() == "policy-exceptions-disabled");
+    run.cluster.features = controllers::Features::for_test(&test.dir);
     for (si, step) in test.steps.iter().enumerate() {
         // Chainsaw's built-in bindings, unless the test binds the name itself.
         let mut bindings = step.bindings.clone();
@@ -400,8 +402,15 @@ impl Run {
             | "AdmissionReport"
             | "ClusterAdmissionReport" => return Err(Stop::Skip(Skip::Reports)),
             "Event" => return Err(Stop::Skip(Skip::Events)),
-            "UpdateRequest" | "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
-                return Err(Stop::Skip(Skip::Controller(kind)));
+            "UpdateRequest" => {
+                return Err(Stop::Skip(Skip::Controller(controllers::Maker::Kyverno(
+                    "UpdateRequests of the background controller".into(),
+                ))));
+            }
+            k if controllers::unmodelled_part(k, expected) => {
+                return Err(Stop::Skip(Skip::Controller(controllers::Maker::Kyverno(
+                    format!("webhooks of a {kind}"),
+                ))));
             }
             _ => {}
         }
@@ -410,53 +419,22 @@ impl Run {
             return Err(Stop::Skip(s));
         }
         let key = Key::of(&placed);
-        if let Some(status) = expected.get("status") {
-            let policy = is_policy_kind(&kind);
-            // Modelled: a policy's readiness as the `*-policy-ready` templates assert it
-            // (ready, the Ready condition, conditions picked by type, their count: the
-            // webhook and RBAC ones), not the full list of conditions.
-            let picked = |v: &Value| {
-                v.as_object().is_some_and(|m| {
-                    m.keys().all(|k| {
-                        k == "ready"
-                            || k == "(length(conditions))"
-                            || (k.starts_with("(conditions") && k.ends_with(')'))
-                    })
-                })
-            };
-            let modelled = status.as_object().is_some_and(|m| {
-                m.iter().all(|(k, v)| match k.as_str() {
-                    "ready" => true,
-                    "conditions" => matches!(kind.as_str(), "ClusterPolicy" | "Policy"),
-                    "conditionStatus" => picked(v),
-                    _ => false,
-                })
-            });
-            if !(policy && modelled) {
-                return Err(Stop::Skip(Skip::Controller(format!("status of {kind}"))));
-            }
+        if let Some(status) = expected.get("status")
+            && !controllers::status::modelled(&kind, status, self.cluster.find(&key))
+        {
+            return Err(Stop::Skip(Skip::Controller(controllers::Maker::of_status(
+                &kind,
+            ))));
         }
         let written_by_test = self
             .applied
             .iter()
             .any(|k| k.kind == key.kind && k.group == key.group);
-        if !written_by_test && !self.generates() {
+        if !written_by_test && !controllers::makes(&kind) && !self.generates() {
             // Nothing in this replay makes such objects: a controller does, live.
-            return Err(Stop::Skip(Skip::Controller(format!(
-                "{kind} made by a controller"
-            ))));
-        }
-        if matches!(
-            kind.as_str(),
-            "ValidatingAdmissionPolicy"
-                | "ValidatingAdmissionPolicyBinding"
-                | "MutatingAdmissionPolicy"
-                | "MutatingAdmissionPolicyBinding"
-        ) && !written_by_test
-        {
-            return Err(Stop::Skip(Skip::Controller(format!(
-                "{kind} generated from a Kyverno policy"
-            ))));
+            return Err(Stop::Skip(Skip::Controller(
+                controllers::Maker::of_objects(&kind),
+            )));
         }
         let candidates: Vec<&Value> = if key.name.is_empty() {
             self.cluster.list(&key).collect()

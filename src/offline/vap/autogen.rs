@@ -99,6 +99,22 @@ fn can_autogen(constraints: &Value) -> bool {
         && strs("resources") == ["pods"]
 }
 
+/// The Pod-controller kinds `policy` (a ValidatingPolicy or MutatingPolicy) gets autogen
+/// copies for — what `status.autogen.configs` covers; empty when it has none.
+/// The autogen copy of a ValidatingPolicy for the Pod controller `kind` (what
+/// `status.autogen.configs` describes), `None` when it has none for that kind.
+pub fn validating_autogen_copy(policy: &Value, kind: &str) -> Option<Value> {
+    autogen_policy(policy, kind, Rewrite::Validating)
+}
+
+pub fn autogen_kinds(policy: &Value) -> Vec<&'static str> {
+    CONTROLLERS
+        .iter()
+        .filter(|c| autogen_policy(policy, c.kind, Rewrite::Validating).is_some())
+        .map(|c| c.kind)
+        .collect()
+}
+
 /// The autogen copy of `policy` that applies to a `kind` object, or `None` when the
 /// policy has no autogen or none for that controller (`spec.autogen.podControllers
 /// .controllers` names resources, `deployments`, …; all six by default).

@@ -29,6 +29,7 @@ use cel::extractors::This;
 use cel::{Context, Env, ExecutionError, Program};
 use serde_json::{Value, json};
 
+pub use autogen::{autogen_kinds, validating_autogen_copy};
 use cel_env::*;
 pub use cel_policy::{
     CelPolicyOutcome, evaluate_generating_policy, evaluate_mutating_policy, generate_with_policies,
