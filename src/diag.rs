@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use unicode_width::UnicodeWidthStr;
 
+use crate::error::Msg;
 use crate::escape::{self, escape};
+use crate::settings::Lang;
 use crate::yaml::Pos;
 
 /// How bad a problem is: an error makes a file unusable; a warning is advice for the
@@ -46,6 +48,17 @@ pub struct Diagnostic {
     /// On the note that closes a capped file: how many problems it stands for (0 on
     /// every other diagnostic), so a count of warnings includes the ones not shown.
     pub left_out: usize,
+    /// The message and hint in Japanese, where a learner reads them (their own files: a
+    /// YAML syntax error, an answers file); an author's diagnostic has none and stays
+    /// the compiler-style English block editors and CI read.
+    pub ja: Option<Box<Ja>>,
+}
+
+/// A diagnostic's message and hint in Japanese.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ja {
+    pub message: String,
+    pub hint: Option<String>,
 }
 
 /// How many problems `diags` stand for: the note closing a capped file counts the ones
@@ -65,13 +78,43 @@ impl Diagnostic {
 /// characters are shown as escapes so a file cannot forge output or drive the terminal.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(Lang::En))
+    }
+}
+
+impl Diagnostic {
+    /// The diagnostic in `lang`: `file:line:col: error:` stays as compilers write it (editors
+    /// and CI parse that line); its message and hint are Japanese where it has them.
+    pub fn render(&self, lang: Lang) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = self.write(&mut out, lang);
+        out
+    }
+
+    fn write(&self, f: &mut impl fmt::Write, lang: Lang) -> fmt::Result {
+        let ja = self.ja.as_deref().filter(|_| lang == Lang::Ja);
+        let message = ja.map_or(self.message.as_str(), |j| j.message.as_str());
         writeln!(
             f,
             "{}: {}: {}",
             escape(&self.location()),
             self.severity.word(),
-            escape::lines(&self.message)
+            escape::lines(message)
         )?;
+        self.write_excerpt(f)?;
+        let hint = match ja {
+            Some(j) => j.hint.as_deref().map(|h| ("ヒント:", h)),
+            None => self.hint.as_deref().map(|h| ("hint:", h)),
+        };
+        if let Some((word, hint)) = hint {
+            writeln!(f, "  {word} {}", escape::lines(hint))?;
+        }
+        Ok(())
+    }
+
+    /// The source line (or its window) with a caret under the column, as rustc shows it.
+    fn write_excerpt(&self, f: &mut impl fmt::Write) -> fmt::Result {
         if let Some(line) = &self.source_line {
             let gutter = self.pos.line.to_string();
             let pad = " ".repeat(gutter.len());
@@ -87,11 +130,45 @@ impl fmt::Display for Diagnostic {
             let caret_at = escape(&before).width();
             writeln!(f, "{pad} | {}^", " ".repeat(caret_at))?;
         }
-        if let Some(hint) = &self.hint {
-            writeln!(f, "  hint: {}", escape::lines(hint))?;
-        }
         Ok(())
     }
+
+    /// The excerpt lines (gutter, source line, caret) alone, for a report that names the
+    /// file problem in its own words above them.
+    pub fn excerpt(&self) -> Vec<String> {
+        let mut out = String::new();
+        let _ = self.write_excerpt(&mut out);
+        out.lines().map(str::to_string).collect()
+    }
+}
+
+/// A YAML syntax error in a file a learner wrote or handed in (`source` is its text): one
+/// diagnostic with the line and a caret, the parser's words kept as data under a message
+/// in the learner's language.
+pub fn yaml_error(file: &Path, source: &str, e: &crate::yaml::YamlError) -> Diagnostic {
+    let mut c = Collector::new(file, source);
+    c.yaml_error(e);
+    c.finish().remove(0)
+}
+
+/// A file of a learner's that is not YAML, as the command's error: the one diagnostic.
+pub fn not_yaml(file: &Path, source: &str, e: &crate::yaml::YamlError) -> crate::error::Error {
+    crate::error::Error::Content(vec![yaml_error(file, source, e)])
+}
+
+/// What to do about a YAML syntax error ([`crate::yaml::hint`]), in both languages.
+pub fn yaml_hint(source: &str, e: &crate::yaml::YamlError) -> Msg {
+    let en = crate::yaml::hint(source, e);
+    let ja = if en.contains("tabs") {
+        "YAML の字下げはタブではなく空白です。この行の先頭のタブを空白に置き換えます"
+    } else if en.starts_with("check the indentation") {
+        "字下げを確かめます。一つのマッピングのキー (と一つのリストの `-`) は同じ列から始まりますが、この行は上の行と揃っていません"
+    } else if en.starts_with("a `key:` cannot start here") {
+        "ここでは `key:` を始められません。この行をマッピングのほかのキーと同じだけ字下げするか、`: ` を含む値を引用符で囲みます"
+    } else {
+        "この位置の YAML の構文を直します"
+    };
+    crate::error::msg(ja, en)
 }
 
 /// Characters of a source line shown at most; a longer line (minified JSON, a one-line
@@ -168,6 +245,28 @@ impl<'a> Collector<'a> {
         self.push(pos, message.into(), None, Severity::Error);
     }
 
+    /// A YAML syntax error of this file, with what to do about it, in both languages.
+    pub fn yaml_error(&mut self, e: &crate::yaml::YamlError) {
+        let hint = yaml_hint(self.source, e);
+        self.error_said(
+            e.pos,
+            crate::error::msg(
+                format!("YAML として読めません: {}", e.message),
+                format!("invalid YAML: {}", e.message),
+            ),
+            hint,
+        );
+    }
+
+    /// An error a learner reads, in both languages.
+    pub fn error_said(&mut self, pos: Pos, message: Msg, hint: Msg) {
+        let ja = Ja {
+            message: message.ja,
+            hint: Some(hint.ja),
+        };
+        self.push_ja(pos, message.en, Some(hint.en), Severity::Error, Some(ja));
+    }
+
     pub fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
         self.push(pos, message.into(), Some(hint.into()), Severity::Error);
     }
@@ -178,6 +277,17 @@ impl<'a> Collector<'a> {
     }
 
     fn push(&mut self, pos: Pos, message: String, hint: Option<String>, severity: Severity) {
+        self.push_ja(pos, message, hint, severity, None);
+    }
+
+    fn push_ja(
+        &mut self,
+        pos: Pos,
+        message: String,
+        hint: Option<String>,
+        severity: Severity,
+        ja: Option<Ja>,
+    ) {
         if self.diags.len() >= MAX_PER_FILE {
             self.dropped += 1;
             self.dropped_errors += usize::from(severity == Severity::Error);
@@ -210,6 +320,7 @@ impl<'a> Collector<'a> {
             source_from,
             severity,
             left_out: 0,
+            ja: ja.map(Box::new),
         });
     }
 
@@ -259,6 +370,7 @@ impl<'a> Collector<'a> {
                 source_line: None,
                 source_from: 0,
                 left_out: self.dropped,
+                ja: None,
                 severity: if self.dropped_errors > 0 {
                     Severity::Error
                 } else {

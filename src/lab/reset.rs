@@ -181,11 +181,14 @@ fn restore(
             ),
         );
         Error::Environment {
-            message: what,
-            hint: Some(match e.hint() {
-                Some(h) => format!("{hint} ({h})"),
-                None => hint,
-            }),
+            message: what.into(),
+            hint: Some(
+                match e.hint_in(lang) {
+                    Some(h) => format!("{hint} ({h})"),
+                    None => hint,
+                }
+                .into(),
+            ),
             source: Some(Box::new(e)),
         }
     };

@@ -192,7 +192,7 @@ impl Graded {
         let mut v = match &self.outcome {
             Ok(r) => serde_json::to_value(r).unwrap_or_default(),
             Err(e) => {
-                let mut v = crate::ui::error_json(e);
+                let mut v = crate::ui::error_json(e, crate::settings::Lang::En);
                 if let Some(m) = v.as_object_mut() {
                     m.remove("schemaVersion");
                 }

@@ -88,8 +88,14 @@ fn find(ctx: &Ctx, id: &str) -> Result<Quiz> {
             return match content::load_file(&file) {
                 Ok(content::Document::Quiz(q)) => Ok(*q),
                 Ok(_) => Err(Error::usage(
-                    format!("{} is not a quiz", file.display()),
-                    "name a quiz id from `kca quiz list`",
+                    crate::error::msg(
+                        format!("{} はクイズではありません", file.display()),
+                        format!("{} is not a quiz", file.display()),
+                    ),
+                    crate::error::msg(
+                        "`kca quiz list` にあるクイズの ID を指定します",
+                        "name a quiz id from `kca quiz list`",
+                    ),
                 )),
                 Err(diags) => Err(Error::Content(diags)),
             };
@@ -765,9 +771,13 @@ fn read_answers(
     path: &std::path::Path,
 ) -> Result<std::collections::HashMap<String, Answer>> {
     let text = crate::input::read(path).map_err(|e| {
+        let hint = e.hint_said();
         Error::usage(
-            e.to_string(),
-            format!("{}; give the path of a YAML answers file", e.hint()),
+            e.said(),
+            crate::error::msg(
+                format!("{}。答えの YAML ファイルのパスを指定します", hint.ja),
+                format!("{}; give the path of a YAML answers file", hint.en),
+            ),
         )
     })?;
     let text = String::from_utf8_lossy(&text).into_owned();
@@ -775,11 +785,7 @@ fn read_answers(
     let node = match yaml::parse_one(&text) {
         Ok(n) => n,
         Err(e) => {
-            diags.error_hint(
-                e.pos,
-                format!("invalid YAML: {}", e.message),
-                "the answers file maps question ids to answers",
-            );
+            diags.yaml_error(&e);
             return Err(Error::Content(diags.finish()));
         }
     };

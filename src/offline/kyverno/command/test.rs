@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::cli::policy::TestArgs;
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, msg};
 use crate::escape::escape;
 use crate::exit::Exit;
 use crate::offline::kyverno::runner::{self, Row, Verdict};
@@ -67,17 +67,28 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
     };
     for r in &roots {
         if !r.exists() {
+            let p = crate::escape::path(r);
             return Err(Error::usage(
-                format!("{} does not exist", crate::escape::path(r)),
-                "pass a folder holding kyverno-test.yaml files",
+                msg(format!("{p} がありません"), format!("{p} does not exist")),
+                msg(
+                    "kyverno-test.yaml のあるフォルダーを渡します",
+                    "pass a folder holding kyverno-test.yaml files",
+                ),
             ));
         }
     }
     let files = runner::find_tests_named(&roots, &[args.file_name.as_str()]);
     if files.is_empty() {
+        let name = &args.file_name;
         return Err(Error::usage(
-            format!("no {} found", args.file_name),
-            "pass a folder holding Kyverno test files (or name them with --file-name)",
+            msg(
+                format!("{name} が見つかりません"),
+                format!("no {name} found"),
+            ),
+            msg(
+                "Kyverno のテストファイルのあるフォルダーを渡します (名前が違うなら --file-name で指定します)",
+                "pass a folder holding Kyverno test files (or name them with --file-name)",
+            ),
         ));
     }
     let mut rows = Vec::new();
