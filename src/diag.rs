@@ -151,6 +151,17 @@ pub fn yaml_error(file: &Path, source: &str, e: &crate::yaml::YamlError) -> Diag
     c.finish().remove(0)
 }
 
+/// The line `pos` points at in `source`, at most `chars` characters of it, with a caret
+/// under the column (gutter, line, caret), for a report that names the problem itself.
+pub fn excerpt(source: &str, pos: Pos, chars: usize) -> Vec<String> {
+    let mut c = Collector::new(Path::new(""), source).with_window(chars);
+    c.error(pos, "");
+    c.finish()
+        .first()
+        .map(Diagnostic::excerpt)
+        .unwrap_or_default()
+}
+
 /// A file of a learner's that is not YAML, as the command's error: the one diagnostic.
 pub fn not_yaml(file: &Path, source: &str, e: &crate::yaml::YamlError) -> crate::error::Error {
     crate::error::Error::Content(vec![yaml_error(file, source, e)])
@@ -177,22 +188,22 @@ pub const LINE_WINDOW: usize = 120;
 
 /// `line`, or the window of it around character `col` with `…` where it was cut; and how
 /// many characters were left out before the window (the `…` takes one column's place).
-fn window(line: &str, col: usize) -> (String, usize) {
+fn window(line: &str, col: usize, size: usize) -> (String, usize) {
     // Byte length bounds the character count from above: short lines stay whole cheaply.
-    if line.len() <= LINE_WINDOW || line.chars().nth(LINE_WINDOW).is_none() {
+    if line.len() <= size || line.chars().nth(size).is_none() {
         return (line.to_string(), 0);
     }
-    let from = col.saturating_sub(LINE_WINDOW / 2);
+    let from = col.saturating_sub(size / 2);
     // Characters are bytes while the line is ASCII (minified JSON): no walk to the
     // column, and only the part up to the window's end is looked at.
-    let ascii_to = (from + LINE_WINDOW).min(line.len());
+    let ascii_to = (from + size).min(line.len());
     let (shown, more) = if line.is_char_boundary(ascii_to) && line[..ascii_to].is_ascii() {
         let start = from.min(line.len());
-        let end = (start + LINE_WINDOW).min(line.len());
+        let end = (start + size).min(line.len());
         (line[start..end].to_string(), end < line.len())
     } else {
         let mut chars = line.chars().skip(from);
-        let shown: String = chars.by_ref().take(LINE_WINDOW).collect();
+        let shown: String = chars.by_ref().take(size).collect();
         (shown, chars.next().is_some())
     };
     let mut out = String::with_capacity(shown.len() + 6);
@@ -219,6 +230,8 @@ pub struct Collector<'a> {
     dropped: usize,
     /// How many of the dropped were errors (the rest warnings).
     dropped_errors: usize,
+    /// Characters of a long source line shown around the column.
+    window: usize,
 }
 
 /// A file with more problems than this is not worth reading problem by problem; the
@@ -234,7 +247,15 @@ impl<'a> Collector<'a> {
             diags: Vec::new(),
             dropped: 0,
             dropped_errors: 0,
+            window: LINE_WINDOW,
         }
+    }
+
+    /// Shows at most `chars` characters of a long source line (a report inside an
+    /// 80-column screen), instead of [`LINE_WINDOW`].
+    pub fn with_window(mut self, chars: usize) -> Self {
+        self.window = chars.max(8);
+        self
     }
 
     pub fn file(&self) -> &Path {
@@ -306,7 +327,7 @@ impl<'a> Collector<'a> {
                     .get(pos.line)
                     .map_or(self.source.len(), |next| next - 1);
                 let line = self.source[start..end].trim_end();
-                let (text, from) = window(line, pos.col.saturating_sub(1));
+                let (text, from) = window(line, pos.col.saturating_sub(1), self.window);
                 (Some(text), from)
             }
             None => (None, 0),
@@ -331,7 +352,7 @@ impl<'a> Collector<'a> {
     /// An empty collector for the same file, to gather the problems of a part of it
     /// checked on another thread (then [`Collector::absorb`] them back, in order).
     pub fn sibling(&self) -> Collector<'a> {
-        Collector::new(&self.file, self.source)
+        Collector::new(&self.file, self.source).with_window(self.window)
     }
 
     /// Takes over the problems another collector found in the same file (in a piece

@@ -8,6 +8,10 @@
 
 use crate::settings::Lang;
 
+/// Characters of a long source line a file problem shows: with its gutter and indent it
+/// fits an 80-column screen.
+pub const EXCERPT_CHARS: usize = 64;
+
 /// How a detail is said: the language, whether the expected shape may be shown, and
 /// whether raw tool output is wanted (`-v`).
 #[derive(Debug, Clone, Copy)]
@@ -547,11 +551,13 @@ pub enum Detail {
         at: String,
         message: String,
     },
-    /// A YAML syntax error: `at` is `line:col`.
+    /// A YAML syntax error: `at` is `line:col`; `excerpt` the line with a caret under
+    /// the column (as [`crate::diag::excerpt`] makes it), shown with the file problem.
     NotYaml {
         path: String,
         at: String,
         message: String,
+        excerpt: Vec<String>,
     },
     NoKind {
         path: String,
@@ -935,6 +941,19 @@ impl Detail {
         self.to_string().contains(text)
     }
 
+    /// A YAML syntax error of the workspace file `path`, whose text is `source`: the one
+    /// file problem, with its line and a caret.
+    pub fn not_yaml(path: &str, source: &str, e: &crate::yaml::YamlError) -> Detail {
+        let esc = |t: &str| crate::escape::escape(t).into_owned();
+        Detail::NotYaml {
+            path: esc(path),
+            at: e.pos.to_string(),
+            message: esc(&e.message),
+            // Escaped as the diagnostic renders it; narrow enough for an 80-column screen.
+            excerpt: crate::diag::excerpt(source, e.pos, EXCERPT_CHARS),
+        }
+    }
+
     /// This detail followed by `more`.
     pub fn then(self, more: Detail) -> Detail {
         match self {
@@ -947,7 +966,17 @@ impl Detail {
     pub fn file_problems(&self) -> Vec<String> {
         match self {
             Detail::Blocked { problems } => problems.clone(),
-            Detail::NotYaml { path, at, message } => vec![format!("{path}:{at}: {message}")],
+            Detail::NotYaml {
+                path,
+                at,
+                message,
+                excerpt,
+            } => vec![
+                std::iter::once(format!("{path}:{at}: {message}"))
+                    .chain(excerpt.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ],
             Detail::Both(a, b) => [a.file_problems(), b.file_problems()].concat(),
             Detail::Varied { inner, .. }
             | Detail::Waited { why: inner, .. }
