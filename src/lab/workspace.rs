@@ -213,17 +213,35 @@ pub fn materialize_into(lab: &Lab, stage: Stage<'_>, ws: &Path, dest: &Path) -> 
         for e in &m.edits {
             let Some(text) = files.get_mut(&e.path) else {
                 return Err(Error::usage(
-                    format!(
-                        "mutant `{}` edits `{}`, which is not laid out",
-                        m.id, e.path
+                    crate::error::msg(
+                        format!(
+                            "ミュータント `{}` が編集する `{}` は作業フォルダーに置かれません",
+                            m.id, e.path
+                        ),
+                        format!(
+                            "mutant `{}` edits `{}`, which is not laid out",
+                            m.id, e.path
+                        ),
                     ),
-                    "run `kca validate` on the lab",
+                    crate::error::msg(
+                        "ラボに `kca validate` を実行します",
+                        "run `kca validate` on the lab",
+                    ),
                 ));
             };
             if !text.contains(&e.find) {
                 return Err(Error::usage(
-                    format!("mutant `{}`: `find` text not in `{}`", m.id, e.path),
-                    "run `kca validate` on the lab",
+                    crate::error::msg(
+                        format!(
+                            "ミュータント `{}`: `find` の文字列が `{}` にありません",
+                            m.id, e.path
+                        ),
+                        format!("mutant `{}`: `find` text not in `{}`", m.id, e.path),
+                    ),
+                    crate::error::msg(
+                        "ラボに `kca validate` を実行します",
+                        "run `kca validate` on the lab",
+                    ),
                 ));
             }
             *text = text.replacen(&e.find, &e.replace, 1);
