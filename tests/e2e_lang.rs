@@ -9,7 +9,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{stderr, Env};
+use common::{Env, stderr};
 
 /// Whether `text` holds a Japanese character (kana or a CJK ideograph).
 fn has_japanese(text: &str) -> bool {
@@ -120,12 +120,22 @@ fn every_error_and_hint_line_is_japanese_in_japanese_mode() {
         (vec!["lab", "new", "BAD"], false),
         (vec!["lab", "verify"], false),
         (
-            vec!["lab", "check", "kca-mutate", "--offline", "--workspace", missing],
+            vec![
+                "lab",
+                "check",
+                "kca-mutate",
+                "--offline",
+                "--workspace",
+                missing,
+            ],
             false,
         ),
         (vec!["quiz", "run", "nope"], false),
         (vec!["quiz", "key", "nope"], false),
-        (vec!["quiz", "grade", "module-0", "--answers", missing], false),
+        (
+            vec!["quiz", "grade", "module-0", "--answers", missing],
+            false,
+        ),
         (vec!["quiz", "grade", "module-0", "--answers", bad], true),
         (vec!["quiz", "grade", "module-0", "--answers", pod], true),
         (vec!["quiz", "grade", "module-0", "--answers", list], true),
@@ -137,17 +147,38 @@ fn every_error_and_hint_line_is_japanese_in_japanese_mode() {
         (vec!["policy", "test", missing], false),
         (vec!["policy", "test", empty], false),
         (vec!["auth", "can-i", "get", "pods", "-f", pod], false),
-        (vec!["auth", "can-i", "--list", "-f", pod, "--as", "a"], false),
-        (vec!["auth", "can-i", "get", "pods", "-f", missing, "--as", "a"], false),
-        (vec!["auth", "can-i", "get", "pods", "-f", bad, "--as", "a"], true),
-        (vec!["auth", "can-i", "get", "pods", "-f", list, "--as", "a"], true),
+        (
+            vec!["auth", "can-i", "--list", "-f", pod, "--as", "a"],
+            false,
+        ),
+        (
+            vec!["auth", "can-i", "get", "pods", "-f", missing, "--as", "a"],
+            false,
+        ),
+        (
+            vec!["auth", "can-i", "get", "pods", "-f", bad, "--as", "a"],
+            true,
+        ),
+        (
+            vec!["auth", "can-i", "get", "pods", "-f", list, "--as", "a"],
+            true,
+        ),
         (vec!["jp", "query"], false),
         (vec!["jp", "query", "-i", pod, "a["], false),
         (vec!["jp", "query", "-i", bad, "a"], true),
         (vec!["jp", "parse", "a["], false),
-        (vec!["values", "render", "--chart", missing, "--values", pod], false),
-        (vec!["values", "render", "--chart", pod, "--values", pod], false),
-        (vec!["values", "render", "--chart", bad, "--values", pod], true),
+        (
+            vec!["values", "render", "--chart", missing, "--values", pod],
+            false,
+        ),
+        (
+            vec!["values", "render", "--chart", pod, "--values", pod],
+            false,
+        ),
+        (
+            vec!["values", "render", "--chart", bad, "--values", pod],
+            true,
+        ),
         (vec!["lesson", "nope"], false),
         (vec!["lesson", "99"], false),
         (vec!["lesson", "0#nope"], false),
@@ -155,7 +186,18 @@ fn every_error_and_hint_line_is_japanese_in_japanese_mode() {
         (vec!["cluster", "status"], false),
         (vec!["completions", "nope"], false),
         (vec!["schema", "nope"], false),
-        (vec!["quiz", "grade", "module-0", "--answers", missing, "-o", "junit"], false),
+        (
+            vec![
+                "quiz",
+                "grade",
+                "module-0",
+                "--answers",
+                missing,
+                "-o",
+                "junit",
+            ],
+            false,
+        ),
     ];
     let mut found = Vec::new();
     for (args, learner_files) in &cases {
@@ -180,10 +222,17 @@ fn every_error_and_hint_line_is_japanese_in_japanese_mode() {
 fn the_guard_itself_catches_english_lines() {
     // The check above could pass by seeing nothing: it must flag what it is for.
     assert_eq!(
-        english_lines("エラー: /x does not exist\nヒント: パスを確かめてください\n", false).len(),
+        english_lines(
+            "エラー: /x does not exist\nヒント: パスを確かめてください\n",
+            false
+        )
+        .len(),
         1
     );
-    assert_eq!(english_lines("error: unrecognized subcommand\n", false).len(), 1);
+    assert_eq!(
+        english_lines("error: unrecognized subcommand\n", false).len(),
+        1
+    );
     assert_eq!(
         english_lines("a.yaml:1:4: error: invalid YAML: x\n", true).len(),
         1
@@ -199,7 +248,15 @@ fn english_mode_stays_english() {
     let missing = Path::new("/nonexistent/answers.yaml").display().to_string();
     let out = env
         .kca()
-        .args(["--lang", "en", "quiz", "grade", "module-0", "--answers", &missing])
+        .args([
+            "--lang",
+            "en",
+            "quiz",
+            "grade",
+            "module-0",
+            "--answers",
+            &missing,
+        ])
         .output()
         .unwrap();
     let err = stderr(&out);

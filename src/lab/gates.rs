@@ -34,7 +34,10 @@ pub fn run(ctx: &Ctx, cmd: GraderCommand) -> Result<Exit> {
                 "`kca policy grader` はラボのコマンドチェックにテキストの行を書きます。JSON や JUnit の出力はありません",
                 "`kca policy grader` writes text lines for a lab's command checks; it has no JSON or JUnit output",
             ),
-            crate::error::msg("`--output` を付けずに実行します", "run it without `--output`"),
+            crate::error::msg(
+                "`--output` を付けずに実行します",
+                "run it without `--output`",
+            ),
         ));
     }
     let p = &ctx.printer;
@@ -453,16 +456,15 @@ fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> 
     cmd.arg(gate).arg(&render).current_dir(&cwd);
     let done = crate::exec::run(crate::exec::Job::new(cmd, GATE_TIMEOUT));
     let _ = std::fs::remove_dir_all(&tmp);
-    let done =
-        done.map_err(|e| {
-            Error::environment(
-                crate::error::msg(
-                    format!("bash を実行できません: {e}"),
-                    format!("cannot run bash: {e}"),
-                ),
-                crate::error::msg("bash を入れます", "install bash"),
-            )
-        })?;
+    let done = done.map_err(|e| {
+        Error::environment(
+            crate::error::msg(
+                format!("bash を実行できません: {e}"),
+                format!("cannot run bash: {e}"),
+            ),
+            crate::error::msg("bash を入れます", "install bash"),
+        )
+    })?;
     let what = if variant == "policy-swap" {
         "the prod render, with policy/require-pinned.yaml replaced by one that stops every Pod"
     } else {

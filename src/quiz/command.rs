@@ -828,7 +828,12 @@ fn read_answers(
                             "`kca quiz key` lists the question ids",
                         )
                     },
-                    |n| crate::error::msg(format!("`{n}` のことですか?"), format!("did you mean `{n}`?")),
+                    |n| {
+                        crate::error::msg(
+                            format!("`{n}` のことですか?"),
+                            format!("did you mean `{n}`?"),
+                        )
+                    },
                 );
                 diags.error_said(
                     k.pos,
@@ -896,7 +901,10 @@ fn graded(
 fn answer_shape(q: &crate::content::quiz::Question) -> crate::error::Msg {
     use crate::content::quiz::Kind;
     let (ja, en) = match q.kind {
-        Kind::Single { .. } => ("選択肢の ID を一つ書きます。例: `b`", "give one choice id, e.g. `b`"),
+        Kind::Single { .. } => (
+            "選択肢の ID を一つ書きます。例: `b`",
+            "give one choice id, e.g. `b`",
+        ),
         Kind::Multi { .. } => (
             "選択肢の ID のリストを書きます。例: `[a, c]`",
             "give a list of choice ids, e.g. `[a, c]`",
