@@ -209,12 +209,17 @@ impl Store {
         self.warnings
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(format!(
-                "{} was unreadable ({}); kept it as {} and started afresh",
-                path.display(),
-                crate::escape::escape(why),
-                aside.display()
-            ));
+            .push({
+                let (p, why, kept) = (path.display(), crate::escape::escape(why), aside.display());
+                // The warning is shown in the language this run speaks.
+                crate::ui::tr_s(
+                    crate::settings::chosen(),
+                    format!(
+                        "{p} を読めませんでした ({why})。{kept} として残し、最初からやり直します"
+                    ),
+                    format!("{p} was unreadable ({why}); kept it as {kept} and started afresh"),
+                )
+            });
         Ok(T::default())
     }
 

@@ -35,6 +35,9 @@ struct Summary {
 struct TestRun {
     rows: Vec<Row>,
     errors: Vec<String>,
+    /// Under each error of the same index: the file's line and a caret, when it is a
+    /// YAML syntax error (text output only; JSON and JUnit keep the one-line error).
+    excerpts: Vec<Vec<String>>,
     summary: Summary,
 }
 
@@ -93,6 +96,7 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
     }
     let mut rows = Vec::new();
     let mut errors = Vec::new();
+    let mut excerpts = Vec::new();
     for f in &files {
         ctx.printer
             .verbose(&format!("test {}", crate::escape::path(f)));
@@ -102,7 +106,13 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
                     .as_deref()
                     .is_none_or(|sel| runner::selects(sel, row))
             })),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => {
+                errors.push(e.to_string());
+                excerpts.push(match e {
+                    runner::FileError::Yaml { excerpt, .. } => excerpt,
+                    _ => Vec::new(),
+                });
+            }
         }
     }
     let mut summary = Summary::default();
@@ -117,6 +127,7 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
     Ok(TestRun {
         rows,
         errors,
+        excerpts,
         summary,
     })
 }
@@ -173,12 +184,15 @@ fn render_text(ctx: &Ctx, args: &TestArgs, run: &TestRun) {
         }
         p.out(line.trim_end());
     }
-    for e in errors {
+    for (e, excerpt) in errors.iter().zip(&run.excerpts) {
         p.out(&format!(
             "{}  {}",
             p.paint(Style::Error, "✗ ERROR"),
             crate::escape::lines(e)
         ));
+        for line in excerpt {
+            p.out(&format!("   {line}"));
+        }
     }
     p.out(&format!(
         "{} passed, {} failed, {} skipped",
