@@ -229,8 +229,14 @@ pub fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<Exit> {
     } else {
         let kind = Kind::parse(first).ok_or_else(|| {
             Error::usage(
-                format!("cannot complete `{first}`"),
-                "use labs, quizzes, tasks, lessons, sections or line",
+                crate::error::msg(
+                    format!("`{first}` は補完できません"),
+                    format!("cannot complete `{first}`"),
+                ),
+                crate::error::msg(
+                    "labs・quizzes・tasks・lessons・sections・line のどれかを使います",
+                    "use labs, quizzes, tasks, lessons, sections or line",
+                ),
             )
         })?;
         let (context, prefix) = match kind {

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use unicode_width::UnicodeWidthStr;
 
+use crate::error::Msg;
 use crate::escape::{self, escape};
+use crate::settings::Lang;
 use crate::yaml::Pos;
 
 /// How bad a problem is: an error makes a file unusable; a warning is advice for the
@@ -46,6 +48,17 @@ pub struct Diagnostic {
     /// On the note that closes a capped file: how many problems it stands for (0 on
     /// every other diagnostic), so a count of warnings includes the ones not shown.
     pub left_out: usize,
+    /// The message and hint in Japanese, where a learner reads them (their own files: a
+    /// YAML syntax error, an answers file); an author's diagnostic has none and stays
+    /// the compiler-style English block editors and CI read.
+    pub ja: Option<Box<Ja>>,
+}
+
+/// A diagnostic's message and hint in Japanese.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ja {
+    pub message: String,
+    pub hint: Option<String>,
 }
 
 /// How many problems `diags` stand for: the note closing a capped file counts the ones
@@ -65,13 +78,43 @@ impl Diagnostic {
 /// characters are shown as escapes so a file cannot forge output or drive the terminal.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(Lang::En))
+    }
+}
+
+impl Diagnostic {
+    /// The diagnostic in `lang`: `file:line:col: error:` stays as compilers write it (editors
+    /// and CI parse that line); its message and hint are Japanese where it has them.
+    pub fn render(&self, lang: Lang) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = self.write(&mut out, lang);
+        out
+    }
+
+    fn write(&self, f: &mut impl fmt::Write, lang: Lang) -> fmt::Result {
+        let ja = self.ja.as_deref().filter(|_| lang == Lang::Ja);
+        let message = ja.map_or(self.message.as_str(), |j| j.message.as_str());
         writeln!(
             f,
             "{}: {}: {}",
             escape(&self.location()),
             self.severity.word(),
-            escape::lines(&self.message)
+            escape::lines(message)
         )?;
+        self.write_excerpt(f)?;
+        let hint = match ja {
+            Some(j) => j.hint.as_deref().map(|h| ("ヒント:", h)),
+            None => self.hint.as_deref().map(|h| ("hint:", h)),
+        };
+        if let Some((word, hint)) = hint {
+            writeln!(f, "  {word} {}", escape::lines(hint))?;
+        }
+        Ok(())
+    }
+
+    /// The source line (or its window) with a caret under the column, as rustc shows it.
+    fn write_excerpt(&self, f: &mut impl fmt::Write) -> fmt::Result {
         if let Some(line) = &self.source_line {
             let gutter = self.pos.line.to_string();
             let pad = " ".repeat(gutter.len());
@@ -87,11 +130,56 @@ impl fmt::Display for Diagnostic {
             let caret_at = escape(&before).width();
             writeln!(f, "{pad} | {}^", " ".repeat(caret_at))?;
         }
-        if let Some(hint) = &self.hint {
-            writeln!(f, "  hint: {}", escape::lines(hint))?;
-        }
         Ok(())
     }
+
+    /// The excerpt lines (gutter, source line, caret) alone, for a report that names the
+    /// file problem in its own words above them.
+    pub fn excerpt(&self) -> Vec<String> {
+        let mut out = String::new();
+        let _ = self.write_excerpt(&mut out);
+        out.lines().map(str::to_string).collect()
+    }
+}
+
+/// A YAML syntax error in a file a learner wrote or handed in (`source` is its text): one
+/// diagnostic with the line and a caret, the parser's words kept as data under a message
+/// in the learner's language.
+pub fn yaml_error(file: &Path, source: &str, e: &crate::yaml::YamlError) -> Diagnostic {
+    let mut c = Collector::new(file, source);
+    c.yaml_error(e);
+    c.finish().remove(0)
+}
+
+/// The line `pos` points at in `source`, at most `chars` characters of it, with a caret
+/// under the column (gutter, line, caret), for a report that names the problem itself.
+pub fn excerpt(source: &str, pos: Pos, chars: usize) -> Vec<String> {
+    let mut c = Collector::new(Path::new(""), source).with_window(chars);
+    c.error(pos, "");
+    c.finish()
+        .first()
+        .map(Diagnostic::excerpt)
+        .unwrap_or_default()
+}
+
+/// A file of a learner's that is not YAML, as the command's error: the one diagnostic.
+pub fn not_yaml(file: &Path, source: &str, e: &crate::yaml::YamlError) -> crate::error::Error {
+    crate::error::Error::Content(vec![yaml_error(file, source, e)])
+}
+
+/// What to do about a YAML syntax error ([`crate::yaml::hint`]), in both languages.
+pub fn yaml_hint(source: &str, e: &crate::yaml::YamlError) -> Msg {
+    let en = crate::yaml::hint(source, e);
+    let ja = if en.contains("tabs") {
+        "YAML の字下げはタブではなく空白です。この行の先頭のタブを空白に置き換えます"
+    } else if en.starts_with("check the indentation") {
+        "字下げを確かめます。一つのマッピングのキー (と一つのリストの `-`) は同じ列から始まりますが、この行は上の行と揃っていません"
+    } else if en.starts_with("a `key:` cannot start here") {
+        "ここでは `key:` を始められません。この行をマッピングのほかのキーと同じだけ字下げするか、`: ` を含む値を引用符で囲みます"
+    } else {
+        "この位置の YAML の構文を直します"
+    };
+    crate::error::msg(ja, en)
 }
 
 /// Characters of a source line shown at most; a longer line (minified JSON, a one-line
@@ -100,22 +188,22 @@ pub const LINE_WINDOW: usize = 120;
 
 /// `line`, or the window of it around character `col` with `…` where it was cut; and how
 /// many characters were left out before the window (the `…` takes one column's place).
-fn window(line: &str, col: usize) -> (String, usize) {
+fn window(line: &str, col: usize, size: usize) -> (String, usize) {
     // Byte length bounds the character count from above: short lines stay whole cheaply.
-    if line.len() <= LINE_WINDOW || line.chars().nth(LINE_WINDOW).is_none() {
+    if line.len() <= size || line.chars().nth(size).is_none() {
         return (line.to_string(), 0);
     }
-    let from = col.saturating_sub(LINE_WINDOW / 2);
+    let from = col.saturating_sub(size / 2);
     // Characters are bytes while the line is ASCII (minified JSON): no walk to the
     // column, and only the part up to the window's end is looked at.
-    let ascii_to = (from + LINE_WINDOW).min(line.len());
+    let ascii_to = (from + size).min(line.len());
     let (shown, more) = if line.is_char_boundary(ascii_to) && line[..ascii_to].is_ascii() {
         let start = from.min(line.len());
-        let end = (start + LINE_WINDOW).min(line.len());
+        let end = (start + size).min(line.len());
         (line[start..end].to_string(), end < line.len())
     } else {
         let mut chars = line.chars().skip(from);
-        let shown: String = chars.by_ref().take(LINE_WINDOW).collect();
+        let shown: String = chars.by_ref().take(size).collect();
         (shown, chars.next().is_some())
     };
     let mut out = String::with_capacity(shown.len() + 6);
@@ -142,6 +230,8 @@ pub struct Collector<'a> {
     dropped: usize,
     /// How many of the dropped were errors (the rest warnings).
     dropped_errors: usize,
+    /// Characters of a long source line shown around the column.
+    window: usize,
 }
 
 /// A file with more problems than this is not worth reading problem by problem; the
@@ -157,7 +247,15 @@ impl<'a> Collector<'a> {
             diags: Vec::new(),
             dropped: 0,
             dropped_errors: 0,
+            window: LINE_WINDOW,
         }
+    }
+
+    /// Shows at most `chars` characters of a long source line (a report inside an
+    /// 80-column screen), instead of [`LINE_WINDOW`].
+    pub fn with_window(mut self, chars: usize) -> Self {
+        self.window = chars.max(8);
+        self
     }
 
     pub fn file(&self) -> &Path {
@@ -166,6 +264,28 @@ impl<'a> Collector<'a> {
 
     pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
         self.push(pos, message.into(), None, Severity::Error);
+    }
+
+    /// A YAML syntax error of this file, with what to do about it, in both languages.
+    pub fn yaml_error(&mut self, e: &crate::yaml::YamlError) {
+        let hint = yaml_hint(self.source, e);
+        self.error_said(
+            e.pos,
+            crate::error::msg(
+                format!("YAML として読めません: {}", e.message),
+                format!("invalid YAML: {}", e.message),
+            ),
+            hint,
+        );
+    }
+
+    /// An error a learner reads, in both languages.
+    pub fn error_said(&mut self, pos: Pos, message: Msg, hint: Msg) {
+        let ja = Ja {
+            message: message.ja,
+            hint: Some(hint.ja),
+        };
+        self.push_ja(pos, message.en, Some(hint.en), Severity::Error, Some(ja));
     }
 
     pub fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
@@ -178,6 +298,17 @@ impl<'a> Collector<'a> {
     }
 
     fn push(&mut self, pos: Pos, message: String, hint: Option<String>, severity: Severity) {
+        self.push_ja(pos, message, hint, severity, None);
+    }
+
+    fn push_ja(
+        &mut self,
+        pos: Pos,
+        message: String,
+        hint: Option<String>,
+        severity: Severity,
+        ja: Option<Ja>,
+    ) {
         if self.diags.len() >= MAX_PER_FILE {
             self.dropped += 1;
             self.dropped_errors += usize::from(severity == Severity::Error);
@@ -196,7 +327,7 @@ impl<'a> Collector<'a> {
                     .get(pos.line)
                     .map_or(self.source.len(), |next| next - 1);
                 let line = self.source[start..end].trim_end();
-                let (text, from) = window(line, pos.col.saturating_sub(1));
+                let (text, from) = window(line, pos.col.saturating_sub(1), self.window);
                 (Some(text), from)
             }
             None => (None, 0),
@@ -210,6 +341,7 @@ impl<'a> Collector<'a> {
             source_from,
             severity,
             left_out: 0,
+            ja: ja.map(Box::new),
         });
     }
 
@@ -220,7 +352,7 @@ impl<'a> Collector<'a> {
     /// An empty collector for the same file, to gather the problems of a part of it
     /// checked on another thread (then [`Collector::absorb`] them back, in order).
     pub fn sibling(&self) -> Collector<'a> {
-        Collector::new(&self.file, self.source)
+        Collector::new(&self.file, self.source).with_window(self.window)
     }
 
     /// Takes over the problems another collector found in the same file (in a piece
@@ -259,6 +391,7 @@ impl<'a> Collector<'a> {
                 source_line: None,
                 source_from: 0,
                 left_out: self.dropped,
+                ja: None,
                 severity: if self.dropped_errors > 0 {
                     Severity::Error
                 } else {

@@ -1,13 +1,77 @@
 //! The library's error type: typed where a caller branches or a hint helps; each keeps
 //! its cause (`source`) so the printer in `ui` can show `caused by:` for every link.
 
+use std::fmt;
+
 use crate::diag::Diagnostic;
 use crate::exit::Exit;
+use crate::settings::Lang;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A cause kept below a message.
 pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A line of an error in both of the learner's languages; the printer says the one the
+/// learner reads. Text that is already one language's (said with `tr`, or data such as a
+/// path or a tool's output) is the same in both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Msg {
+    pub ja: String,
+    pub en: String,
+}
+
+impl Msg {
+    /// The line in `lang`.
+    pub fn get(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::Ja => &self.ja,
+            Lang::En => &self.en,
+        }
+    }
+}
+
+/// A line in Japanese and in English (`ja` first, as `ui::tr` takes them).
+pub fn msg(ja: impl Into<String>, en: impl Into<String>) -> Msg {
+    Msg {
+        ja: ja.into(),
+        en: en.into(),
+    }
+}
+
+impl From<String> for Msg {
+    fn from(s: String) -> Self {
+        Msg {
+            ja: s.clone(),
+            en: s,
+        }
+    }
+}
+
+impl From<&str> for Msg {
+    fn from(s: &str) -> Self {
+        s.to_string().into()
+    }
+}
+
+impl From<&String> for Msg {
+    fn from(s: &String) -> Self {
+        s.clone().into()
+    }
+}
+
+impl From<std::borrow::Cow<'_, str>> for Msg {
+    fn from(s: std::borrow::Cow<'_, str>) -> Self {
+        s.into_owned().into()
+    }
+}
+
+/// English: logs, `to_string` and tests read this; the printer picks by language.
+impl fmt::Display for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.en)
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -17,16 +81,16 @@ pub enum Error {
     /// The user asked for something that cannot be: an unknown quiz id, a bad flag mix.
     #[error("{message}")]
     Usage {
-        message: String,
-        hint: Option<String>,
+        message: Msg,
+        hint: Option<Msg>,
         #[source]
         source: Option<Source>,
     },
     /// The environment is broken: cluster unreachable, a tool missing, a timeout.
     #[error("{message}")]
     Environment {
-        message: String,
-        hint: Option<String>,
+        message: Msg,
+        hint: Option<Msg>,
         #[source]
         source: Option<Source>,
     },
@@ -36,7 +100,7 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn usage(message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub fn usage(message: impl Into<Msg>, hint: impl Into<Msg>) -> Self {
         Error::Usage {
             message: message.into(),
             hint: Some(hint.into()),
@@ -44,7 +108,7 @@ impl Error {
         }
     }
 
-    pub fn environment(message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub fn environment(message: impl Into<Msg>, hint: impl Into<Msg>) -> Self {
         Error::Environment {
             message: message.into(),
             hint: Some(hint.into()),
@@ -54,8 +118,8 @@ impl Error {
 
     /// A usage error that keeps what caused it.
     pub fn usage_with(
-        message: impl Into<String>,
-        hint: impl Into<String>,
+        message: impl Into<Msg>,
+        hint: impl Into<Msg>,
         source: impl Into<anyhow::Error>,
     ) -> Self {
         Error::Usage {
@@ -67,8 +131,8 @@ impl Error {
 
     /// An environment error that keeps what caused it.
     pub fn environment_with(
-        message: impl Into<String>,
-        hint: impl Into<String>,
+        message: impl Into<Msg>,
+        hint: impl Into<Msg>,
         source: impl Into<anyhow::Error>,
     ) -> Self {
         Error::Environment {
@@ -78,11 +142,36 @@ impl Error {
         }
     }
 
+    /// The hint, in English.
     pub fn hint(&self) -> Option<&str> {
+        self.hint_in(Lang::En)
+    }
+
+    /// The hint in the learner's language.
+    pub fn hint_in(&self, lang: Lang) -> Option<&str> {
         match self {
-            Error::Usage { hint, .. } | Error::Environment { hint, .. } => hint.as_deref(),
-            Error::Content(_) => Some("fix the problems above, then run the command again"),
+            Error::Usage { hint, .. } | Error::Environment { hint, .. } => {
+                hint.as_ref().map(|h| h.get(lang))
+            }
+            Error::Content(_) => Some(crate::ui::tr(
+                lang,
+                "上の問題を直してから、もう一度コマンドを実行します",
+                "fix the problems above, then run the command again",
+            )),
             Error::Other(_) => None,
+        }
+    }
+
+    /// The message in the learner's language (`to_string` is the English one).
+    pub fn message_in(&self, lang: Lang) -> String {
+        match (self, lang) {
+            (Error::Usage { message, .. } | Error::Environment { message, .. }, _) => {
+                message.get(lang).to_string()
+            }
+            (Error::Content(d), Lang::Ja) => {
+                format!("ファイルに {} 件の問題があります", crate::diag::count(d))
+            }
+            _ => self.to_string(),
         }
     }
 

@@ -316,14 +316,23 @@ pub fn render(chart: &ChartRender, values: &Value) -> std::result::Result<Vec<Va
 pub fn load_chart(path: &Path) -> Result<ChartRender> {
     let text = crate::input::read_text(path)?;
     let doc = crate::yaml::parse_json_stream(&text)
-        .map_err(|e| Error::usage(format!("{}: {e}", path.display()), "fix the YAML"))?
+        .map_err(|e| crate::diag::not_yaml(path, &text, &e))?
         .into_iter()
         .next()
         .unwrap_or(Value::Null);
     serde_json::from_value(doc).map_err(|e| {
         Error::usage(
-            format!("{}: not a chart render file: {e}", path.display()),
-            "see labs/kca-operations/graders/chart-render.yaml for the shape",
+            crate::error::msg(
+                format!(
+                    "{} はチャートの描画ファイルではありません: {e}",
+                    path.display()
+                ),
+                format!("{}: not a chart render file: {e}", path.display()),
+            ),
+            crate::error::msg(
+                "形は labs/kca-operations/graders/chart-render.yaml を見てください",
+                "see labs/kca-operations/graders/chart-render.yaml for the shape",
+            ),
         )
     })
 }
@@ -332,12 +341,7 @@ pub fn load_chart(path: &Path) -> Result<ChartRender> {
 pub fn load_values(path: &Path) -> Result<Value> {
     let text = crate::input::read_text(path)?;
     let doc = crate::yaml::parse_json_stream(&text)
-        .map_err(|e| {
-            Error::usage(
-                format!("{}: {e}", path.display()),
-                "fix the YAML and run again",
-            )
-        })?
+        .map_err(|e| crate::diag::not_yaml(path, &text, &e))?
         .into_iter()
         .next()
         .unwrap_or(Value::Null);
@@ -345,12 +349,27 @@ pub fn load_values(path: &Path) -> Result<Value> {
         Value::Object(_) => Ok(doc),
         Value::Null => Ok(json!({})),
         other => Err(Error::usage(
-            format!(
-                "{}: a values file is a map of keys, not {}",
-                path.display(),
-                kind_of(&other)
+            crate::error::msg(
+                format!(
+                    "{}: 値ファイルはキーのマップです ({}ではありません)",
+                    path.display(),
+                    match &other {
+                        Value::Bool(_) => "真偽値",
+                        Value::Number(_) => "数",
+                        Value::String(_) => "文字列",
+                        _ => "リスト",
+                    }
+                ),
+                format!(
+                    "{}: a values file is a map of keys, not {}",
+                    path.display(),
+                    kind_of(&other)
+                ),
             ),
-            "write key: value lines at the top level",
+            crate::error::msg(
+                "いちばん上の階層に key: value の行を書きます",
+                "write key: value lines at the top level",
+            ),
         )),
     }
 }
@@ -365,8 +384,11 @@ pub fn run(ctx: &Ctx, chart: &Path, files: &[PathBuf]) -> Result<Exit> {
     let values = coalesce(&merge_files(&user), &chart.defaults);
     let docs = render(&chart, &values).map_err(|e| {
         Error::usage(
-            e.to_string(),
-            "fix the values file; helm template would refuse it too",
+            crate::error::msg(format!("値から描画できません: {e}"), e.to_string()),
+            crate::error::msg(
+                "値ファイルを直します。helm template もこれを拒みます",
+                "fix the values file; helm template would refuse it too",
+            ),
         )
     });
     let docs = match docs {

@@ -57,14 +57,79 @@ impl ReadError {
     }
 }
 
+impl ReadError {
+    /// The message in both languages (`to_string` is the English one).
+    pub fn said(&self) -> crate::error::Msg {
+        let p = |p: &Path| crate::escape::path(p).to_string();
+        let ja = match self {
+            ReadError::NotFound(path) => format!("{} がありません", p(path)),
+            ReadError::NotRegular { path, what } => {
+                format!(
+                    "{} は{}で、普通のファイルではありません",
+                    p(path),
+                    what_ja(what)
+                )
+            }
+            ReadError::TooLarge { path, limit } => {
+                format!(
+                    "{} は {} より大きいファイルです",
+                    p(path),
+                    size_text(*limit)
+                )
+            }
+            ReadError::Outside { path, target } => format!(
+                "{} は作業フォルダーの外を指しています{}",
+                p(path),
+                target
+                    .as_ref()
+                    .map(|t| format!(" (シンボリックリンクの先: {})", p(t)))
+                    .unwrap_or_default()
+            ),
+            ReadError::NotUtf8(path) => format!("{} は UTF-8 のテキストではありません", p(path)),
+            ReadError::Io { path, source } => format!("{} を読めません: {source}", p(path)),
+        };
+        crate::error::msg(ja, self.to_string())
+    }
+
+    /// [`ReadError::hint`] in both languages.
+    pub fn hint_said(&self) -> crate::error::Msg {
+        let ja = match self {
+            ReadError::NotFound(_) => "パスを確かめてください",
+            ReadError::NotRegular { .. } => {
+                "kca が読むのは普通のファイルだけです。普通のファイルに置き換えてください"
+            }
+            ReadError::TooLarge { .. } => {
+                "kca はこれほど大きいファイルを読みません。分けるか短くしてください"
+            }
+            ReadError::Outside { .. } => {
+                "作業フォルダーのファイルはその中に置きます。リンクをファイルそのものに置き換えてください"
+            }
+            ReadError::NotUtf8(_) => "ファイルを UTF-8 で保存してください",
+            ReadError::Io { .. } => "ファイルのアクセス権を確かめてください",
+        };
+        crate::error::msg(ja, self.hint())
+    }
+}
+
+/// The Japanese word for [`what`]'s English one.
+fn what_ja(en: &str) -> &'static str {
+    match en {
+        "a folder" => "フォルダー",
+        "a named pipe (FIFO)" => "名前付きパイプ (FIFO)",
+        "a socket" => "ソケット",
+        "a device" => "デバイス",
+        _ => "特殊なファイル",
+    }
+}
+
 /// A file kca cannot read as given is the caller's to fix (exit 2); an I/O failure is
 /// the environment's (exit 3).
 impl From<ReadError> for crate::error::Error {
     fn from(e: ReadError) -> Self {
-        let hint = e.hint();
+        let (message, hint) = (e.said(), e.hint_said());
         match e {
-            ReadError::Io { .. } => crate::error::Error::environment(e.to_string(), hint),
-            _ => crate::error::Error::usage(e.to_string(), hint),
+            ReadError::Io { .. } => crate::error::Error::environment(message, hint),
+            _ => crate::error::Error::usage(message, hint),
         }
     }
 }

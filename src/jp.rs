@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::cli::jp::{FunctionArgs, JpCommand, ParseArgs, QueryArgs};
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, msg};
 use crate::exit::Exit;
 use crate::offline::kyverno::Context;
 use crate::offline::kyverno::vars::{self, VarError};
@@ -76,8 +76,14 @@ fn query(ctx: &Ctx, args: QueryArgs) -> Result<Exit> {
     };
     if queries.is_empty() && input.is_none() {
         return Err(Error::usage(
-            "at least one query or input object is required",
-            "give a query (an argument or -q FILE) and an input (-i FILE); see kca jp query --help",
+            msg(
+                "クエリーか入力のオブジェクトが少なくとも一つ要ります",
+                "at least one query or input object is required",
+            ),
+            msg(
+                "クエリー (引数か -q FILE) と入力 (-i FILE) を渡します。kca jp query --help も見てください",
+                "give a query (an argument or -q FILE) and an input (-i FILE); see kca jp query --help",
+            ),
         ));
     }
     if queries.is_empty() {
@@ -90,9 +96,16 @@ fn query(ctx: &Ctx, args: QueryArgs) -> Result<Exit> {
     let mut results = Vec::new();
     for q in &queries {
         let result = evaluate(q, &input).map_err(|reason| {
+            let q = abbreviated(q);
             Error::usage(
-                format!("failed to evaluate JMESPath {}: {reason}", abbreviated(q)),
-                "check the expression; kca jp parse shows how it is read",
+                msg(
+                    format!("JMESPath {q} を評価できません: {reason}"),
+                    format!("failed to evaluate JMESPath {q}: {reason}"),
+                ),
+                msg(
+                    "式を確かめます。kca jp parse で式がどう読まれるかがわかります",
+                    "check the expression; kca jp parse shows how it is read",
+                ),
             )
         })?;
         results.push((q.clone(), result));
@@ -174,17 +187,24 @@ fn parse(ctx: &Ctx, args: ParseArgs) -> Result<Exit> {
     for e in &expressions {
         // The parser recurses per nesting level: refuse what the engine's budget refuses.
         if let Err(reason) = crate::offline::kyverno::budget::check_shape(e) {
+            let e = abbreviated(e);
             return Err(Error::usage(
-                format!("cannot parse JMESPath {}: {reason}", abbreviated(e)),
-                "shorten the expression or nest it less",
+                msg(
+                    format!("JMESPath {e} を読めません: {reason}"),
+                    format!("cannot parse JMESPath {e}: {reason}"),
+                ),
+                msg(
+                    "式を短くするか、入れ子を浅くします",
+                    "shorten the expression or nest it less",
+                ),
             ));
         }
         match jmespath::parse(e) {
             Ok(ast) => out.push((e.clone(), format!("{ast:#?}"))),
             Err(err) => {
                 return Err(Error::usage(
-                    err.to_string(),
-                    "fix the expression at the caret",
+                    msg(format!("JMESPath を読めません: {err}"), err.to_string()),
+                    msg("^ の位置の式を直します", "fix the expression at the caret"),
                 ));
             }
         }
@@ -228,8 +248,14 @@ fn read_stdin() -> Result<String> {
         .read_to_string(&mut s)
         .map_err(|e| {
             Error::usage(
-                format!("cannot read stdin: {e}"),
-                "pipe UTF-8 text into kca",
+                msg(
+                    format!("標準入力を読めません: {e}"),
+                    format!("cannot read stdin: {e}"),
+                ),
+                msg(
+                    "UTF-8 のテキストをパイプで kca に渡します",
+                    "pipe UTF-8 text into kca",
+                ),
             )
         })?;
     Ok(s)
@@ -238,12 +264,8 @@ fn read_stdin() -> Result<String> {
 /// The input as `sigs.k8s.io/yaml.Unmarshal` reads it: the first document, JSON or YAML
 /// (an empty input is `null`).
 pub fn parse_input(text: &str, name: &str) -> Result<Value> {
-    let docs = crate::yaml::parse_json_stream(text).map_err(|e| {
-        Error::usage(
-            format!("error parsing input {name}: {e}"),
-            "fix the YAML or JSON and run again",
-        )
-    })?;
+    let docs = crate::yaml::parse_json_stream(text)
+        .map_err(|e| crate::diag::not_yaml(Path::new(name), text, &e))?;
     Ok(docs.into_iter().next().unwrap_or(Value::Null))
 }
 

@@ -165,7 +165,7 @@ impl Store {
                 return self.set_aside(name, &e.to_string());
             }
             Err(e) => {
-                return Err(Error::environment(e.to_string(), e.hint()));
+                return Err(Error::environment(e.said(), e.hint_said()));
             }
         };
         let version = serde_json::from_str::<serde_json::Value>(&text)
@@ -174,9 +174,16 @@ impl Store {
         if let Some(v) = version
             && v > u64::from(FORMAT_VERSION)
         {
+            let p = path.display();
             return Err(Error::environment(
-                format!("{} was written by a newer kca (format {v})", path.display()),
-                "upgrade kca, or move the file away to start afresh",
+                crate::error::msg(
+                    format!("{p} は新しい kca が書いたファイルです (形式 {v})"),
+                    format!("{p} was written by a newer kca (format {v})"),
+                ),
+                crate::error::msg(
+                    "kca を新しくするか、ファイルをよそへ移して最初からやり直します",
+                    "upgrade kca, or move the file away to start afresh",
+                ),
             ));
         }
         match serde_json::from_str::<Envelope<T>>(&text) {
@@ -202,12 +209,17 @@ impl Store {
         self.warnings
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(format!(
-                "{} was unreadable ({}); kept it as {} and started afresh",
-                path.display(),
-                crate::escape::escape(why),
-                aside.display()
-            ));
+            .push({
+                let (p, why, kept) = (path.display(), crate::escape::escape(why), aside.display());
+                // The warning is shown in the language this run speaks.
+                crate::ui::tr_s(
+                    crate::settings::chosen(),
+                    format!(
+                        "{p} を読めませんでした ({why})。{kept} として残し、最初からやり直します"
+                    ),
+                    format!("{p} was unreadable ({why}); kept it as {kept} and started afresh"),
+                )
+            });
         Ok(T::default())
     }
 

@@ -648,7 +648,7 @@ impl Printer {
 
     /// Diagnostics (warnings for authors) on stderr, each with its position and source line.
     pub fn diagnostics(&self, diags: &[crate::diag::Diagnostic]) {
-        let text: String = diags.iter().map(|d| d.to_string()).collect();
+        let text: String = diags.iter().map(|d| d.render(self.lang)).collect();
         self.err.write_str(&text);
     }
 
@@ -662,12 +662,12 @@ impl Printer {
         // wrote one (its exit code then tells; the error is on stderr as text).
         if !self.has_document() {
             match self.output {
-                OutputFormat::Json => return self.json(&error_json(err)),
+                OutputFormat::Json => return self.json(&error_json(err, self.lang)),
                 OutputFormat::Junit => {
                     self.document(&crate::junit::error_document(
                         "kca",
                         "error",
-                        &error_line(err),
+                        &error_line(err, self.lang),
                     ));
                     // Diagnostics and hints stay readable on stderr too.
                 }
@@ -677,15 +677,12 @@ impl Printer {
         let mut text = String::new();
         if let Error::Content(diags) = err {
             for d in diags {
-                text.push_str(&d.to_string());
+                text.push_str(&d.render(self.lang));
             }
         }
-        // Content problems are for authors and sit under compiler-style diagnostics: their
-        // summary keeps the same words.
-        let lang = match err {
-            Error::Content(_) => Lang::En,
-            _ => self.lang,
-        };
+        // The diagnostics above keep the compiler-style `file:line:col: error:` editors
+        // read; the summary under them is the learner's language, as every error is.
+        let lang = self.lang;
         // Wrapped to the terminal, each continuation indented under its label.
         let wrapped = |label: &str, body: &str, lead: &str| -> String {
             let mut out = String::new();
@@ -710,9 +707,9 @@ impl Printer {
             out
         };
         let word = tr(lang, "エラー:", "error:");
-        let line = wrapped(word, &crate::escape::lines(&err.to_string()), "");
+        let line = wrapped(word, &crate::escape::lines(&err.message_in(lang)), "");
         text.push_str(&line.replacen(word, &self.paint_err(Style::Fail, word), 1));
-        for cause in causes(err) {
+        for cause in causes(err, lang) {
             // A cause of several lines (a tool's output) keeps them, indented under it;
             // each line's control characters are escaped as in the message.
             text.push_str(&wrapped(
@@ -721,7 +718,7 @@ impl Printer {
                 "  ",
             ));
         }
-        if let Some(hint) = err.hint() {
+        if let Some(hint) = err.hint_in(lang) {
             let word = tr(lang, "ヒント:", "hint:");
             let line = wrapped(word, hint, "");
             text.push_str(&line.replacen(word, &self.paint_err(Style::Hint, word), 1));
@@ -739,8 +736,8 @@ impl Printer {
 }
 
 /// An error in one line: its message, causes and hint (a JUnit `<error>`'s message).
-fn error_line(err: &Error) -> String {
-    let mut line = err.to_string();
+fn error_line(err: &Error, lang: Lang) -> String {
+    let mut line = err.message_in(lang);
     if let Error::Content(diags) = err {
         for d in diags {
             line.push_str(&format!(
@@ -752,17 +749,18 @@ fn error_line(err: &Error) -> String {
             ));
         }
     }
-    for c in causes(err) {
+    for c in causes(err, lang) {
         line.push_str(&format!("; caused by: {c}"));
     }
-    if let Some(h) = err.hint() {
+    if let Some(h) = err.hint_in(lang) {
         line.push_str(&format!("; hint: {h}"));
     }
     line
 }
 
-/// The chain of causes below `err`'s own message.
-fn causes(err: &Error) -> Vec<String> {
+/// The chain of causes below `err`'s own message; a cause that is kca's own error is said
+/// in `lang`, any other (the system's, a library's) is data.
+fn causes(err: &Error, lang: Lang) -> Vec<String> {
     let mut out = Vec::new();
     let mut next: Option<&dyn std::error::Error> = match err {
         // `Other` is transparent: its own message is the first link; skip it.
@@ -770,14 +768,17 @@ fn causes(err: &Error) -> Vec<String> {
         other => std::error::Error::source(other),
     };
     while let Some(e) = next {
-        out.push(e.to_string());
+        out.push(match e.downcast_ref::<Error>() {
+            Some(ours) => ours.message_in(lang),
+            None => e.to_string(),
+        });
         next = e.source();
     }
     out
 }
 
 /// An error as the JSON object `--output json` prints on stdout.
-pub fn error_json(err: &Error) -> serde_json::Value {
+pub fn error_json(err: &Error, lang: Lang) -> serde_json::Value {
     let diags: Vec<serde_json::Value> = match err {
         Error::Content(d) => d
             .iter()
@@ -792,9 +793,9 @@ pub fn error_json(err: &Error) -> serde_json::Value {
     };
     serde_json::to_value(crate::envelope::Envelope::new(serde_json::json!({
         "error": {
-            "message": err.to_string(),
-            "causes": causes(err),
-            "hint": err.hint(),
+            "message": err.message_in(lang),
+            "causes": causes(err, lang),
+            "hint": err.hint_in(lang),
             "exitCode": err.exit().code(),
             "problems": diags,
         }

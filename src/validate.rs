@@ -25,8 +25,14 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
     for root in &roots {
         if !root.exists() {
             return Err(Error::usage(
-                format!("{} does not exist", root.display()),
-                "give a lab or quiz file, or a folder of them",
+                crate::error::msg(
+                    format!("{} がありません", root.display()),
+                    format!("{} does not exist", root.display()),
+                ),
+                crate::error::msg(
+                    "ラボかクイズのファイル、またはそれを入れたフォルダーを渡します",
+                    "give a lab or quiz file, or a folder of them",
+                ),
             ));
         }
     }

@@ -37,6 +37,8 @@ impl Sandbox {
             .env("HOME", self.home.path())
             .env("XDG_STATE_HOME", self.state.path())
             .env("KUBECONFIG", self.home.path().join("no-such-kubeconfig"))
+            // The messages asserted here are the English ones.
+            .env("LANG", "en_US.UTF-8")
             .env_remove("NO_COLOR")
             .env_remove("FORCE_COLOR")
             .env_remove("KCA_CONTENT_DIR")
@@ -521,7 +523,7 @@ fn yaml_that_does_not_parse_is_a_content_error_with_position() {
         .assert()
         .code(2)
         .stdout("")
-        .stderr(contains("role.yaml:5:10: error: not valid YAML"))
+        .stderr(contains("role.yaml:5:10: error: invalid YAML"))
         .stderr(contains("5 | - verbs: [get"));
 }
 
@@ -553,7 +555,7 @@ fn missing_as_is_a_usage_error_with_a_hint() {
         .code(2)
         .stdout("")
         .stderr(contains("needs --as USER"))
-        .stderr(contains("ヒント:"));
+        .stderr(contains("hint:"));
     s.can_i(&["get", "pods", "--as-group", "g", "-f", "e.yaml"])
         .assert()
         .code(2)

@@ -63,7 +63,7 @@ fn can_i_without_manifests_or_with_list_gives_a_kca_message() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
-        err.contains("answers from manifests") && err.contains("-f"),
+        err.contains("マニフェストから答えます") && err.contains("-f"),
         "{err}"
     );
     assert!(!err.contains("the following required arguments"), "{err}");
@@ -74,7 +74,7 @@ fn can_i_without_manifests_or_with_list_gives_a_kca_message() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("--list` is not offered"),
+        stderr(&out).contains("--list` はありません"),
         "{}",
         stderr(&out)
     );

@@ -165,7 +165,7 @@ fn quiz_grade_does_not_block_on_a_fifo_answers_file_or_progress_file() {
         .unwrap();
     assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("named pipe"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("名前付きパイプ"), "{}", stderr(&out));
 
     let answers = env.home.path().join("a.yaml");
     std::fs::write(&answers, "d-single: b\n").unwrap();
@@ -178,7 +178,11 @@ fn quiz_grade_does_not_block_on_a_fifo_answers_file_or_progress_file() {
         .timeout(Duration::from_secs(20))
         .output()
         .unwrap();
-    assert!(stderr(&out).contains("named pipe"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("named pipe (FIFO)"),
+        "{}",
+        stderr(&out)
+    );
     assert!(out.status.code() == Some(0) || out.status.code() == Some(1));
 }
 
@@ -201,7 +205,7 @@ fn can_i_refuses_dev_zero_instead_of_reading_it_forever() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("a device"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("デバイス"), "{}", stderr(&out));
 }
 
 #[test]

@@ -91,6 +91,8 @@ fn kca(home: &Path) -> Command {
         .env("XDG_STATE_HOME", home.join("state"))
         .env("KUBECONFIG", home.join("no-kubeconfig"))
         .env("NO_COLOR", "1")
+        // The messages asserted here are the English ones.
+        .env("LANG", "en_US.UTF-8")
         .arg("--color")
         .arg("never");
     cmd

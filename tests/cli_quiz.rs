@@ -165,6 +165,7 @@ fn an_answers_file_naming_unknown_questions_points_at_them() {
     let answers = env.home.path().join("a.yaml");
     std::fs::write(&answers, "d-single: b\nd-singel: a\nd-tf: [1, 2]\n").unwrap();
     let out = demo(&env)
+        .env("LANG", "en_US.UTF-8")
         .args(["quiz", "grade", "demo", "--answers"])
         .arg(&answers)
         .output()

@@ -387,6 +387,23 @@ fn in_lab(tmp: &Path, lab: &str) -> Option<Tmux> {
     Some(t)
 }
 
+/// The screen shows `line` (an excerpt's gutter and source line) with a caret on the
+/// next row under the first character of `word`.
+fn caret_under(screen: &str, line: &str, word: &str) {
+    let rows: Vec<&str> = screen.lines().collect();
+    let at = rows
+        .iter()
+        .position(|r| r.contains(line))
+        .unwrap_or_else(|| panic!("no `{line}`:\n{screen}"));
+    let col = |r: &str, what: &str| r.find(what).map(|i| textwrap::core::display_width(&r[..i]));
+    let caret = rows.get(at + 1).and_then(|r| col(r, "^"));
+    assert_eq!(
+        caret,
+        col(rows[at], word),
+        "caret under `{word}`:\n{screen}"
+    );
+}
+
 /// The screen's lines that hold `what`.
 fn count(screen: &str, what: &str) -> usize {
     screen.lines().filter(|l| l.contains(what)).count()
@@ -452,6 +469,8 @@ fn check_details_speak_japanese_and_a_broken_file_is_one_problem() {
         "{s}"
     );
     assert!(!s.contains("not valid YAML"), "{s}");
+    // The line itself and a caret under the column, as a compiler shows them.
+    caret_under(&s, "7 |    match: {}", "match");
     assert!(
         s.contains("! エラー label-added"),
         "blocked, not failed: {s}"
@@ -540,4 +559,51 @@ fn a_lesson_read_offline_suggests_offline_commands() {
     for line in s.lines().skip(1).filter(|l| l.contains("kca lab start")) {
         assert!(line.contains("--offline"), "{line}");
     }
+}
+
+#[test]
+fn a_broken_file_given_to_a_command_shows_its_line_and_a_caret_in_japanese() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = terminal(tmp.path()) else {
+        return;
+    };
+    t.run_screen(&format!("cd {}", tmp.path().display()));
+    t.run_screen(
+        "printf 'apiVersion: kyverno.io/v1\\nkind: ClusterPolicy\\nmetadata:\\n  name: [x\\n' > p.yaml",
+    );
+    t.run_screen("printf 'apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: x\\n' > pod.yaml");
+    for cmd in [
+        "kca policy apply p.yaml --resource pod.yaml",
+        "kca auth can-i get pods --as a -f p.yaml",
+        "kca jp query -i p.yaml metadata",
+    ] {
+        let s = t.run_screen(cmd);
+        keep(
+            &format!("file-error-{}", cmd.split(' ').nth(1).unwrap()),
+            &s,
+        );
+        narrow(&s);
+        fits(&s, cmd);
+        assert_eq!(
+            count(&s, "p.yaml:4:9: error: YAML として読めません"),
+            1,
+            "{s}"
+        );
+        caret_under(&s, "4 |   name: [x", "[x");
+        assert!(s.contains("エラー: ファイルに 1 件の問題があります"), "{s}");
+        assert!(s.contains("ヒント: 上の問題を直してから"), "{s}");
+        assert!(!s.contains("hint:") && !s.contains("problem(s)"), "{s}");
+    }
+    // A values file of the wrong shape: said in Japanese, Kyverno's field names as data.
+    t.run_screen(
+        "printf 'apiVersion: kyverno.io/v1\\nkind: ClusterPolicy\\nmetadata:\\n  name: p\\nspec:\\n  rules: []\\n' > ok.yaml",
+    );
+    t.run_screen("printf 'policies: 3\\n' > values.yaml");
+    let cmd = "kca policy apply ok.yaml --resource pod.yaml --values-file values.yaml";
+    let s = t.run_screen(cmd);
+    keep("values-file-error", &s);
+    narrow(&s);
+    assert!(s.contains("値ファイルの形ではありません"), "{s}");
+    assert!(s.contains("ヒント: globalValues・values"), "{s}");
+    assert!(!s.contains("not a values file"), "{s}");
 }

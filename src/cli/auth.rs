@@ -54,23 +54,41 @@ pub struct CanIArgs {
 
 /// What clap cannot say well: kubectl habits that kca answers in its own words.
 pub fn check_can_i(args: &CanIArgs) -> crate::error::Result<()> {
-    use crate::error::Error;
+    use crate::error::{Error, msg};
     if args.list {
         return Err(Error::usage(
-            "`kca auth can-i --list` is not offered: kca answers one question at a time",
-            "ask about one verb and resource, e.g. `kca auth can-i list pods --as alice -f rbac/`",
+            msg(
+                "`kca auth can-i --list` はありません: kca は一度に一つの問いに答えます",
+                "`kca auth can-i --list` is not offered: kca answers one question at a time",
+            ),
+            msg(
+                "動詞とリソースを一つずつ尋ねます。例: `kca auth can-i list pods --as alice -f rbac/`",
+                "ask about one verb and resource, e.g. `kca auth can-i list pods --as alice -f rbac/`",
+            ),
         ));
     }
     if args.verb.is_empty() || args.target.is_empty() {
         return Err(Error::usage(
-            "`kca auth can-i` needs a VERB and a resource TYPE (or a URL)",
-            "e.g. `kca auth can-i get pods --as alice -f rbac/`",
+            msg(
+                "`kca auth can-i` には動詞 (VERB) とリソースの種類 (TYPE、または URL) が要ります",
+                "`kca auth can-i` needs a VERB and a resource TYPE (or a URL)",
+            ),
+            msg(
+                "例: `kca auth can-i get pods --as alice -f rbac/`",
+                "e.g. `kca auth can-i get pods --as alice -f rbac/`",
+            ),
         ));
     }
     if args.paths.is_empty() {
         return Err(Error::usage(
-            "`kca auth can-i` answers from manifests, not from a cluster: give them with -f",
-            "e.g. `kca auth can-i get pods --as alice -f rbac.yaml` (files or folders; for a live cluster use `kubectl auth can-i`)",
+            msg(
+                "`kca auth can-i` はクラスターではなくマニフェストから答えます: -f で渡します",
+                "`kca auth can-i` answers from manifests, not from a cluster: give them with -f",
+            ),
+            msg(
+                "例: `kca auth can-i get pods --as alice -f rbac.yaml` (ファイルかフォルダー。クラスターに尋ねるなら `kubectl auth can-i`)",
+                "e.g. `kca auth can-i get pods --as alice -f rbac.yaml` (files or folders; for a live cluster use `kubectl auth can-i`)",
+            ),
         ));
     }
     Ok(())

@@ -59,12 +59,16 @@ pub(super) async fn wait_for_kyverno(ctx: &Ctx, live: &Live) -> Result<()> {
             last = now;
         }
         if tokio::time::Instant::now() >= until {
+            let secs = ROLLOUT_DEADLINE.as_secs();
             return Err(Error::environment(
-                format!(
-                    "Kyverno did not become ready within {}s ({last})",
-                    ROLLOUT_DEADLINE.as_secs()
+                crate::error::msg(
+                    format!("Kyverno が {secs} 秒以内に準備できませんでした ({last})"),
+                    format!("Kyverno did not become ready within {secs}s ({last})"),
                 ),
-                "look at `kubectl -n kyverno get pods` and `kubectl -n kyverno describe pods`; then run `kca cluster up` again",
+                crate::error::msg(
+                    "`kubectl -n kyverno get pods` と `kubectl -n kyverno describe pods` を見てから、`kca cluster up` をもう一度実行します",
+                    "look at `kubectl -n kyverno get pods` and `kubectl -n kyverno describe pods`; then run `kca cluster up` again",
+                ),
             ));
         }
         tokio::time::sleep(Duration::from_secs(3)).await;

@@ -114,13 +114,23 @@ pub async fn ensure_cluster(ctx: &Ctx, sel: &Selection, need_marked: bool) -> Re
     ));
     if need_marked && !is_lab_cluster(&live).await? {
         let ctx_name = live.context_name().unwrap_or("NAME").to_string();
+        let at = sel.describe(Some(&live));
         return Err(Error::environment(
-            format!(
-                "the cluster at {} is not marked as a kca lab cluster; kca only deletes lab objects in lab clusters",
-                sel.describe(Some(&live))
+            crate::error::msg(
+                format!(
+                    "{at} のクラスターには kca のラボ用の印がありません。kca がラボのオブジェクトを消すのはラボ用のクラスターだけです"
+                ),
+                format!(
+                    "the cluster at {at} is not marked as a kca lab cluster; kca only deletes lab objects in lab clusters"
+                ),
             ),
-            format!(
-                "use the course cluster (`kca cluster up`), or mark this one: `kca cluster adopt --context {ctx_name}`"
+            crate::error::msg(
+                format!(
+                    "コースのクラスター (`kca cluster up`) を使うか、このクラスターに印を付けます: `kca cluster adopt --context {ctx_name}`"
+                ),
+                format!(
+                    "use the course cluster (`kca cluster up`), or mark this one: `kca cluster adopt --context {ctx_name}`"
+                ),
             ),
         ));
     }
@@ -136,18 +146,27 @@ pub(super) async fn connect(sel: &Selection) -> Result<Live> {
 pub(super) fn unreachable_error(sel: &Selection, live: &Live, e: LiveError) -> Error {
     let is_course = live.context_name() == Some(KIND_CONTEXT);
     match e {
-        e @ (LiveError::Unreachable(_) | LiveError::Timeout(_)) => Error::environment_with(
-            format!(
-                "the cluster at {} does not answer",
-                sel.describe(Some(live))
-            ),
-            if is_course {
-                "start the course cluster with `kca cluster up` (is the container engine running?)"
-            } else {
-                "check that the cluster is running and the context is right (`kubectl cluster-info`)"
-            },
-            e,
-        ),
+        e @ (LiveError::Unreachable(_) | LiveError::Timeout(_)) => {
+            let at = sel.describe(Some(live));
+            Error::environment_with(
+                crate::error::msg(
+                    format!("{at} のクラスターが答えません"),
+                    format!("the cluster at {at} does not answer"),
+                ),
+                if is_course {
+                    crate::error::msg(
+                        "`kca cluster up` でコースのクラスターを起動します (コンテナーエンジンは動いていますか?)",
+                        "start the course cluster with `kca cluster up` (is the container engine running?)",
+                    )
+                } else {
+                    crate::error::msg(
+                        "クラスターが動いていて、コンテキストが正しいかを確かめます (`kubectl cluster-info`)",
+                        "check that the cluster is running and the context is right (`kubectl cluster-info`)",
+                    )
+                },
+                e,
+            )
+        }
         other => other.into(),
     }
 }

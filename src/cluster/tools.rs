@@ -40,8 +40,14 @@ impl KindConfig {
         for p in [&cluster, &values, &versions_path] {
             if !p.is_file() {
                 return Err(Error::environment(
-                    format!("{} is missing", p.display()),
-                    "point --content-dir (or KCA_CONTENT_DIR) at the course folder that holds kind-config/",
+                    crate::error::msg(
+                        format!("{} がありません", p.display()),
+                        format!("{} is missing", p.display()),
+                    ),
+                    crate::error::msg(
+                        "--content-dir (か KCA_CONTENT_DIR) で kind-config/ のあるコースのフォルダーを指定します",
+                        "point --content-dir (or KCA_CONTENT_DIR) at the course folder that holds kind-config/",
+                    ),
                 ));
             }
         }
@@ -49,8 +55,11 @@ impl KindConfig {
         let doc = crate::yaml::parse_json_stream(&text)
             .map_err(|e| {
                 Error::usage_with(
-                    format!("{} is not valid YAML", versions_path.display()),
-                    "fix the YAML",
+                    crate::error::msg(
+                        format!("{} は YAML として読めません", versions_path.display()),
+                        format!("{} is not valid YAML", versions_path.display()),
+                    ),
+                    crate::error::msg("YAML を直します", "fix the YAML"),
                     e,
                 )
             })?
@@ -58,9 +67,16 @@ impl KindConfig {
             .next()
             .unwrap_or(Value::Null);
         let versions: Versions = serde_json::from_value(doc).map_err(|e| {
+            let p = versions_path.display();
             Error::usage_with(
-                format!("{} does not say which versions to use", versions_path.display()),
-                "versions.yaml needs kind, kubernetes, kyverno, kyvernoChart and kyvernoRepo {name, url}",
+                crate::error::msg(
+                    format!("{p} に使うバージョンが書かれていません"),
+                    format!("{p} does not say which versions to use"),
+                ),
+                crate::error::msg(
+                    "versions.yaml には kind・kubernetes・kyverno・kyvernoChart・kyvernoRepo {name, url} が要ります",
+                    "versions.yaml needs kind, kubernetes, kyverno, kyvernoChart and kyvernoRepo {name, url}",
+                ),
                 e,
             )
         })?;
@@ -345,24 +361,45 @@ pub(super) async fn exec(cmd: &Cmd, timeout: Duration) -> Result<Output> {
         .await
         .map_err(|e| {
             Error::environment_with(
-                format!("cannot run `{cmd}`"),
-                "check that the program is installed and executable",
+                crate::error::msg(
+                    format!("`{cmd}` を実行できません"),
+                    format!("cannot run `{cmd}`"),
+                ),
+                crate::error::msg(
+                    "プログラムが入っていて実行できるかを確かめます",
+                    "check that the program is installed and executable",
+                ),
                 e,
             )
         })?;
     let stdout = out.stdout.text();
     match &out.end {
-        crate::exec::End::TimedOut => Err(Error::environment(
-            format!("`{cmd}` did not finish within {}s", timeout.as_secs()),
-            "check the container engine and network, then run the command again",
-        )),
-        crate::exec::End::Exited(status) if !status.success() => Err(Error::environment(
-            format!(
-                "`{cmd}` failed ({status}):\n{}",
-                tail(&format!("{stdout}{}", out.stderr.text()), 15)
-            ),
-            "read the tool's message above; `kca cluster down` then `kca cluster up` starts over",
-        )),
+        crate::exec::End::TimedOut => {
+            let secs = timeout.as_secs();
+            Err(Error::environment(
+                crate::error::msg(
+                    format!("`{cmd}` が {secs} 秒以内に終わりませんでした"),
+                    format!("`{cmd}` did not finish within {secs}s"),
+                ),
+                crate::error::msg(
+                    "コンテナーエンジンとネットワークを確かめてから、もう一度実行します",
+                    "check the container engine and network, then run the command again",
+                ),
+            ))
+        }
+        crate::exec::End::Exited(status) if !status.success() => {
+            let said = tail(&format!("{stdout}{}", out.stderr.text()), 15);
+            Err(Error::environment(
+                crate::error::msg(
+                    format!("`{cmd}` が失敗しました ({status}):\n{said}"),
+                    format!("`{cmd}` failed ({status}):\n{said}"),
+                ),
+                crate::error::msg(
+                    "上のツールのメッセージを読みます。`kca cluster down` のあと `kca cluster up` でやり直せます",
+                    "read the tool's message above; `kca cluster down` then `kca cluster up` starts over",
+                ),
+            ))
+        }
         crate::exec::End::Exited(_) => Ok(Output { stdout }),
     }
 }

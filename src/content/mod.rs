@@ -108,11 +108,7 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
     let node = match yaml::parse_one(src) {
         Ok(n) => n,
         Err(e) => {
-            diags.error_hint(
-                e.pos,
-                format!("invalid YAML: {}", e.message),
-                yaml::hint(src, &e),
-            );
+            diags.yaml_error(&e);
             return Err(diags.finish());
         }
     };
@@ -173,6 +169,7 @@ fn file_problem(path: &Path, message: &str, hint: &str) -> Diagnostic {
         source_from: 0,
         severity: crate::diag::Severity::Error,
         left_out: 0,
+        ja: None,
     }
 }
 

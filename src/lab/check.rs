@@ -169,7 +169,7 @@ fn file(
     let docs = match crate::yaml::parse_json_stream(&text) {
         Ok(d) => d,
         Err(e) if parses || !kinds.is_empty() || matches.is_some() => {
-            return Outcome::fail(not_yaml(path, &e));
+            return Outcome::fail(not_yaml(path, &text, &e));
         }
         Err(_) => return exists(),
     };
@@ -212,12 +212,8 @@ fn file(
 }
 
 /// A YAML syntax error of a workspace file (one file problem: `file:line:col`).
-pub fn not_yaml(path: &str, e: &crate::yaml::YamlError) -> Detail {
-    Detail::NotYaml {
-        path: crate::escape::escape(path).into_owned(),
-        at: e.pos.to_string(),
-        message: crate::escape::escape(&e.message).into_owned(),
-    }
+pub fn not_yaml(path: &str, source: &str, e: &crate::yaml::YamlError) -> Detail {
+    Detail::not_yaml(path, source, e)
 }
 
 /// When the file a check reads lacks what it asks for: another YAML file of the
@@ -553,7 +549,7 @@ pub fn accepted_document(env: Submission<'_>, check: &Check) -> Result<Value, Ou
         return Err(Outcome::internal("not an accepted check"));
     };
     let text = workspace_text(env.workspace, path)?;
-    let docs = crate::yaml::parse_json_stream(&text).map_err(|e| blocked_by(path, &e))?;
+    let docs = crate::yaml::parse_json_stream(&text).map_err(|e| blocked_by(path, &text, &e))?;
     let s = |d: &Value, p: &str| d.pointer(p).and_then(Value::as_str).map(str::to_string);
     let found = match document {
         Some((kind, name)) => docs.into_iter().find(|d| {
@@ -573,9 +569,9 @@ pub fn accepted_document(env: Submission<'_>, check: &Check) -> Result<Value, Ou
 
 /// A check that reads a file with a YAML syntax error: not judged (`error`), pointing at
 /// the one file problem the report shows once.
-pub fn blocked_by(path: &str, e: &crate::yaml::YamlError) -> Outcome {
+pub fn blocked_by(path: &str, source: &str, e: &crate::yaml::YamlError) -> Outcome {
     Outcome::error(Detail::Blocked {
-        problems: vec![not_yaml(path, e).file_problems().concat()],
+        problems: not_yaml(path, source, e).file_problems(),
     })
 }
 

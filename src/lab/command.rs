@@ -41,8 +41,11 @@ pub fn run(ctx: &Ctx, cmd: LabCommand) -> Result<Exit> {
 fn run_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Exit> {
     if !args.offline && !args.live {
         return Err(Error::usage(
-            "say where to verify",
-            "run `kca lab verify --offline`, or `--live` on a lab cluster",
+            crate::error::msg("どこで確かめるかを指定します", "say where to verify"),
+            crate::error::msg(
+                "`kca lab verify --offline` か、ラボのクラスターで `--live` を実行します",
+                "run `kca lab verify --offline`, or `--live` on a lab cluster",
+            ),
         ));
     }
     let ids = if args.labs.is_empty() {
@@ -51,9 +54,16 @@ fn run_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Exit> {
         args.labs.clone()
     };
     if ids.is_empty() {
+        let dir = lifecycle::labs_dir(ctx);
         return Err(Error::usage(
-            format!("no labs in {}", lifecycle::labs_dir(ctx).display()),
-            "create one with `kca lab new ID`",
+            crate::error::msg(
+                format!("{} にラボがありません", dir.display()),
+                format!("no labs in {}", dir.display()),
+            ),
+            crate::error::msg(
+                "`kca lab new ID` で作ります",
+                "create one with `kca lab new ID`",
+            ),
         ));
     }
     let mut verdicts = Vec::new();

@@ -8,6 +8,10 @@
 
 use crate::settings::Lang;
 
+/// Characters of a long source line a file problem shows: with its gutter and indent it
+/// fits an 80-column screen.
+pub const EXCERPT_CHARS: usize = 64;
+
 /// How a detail is said: the language, whether the expected shape may be shown, and
 /// whether raw tool output is wanted (`-v`).
 #[derive(Debug, Clone, Copy)]
@@ -30,498 +34,6 @@ impl Say {
             Lang::En => en,
         }
     }
-}
-
-/// A value as a detail shows it: `short` text, `None` for nothing.
-fn val(s: &Option<String>, lang: Lang) -> String {
-    match (s, lang) {
-        (Some(v), _) => v.clone(),
-        (None, Lang::Ja) => "なし".into(),
-        (None, Lang::En) => "nothing".into(),
-    }
-}
-
-/// Where and how an object differs from what a check expects (`tree::partial_match`).
-/// `at` is a dotted path (`(root)` for the whole object); values are `tree::short` text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Diff {
-    ShouldBeAbsent {
-        at: String,
-        found: Option<String>,
-    },
-    NotMapping {
-        at: String,
-        found: Option<String>,
-    },
-    Missing {
-        at: String,
-    },
-    NotList {
-        at: String,
-        found: Option<String>,
-    },
-    EmptyList {
-        at: String,
-        like: String,
-    },
-    NoItem {
-        at: String,
-        index: usize,
-        item: String,
-    },
-    Differs {
-        at: String,
-        got: Option<String>,
-        want: String,
-    },
-    /// The expected tree's operator is malformed (a content problem the lint reports).
-    Operator {
-        at: String,
-        problem: String,
-    },
-    NoRegexMatch {
-        at: String,
-        got: String,
-        re: String,
-    },
-    NotText {
-        at: String,
-        re: String,
-        found: Option<String>,
-    },
-    NoneOf {
-        at: String,
-        count: usize,
-        first: Option<Box<Diff>>,
-    },
-    OutOfOrder {
-        at: String,
-        index: usize,
-        item: String,
-        before: String,
-    },
-    UnknownOperator {
-        at: String,
-        op: String,
-    },
-    /// No document at all to compare with.
-    NoDocument {
-        want: String,
-    },
-}
-
-impl Diff {
-    pub fn say(&self, s: Say) -> String {
-        let l = s.lang;
-        let shown = |ja: &str, en: &str, w: &str| {
-            if s.reveal {
-                s.t(format!("{ja}{w}"), format!("{en}{w}"))
-            } else {
-                String::new()
-            }
-        };
-        match self {
-            Diff::ShouldBeAbsent { at, found } => s.t(
-                format!("`{at}` はないはずですが、{} があります", val(found, l)),
-                format!("`{at}` should be absent, found {}", val(found, l)),
-            ),
-            Diff::NotMapping { at, found } => s.t(
-                format!("`{at}` はマッピングのはずですが、{} です", val(found, l)),
-                format!("`{at}` should be a mapping, found {}", val(found, l)),
-            ),
-            Diff::Missing { at } => {
-                s.t(format!("`{at}` がありません"), format!("`{at}` is missing"))
-            }
-            Diff::NotList { at, found } => s.t(
-                format!("`{at}` はリストのはずですが、{} です", val(found, l)),
-                format!("`{at}` should be a list, found {}", val(found, l)),
-            ),
-            Diff::EmptyList { at, like } => {
-                let w = shown("。期待する項目の例: ", "; expected an item like ", like);
-                s.t(format!("`{at}` が空です{w}"), format!("`{at}` is empty{w}"))
-            }
-            Diff::NoItem { at, index, item } => {
-                let w = shown(" ", " ", &format!("({item})"));
-                s.t(
-                    format!("`{at}` に期待する項目 {index} に合うものがありません{w}"),
-                    format!("`{at}` has no item matching expected item {index}{w}"),
-                )
-            }
-            Diff::Differs { at, got, want } => {
-                if s.reveal {
-                    s.t(
-                        format!("`{at}` は {} ですが、期待は {want} です", val(got, l)),
-                        format!("`{at}` is {}, expected {want}", val(got, l)),
-                    )
-                } else {
-                    s.t(
-                        format!("`{at}` は {} で、期待する値ではありません", val(got, l)),
-                        format!("`{at}` is {}, not the expected value", val(got, l)),
-                    )
-                }
-            }
-            Diff::Operator { at, problem } => s.t(
-                format!("`{at}`: ラボの期待の書き方に問題があります: {problem}"),
-                format!("`{at}`: {problem}"),
-            ),
-            Diff::NoRegexMatch { at, got, re } if s.reveal => s.t(
-                format!("`{at}` は {got} で、/{re}/ に合いません"),
-                format!("`{at}` is {got}, which does not match /{re}/"),
-            ),
-            Diff::NoRegexMatch { at, got, .. } => s.t(
-                format!("`{at}` は {got} で、期待する形になっていません"),
-                format!("`{at}` is {got}, which does not have the expected form"),
-            ),
-            Diff::NotText { at, re, found } if s.reveal => s.t(
-                format!(
-                    "`{at}` は /{re}/ に合う文字列のはずですが、{} です",
-                    val(found, l)
-                ),
-                format!(
-                    "`{at}` should be text matching /{re}/, found {}",
-                    val(found, l)
-                ),
-            ),
-            Diff::NotText { at, found, .. } => s.t(
-                format!("`{at}` は文字列のはずですが、{} です", val(found, l)),
-                format!("`{at}` should be text, found {}", val(found, l)),
-            ),
-            Diff::NoneOf { at, count, first } => {
-                let f = first.as_ref().map(|d| d.say(s)).unwrap_or_default();
-                s.t(
-                    format!("`{at}` は {count} 個の候補のどれにも合いません (最初: {f})"),
-                    format!("`{at}` matches none of {count} alternatives (first: {f})"),
-                )
-            }
-            Diff::OutOfOrder {
-                at,
-                index,
-                item,
-                before,
-            } => {
-                let prev = index - 1;
-                let w = shown(" ", " ", &format!("({item} / {before})"));
-                s.t(
-                    format!(
-                        "`{at}`: 期待する項目 {index} が項目 {prev} より前にあります。この順番でなければなりません{w}"
-                    ),
-                    format!(
-                        "`{at}`: expected item {index} comes before expected item {prev}; they must be in that order{w}"
-                    ),
-                )
-            }
-            Diff::UnknownOperator { at, op } => s.t(
-                format!("`{at}`: 不明な演算子 `{op}` (ラボの問題です)"),
-                format!("`{at}`: unknown operator `{op}`"),
-            ),
-            Diff::NoDocument { want } => {
-                let w = shown(": ", " ", want);
-                s.t(
-                    format!("比べる文書がありません{w}"),
-                    format!("no document to compare with{w}"),
-                )
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for Diff {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.say(Say::FULL_EN))
-    }
-}
-
-/// One way an admitted object differs from the probe as sent (`check::changes`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// A label or annotation (`map`) added or changed.
-    Set {
-        map: String,
-        key: String,
-        value: String,
-    },
-    Removed {
-        map: String,
-        key: String,
-    },
-    /// A named list (initContainers…) the probe did not have.
-    ListAdded {
-        at: String,
-    },
-    Gained {
-        at: String,
-        name: String,
-    },
-    Lost {
-        at: String,
-        name: String,
-    },
-    Value(Diff),
-}
-
-impl Change {
-    fn say(&self, s: Say) -> String {
-        let m = |map: &str| match (s.lang, map) {
-            (Lang::Ja, "labels") => "ラベル",
-            (Lang::Ja, _) => "アノテーション",
-            (Lang::En, "labels") => "labels",
-            (Lang::En, _) => "annotations",
-        };
-        match self {
-            Change::Set { map, key, value } => s.t(
-                format!("{} `{key}` が {value} になりました", m(map)),
-                format!("{} `{key}` is {value}", m(map)),
-            ),
-            Change::Removed { map, key } => s.t(
-                format!("{} `{key}` が消えました", m(map)),
-                format!("{} `{key}` was removed", m(map)),
-            ),
-            Change::ListAdded { at } => s.t(
-                format!("`{at}` が加わりました"),
-                format!("`{at}` was added"),
-            ),
-            Change::Gained { at, name } => s.t(
-                format!("`{at}` に `{name}` が加わりました"),
-                format!("`{at}` gained `{name}`"),
-            ),
-            Change::Lost { at, name } => s.t(
-                format!("`{at}` から `{name}` が消えました"),
-                format!("`{at}` lost `{name}`"),
-            ),
-            Change::Value(d) => d.say(s),
-        }
-    }
-}
-
-/// The probe an admission or generated check sends: "the probe Pod ns/name".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Probe {
-    pub kind: String,
-    /// `ns/name` or `name` (a `generateName` ends in `…`).
-    pub name: String,
-}
-
-impl Probe {
-    fn say(&self, s: Say) -> String {
-        s.t(
-            format!("プローブ {} {}", self.kind, self.name),
-            format!("the probe {} {}", self.kind, self.name),
-        )
-    }
-}
-
-/// Who an admission check expects to deny.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum By {
-    Rule { policy: String, rule: String },
-    Policy { policy: String },
-    Vap { policy: String },
-}
-
-impl By {
-    fn say(&self, s: Say) -> String {
-        match self {
-            By::Rule { policy, rule } => s.t(
-                format!("ポリシー `{policy}` のルール `{rule}`"),
-                format!("policy `{policy}` rule `{rule}`"),
-            ),
-            By::Policy { policy } => {
-                s.t(format!("ポリシー `{policy}`"), format!("policy `{policy}`"))
-            }
-            By::Vap { policy } => format!("ValidatingAdmissionPolicy `{policy}`"),
-        }
-    }
-}
-
-/// A `command` check's program as run: its command line, its last lines of output and
-/// what of its output was cut (shown only with `-v`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Ran {
-    pub command: String,
-    pub output: String,
-    pub cut: String,
-}
-
-impl Ran {
-    /// The program and the file name of its first argument ("bash values.sh").
-    fn name(&self) -> String {
-        let mut words = self.command.split_whitespace();
-        let first = words.next().unwrap_or_default();
-        let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
-        match words.next() {
-            Some(a) if a.contains('/') || a.contains('.') => format!("{} {}", base(first), base(a)),
-            _ => base(first),
-        }
-    }
-    fn tail(&self, s: Say) -> String {
-        if !s.verbose {
-            return String::new();
-        }
-        let mut t = s.t(
-            format!("\nコマンド: {}", self.command),
-            format!("\ncommand: {}", self.command),
-        );
-        if !self.output.trim().is_empty() {
-            t.push_str(&s.t(
-                format!("\n最後の出力:\n{}", self.output),
-                format!("\nlast output:\n{}", self.output),
-            ));
-        }
-        if !self.cut.is_empty() {
-            t.push_str(&format!("\n({})", self.cut));
-        }
-        t
-    }
-}
-
-/// An RBAC rule that reaches a subject beyond what a task allows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Excess {
-    pub object: String,
-    pub index: usize,
-    pub rule: String,
-    pub who: String,
-    pub what: String,
-    pub scope: String,
-    pub via: String,
-}
-
-/// Where an `observed` check's facts come from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Source {
-    #[default]
-    Unknown,
-    UpdateRequest {
-        of: Probe,
-    },
-    NoUpdateRequest {
-        of: Probe,
-    },
-    UpdateRequestInCluster {
-        name: String,
-    },
-    Denial {
-        of: Probe,
-    },
-    NoDenial {
-        of: Probe,
-    },
-    /// The offline engine could not tell (its reason stays data).
-    Offline {
-        of: Box<Source>,
-        reason: String,
-    },
-    /// Live: the situation is gone from the cluster; kca's model of the learner's files.
-    Modelled {
-        of: Box<Source>,
-    },
-}
-
-impl Source {
-    pub fn say(&self, s: Say) -> String {
-        match self {
-            Source::Unknown => s.t("(不明)".into(), "(unknown)".into()),
-            Source::UpdateRequest { of } => s.t(
-                format!("{} {} の UpdateRequest", of.kind, of.name),
-                format!("the UpdateRequest for {} {}", of.kind, of.name),
-            ),
-            Source::NoUpdateRequest { of } => s.t(
-                format!(
-                    "{} {} の UpdateRequest (なし: どの generate ルールも一致しませんでした)",
-                    of.kind, of.name
-                ),
-                format!(
-                    "the UpdateRequest for {} {} (none: no generate rule matched it)",
-                    of.kind, of.name
-                ),
-            ),
-            Source::UpdateRequestInCluster { name } => s.t(
-                format!("クラスターの UpdateRequest {name}"),
-                format!("UpdateRequest {name} in the cluster"),
-            ),
-            Source::Denial { of } => s.t(
-                format!("{} の拒否", of.say(s)),
-                format!("the denial of {}", of.say(s)),
-            ),
-            Source::NoDenial { of } => s.t(
-                format!("{} (受け入れられました: 拒否はありません)", of.say(s)),
-                format!("{} (it was admitted: nothing was denied)", of.say(s)),
-            ),
-            Source::Offline { of, reason } => s.t(
-                format!("{} (オフラインでは分かりません: {reason})", of.say(s)),
-                format!("{} (offline: {reason})", of.say(s)),
-            ),
-            Source::Modelled { of } => s.t(
-                format!(
-                    "{} (クラスターにはもうありません: あなたのファイルから kca が再現したもの)",
-                    of.say(s)
-                ),
-                format!(
-                    "{} (the cluster no longer shows it: kca's model of your files)",
-                    of.say(s)
-                ),
-            ),
-        }
-    }
-}
-
-/// What a `can-i` check asks: a verb on a resource (a subresource, a group, a name, a
-/// namespace when given).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Access {
-    pub verb: String,
-    pub resource: String,
-    pub group: String,
-    pub name: String,
-    pub namespace: String,
-}
-
-impl Access {
-    fn say(&self, s: Say) -> String {
-        let Access {
-            verb,
-            resource,
-            group,
-            name,
-            namespace,
-        } = self;
-        match s.lang {
-            Lang::Ja => {
-                let mut w = String::new();
-                if !namespace.is_empty() {
-                    w.push_str(&format!("ネームスペース {namespace} の"));
-                }
-                w.push_str(&format!(" {resource}"));
-                if !group.is_empty() {
-                    w.push_str(&format!(" (グループ {group})"));
-                }
-                if !name.is_empty() {
-                    w.push_str(&format!(" `{name}`"));
-                }
-                format!("{w} を {verb}")
-            }
-            Lang::En => {
-                let mut w = format!("{verb} {resource}");
-                if !group.is_empty() {
-                    w.push_str(&format!(" (group {group})"));
-                }
-                if !name.is_empty() {
-                    w.push_str(&format!(" named {name}"));
-                }
-                if !namespace.is_empty() {
-                    w.push_str(&format!(" in namespace {namespace}"));
-                }
-                w
-            }
-        }
-    }
-}
-
-/// One recorded answer of an `observed` check that is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Wrong {
-    Empty { key: String },
-    NotWhatHappened { key: String, said: String },
 }
 
 /// What a check found. Variants carry data only; [`Detail::say`] makes the sentence.
@@ -547,11 +59,13 @@ pub enum Detail {
         at: String,
         message: String,
     },
-    /// A YAML syntax error: `at` is `line:col`.
+    /// A YAML syntax error: `at` is `line:col`; `excerpt` the line with a caret under
+    /// the column (as [`crate::diag::excerpt`] makes it), shown with the file problem.
     NotYaml {
         path: String,
         at: String,
         message: String,
+        excerpt: Vec<String>,
     },
     NoKind {
         path: String,
@@ -935,6 +449,19 @@ impl Detail {
         self.to_string().contains(text)
     }
 
+    /// A YAML syntax error of the workspace file `path`, whose text is `source`: the one
+    /// file problem, with its line and a caret.
+    pub fn not_yaml(path: &str, source: &str, e: &crate::yaml::YamlError) -> Detail {
+        let esc = |t: &str| crate::escape::escape(t).into_owned();
+        Detail::NotYaml {
+            path: esc(path),
+            at: e.pos.to_string(),
+            message: esc(&e.message),
+            // Escaped as the diagnostic renders it; narrow enough for an 80-column screen.
+            excerpt: crate::diag::excerpt(source, e.pos, EXCERPT_CHARS),
+        }
+    }
+
     /// This detail followed by `more`.
     pub fn then(self, more: Detail) -> Detail {
         match self {
@@ -947,7 +474,17 @@ impl Detail {
     pub fn file_problems(&self) -> Vec<String> {
         match self {
             Detail::Blocked { problems } => problems.clone(),
-            Detail::NotYaml { path, at, message } => vec![format!("{path}:{at}: {message}")],
+            Detail::NotYaml {
+                path,
+                at,
+                message,
+                excerpt,
+            } => vec![
+                std::iter::once(format!("{path}:{at}: {message}"))
+                    .chain(excerpt.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ],
             Detail::Both(a, b) => [a.file_problems(), b.file_problems()].concat(),
             Detail::Varied { inner, .. }
             | Detail::Waited { why: inner, .. }
@@ -1100,8 +637,15 @@ impl serde::Serialize for Detail {
     }
 }
 
+#[path = "detail_diff.rs"]
+mod diff;
+#[path = "detail_facts.rs"]
+mod facts;
 #[path = "detail_say.rs"]
 mod say;
+
+pub use diff::{Change, Diff};
+pub use facts::{Access, By, Excess, Probe, Ran, Source, Wrong};
 
 #[cfg(test)]
 #[path = "detail_tests.rs"]

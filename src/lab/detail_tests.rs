@@ -124,6 +124,7 @@ fn samples() -> Vec<Detail> {
             path: p(),
             at: "3:5".into(),
             message: "mapping values are not allowed".into(),
+            excerpt: Vec::new(),
         },
         D::NoKind {
             path: p(),

@@ -30,8 +30,14 @@ pub fn run(ctx: &Ctx, cmd: GraderCommand) -> Result<Exit> {
     // so `-o json|junit` is refused (and the refusal is the one document on stdout).
     if ctx.settings.output != crate::settings::OutputFormat::Text {
         return Err(Error::usage(
-            "`kca policy grader` writes text lines for a lab's command checks; it has no JSON or JUnit output",
-            "run it without `--output`",
+            crate::error::msg(
+                "`kca policy grader` はラボのコマンドチェックにテキストの行を書きます。JSON や JUnit の出力はありません",
+                "`kca policy grader` writes text lines for a lab's command checks; it has no JSON or JUnit output",
+            ),
+            crate::error::msg(
+                "`--output` を付けずに実行します",
+                "run it without `--output`",
+            ),
         ));
     }
     let p = &ctx.printer;
@@ -45,7 +51,11 @@ pub fn run(ctx: &Ctx, cmd: GraderCommand) -> Result<Exit> {
             };
             let grader = crate::yaml::parse_json_stream(&crate::input::read_text(&policy)?)
                 .map_err(|e| {
-                    Error::usage(format!("{}: {e}", policy.display()), "fix the grader")
+                    let p = policy.display();
+                    Error::usage(
+                        crate::error::msg(format!("{p}: {e}"), format!("{p}: {e}")),
+                        crate::error::msg("採点用のポリシーを直します", "fix the grader"),
+                    )
                 })?;
             let results = crate::offline::kyverno::command::rule_results(&grader, docs)?;
             let fails: Vec<_> = results
@@ -416,8 +426,11 @@ fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> 
     let p = &ctx.printer;
     if !matches!(want, "pass" | "stop") {
         return Err(Error::usage(
-            format!("want is pass or stop, not {want}"),
-            "pass or stop",
+            crate::error::msg(
+                format!("want は pass か stop です ({want} ではありません)"),
+                format!("want is pass or stop, not {want}"),
+            ),
+            crate::error::msg("pass か stop を指定します", "pass or stop"),
         ));
     }
     let (text, what) = match variant_render(ctx.settings.lang, variant) {
@@ -443,8 +456,15 @@ fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> 
     cmd.arg(gate).arg(&render).current_dir(&cwd);
     let done = crate::exec::run(crate::exec::Job::new(cmd, GATE_TIMEOUT));
     let _ = std::fs::remove_dir_all(&tmp);
-    let done =
-        done.map_err(|e| Error::environment(format!("cannot run bash: {e}"), "install bash"))?;
+    let done = done.map_err(|e| {
+        Error::environment(
+            crate::error::msg(
+                format!("bash を実行できません: {e}"),
+                format!("cannot run bash: {e}"),
+            ),
+            crate::error::msg("bash を入れます", "install bash"),
+        )
+    })?;
     let what = if variant == "policy-swap" {
         "the prod render, with policy/require-pinned.yaml replaced by one that stops every Pod"
     } else {
@@ -490,9 +510,13 @@ fn tempfile_dir() -> Result<PathBuf> {
 fn docs_of(path: &Path) -> Result<Vec<Value>> {
     match crate::input::read_text(path) {
         Ok(t) => crate::yaml::parse_json_stream(&t).map_err(|e| {
+            let p = path.display();
             Error::usage(
-                format!("{}: not valid YAML: {e}", path.display()),
-                "fix the YAML",
+                crate::error::msg(
+                    format!("{p} は YAML として読めません: {e}"),
+                    format!("{p}: not valid YAML: {e}"),
+                ),
+                crate::error::msg("YAML を直します", "fix the YAML"),
             )
         }),
         Err(_) => Ok(Vec::new()),
@@ -533,8 +557,11 @@ fn selects(ctx: &Ctx, services: &Path, workloads: &[PathBuf], want: &[String]) -
     for w in want {
         let Some((svc, owner)) = w.split_once('=') else {
             return Err(Error::usage(
-                format!("--want {w}: SERVICE=KIND/NAME"),
-                "fix the check",
+                crate::error::msg(
+                    format!("--want {w}: SERVICE=KIND/NAME の形にします"),
+                    format!("--want {w}: SERVICE=KIND/NAME"),
+                ),
+                crate::error::msg("チェックを直します", "fix the check"),
             ));
         };
         let Some(s) = svcs.get(svc) else {

@@ -79,8 +79,11 @@ pub fn load(ctx: &Ctx, id: &str) -> Result<Lab> {
     match content::load_file(&file) {
         Ok(Document::Lab(lab)) => Ok(*lab),
         Ok(Document::Quiz(_)) => Err(Error::usage(
-            format!("{} is a quiz, not a lab", file.display()),
-            "labs are `kind: Lab`",
+            crate::error::msg(
+                format!("{} はラボではなくクイズです", file.display()),
+                format!("{} is a quiz, not a lab", file.display()),
+            ),
+            crate::error::msg("ラボは `kind: Lab` です", "labs are `kind: Lab`"),
         )),
         Err(diags) => Err(Error::Content(diags)),
     }
@@ -205,17 +208,26 @@ fn prepare_cluster(ctx: &Ctx, lab: &Lab, args: &StartArgs) -> Result<()> {
 
 /// The hint for a cluster that cannot be used: its own, then the `--offline` way out
 /// (`ja`, `en`).
-fn offline_way_out(lang: Lang, hint: Option<String>, ja: String, en: String) -> Option<String> {
-    Some(match lang {
-        Lang::Ja => format!(
-            "{}。{ja}",
-            hint.unwrap_or_else(|| "クラスターを確認してください".into())
-        ),
-        Lang::En => format!(
-            "{}; {en}",
-            hint.unwrap_or_else(|| "check the cluster".into())
-        ),
-    })
+fn offline_way_out(
+    lang: Lang,
+    hint: Option<crate::error::Msg>,
+    ja: String,
+    en: String,
+) -> Option<crate::error::Msg> {
+    let hint = hint.map(|h| h.get(lang).to_string());
+    Some(
+        match lang {
+            Lang::Ja => format!(
+                "{}。{ja}",
+                hint.unwrap_or_else(|| "クラスターを確認してください".into())
+            ),
+            Lang::En => format!(
+                "{}; {en}",
+                hint.unwrap_or_else(|| "check the cluster".into())
+            ),
+        }
+        .into(),
+    )
 }
 
 /// What `lab start` did: JSON, or the lab's title, workspace, files and tasks.
@@ -507,7 +519,8 @@ fn grade_live(
                 lang,
                 format!("`{}` をクラスターで採点できません", lab.id),
                 format!("cannot grade `{}` live", lab.id),
-            ),
+            )
+            .into(),
             hint: offline_way_out(
                 lang,
                 hint,

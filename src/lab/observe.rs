@@ -81,8 +81,8 @@ pub fn record(env: Submission<'_>, check: &Check) -> Result<Value, Outcome> {
         return Err(Outcome::internal("not an observed check"));
     };
     let text = super::check::workspace_file(env.workspace, path)?;
-    let mut docs =
-        crate::yaml::parse_json_stream(&text).map_err(|e| super::check::blocked_by(path, &e))?;
+    let mut docs = crate::yaml::parse_json_stream(&text)
+        .map_err(|e| super::check::blocked_by(path, &text, &e))?;
     match docs.first() {
         Some(Value::Object(_)) => Ok(docs.remove(0)),
         _ => Err(Outcome::fail(Detail::NoAnswers { path: path.clone() })),

@@ -532,11 +532,16 @@ fn file_problem_lines(report: &Report, lang: Lang, p: &Printer, out: &mut Vec<St
         ),
     ));
     for prob in problems {
+        // The first line says where and what (wrapped); the excerpt under it (the line,
+        // a caret) keeps its columns, as a compiler prints it.
+        let mut lines = prob.split('\n');
+        let head = lines.next().unwrap_or_default();
         out.extend(crate::ui::wrap(
-            &crate::escape::lines(&prob),
+            &crate::escape::escape(head),
             p.width(),
             "  ",
         ));
+        out.extend(lines.map(|l| format!("  {}", crate::escape::escape(l))));
     }
 }
 

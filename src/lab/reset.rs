@@ -181,11 +181,14 @@ fn restore(
             ),
         );
         Error::Environment {
-            message: what,
-            hint: Some(match e.hint() {
-                Some(h) => format!("{hint} ({h})"),
-                None => hint,
-            }),
+            message: what.into(),
+            hint: Some(
+                match e.hint_in(lang) {
+                    Some(h) => format!("{hint} ({h})"),
+                    None => hint,
+                }
+                .into(),
+            ),
             source: Some(Box::new(e)),
         }
     };
@@ -324,15 +327,23 @@ async fn wait_gone(ctx: &Ctx, live: &Live, r: &ObjRef) -> Result<()> {
     let mut said = false;
     while live.get(r).await?.is_some() {
         if start.elapsed() > NAMESPACE_DELETION {
+            let secs = NAMESPACE_DELETION.as_secs();
             return Err(Error::environment(
-                format!(
-                    "{r} is still terminating after {}s",
-                    NAMESPACE_DELETION.as_secs()
+                crate::error::msg(
+                    format!("{r} は {secs} 秒たっても削除中のままです"),
+                    format!("{r} is still terminating after {secs}s"),
                 ),
-                format!(
-                    "look at `kubectl get namespace {} -o yaml` (finalizers, a webhook that \
-                     refuses deletions), then run the reset again",
-                    r.name
+                crate::error::msg(
+                    format!(
+                        "`kubectl get namespace {} -o yaml` を見て (ファイナライザー、削除を拒む \
+                         Webhook)、リセットをもう一度実行します",
+                        r.name
+                    ),
+                    format!(
+                        "look at `kubectl get namespace {} -o yaml` (finalizers, a webhook that \
+                         refuses deletions), then run the reset again",
+                        r.name
+                    ),
                 ),
             ));
         }

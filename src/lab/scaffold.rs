@@ -83,15 +83,27 @@ pub fn new_lab(dir: &Path, id: &str) -> Result<PathBuf> {
         && !id.ends_with('-');
     if !ok {
         return Err(Error::usage(
-            format!("`{id}` is not a valid lab id"),
-            "use lowercase letters, digits and `-`, e.g. `kca-my-lab`",
+            crate::error::msg(
+                format!("`{id}` はラボの ID に使えません"),
+                format!("`{id}` is not a valid lab id"),
+            ),
+            crate::error::msg(
+                "小文字・数字・`-` を使います。例: `kca-my-lab`",
+                "use lowercase letters, digits and `-`, e.g. `kca-my-lab`",
+            ),
         ));
     }
     let root = dir.join(id);
     if root.exists() {
         return Err(Error::usage(
-            format!("{} already exists", root.display()),
-            "pick another id, or edit that lab",
+            crate::error::msg(
+                format!("{} はもうあります", root.display()),
+                format!("{} already exists", root.display()),
+            ),
+            crate::error::msg(
+                "別の ID にするか、そのラボを編集します",
+                "pick another id, or edit that lab",
+            ),
         ));
     }
     for (rel, text) in FILES {

@@ -192,7 +192,7 @@ impl Graded {
         let mut v = match &self.outcome {
             Ok(r) => serde_json::to_value(r).unwrap_or_default(),
             Err(e) => {
-                let mut v = crate::ui::error_json(e);
+                let mut v = crate::ui::error_json(e, crate::settings::Lang::En);
                 if let Some(m) = v.as_object_mut() {
                     m.remove("schemaVersion");
                 }
@@ -217,12 +217,16 @@ fn folders(ctx: &Ctx, args: &GradeArgs) -> Result<Vec<PathBuf>> {
     let mut out = args.dirs.clone();
     if let Some(parent) = &args.submissions {
         let entries = std::fs::read_dir(parent).map_err(|e| {
+            let p = crate::escape::path(parent);
             Error::usage_with(
-                format!(
-                    "cannot read the submissions folder {}",
-                    crate::escape::path(parent)
+                crate::error::msg(
+                    format!("提出物のフォルダー {p} を読めません"),
+                    format!("cannot read the submissions folder {p}"),
                 ),
-                "give a folder whose sub-folders are the learners' submissions",
+                crate::error::msg(
+                    "受講者ごとの提出物をサブフォルダーに持つフォルダーを指定します",
+                    "give a folder whose sub-folders are the learners' submissions",
+                ),
                 e,
             )
         })?;
@@ -260,9 +264,13 @@ pub fn grade(ctx: &Ctx, args: &GradeArgs) -> Result<Exit> {
     let dirs = folders(ctx, args)?;
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out).map_err(|e| {
+            let p = crate::escape::path(out);
             Error::environment_with(
-                format!("cannot create {}", crate::escape::path(out)),
-                "give a folder kca can write with --out",
+                crate::error::msg(format!("{p} を作れません"), format!("cannot create {p}")),
+                crate::error::msg(
+                    "--out には kca が書き込めるフォルダーを指定します",
+                    "give a folder kca can write with --out",
+                ),
                 e,
             )
         })?;
@@ -301,8 +309,14 @@ pub fn grade(ctx: &Ctx, args: &GradeArgs) -> Result<Exit> {
     let graded: Vec<Graded> = graded.into_iter().map(|(_, g)| g).collect();
     if graded.len() != dirs.len() {
         return Err(Error::environment(
-            "a grading thread stopped before its submissions were graded",
-            "run `kca grade` again with fewer `--jobs`",
+            crate::error::msg(
+                "採点のスレッドが提出物を採点し終える前に止まりました",
+                "a grading thread stopped before its submissions were graded",
+            ),
+            crate::error::msg(
+                "`--jobs` を減らして `kca grade` をもう一度実行します",
+                "run `kca grade` again with fewer `--jobs`",
+            ),
         ));
     }
     let unique = unique_stems(&graded);
@@ -311,9 +325,13 @@ pub fn grade(ctx: &Ctx, args: &GradeArgs) -> Result<Exit> {
             let text = serde_json::to_string_pretty(&g.document()).unwrap_or_default() + "\n";
             let file = out.join(format!("{stem}.json"));
             write_atomic(&file, text.as_bytes()).map_err(|e| {
+                let p = crate::escape::path(&file);
                 Error::environment_with(
-                    format!("cannot write {}", crate::escape::path(&file)),
-                    "give a folder kca can write with --out",
+                    crate::error::msg(format!("{p} に書き込めません"), format!("cannot write {p}")),
+                    crate::error::msg(
+                        "--out には kca が書き込めるフォルダーを指定します",
+                        "give a folder kca can write with --out",
+                    ),
                     e,
                 )
             })?;
@@ -331,8 +349,14 @@ fn grade_one(ctx: &Ctx, lab: &Lab, rule: &IdFrom, dir: &Path, task: &[String]) -
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             Err(Error::usage(
-                format!("no learner id for {}: {why}", crate::escape::path(dir)),
-                "check --id-from",
+                crate::error::msg(
+                    format!(
+                        "{} の受講者 ID が決まりません: {why}",
+                        crate::escape::path(dir)
+                    ),
+                    format!("no learner id for {}: {why}", crate::escape::path(dir)),
+                ),
+                crate::error::msg("--id-from を確かめます", "check --id-from"),
             )),
         ),
     };

@@ -184,7 +184,10 @@ pub fn verify(lab: &Lab) -> Result<LabVerdict> {
         .into_iter();
     let mut v = verify_with(lab, |_| {
         graded.next().ok_or_else(|| {
-            crate::error::Error::environment("a variant was not graded", "run again")
+            crate::error::Error::environment(
+                crate::error::msg("採点されなかった版があります", "a variant was not graded"),
+                crate::error::msg("もう一度実行します", "run again"),
+            )
         })
     })?;
     let (score, stage) = score::derived(lab)?;
@@ -344,7 +347,13 @@ pub fn verdict_from_live(lab: &Lab, graded: Vec<Graded>) -> Result<LabVerdict> {
     let mut runs = graded.into_iter();
     let mut v = verify_with(lab, |_| {
         let g = runs.next().ok_or_else(|| {
-            crate::error::Error::environment("a variant was not graded live", "run again")
+            crate::error::Error::environment(
+                crate::error::msg(
+                    "クラスターで採点されなかった版があります",
+                    "a variant was not graded live",
+                ),
+                crate::error::msg("もう一度実行します", "run again"),
+            )
         })?;
         diffs.push(differences(&g.live, &g.offline));
         Ok(g.live)

@@ -55,20 +55,37 @@ pub fn template_context(lab: &Lab, workspace: &Path) -> tera::Context {
 /// The text of `<section>/<path>`, rendered when it is a template.
 pub fn render(lab: &Lab, src: &Path, template: bool, ctx: &tera::Context) -> Result<String> {
     let text = crate::input::read_text(src).map_err(|e| {
+        let hint = e.hint_said();
         Error::usage(
-            crate::escape::escape(&e.to_string()),
-            format!("{}; then run `kca validate` on lab `{}`", e.hint(), lab.id),
+            e.said(),
+            crate::error::msg(
+                format!(
+                    "{}。そのあとラボ `{}` に `kca validate` を実行します",
+                    hint.ja, lab.id
+                ),
+                format!("{}; then run `kca validate` on lab `{}`", hint.en, lab.id),
+            ),
         )
     })?;
     if !template {
         return Ok(text);
     }
     super::template::render(&text, ctx).map_err(|e| {
+        let p = crate::escape::path(src);
         Error::usage_with(
-            format!("{} does not render", crate::escape::path(src)),
-            format!(
-                "fix the template of lab `{}` and run `kca validate`",
-                lab.id
+            crate::error::msg(
+                format!("{p} をテンプレートから作れません"),
+                format!("{p} does not render"),
+            ),
+            crate::error::msg(
+                format!(
+                    "ラボ `{}` のテンプレートを直して `kca validate` を実行します",
+                    lab.id
+                ),
+                format!(
+                    "fix the template of lab `{}` and run `kca validate`",
+                    lab.id
+                ),
             ),
             anyhow::Error::msg(e),
         )
@@ -135,9 +152,13 @@ pub fn scaffold(lab: &Lab, ws: &Path) -> Result<Scaffold> {
 /// `ws/rel`, refused when a symbolic link on the way leads outside the workspace.
 fn inside(ws: &Path, rel: &str) -> Result<PathBuf> {
     crate::input::within(ws, Path::new(rel)).map_err(|e| {
+        let hint = e.hint_said();
         Error::usage(
-            crate::escape::escape(&e.to_string()).into_owned(),
-            format!("{}, then run the command again", e.hint()),
+            e.said(),
+            crate::error::msg(
+                format!("{}。そのあと、もう一度コマンドを実行します", hint.ja),
+                format!("{}, then run the command again", hint.en),
+            ),
         )
     })
 }
@@ -192,17 +213,35 @@ pub fn materialize_into(lab: &Lab, stage: Stage<'_>, ws: &Path, dest: &Path) -> 
         for e in &m.edits {
             let Some(text) = files.get_mut(&e.path) else {
                 return Err(Error::usage(
-                    format!(
-                        "mutant `{}` edits `{}`, which is not laid out",
-                        m.id, e.path
+                    crate::error::msg(
+                        format!(
+                            "ミュータント `{}` が編集する `{}` は作業フォルダーに置かれません",
+                            m.id, e.path
+                        ),
+                        format!(
+                            "mutant `{}` edits `{}`, which is not laid out",
+                            m.id, e.path
+                        ),
                     ),
-                    "run `kca validate` on the lab",
+                    crate::error::msg(
+                        "ラボに `kca validate` を実行します",
+                        "run `kca validate` on the lab",
+                    ),
                 ));
             };
             if !text.contains(&e.find) {
                 return Err(Error::usage(
-                    format!("mutant `{}`: `find` text not in `{}`", m.id, e.path),
-                    "run `kca validate` on the lab",
+                    crate::error::msg(
+                        format!(
+                            "ミュータント `{}`: `find` の文字列が `{}` にありません",
+                            m.id, e.path
+                        ),
+                        format!("mutant `{}`: `find` text not in `{}`", m.id, e.path),
+                    ),
+                    crate::error::msg(
+                        "ラボに `kca validate` を実行します",
+                        "run `kca validate` on the lab",
+                    ),
                 ));
             }
             *text = text.replacen(&e.find, &e.replace, 1);
@@ -235,13 +274,16 @@ fn archive_with(
     copy(ws, &dest).map_err(|e| {
         // A partial copy would be taken for an archive: remove it, so a retry starts clean.
         let _ = std::fs::remove_dir_all(&dest);
+        let (from, to) = (ws.display(), dest.display());
         Error::environment_with(
-            format!(
-                "cannot archive {} to {}; the workspace was left as it was",
-                ws.display(),
-                dest.display()
+            crate::error::msg(
+                format!("{from} を {to} に保管できません。作業フォルダーはそのままです"),
+                format!("cannot archive {from} to {to}; the workspace was left as it was"),
             ),
-            "free space or make the state folder writable, then run `kca lab reset` again",
+            crate::error::msg(
+                "空き容量を作るか状態フォルダーを書き込めるようにしてから、`kca lab reset` をもう一度実行します",
+                "free space or make the state folder writable, then run `kca lab reset` again",
+            ),
             e,
         )
     })?;
@@ -397,9 +439,9 @@ pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Ma
                         })
                         .filter(|d| d.get("kind").is_some()),
                 ),
-                Err(e) => out.problems.push(
-                    crate::escape::escape(&format!("{name}:{}: {}", e.pos, e.message)).into_owned(),
-                ),
+                Err(e) => out
+                    .problems
+                    .extend(crate::lab::detail::Detail::not_yaml(&name, &text, &e).file_problems()),
             }
         }
     }
@@ -423,15 +465,24 @@ pub fn fixtures(lab: &Lab) -> Result<Vec<Value>> {
         let path = lab.dir.join(f);
         let text = crate::input::read_text(&path).map_err(|e| {
             Error::usage_with(
-                format!("cannot read a fixture of lab `{}`", lab.id),
-                e.hint(),
+                crate::error::msg(
+                    format!("ラボ `{}` のフィクスチャーを読めません", lab.id),
+                    format!("cannot read a fixture of lab `{}`", lab.id),
+                ),
+                e.hint_said(),
                 e,
             )
         })?;
         let docs = crate::yaml::parse_json_stream(&text).map_err(|e| {
             Error::usage(
-                format!("fixture {}:{e}", path.display()),
-                "run `kca validate` on the lab",
+                crate::error::msg(
+                    format!("フィクスチャー {}:{e}", path.display()),
+                    format!("fixture {}:{e}", path.display()),
+                ),
+                crate::error::msg(
+                    "ラボに `kca validate` を実行します",
+                    "run `kca validate` on the lab",
+                ),
             )
         })?;
         for mut d in docs {

@@ -12,7 +12,10 @@ use crate::state::Store;
 pub fn run(ctx: &Ctx, args: &LessonArgs) -> Result<Exit> {
     let (module, anchor) = super::parse_ref(&args.lesson).map_err(|e| {
         Error::usage(
-            e.to_string(),
+            crate::error::msg(
+                format!("`{}` は `module-N#anchor` の形ではありません", e.0),
+                e.to_string(),
+            ),
             crate::ui::tr(
                 ctx.settings.lang,
                 "モジュールの番号を指定します。例: `kca lesson 0`、`kca lesson 1#request-path`",

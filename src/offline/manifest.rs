@@ -25,8 +25,11 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             out.push(p.clone());
         } else {
             return Err(Error::usage(
-                format!("{}: no such file or folder", p.display()),
-                "check the path",
+                crate::error::msg(
+                    format!("{} というファイルもフォルダーもありません", p.display()),
+                    format!("{}: no such file or folder", p.display()),
+                ),
+                crate::error::msg("パスを確かめてください", "check the path"),
             ));
         }
     }
@@ -83,13 +86,19 @@ pub fn load_each<T: Send>(
     let mut diags: Vec<Diagnostic> = Vec::new();
     for file in files {
         let bytes = crate::input::read_capped(file, crate::input::MAX_MANIFEST_BYTES)
-            .map_err(|e| Error::usage(e.to_string(), e.hint()))?;
+            .map_err(Error::from)?;
         let Ok(src) = String::from_utf8(bytes) else {
             let mut c = Collector::new(file, "");
-            c.error_hint(
+            c.error_said(
                 Pos { line: 1, col: 1 },
-                "this file is not UTF-8 text",
-                "save it as UTF-8, or leave it out of -f",
+                crate::error::msg(
+                    "このファイルは UTF-8 のテキストではありません",
+                    "this file is not UTF-8 text",
+                ),
+                crate::error::msg(
+                    "UTF-8 で保存するか、-f から外します",
+                    "save it as UTF-8, or leave it out of -f",
+                ),
             );
             diags.extend(c.finish());
             continue;
@@ -106,10 +115,19 @@ pub fn load_each<T: Send>(
                     check(&doc, c);
                     keep(doc.into_json(), objects);
                 }
-                _ => c.error_hint(
+                _ => c.error_said(
                     doc.pos,
-                    format!("expected a Kubernetes object, found {}", doc.type_name()),
-                    "each document must be a mapping with apiVersion and kind",
+                    crate::error::msg(
+                        format!(
+                            "Kubernetes のオブジェクトではなく {} があります",
+                            doc.type_name()
+                        ),
+                        format!("expected a Kubernetes object, found {}", doc.type_name()),
+                    ),
+                    crate::error::msg(
+                        "どのドキュメントも apiVersion と kind を持つマッピングにします",
+                        "each document must be a mapping with apiVersion and kind",
+                    ),
                 ),
             },
         );
@@ -120,11 +138,7 @@ pub fn load_each<T: Send>(
                     objects.extend(objs);
                 }
             }
-            Err(e) => c.error_hint(
-                e.pos,
-                format!("not valid YAML: {}", e.message),
-                "fix the syntax; kubectl apply would refuse this file too",
-            ),
+            Err(e) => c.yaml_error(&e),
         }
         diags.extend(c.finish());
     }

@@ -88,8 +88,14 @@ fn find(ctx: &Ctx, id: &str) -> Result<Quiz> {
             return match content::load_file(&file) {
                 Ok(content::Document::Quiz(q)) => Ok(*q),
                 Ok(_) => Err(Error::usage(
-                    format!("{} is not a quiz", file.display()),
-                    "name a quiz id from `kca quiz list`",
+                    crate::error::msg(
+                        format!("{} はクイズではありません", file.display()),
+                        format!("{} is not a quiz", file.display()),
+                    ),
+                    crate::error::msg(
+                        "`kca quiz list` にあるクイズの ID を指定します",
+                        "name a quiz id from `kca quiz list`",
+                    ),
                 )),
                 Err(diags) => Err(Error::Content(diags)),
             };
@@ -765,9 +771,13 @@ fn read_answers(
     path: &std::path::Path,
 ) -> Result<std::collections::HashMap<String, Answer>> {
     let text = crate::input::read(path).map_err(|e| {
+        let hint = e.hint_said();
         Error::usage(
-            e.to_string(),
-            format!("{}; give the path of a YAML answers file", e.hint()),
+            e.said(),
+            crate::error::msg(
+                format!("{}。答えの YAML ファイルのパスを指定します", hint.ja),
+                format!("{}; give the path of a YAML answers file", hint.en),
+            ),
         )
     })?;
     let text = String::from_utf8_lossy(&text).into_owned();
@@ -775,11 +785,7 @@ fn read_answers(
     let node = match yaml::parse_one(&text) {
         Ok(n) => n,
         Err(e) => {
-            diags.error_hint(
-                e.pos,
-                format!("invalid YAML: {}", e.message),
-                "the answers file maps question ids to answers",
-            );
+            diags.yaml_error(&e);
             return Err(Error::Content(diags.finish()));
         }
     };
@@ -787,13 +793,22 @@ fn read_answers(
         Yaml::Map(entries) => entries.as_slice(),
         Yaml::Null => &[],
         _ => {
-            diags.error_hint(
+            diags.error_said(
                 node.pos,
-                format!(
-                    "expected a mapping of question id to answer, found {}",
-                    node.type_name()
+                crate::error::msg(
+                    format!(
+                        "問題の ID と答えのマッピングではなく {} があります",
+                        node.type_name()
+                    ),
+                    format!(
+                        "expected a mapping of question id to answer, found {}",
+                        node.type_name()
+                    ),
                 ),
-                "write `question-id: answer` lines",
+                crate::error::msg(
+                    "`問題の-id: 答え` の行を書きます",
+                    "write `question-id: answer` lines",
+                ),
             );
             return Err(Error::Content(diags.finish()));
         }
@@ -807,12 +822,25 @@ fn read_answers(
         match quiz.question(&id) {
             None => {
                 let hint = closest(&id, quiz.questions.iter().map(|q| q.id.as_str())).map_or_else(
-                    || "`kca quiz key` lists the question ids".to_string(),
-                    |n| format!("did you mean `{n}`?"),
+                    || {
+                        crate::error::msg(
+                            "問題の ID は `kca quiz key` で一覧できます",
+                            "`kca quiz key` lists the question ids",
+                        )
+                    },
+                    |n| {
+                        crate::error::msg(
+                            format!("`{n}` のことですか?"),
+                            format!("did you mean `{n}`?"),
+                        )
+                    },
                 );
-                diags.error_hint(
+                diags.error_said(
                     k.pos,
-                    format!("quiz `{}` has no question `{id}`", quiz.id),
+                    crate::error::msg(
+                        format!("クイズ `{}` に問題 `{id}` はありません", quiz.id),
+                        format!("quiz `{}` has no question `{id}`", quiz.id),
+                    ),
                     hint,
                 );
             }
@@ -820,11 +848,17 @@ fn read_answers(
                 Some(a) => {
                     answers.insert(id, a);
                 }
-                None => diags.error_hint(
+                None => diags.error_said(
                     v.pos,
-                    format!(
-                        "`{id}` is a `{}` question; this answer has the wrong shape",
-                        q.kind.name()
+                    crate::error::msg(
+                        format!(
+                            "`{id}` は `{}` の問題で、この答えは形が違います",
+                            q.kind.name()
+                        ),
+                        format!(
+                            "`{id}` is a `{}` question; this answer has the wrong shape",
+                            q.kind.name()
+                        ),
                     ),
                     answer_shape(q),
                 ),
@@ -864,16 +898,26 @@ fn graded(
         .collect()
 }
 
-fn answer_shape(q: &crate::content::quiz::Question) -> &'static str {
+fn answer_shape(q: &crate::content::quiz::Question) -> crate::error::Msg {
     use crate::content::quiz::Kind;
-    match q.kind {
-        Kind::Single { .. } => "give one choice id, e.g. `b`",
-        Kind::Multi { .. } => "give a list of choice ids, e.g. `[a, c]`",
-        Kind::TrueFalse { .. } => "give `true` or `false`",
-        Kind::Short { .. } => "give a string",
-        Kind::Numeric { .. } => "give a number",
-        Kind::Order { .. } => "give the item ids in order, e.g. `[authn, authz, mutate]`",
-    }
+    let (ja, en) = match q.kind {
+        Kind::Single { .. } => (
+            "選択肢の ID を一つ書きます。例: `b`",
+            "give one choice id, e.g. `b`",
+        ),
+        Kind::Multi { .. } => (
+            "選択肢の ID のリストを書きます。例: `[a, c]`",
+            "give a list of choice ids, e.g. `[a, c]`",
+        ),
+        Kind::TrueFalse { .. } => ("`true` か `false` を書きます", "give `true` or `false`"),
+        Kind::Short { .. } => ("文字列を書きます", "give a string"),
+        Kind::Numeric { .. } => ("数を書きます", "give a number"),
+        Kind::Order { .. } => (
+            "項目の ID を順に書きます。例: `[authn, authz, mutate]`",
+            "give the item ids in order, e.g. `[authn, authz, mutate]`",
+        ),
+    };
+    crate::error::msg(ja, en)
 }
 
 fn key(ctx: &Ctx, args: &KeyArgs) -> Result<Exit> {

@@ -118,9 +118,13 @@ fn write_page(file: &Path, text: &str) -> Result<()> {
         .and_then(|()| std::fs::rename(&tmp, file))
         .map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
+            let p = crate::escape::path(file);
             Error::environment_with(
-                format!("cannot write {}", crate::escape::path(file)),
-                "give --html a file in a folder kca can write",
+                crate::error::msg(format!("{p} に書き込めません"), format!("cannot write {p}")),
+                crate::error::msg(
+                    "--html には kca が書き込めるフォルダーのファイルを指定します",
+                    "give --html a file in a folder kca can write",
+                ),
                 e,
             )
         })

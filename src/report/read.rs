@@ -56,7 +56,7 @@ impl Unread {
         let file = crate::escape::path(file);
         match self {
             // The read error already names the file.
-            Unread::Read(e) => crate::escape::escape(&e.to_string()).into_owned(),
+            Unread::Read(e) => crate::escape::escape(e.said().get(lang)).into_owned(),
             Unread::NotJson(e) => format!(
                 "{file}: {} ({e})",
                 tr(lang, "JSON ではありません", "not JSON")

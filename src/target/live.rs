@@ -55,16 +55,55 @@ pub enum LiveError {
 }
 
 impl LiveError {
-    fn hint(&self) -> &'static str {
+    /// The message in both languages (`to_string` is the English one); what the server
+    /// or the client library said stays as data.
+    fn said(&self) -> crate::error::Msg {
+        let ja = match self {
+            LiveError::Unreachable(why) => format!("クラスターにつながりません: {why}"),
+            LiveError::Timeout(what) => format!("時間切れです: {what}"),
+            LiveError::Api { code, message } => {
+                format!("API サーバーが {code} を返しました: {message}")
+            }
+            LiveError::Config(why) => format!("kubeconfig: {why}"),
+            LiveError::Unsupported(why) => format!("このリクエストは送れません: {why}"),
+            LiveError::NotServed { api_version, kind } => {
+                format!("クラスターは {api_version} の {kind} を提供していません")
+            }
+        };
+        crate::error::msg(ja, self.to_string())
+    }
+
+    /// [`LiveError::hint`] in both languages.
+    fn hint_said(&self) -> crate::error::Msg {
+        let ja = match self {
+            LiveError::Unreachable(_) | LiveError::Timeout(_) => {
+                "クラスターが動いているか (`kca cluster status`)、kubeconfig のコンテキストがそのクラスターを指しているかを確かめてください"
+            }
+            LiveError::Config(_) => {
+                "--kubeconfig か --context を指定するか、KUBECONFIG を設定するか、`kca cluster up` でコースのクラスターを作ってください"
+            }
+            LiveError::Api { code: 401, .. } => {
+                "kubeconfig の認証情報が拒まれました。ログインし直すか、別の --context を選んでください"
+            }
+            LiveError::Api { .. } => {
+                "上の API サーバーのメッセージを見てください。-v を付けると詳しく表示します"
+            }
+            LiveError::Unsupported(_) | LiveError::NotServed { .. } => {
+                "クラスターはこの種類を提供していません。CRD (Kyverno など) は入っていますか? `kca cluster status` で確かめてください"
+            }
+        };
+        crate::error::msg(ja, self.hint_en())
+    }
+
+    /// What to do, in English.
+    fn hint_en(&self) -> &'static str {
         match self {
             LiveError::Unreachable(_) | LiveError::Timeout(_) => {
                 "check that the cluster is running (`kca cluster status`) and that the kubeconfig context points at it"
             }
-            LiveError::Config(_) => crate::ui::tr(
-                crate::settings::chosen(),
-                "--kubeconfig か --context を指定するか、KUBECONFIG を設定するか、`kca cluster up` でコースのクラスターを作ってください",
-                "pass --kubeconfig/--context, set KUBECONFIG, or create the course cluster with `kca cluster up`",
-            ),
+            LiveError::Config(_) => {
+                "pass --kubeconfig/--context, set KUBECONFIG, or create the course cluster with `kca cluster up`"
+            }
             LiveError::Api { code: 401, .. } => {
                 "the kubeconfig's credentials were refused; log in again or pick another --context"
             }
@@ -127,7 +166,7 @@ fn unreadable_kubeconfig(paths: &[std::path::PathBuf], e: &impl std::fmt::Displa
 /// Cluster trouble is never the learner's fault: it maps to an environment error (exit 3).
 impl From<LiveError> for crate::error::Error {
     fn from(e: LiveError) -> Self {
-        crate::error::Error::environment(e.to_string(), e.hint())
+        crate::error::Error::environment(e.said(), e.hint_said())
     }
 }
 

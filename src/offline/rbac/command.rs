@@ -64,6 +64,8 @@ const COMMON_SUBRESOURCES: &[&str] = &[
 
 const AS_REQUIRED_HINT: &str = "offline there is no current user to fall back on; name one, \
      e.g. `--as alice` or `--as system:serviceaccount:NS:NAME` (plus `--as-group GROUP` if needed)";
+const AS_REQUIRED_HINT_JA: &str = "オフラインでは代わりになる現在のユーザーがいません。\
+     `--as alice` や `--as system:serviceaccount:NS:NAME` のように指定します (必要なら `--as-group GROUP` も)";
 
 pub fn run(ctx: &Ctx, cmd: AuthCommand) -> Result<Exit> {
     match cmd {
@@ -95,17 +97,32 @@ fn can_i(ctx: &Ctx, args: &CanIArgs) -> Result<Exit> {
     crate::cli::auth::check_can_i(args)?;
     let Some(user) = args.as_user.as_deref().filter(|u| !u.is_empty()) else {
         let message = if args.as_group.is_empty() {
-            "`kca auth can-i` needs --as USER"
+            crate::error::msg(
+                "`kca auth can-i` には --as USER が要ります",
+                "`kca auth can-i` needs --as USER",
+            )
         } else {
-            "--as-group needs --as USER (the API server refuses groups without a user)"
+            crate::error::msg(
+                "--as-group には --as USER が要ります (API サーバーはユーザーのないグループを拒みます)",
+                "--as-group needs --as USER (the API server refuses groups without a user)",
+            )
         };
-        return Err(Error::usage(message, AS_REQUIRED_HINT));
+        return Err(Error::usage(
+            message,
+            crate::error::msg(AS_REQUIRED_HINT_JA, AS_REQUIRED_HINT),
+        ));
     };
     let is_url = args.target.starts_with('/');
     if is_url && args.subresource.is_some() {
         return Err(Error::usage(
-            "--subresource can not be used with a non-resource URL",
-            "drop --subresource, or ask about a TYPE instead of a URL",
+            crate::error::msg(
+                "--subresource はリソースでない URL には使えません",
+                "--subresource can not be used with a non-resource URL",
+            ),
+            crate::error::msg(
+                "--subresource を外すか、URL ではなく種類 (TYPE) を尋ねます",
+                "drop --subresource, or ask about a TYPE instead of a URL",
+            ),
         ));
     }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{describe, read_path};
 use crate::cli::policy::ApplyArgs;
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, msg};
 use crate::exit::Exit;
 use crate::offline::kyverno::engine::admit_with;
 use crate::offline::kyverno::entries::Options;
@@ -77,22 +77,37 @@ impl Apply {
             objs.extend(read_path(p)?);
         }
         let (policies, skipped) = load_policies(&objs);
+        let lang = ctx.settings.lang;
         for s in &skipped {
-            ctx.printer
-                .status(&format!("warning: skipped {}", crate::escape::escape(s)));
+            let s = crate::escape::escape(s);
+            ctx.printer.status(&crate::ui::tr_s(
+                lang,
+                format!("警告: 読み飛ばしました: {s}"),
+                format!("warning: skipped {s}"),
+            ));
         }
         let (policies, invalid) = crate::offline::kyverno::split_invalid(policies);
         for (name, why) in &invalid {
-            ctx.printer.status(&format!(
-                "warning: policy {} is invalid and was skipped: {}",
+            let (name, why) = (
                 crate::escape::escape(name),
-                crate::escape::lines(&why.to_string())
+                crate::escape::lines(&why.to_string()),
+            );
+            ctx.printer.status(&crate::ui::tr_s(
+                lang,
+                format!("警告: ポリシー {name} は正しくないため、使いませんでした: {why}"),
+                format!("warning: policy {name} is invalid and was skipped: {why}"),
             ));
         }
         if policies.is_empty() {
             return Err(Error::usage(
-                "no ClusterPolicy or Policy found in the policy files",
-                "pass files holding kyverno.io/v1 ClusterPolicy or Policy objects",
+                msg(
+                    "ポリシーのファイルに ClusterPolicy も Policy もありません",
+                    "no ClusterPolicy or Policy found in the policy files",
+                ),
+                msg(
+                    "kyverno.io/v1 の ClusterPolicy か Policy を含むファイルを渡します",
+                    "pass files holding kyverno.io/v1 ClusterPolicy or Policy objects",
+                ),
             ));
         }
         let mut resources = Vec::new();
@@ -107,8 +122,17 @@ impl Apply {
                 .transpose()
                 .map_err(|e| {
                     Error::usage_with(
-                        format!("{}: not a values file kyverno apply reads", f.display()),
-                        "globalValues, values and foreachValues are maps; policies, rules, resources, namespaceSelector, namespaces and subresources are lists",
+                        msg(
+                            format!(
+                                "{} は kyverno apply が読む値ファイルの形ではありません",
+                                f.display()
+                            ),
+                            format!("{}: not a values file kyverno apply reads", f.display()),
+                        ),
+                        msg(
+                            "globalValues・values・foreachValues はマップ、policies・rules・resources・namespaceSelector・namespaces・subresources はリストです",
+                            "globalValues, values and foreachValues are maps; policies, rules, resources, namespaceSelector, namespaces and subresources are lists",
+                        ),
                         e,
                     )
                 })?
@@ -250,8 +274,11 @@ pub fn rule_results(
     let (policies, invalid) = crate::offline::kyverno::split_invalid(policies);
     if let Some((name, why)) = invalid.first() {
         return Err(Error::usage(
-            format!("grading policy {name} is invalid: {why}"),
-            "fix the grader",
+            msg(
+                format!("採点用のポリシー {name} が正しくありません: {why}"),
+                format!("grading policy {name} is invalid: {why}"),
+            ),
+            msg("採点スクリプトを直します", "fix the grader"),
         ));
     }
     resources.iter_mut().for_each(runner::default_namespace);

@@ -37,26 +37,23 @@ pub(super) fn read_path(path: &Path) -> Result<Vec<Value>> {
     }
     let text = if path == Path::new("-") {
         let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| Error::usage(format!("cannot read stdin: {e}"), "pipe YAML into kca"))?;
+        std::io::stdin().read_to_string(&mut s).map_err(|e| {
+            Error::usage(
+                crate::error::msg(
+                    format!("標準入力を読めません: {e}"),
+                    format!("cannot read stdin: {e}"),
+                ),
+                crate::error::msg("YAML をパイプで kca に渡します", "pipe YAML into kca"),
+            )
+        })?;
         s
     } else {
-        let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)
-            .map_err(|e| Error::usage(e.to_string(), e.hint()))?;
-        String::from_utf8(bytes).map_err(|_| {
-            Error::usage(
-                format!("{} is not UTF-8 text", path.display()),
-                "save it as UTF-8",
-            )
-        })?
+        let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)?;
+        String::from_utf8(bytes)
+            .map_err(|_| crate::input::ReadError::NotUtf8(path.to_path_buf()))?
     };
-    let docs = crate::yaml::parse_json_stream(&text).map_err(|e| {
-        Error::usage(
-            format!("{}: {e}", path.display()),
-            "fix the YAML and run again",
-        )
-    })?;
+    let docs = crate::yaml::parse_json_stream(&text)
+        .map_err(|e| crate::diag::not_yaml(path, &text, &e))?;
     let mut out = Vec::new();
     for d in docs {
         if d.get("kind").and_then(Value::as_str) == Some("List") {

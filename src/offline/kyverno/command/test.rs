@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::cli::policy::TestArgs;
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, msg};
 use crate::escape::escape;
 use crate::exit::Exit;
 use crate::offline::kyverno::runner::{self, Row, Verdict};
@@ -35,6 +35,9 @@ struct Summary {
 struct TestRun {
     rows: Vec<Row>,
     errors: Vec<String>,
+    /// Under each error of the same index: the file's line and a caret, when it is a
+    /// YAML syntax error (text output only; JSON and JUnit keep the one-line error).
+    excerpts: Vec<Vec<String>>,
     summary: Summary,
 }
 
@@ -67,21 +70,33 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
     };
     for r in &roots {
         if !r.exists() {
+            let p = crate::escape::path(r);
             return Err(Error::usage(
-                format!("{} does not exist", crate::escape::path(r)),
-                "pass a folder holding kyverno-test.yaml files",
+                msg(format!("{p} がありません"), format!("{p} does not exist")),
+                msg(
+                    "kyverno-test.yaml のあるフォルダーを渡します",
+                    "pass a folder holding kyverno-test.yaml files",
+                ),
             ));
         }
     }
     let files = runner::find_tests_named(&roots, &[args.file_name.as_str()]);
     if files.is_empty() {
+        let name = &args.file_name;
         return Err(Error::usage(
-            format!("no {} found", args.file_name),
-            "pass a folder holding Kyverno test files (or name them with --file-name)",
+            msg(
+                format!("{name} が見つかりません"),
+                format!("no {name} found"),
+            ),
+            msg(
+                "Kyverno のテストファイルのあるフォルダーを渡します (名前が違うなら --file-name で指定します)",
+                "pass a folder holding Kyverno test files (or name them with --file-name)",
+            ),
         ));
     }
     let mut rows = Vec::new();
     let mut errors = Vec::new();
+    let mut excerpts = Vec::new();
     for f in &files {
         ctx.printer
             .verbose(&format!("test {}", crate::escape::path(f)));
@@ -91,7 +106,13 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
                     .as_deref()
                     .is_none_or(|sel| runner::selects(sel, row))
             })),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => {
+                errors.push(e.to_string());
+                excerpts.push(match e {
+                    runner::FileError::Yaml { excerpt, .. } => excerpt,
+                    _ => Vec::new(),
+                });
+            }
         }
     }
     let mut summary = Summary::default();
@@ -106,6 +127,7 @@ fn evaluate(ctx: &Ctx, args: &TestArgs) -> Result<TestRun> {
     Ok(TestRun {
         rows,
         errors,
+        excerpts,
         summary,
     })
 }
@@ -162,12 +184,15 @@ fn render_text(ctx: &Ctx, args: &TestArgs, run: &TestRun) {
         }
         p.out(line.trim_end());
     }
-    for e in errors {
+    for (e, excerpt) in errors.iter().zip(&run.excerpts) {
         p.out(&format!(
             "{}  {}",
             p.paint(Style::Error, "✗ ERROR"),
             crate::escape::lines(e)
         ));
+        for line in excerpt {
+            p.out(&format!("   {line}"));
+        }
     }
     p.out(&format!(
         "{} passed, {} failed, {} skipped",

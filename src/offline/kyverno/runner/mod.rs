@@ -128,6 +128,8 @@ pub enum FileError {
     Yaml {
         path: PathBuf,
         source: crate::yaml::YamlError,
+        /// The line and a caret under the column (`diag::excerpt`), for the text report.
+        excerpt: Vec<String>,
     },
     #[error("{}: empty test file", .0.display())]
     Empty(PathBuf),
@@ -148,6 +150,7 @@ fn read_raw_docs(path: &Path) -> Result<Vec<Value>, FileError> {
     let text = String::from_utf8(bytes).map_err(|_| FileError::NotUtf8(path.to_path_buf()))?;
     crate::yaml::parse_json_stream(&text).map_err(|source| FileError::Yaml {
         path: path.to_path_buf(),
+        excerpt: crate::diag::excerpt(&text, source.pos, crate::diag::LINE_WINDOW),
         source,
     })
 }
