@@ -74,7 +74,6 @@ pub fn run_in(ctx: &Ctx, cmd: GraderCommand, at: &Place) -> Result<Exit> {
             "run it without `--output`",
         ));
     }
-    let p = &ctx.printer;
     // One language per line: the learner's (`KCA_LANG` from the kca running the check).
     let lang = ctx.settings.lang;
     match cmd {
@@ -83,38 +82,30 @@ pub fn run_in(ctx: &Ctx, cmd: GraderCommand, at: &Place) -> Result<Exit> {
                 Ok(d) => d,
                 Err(e) => return Ok(say_render(ctx, e)),
             };
-            let grader = crate::yaml::parse_json_stream(&crate::input::read_text(&at.at(&policy))?)
-                .map_err(|e| {
-                    Error::usage(format!("{}: {e}", policy.display()), "fix the grader")
-                })?;
-            let results = crate::offline::kyverno::command::rule_results(&grader, docs)?;
-            let fails: Vec<_> = results
-                .iter()
-                .filter(|r| r.2 != "pass" && r.2 != "skip")
-                .collect();
-            let passes = results.iter().filter(|r| r.2 == "pass").count();
-            for (res, rule, status, msg) in &results {
-                p.out(&format!(
-                    "{res}  {status}  {rule}{}",
-                    if msg.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {msg}")
-                    }
-                ));
+            let none = tr(
+                lang,
+                "レンダリングに採点対象のオブジェクトがありません",
+                "the render holds none of the objects graded",
+            );
+            grade(ctx, at, &policy, docs, none)
+        }
+        GraderCommand::Files { policy, files } => {
+            let mut docs = Vec::new();
+            for f in &files {
+                let text = crate::input::read_text(&at.at(f))
+                    .map_err(|e| Error::usage(format!("{}: {e}", f.display()), "check the path"))?;
+                docs.extend(
+                    crate::yaml::parse_json_stream(&text).map_err(|e| {
+                        Error::usage(format!("{}: {e}", f.display()), "fix the YAML")
+                    })?,
+                );
             }
-            if !fails.is_empty() {
-                return Ok(Exit::NotPassed);
-            }
-            if passes == 0 {
-                p.out(tr(
-                    lang,
-                    "レンダリングに採点対象のオブジェクトがありません",
-                    "the render holds none of the objects graded",
-                ));
-                return Ok(Exit::NotPassed);
-            }
-            Ok(Exit::Success)
+            let none = tr(
+                lang,
+                "採点対象のオブジェクトがありません",
+                "none of the objects graded is there",
+            );
+            grade(ctx, at, &policy, docs, none)
         }
         GraderCommand::Gate {
             want,
@@ -127,6 +118,47 @@ pub fn run_in(ctx: &Ctx, cmd: GraderCommand, at: &Place) -> Result<Exit> {
             workloads,
             want,
         } => selects(ctx, at, &services, &workloads, &want),
+    }
+}
+
+/// Runs a grading policy on `docs`: a line per rule result (its message in the
+/// learner's language), exit 0 when none fails and at least one passes (else `none` is said).
+fn grade(ctx: &Ctx, at: &Place, policy: &Path, docs: Vec<Value>, none: &str) -> Result<Exit> {
+    let p = &ctx.printer;
+    let grader = crate::yaml::parse_json_stream(&crate::input::read_text(&at.at(policy))?)
+        .map_err(|e| Error::usage(format!("{}: {e}", policy.display()), "fix the grader"))?;
+    let results = crate::offline::kyverno::command::rule_results(&grader, docs)?;
+    for (res, rule, status, msg) in &results {
+        let msg = one_language(ctx.settings.lang, msg);
+        p.out(&format!(
+            "{res}  {status}  {rule}{}",
+            if msg.is_empty() {
+                String::new()
+            } else {
+                format!(": {msg}")
+            }
+        ));
+    }
+    if results.iter().any(|r| r.2 != "pass" && r.2 != "skip") {
+        return Ok(Exit::NotPassed);
+    }
+    if !results.iter().any(|r| r.2 == "pass") {
+        p.out(none);
+        return Ok(Exit::NotPassed);
+    }
+    Ok(Exit::Success)
+}
+
+/// A grading policy's message is written `Japanese / English` (the labs' graders): the
+/// learner's half. Any other message is data, shown whole.
+fn one_language(lang: Lang, msg: &str) -> &str {
+    let mut halves = msg.split(" / ");
+    match (halves.next(), halves.next(), halves.next()) {
+        (Some(ja), Some(en), None) if !ja.is_ascii() && en.is_ascii() => match lang {
+            Lang::Ja => ja.trim(),
+            Lang::En => en.trim(),
+        },
+        _ => msg,
     }
 }
 
@@ -234,18 +266,36 @@ fn variant_render(
     };
     let stream = |docs: &[Value]| crate::yaml::to_stream(docs);
     Ok(match variant {
-        "prod" | "policy-swap" => (stream(&prod()?), "the prod render (app/overlays/prod)"),
+        "prod" | "policy-swap" => (
+            stream(&prod()?),
+            tr(
+                lang,
+                "本番レンダリング(app/overlays/prod)",
+                "the prod render (app/overlays/prod)",
+            ),
+        ),
         "latest-back" => {
             let mut d = prod()?;
             map_images(&mut d, |i| format!("{}:latest", split_digest(i).0));
-            (stream(&d), "the prod render with :latest put back")
+            (
+                stream(&d),
+                tr(
+                    lang,
+                    ":latest を戻した本番レンダリング",
+                    "the prod render with :latest put back",
+                ),
+            )
         }
         "no-digest" => {
             let mut d = prod()?;
             map_images(&mut d, |i| split_digest(i).0.to_string());
             (
                 stream(&d),
-                "the prod render with its digest dropped (no tag, no digest)",
+                tr(
+                    lang,
+                    "ダイジェストを外した本番レンダリング(タグもダイジェストもない)",
+                    "the prod render with its digest dropped (no tag, no digest)",
+                ),
             )
         }
         "mixed" => {
@@ -260,7 +310,11 @@ fn variant_render(
             }));
             (
                 stream(&d),
-                "the prod render plus a second Deployment on :latest",
+                tr(
+                    lang,
+                    ":latest の Deployment をもう1つ足した本番レンダリング",
+                    "the prod render plus a second Deployment on :latest",
+                ),
             )
         }
         "digest-elsewhere" => {
@@ -299,7 +353,11 @@ fn variant_render(
             );
             (
                 text,
-                "the prod render with the app image unpinned, its digest only in an annotation, a comment and an init container",
+                tr(
+                    lang,
+                    "アプリのイメージを固定せず、ダイジェストを注釈・コメント・init コンテナにだけ残した本番レンダリング",
+                    "the prod render with the app image unpinned, its digest only in an annotation, a comment and an init container",
+                ),
             )
         }
         "base" => {
@@ -314,11 +372,22 @@ fn variant_render(
                     ),
                 ),
             })?;
-            (stream(&docs), "the base render (app/base, still :latest)")
+            (
+                stream(&docs),
+                tr(
+                    lang,
+                    "base のレンダリング(app/base、:latest のまま)",
+                    "the base render (app/base, still :latest)",
+                ),
+            )
         }
         "empty" => (
             String::new(),
-            "an empty render (a render step that failed quietly)",
+            tr(
+                lang,
+                "空のレンダリング(黙って失敗したレンダリング)",
+                "an empty render (a render step that failed quietly)",
+            ),
         ),
         other => return Err((Exit::Usage, format!("unknown variant {other}"))),
     })
@@ -377,13 +446,14 @@ fn gate_on(
     policy: &Path,
 ) -> Result<Exit> {
     let p = &ctx.printer;
+    let lang = ctx.settings.lang;
     if !matches!(want, "pass" | "stop") {
         return Err(Error::usage(
             format!("want is pass or stop, not {want}"),
             "pass or stop",
         ));
     }
-    let (text, what) = match variant_render(at, ctx.settings.lang, variant) {
+    let (text, what) = match variant_render(at, lang, variant) {
         Ok(v) => v,
         Err((exit, why)) => {
             p.out(&why);
@@ -413,14 +483,22 @@ fn gate_on(
     let done =
         done.map_err(|e| Error::environment(format!("cannot run bash: {e}"), "install bash"))?;
     let what = if variant == "policy-swap" {
-        "the prod render, with policy/require-pinned.yaml replaced by one that stops every Pod"
+        tr(
+            lang,
+            "policy/require-pinned.yaml をすべての Pod を止めるポリシーに差し替えたうえでの本番レンダリング",
+            "the prod render, with policy/require-pinned.yaml replaced by one that stops every Pod",
+        )
     } else {
         what
     };
-    p.out(&format!(
-        "{} on {what}: {}",
-        gate.display(),
-        done.describe()
+    let ended = match (ctx.settings.lang, done.code()) {
+        (Lang::Ja, Some(c)) => format!("終了コード {c}"),
+        _ => done.describe(),
+    };
+    p.out(&tr_s(
+        ctx.settings.lang,
+        format!("{}({what}): {ended}", gate.display()),
+        format!("{} on {what}: {ended}", gate.display()),
     ));
     let ok = match (want, done.code()) {
         ("pass", Some(0)) => true,
@@ -430,7 +508,6 @@ fn gate_on(
     if ok {
         return Ok(Exit::Success);
     }
-    let lang = ctx.settings.lang;
     p.out(match want {
         "pass" => tr(lang, "ゲートは通すべきものを止めました", "the gate stopped what it should let through"),
         _ if variant == "policy-swap" => tr(
