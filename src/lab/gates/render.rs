@@ -320,4 +320,56 @@ mod tests {
         let dir = Path::new("app/overlays/prod");
         assert_ne!(key(&place(a.path()), dir), key(&place(b.path()), dir));
     }
+
+    /// Issue 20: kca-gates ran `kubectl kustomize` once per check of every variant (168
+    /// times for one `lab verify`); checks asking at once, in two workspaces holding the
+    /// same tree, now wait for one render.
+    #[cfg(unix)]
+    #[test]
+    fn checks_asking_at_once_in_equal_workspaces_get_one_render() {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = tempfile::tempdir().unwrap();
+        let count = bin.path().join("count");
+        let fake = bin.path().join("kubectl");
+        std::fs::write(
+            &fake,
+            format!(
+                "#!/bin/sh\necho run >> '{}'\nsleep 0.2\necho 'kind: Deployment'\n",
+                count.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths(std::iter::once(bin.path().to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap();
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        // Content of this test's own, so no other test shares its cache entry.
+        let unique = format!("../../base\n# {}\n", bin.path().display());
+        for d in [a.path(), b.path()] {
+            overlay(d, "../../base");
+            write(d, "app/overlays/prod/notes.txt", &unique);
+        }
+        let places: Vec<Place> = [a.path(), b.path()]
+            .iter()
+            .map(|d| Place {
+                cwd: d.to_path_buf(),
+                env: vec![("PATH".into(), path.clone())],
+            })
+            .collect();
+        let (dir, places) = (Path::new("app/overlays/prod"), &places);
+        let renders: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| s.spawn(move || render(&places[i % 2], dir).ok()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(
+            renders
+                .iter()
+                .all(|r| r.as_ref().is_some_and(|d| d.len() == 1))
+        );
+        assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n");
+    }
 }
