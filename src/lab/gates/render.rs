@@ -53,7 +53,7 @@ pub(super) fn render(at: &Place, dir: &Path) -> Result<Vec<Value>, RenderError> 
     };
     let mut done = slot.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(d) = done.as_ref() {
-        let shared = !matches!(d.result, Err(RenderError::Failed(_)));
+        let shared = d.result.is_ok();
         if shared || d.cwd == at.cwd {
             return d
                 .result
@@ -74,14 +74,15 @@ pub(super) fn render(at: &Place, dir: &Path) -> Result<Vec<Value>, RenderError> 
 }
 
 /// Runs `kubectl kustomize` and parses its output; `keep` is false for a failure that may
-/// not happen again (kubectl could not be started, or ran out of time).
+/// not happen again (kubectl missing or not started, or out of time).
 fn make(at: &Place, dir: &Path) -> (Result<Arc<Vec<Value>>, RenderError>, bool) {
     let mut cmd = at.command("kubectl");
     cmd.arg("kustomize").arg(dir);
     let done = match crate::exec::run(crate::exec::Job::new(cmd, RENDER_TIMEOUT)) {
         Ok(d) => d,
+        // Not kept: kubectl may be installed while `lab watch` runs.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return (Err(RenderError::NoKubectl), true);
+            return (Err(RenderError::NoKubectl), false);
         }
         Err(e) => return (Err(RenderError::Failed(e.to_string())), false),
     };
