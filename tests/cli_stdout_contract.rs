@@ -452,6 +452,18 @@ fn rows() -> Vec<Row> {
                 ],
             )
         }),
+        row!("policy grader files", "error", |t| {
+            args(
+                t,
+                &[
+                    "policy",
+                    "grader",
+                    "files",
+                    "no-such-policy.yaml",
+                    "no-such.yaml",
+                ],
+            )
+        }),
         row!("policy grader gate", "error", |t| {
             args(
                 t,

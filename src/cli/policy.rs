@@ -26,6 +26,15 @@ pub enum GraderCommand {
     /// Render a kustomize folder (`kubectl kustomize`, once per content) and run a grading
     /// policy on the parsed render: every rule must pass, and at least one must apply
     Render { dir: PathBuf, policy: PathBuf },
+    /// Run a grading policy on the objects of files: every rule must pass, and at least
+    /// one must apply (a message `Japanese / English` is said in the learner's language)
+    Files {
+        /// The grading policy
+        policy: PathBuf,
+        /// Files holding the objects graded
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Run the learner's gate on a render it must let through (`pass`) or stop (`stop`)
     Gate {
         /// pass | stop

@@ -264,7 +264,9 @@ pub fn best_match(want: &Value, docs: &[Value]) -> Result<(), Diff> {
 }
 
 /// Runs a `command` check's program (through `crate::exec`: own process group, killed
-/// whole at the timeout, output capped) and judges its exit code and output.
+/// whole at the timeout, output capped) and judges its exit code and output. kca's own
+/// graders (`run: [kca, …, policy, grader, …]`) run in this process instead
+/// (`inproc`), with the same arguments, workspace, environment and captured output.
 fn command(env: Submission<'_>, check: &Check) -> Outcome {
     let Spec::Command {
         run,
@@ -275,35 +277,38 @@ fn command(env: Submission<'_>, check: &Check) -> Outcome {
     else {
         return Outcome::internal("not a command check");
     };
-    let cmd = match program(env, run, vars) {
+    let prog = match program(env, run, vars) {
         Ok(c) => c,
         Err(ProgramError::Render { what, reason }) => {
             return Outcome::error(Detail::CannotRender { what, reason });
         }
         Err(ProgramError::Empty) => return Outcome::error(Detail::EmptyCommand),
     };
-    let shown = cmd.get_args().fold(
-        cmd.get_program().to_string_lossy().into_owned(),
-        |mut s, a| {
-            s.push(' ');
-            s.push_str(&a.to_string_lossy());
-            s
-        },
-    );
-    let name = cmd.get_program().to_string_lossy().into_owned();
-    let mut job = crate::exec::Job::new(cmd, check.timeout);
+    let shown = prog.argv.join(" ");
+    if let Some(f) = super::inproc::run(&prog, check.timeout) {
+        return finished(check, &shown, f);
+    }
+    let name = prog.argv[0].clone();
+    let mut job = crate::exec::Job::new(prog.command(), check.timeout);
     job.stdin = Some(stdin.clone().unwrap_or_default().into_bytes());
     match crate::exec::run(job) {
         Err(e) => Outcome::error(Detail::CannotRun {
             program: name,
             error: e.to_string(),
         }),
-        Ok(f) if f.end == crate::exec::End::TimedOut => Outcome::error(Detail::TimedOut {
-            ran: ran(&shown, &f, &f.stderr.text(), &f.stdout.text()),
-            seconds: check.timeout.as_secs(),
-        }),
-        Ok(f) => judge_run(check, &shown, &f),
+        Ok(f) => finished(check, &shown, f),
     }
+}
+
+/// A program that ran (or an in-process grader): out of time, or judged.
+fn finished(check: &Check, shown: &str, f: crate::exec::Finished) -> Outcome {
+    if f.end == crate::exec::End::TimedOut {
+        return Outcome::error(Detail::TimedOut {
+            ran: ran(shown, &f, &f.stderr.text(), &f.stdout.text()),
+            seconds: check.timeout.as_secs(),
+        });
+    }
+    judge_run(check, shown, &f)
 }
 
 /// The program as run, for a detail: its command line, its last lines and what was cut.
@@ -330,13 +335,34 @@ enum ProgramError {
     Empty,
 }
 
+/// A `command` check's program, ready to run: arguments and environment rendered.
+pub(super) struct Program {
+    pub argv: Vec<String>,
+    /// The workspace: the program's working directory.
+    pub cwd: std::path::PathBuf,
+    /// What kca adds to its own environment for the program (`KCA_LANG`, `PATH`, …).
+    pub env: Vec<(String, std::ffi::OsString)>,
+    /// Whether the check sets variables of its own (`env:`), beyond kca's.
+    pub own_env: bool,
+}
+
+impl Program {
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.argv[0]);
+        cmd.args(&self.argv[1..])
+            .current_dir(&self.cwd)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+}
+
 /// The check's program: arguments and environment rendered (tera), run in the workspace
 /// with the lab's variables and the running kca first on PATH.
 fn program(
     env: Submission<'_>,
     run: &[String],
     vars: &std::collections::BTreeMap<String, String>,
-) -> Result<Command, ProgramError> {
+) -> Result<Program, ProgramError> {
     let ctx = super::workspace::template_context(env.lab, env.workspace);
     let render = |s: &str| -> Result<String, String> {
         if s.contains("{{") {
@@ -354,16 +380,18 @@ fn program(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let Some((first, rest)) = argv.split_first() else {
+    if argv.is_empty() {
         return Err(ProgramError::Empty);
-    };
-    let mut cmd = Command::new(first);
-    cmd.args(rest)
-        .current_dir(env.workspace)
-        .env("KCA_LAB", &env.lab.id)
-        .env("KCA_LANG", crate::settings::chosen().code())
-        .env("KCA_LAB_DIR", super::workspace::lab_dir(env.lab))
-        .env("KCA_WORKSPACE", env.workspace);
+    }
+    let mut added: Vec<(String, std::ffi::OsString)> = vec![
+        ("KCA_LAB".into(), env.lab.id.clone().into()),
+        ("KCA_LANG".into(), crate::settings::chosen().code().into()),
+        (
+            "KCA_LAB_DIR".into(),
+            super::workspace::lab_dir(env.lab).into_os_string(),
+        ),
+        ("KCA_WORKSPACE".into(), env.workspace.as_os_str().to_owned()),
+    ];
     // The learner's scripts call `kca …`: the running kca comes first on PATH.
     if let Some(dir) = std::env::current_exe()
         .ok()
@@ -373,19 +401,22 @@ fn program(
         let mut parts = vec![dir];
         parts.extend(std::env::split_paths(&path));
         if let Ok(joined) = std::env::join_paths(parts) {
-            cmd.env("PATH", joined);
+            added.push(("PATH".into(), joined));
         }
     }
     for (k, v) in vars {
-        cmd.env(
-            k,
-            render(v).map_err(|reason| ProgramError::Render {
-                what: format!("env `{k}`"),
-                reason,
-            })?,
-        );
+        let v = render(v).map_err(|reason| ProgramError::Render {
+            what: format!("env `{k}`"),
+            reason,
+        })?;
+        added.push((k.clone(), v.into()));
     }
-    Ok(cmd)
+    Ok(Program {
+        argv,
+        cwd: env.workspace.to_path_buf(),
+        env: added,
+        own_env: !vars.is_empty(),
+    })
 }
 
 /// Judges a finished program against the check's exit code and output patterns.

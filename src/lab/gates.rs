@@ -1,13 +1,15 @@
 //! kca-gates' graders, in kca itself (they were Python and shell, and needed python3 and
 //! PyYAML): a kustomize render parsed in-process and graded by a policy, the learner's
 //! gate run on renders it must pass or stop, and which workloads each Service selects.
-//! A render is made once per content of the kustomize tree (`kubectl kustomize`, cached
-//! in the temporary folder under a hash of every file below it), so the checks of one
-//! variant share it. Exit codes: 0 graded as wanted, 1 not, 2 the render cannot be built,
-//! 77 `kubectl` is missing (the check's `skipExit`: cannot judge here).
+//! A render is made once per content of the kustomize tree (`kubectl kustomize`, kept in
+//! memory under the relative paths and bytes of every file below it, one render at a time
+//! per content), so the checks of a variant — and variants whose trees are equal — share
+//! it. A lab's `command` check runs these graders in-process (`lab::inproc`), in the
+//! check's workspace and with the environment the check gives its programs ([`Place`]).
+//! Exit codes: 0 graded as wanted, 1 not, 2 the render cannot be built, 77 `kubectl` is
+//! missing (the check's `skipExit`: cannot judge here).
 
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -20,12 +22,50 @@ use crate::exit::Exit;
 use crate::settings::Lang;
 use crate::ui::{tr, tr_s};
 
+mod render;
+use render::{RenderError, render};
+
 const SKIP: Exit = Exit::Chosen(77);
 const NO_RENDER: Exit = Exit::Chosen(2);
-const RENDER_TIMEOUT: Duration = Duration::from_secs(60);
 const GATE_TIMEOUT: Duration = Duration::from_secs(100);
 
+/// Where a grader works: the workspace its relative paths name (the process's working
+/// directory when run as `kca policy grader …`), and the environment variables the
+/// programs it starts get on top of kca's own (a lab check's `KCA_LANG`, `PATH`, …).
+#[derive(Debug, Clone, Default)]
+pub struct Place {
+    pub cwd: PathBuf,
+    pub env: Vec<(String, std::ffi::OsString)>,
+}
+
+impl Place {
+    /// The process's working directory (an empty `cwd`), nothing added.
+    fn here() -> Place {
+        Place::default()
+    }
+
+    /// `path` as the grader reads it: relative to `cwd`.
+    fn at(&self, path: &Path) -> PathBuf {
+        self.cwd.join(path)
+    }
+
+    /// A program to start here: in `cwd`, with the environment added.
+    fn command(&self, program: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
+        if !self.cwd.as_os_str().is_empty() {
+            cmd.current_dir(&self.cwd);
+        }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+}
+
 pub fn run(ctx: &Ctx, cmd: GraderCommand) -> Result<Exit> {
+    run_in(ctx, cmd, &Place::here())
+}
+
+/// [`run`] at a [`Place`]: the graders of a lab's `command` check, in-process.
+pub fn run_in(ctx: &Ctx, cmd: GraderCommand, at: &Place) -> Result<Exit> {
     // The graders speak to a lab's `command` checks, line by line: no document to offer,
     // so `-o json|junit` is refused (and the refusal is the one document on stdout).
     if ctx.settings.output != crate::settings::OutputFormat::Text {
@@ -40,69 +80,107 @@ pub fn run(ctx: &Ctx, cmd: GraderCommand) -> Result<Exit> {
             ),
         ));
     }
-    let p = &ctx.printer;
     // One language per line: the learner's (`KCA_LANG` from the kca running the check).
     let lang = ctx.settings.lang;
     match cmd {
         GraderCommand::Render { dir, policy } => {
-            let docs = match render(&dir) {
+            let docs = match render(at, &dir) {
                 Ok(d) => d,
                 Err(e) => return Ok(say_render(ctx, e)),
             };
-            let grader = crate::yaml::parse_json_stream(&crate::input::read_text(&policy)?)
-                .map_err(|e| {
-                    let p = policy.display();
+            let none = tr(
+                lang,
+                "レンダリングに採点対象のオブジェクトがありません",
+                "the render holds none of the objects graded",
+            );
+            grade(ctx, at, &policy, docs, none)
+        }
+        GraderCommand::Files { policy, files } => {
+            let mut docs = Vec::new();
+            for f in &files {
+                let text = crate::input::read_text(&at.at(f)).map_err(|e| {
+                    let p = f.display();
                     Error::usage(
                         crate::error::msg(format!("{p}: {e}"), format!("{p}: {e}")),
-                        crate::error::msg("採点用のポリシーを直します", "fix the grader"),
+                        crate::error::msg("パスを確かめます", "check the path"),
                     )
                 })?;
-            let results = crate::offline::kyverno::command::rule_results(&grader, docs)?;
-            let fails: Vec<_> = results
-                .iter()
-                .filter(|r| r.2 != "pass" && r.2 != "skip")
-                .collect();
-            let passes = results.iter().filter(|r| r.2 == "pass").count();
-            for (res, rule, status, msg) in &results {
-                p.out(&format!(
-                    "{res}  {status}  {rule}{}",
-                    if msg.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {msg}")
-                    }
-                ));
+                docs.extend(crate::yaml::parse_json_stream(&text).map_err(|e| {
+                    Error::usage(
+                        crate::error::msg(
+                            format!("{}: {e}", f.display()),
+                            format!("{}: {e}", f.display()),
+                        ),
+                        crate::error::msg("YAML を直します", "fix the YAML"),
+                    )
+                })?);
             }
-            if !fails.is_empty() {
-                return Ok(Exit::NotPassed);
-            }
-            if passes == 0 {
-                p.out(tr(
-                    lang,
-                    "レンダリングに採点対象のオブジェクトがありません",
-                    "the render holds none of the objects graded",
-                ));
-                return Ok(Exit::NotPassed);
-            }
-            Ok(Exit::Success)
+            let none = tr(
+                lang,
+                "採点対象のオブジェクトがありません",
+                "none of the objects graded is there",
+            );
+            grade(ctx, at, &policy, docs, none)
         }
         GraderCommand::Gate {
             want,
             variant,
             gate,
             policy,
-        } => gate_on(ctx, &want, &variant, &gate, &policy),
+        } => gate_on(ctx, at, &want, &variant, &gate, &policy),
         GraderCommand::Selects {
             services,
             workloads,
             want,
-        } => selects(ctx, &services, &workloads, &want),
+        } => selects(ctx, at, &services, &workloads, &want),
     }
 }
 
-enum RenderError {
-    NoKubectl,
-    Failed(String),
+/// Runs a grading policy on `docs`: a line per rule result (its message in the
+/// learner's language), exit 0 when none fails and at least one passes (else `none` is said).
+fn grade(ctx: &Ctx, at: &Place, policy: &Path, docs: Vec<Value>, none: &str) -> Result<Exit> {
+    let p = &ctx.printer;
+    let grader = crate::yaml::parse_json_stream(&crate::input::read_text(&at.at(policy))?)
+        .map_err(|e| {
+            let p = policy.display();
+            Error::usage(
+                crate::error::msg(format!("{p}: {e}"), format!("{p}: {e}")),
+                crate::error::msg("採点用のポリシーを直します", "fix the grader"),
+            )
+        })?;
+    let results = crate::offline::kyverno::command::rule_results(&grader, docs)?;
+    for (res, rule, status, msg) in &results {
+        let msg = one_language(ctx.settings.lang, msg);
+        p.out(&format!(
+            "{res}  {status}  {rule}{}",
+            if msg.is_empty() {
+                String::new()
+            } else {
+                format!(": {msg}")
+            }
+        ));
+    }
+    if results.iter().any(|r| r.2 != "pass" && r.2 != "skip") {
+        return Ok(Exit::NotPassed);
+    }
+    if !results.iter().any(|r| r.2 == "pass") {
+        p.out(none);
+        return Ok(Exit::NotPassed);
+    }
+    Ok(Exit::Success)
+}
+
+/// A grading policy's message is written `Japanese / English` (the labs' graders): the
+/// learner's half. Any other message is data, shown whole.
+fn one_language(lang: Lang, msg: &str) -> &str {
+    let mut halves = msg.split(" / ");
+    match (halves.next(), halves.next(), halves.next()) {
+        (Some(ja), Some(en), None) if !ja.is_ascii() && en.is_ascii() => match lang {
+            Lang::Ja => ja.trim(),
+            Lang::En => en.trim(),
+        },
+        _ => msg,
+    }
 }
 
 fn say_render(ctx: &Ctx, e: RenderError) -> Exit {
@@ -124,86 +202,6 @@ fn say_render(ctx: &Ctx, e: RenderError) -> Exit {
             NO_RENDER
         }
     }
-}
-
-/// Every regular file below `dir`, sorted, for the render's cache key.
-fn tree_files(dir: &Path, out: &mut Vec<PathBuf>, budget: &mut usize) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if *budget == 0 {
-            return;
-        }
-        *budget -= 1;
-        match std::fs::symlink_metadata(&p) {
-            Ok(m) if m.is_dir() => tree_files(&p, out, budget),
-            Ok(m) if m.is_file() => out.push(p),
-            _ => {}
-        }
-    }
-}
-
-/// The kustomize render of `dir` (relative to the workspace, the current folder), parsed.
-/// Cached per content of the first folder of `dir` (a base next to its overlays included).
-fn render(dir: &Path) -> std::result::Result<Vec<Value>, RenderError> {
-    let root = dir
-        .components()
-        .next()
-        .map(|c| PathBuf::from(c.as_os_str()))
-        .unwrap_or_else(|| dir.to_path_buf());
-    let mut files = Vec::new();
-    tree_files(&root, &mut files, &mut 4096);
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    dir.hash(&mut h);
-    std::env::current_dir().ok().hash(&mut h);
-    for f in &files {
-        f.hash(&mut h);
-        std::fs::read(f).unwrap_or_default().hash(&mut h);
-    }
-    let cache = std::env::temp_dir().join(format!(
-        "kca-render-{}-{:016x}.yaml",
-        crate_user(),
-        h.finish()
-    ));
-    let text = match std::fs::read_to_string(&cache) {
-        Ok(t) => t,
-        Err(_) => {
-            let mut cmd = std::process::Command::new("kubectl");
-            cmd.arg("kustomize").arg(dir);
-            let done =
-                crate::exec::run(crate::exec::Job::new(cmd, RENDER_TIMEOUT)).map_err(|e| {
-                    if e.kind() == std::io::ErrorKind::NotFound {
-                        RenderError::NoKubectl
-                    } else {
-                        RenderError::Failed(e.to_string())
-                    }
-                })?;
-            if done.code() != Some(0) {
-                let err = done.stderr.text();
-                return Err(RenderError::Failed(format!(
-                    "kubectl kustomize {} ({}): {}",
-                    dir.display(),
-                    done.describe(),
-                    err.trim()
-                )));
-            }
-            let text = done.stdout.text();
-            // Written whole, then renamed: a concurrent reader sees all of it or nothing.
-            let part = cache.with_extension(format!("{}.part", std::process::id()));
-            if std::fs::write(&part, &text).is_ok() {
-                let _ = std::fs::rename(&part, &cache);
-            }
-            text
-        }
-    };
-    crate::yaml::parse_json_stream(&text).map_err(|e| RenderError::Failed(e.to_string()))
-}
-
-fn crate_user() -> String {
-    std::env::var("USER").unwrap_or_else(|_| "u".into())
 }
 
 /// The app containers of a workload (not its init containers).
@@ -250,6 +248,7 @@ fn pinned(docs: &[Value]) -> bool {
 
 /// The render a variant names, and what it is, in words.
 fn variant_render(
+    at: &Place,
     lang: Lang,
     variant: &str,
 ) -> std::result::Result<(String, &'static str), (Exit, String)> {
@@ -262,7 +261,7 @@ fn variant_render(
         .to_string()
     };
     let prod = || -> std::result::Result<Vec<Value>, (Exit, String)> {
-        let docs = render(Path::new("app/overlays/prod")).map_err(|e| match e {
+        let docs = render(at, Path::new("app/overlays/prod")).map_err(|e| match e {
             RenderError::NoKubectl => (SKIP, no_kubectl()),
             RenderError::Failed(w) => (
                 NO_RENDER,
@@ -288,18 +287,36 @@ fn variant_render(
     };
     let stream = |docs: &[Value]| crate::yaml::to_stream(docs);
     Ok(match variant {
-        "prod" | "policy-swap" => (stream(&prod()?), "the prod render (app/overlays/prod)"),
+        "prod" | "policy-swap" => (
+            stream(&prod()?),
+            tr(
+                lang,
+                "本番レンダリング(app/overlays/prod)",
+                "the prod render (app/overlays/prod)",
+            ),
+        ),
         "latest-back" => {
             let mut d = prod()?;
             map_images(&mut d, |i| format!("{}:latest", split_digest(i).0));
-            (stream(&d), "the prod render with :latest put back")
+            (
+                stream(&d),
+                tr(
+                    lang,
+                    ":latest を戻した本番レンダリング",
+                    "the prod render with :latest put back",
+                ),
+            )
         }
         "no-digest" => {
             let mut d = prod()?;
             map_images(&mut d, |i| split_digest(i).0.to_string());
             (
                 stream(&d),
-                "the prod render with its digest dropped (no tag, no digest)",
+                tr(
+                    lang,
+                    "ダイジェストを外した本番レンダリング(タグもダイジェストもない)",
+                    "the prod render with its digest dropped (no tag, no digest)",
+                ),
             )
         }
         "mixed" => {
@@ -314,7 +331,11 @@ fn variant_render(
             }));
             (
                 stream(&d),
-                "the prod render plus a second Deployment on :latest",
+                tr(
+                    lang,
+                    ":latest の Deployment をもう1つ足した本番レンダリング",
+                    "the prod render plus a second Deployment on :latest",
+                ),
             )
         }
         "digest-elsewhere" => {
@@ -353,11 +374,15 @@ fn variant_render(
             );
             (
                 text,
-                "the prod render with the app image unpinned, its digest only in an annotation, a comment and an init container",
+                tr(
+                    lang,
+                    "アプリのイメージを固定せず、ダイジェストを注釈・コメント・init コンテナにだけ残した本番レンダリング",
+                    "the prod render with the app image unpinned, its digest only in an annotation, a comment and an init container",
+                ),
             )
         }
         "base" => {
-            let docs = render(Path::new("app/base")).map_err(|e| match e {
+            let docs = render(at, Path::new("app/base")).map_err(|e| match e {
                 RenderError::NoKubectl => (SKIP, no_kubectl()),
                 RenderError::Failed(w) => (
                     NO_RENDER,
@@ -368,11 +393,22 @@ fn variant_render(
                     ),
                 ),
             })?;
-            (stream(&docs), "the base render (app/base, still :latest)")
+            (
+                stream(&docs),
+                tr(
+                    lang,
+                    "base のレンダリング(app/base、:latest のまま)",
+                    "the base render (app/base, still :latest)",
+                ),
+            )
         }
         "empty" => (
             String::new(),
-            "an empty render (a render step that failed quietly)",
+            tr(
+                lang,
+                "空のレンダリング(黙って失敗したレンダリング)",
+                "an empty render (a render step that failed quietly)",
+            ),
         ),
         other => return Err((Exit::Usage, format!("unknown variant {other}"))),
     })
@@ -422,8 +458,16 @@ fn copy_tree(from: &Path, to: &Path, budget: &mut usize) -> std::io::Result<()> 
     Ok(())
 }
 
-fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> Result<Exit> {
+fn gate_on(
+    ctx: &Ctx,
+    at: &Place,
+    want: &str,
+    variant: &str,
+    gate: &Path,
+    policy: &Path,
+) -> Result<Exit> {
     let p = &ctx.printer;
+    let lang = ctx.settings.lang;
     if !matches!(want, "pass" | "stop") {
         return Err(Error::usage(
             crate::error::msg(
@@ -433,7 +477,7 @@ fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> 
             crate::error::msg("pass か stop を指定します", "pass or stop"),
         ));
     }
-    let (text, what) = match variant_render(ctx.settings.lang, variant) {
+    let (text, what) = match variant_render(at, lang, variant) {
         Ok(v) => v,
         Err((exit, why)) => {
             p.out(&why);
@@ -446,14 +490,18 @@ fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> 
     // The gate runs in the workspace, or (policy-swap) in a copy whose policy stops all.
     let cwd = if variant == "policy-swap" {
         let copy = tmp.join("ws");
-        copy_tree(Path::new("."), &copy, &mut 4096)?;
+        copy_tree(&at.at(Path::new(".")), &copy, &mut 4096)?;
         std::fs::write(copy.join(policy), STOP_ALL)?;
         copy
     } else {
-        PathBuf::from(".")
+        at.cwd.clone()
     };
-    let mut cmd = std::process::Command::new("bash");
-    cmd.arg(gate).arg(&render).current_dir(&cwd);
+    let mut cmd = Place {
+        cwd,
+        env: at.env.clone(),
+    }
+    .command("bash");
+    cmd.arg(gate).arg(&render);
     let done = crate::exec::run(crate::exec::Job::new(cmd, GATE_TIMEOUT));
     let _ = std::fs::remove_dir_all(&tmp);
     let done = done.map_err(|e| {
@@ -466,14 +514,22 @@ fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> 
         )
     })?;
     let what = if variant == "policy-swap" {
-        "the prod render, with policy/require-pinned.yaml replaced by one that stops every Pod"
+        tr(
+            lang,
+            "policy/require-pinned.yaml をすべての Pod を止めるポリシーに差し替えたうえでの本番レンダリング",
+            "the prod render, with policy/require-pinned.yaml replaced by one that stops every Pod",
+        )
     } else {
         what
     };
-    p.out(&format!(
-        "{} on {what}: {}",
-        gate.display(),
-        done.describe()
+    let ended = match (ctx.settings.lang, done.code()) {
+        (Lang::Ja, Some(c)) => format!("終了コード {c}"),
+        _ => done.describe(),
+    };
+    p.out(&tr_s(
+        ctx.settings.lang,
+        format!("{}({what}): {ended}", gate.display()),
+        format!("{} on {what}: {ended}", gate.display()),
     ));
     let ok = match (want, done.code()) {
         ("pass", Some(0)) => true,
@@ -483,7 +539,6 @@ fn gate_on(ctx: &Ctx, want: &str, variant: &str, gate: &Path, policy: &Path) -> 
     if ok {
         return Ok(Exit::Success);
     }
-    let lang = ctx.settings.lang;
     p.out(match want {
         "pass" => tr(lang, "ゲートは通すべきものを止めました", "the gate stopped what it should let through"),
         _ if variant == "policy-swap" => tr(
@@ -507,8 +562,8 @@ fn tempfile_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-fn docs_of(path: &Path) -> Result<Vec<Value>> {
-    match crate::input::read_text(path) {
+fn docs_of(at: &Place, path: &Path) -> Result<Vec<Value>> {
+    match crate::input::read_text(&at.at(path)) {
         Ok(t) => crate::yaml::parse_json_stream(&t).map_err(|e| {
             let p = path.display();
             Error::usage(
@@ -525,11 +580,17 @@ fn docs_of(path: &Path) -> Result<Vec<Value>> {
 
 /// Services select the Pods whose template labels hold every key of the selector with the
 /// same value (Kubernetes Service semantics); each must select its one workload.
-fn selects(ctx: &Ctx, services: &Path, workloads: &[PathBuf], want: &[String]) -> Result<Exit> {
+fn selects(
+    ctx: &Ctx,
+    at: &Place,
+    services: &Path,
+    workloads: &[PathBuf],
+    want: &[String],
+) -> Result<Exit> {
     let p = &ctx.printer;
     let mut pods: BTreeMap<String, serde_json::Map<String, Value>> = BTreeMap::new();
     for f in workloads {
-        for d in docs_of(f)? {
+        for d in docs_of(at, f)? {
             let kind = d.get("kind").and_then(Value::as_str).unwrap_or("");
             let name = d
                 .pointer("/metadata/name")
@@ -542,7 +603,7 @@ fn selects(ctx: &Ctx, services: &Path, workloads: &[PathBuf], want: &[String]) -
             }
         }
     }
-    let svcs: BTreeMap<String, Value> = docs_of(services)?
+    let svcs: BTreeMap<String, Value> = docs_of(at, services)?
         .into_iter()
         .filter(|d| d.get("kind").and_then(Value::as_str) == Some("Service"))
         .filter_map(|d| {

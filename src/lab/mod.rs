@@ -10,6 +10,7 @@ pub mod gates;
 pub mod grade;
 pub mod here;
 pub mod incident;
+mod inproc;
 pub mod lifecycle;
 pub mod live;
 pub mod observe;

@@ -174,14 +174,26 @@ fn ids(results: &[CheckResult], v: Verdict) -> Vec<String> {
         .collect()
 }
 
-/// The offline proof: every variant (starter, solution, each mutant) graded in parallel,
-/// then the mutants kca derives from the solution, scored (`score`).
+/// The offline proof: every variant (starter, solution, each mutant) and every mutant kca
+/// derives from the solution, graded on one pool (`score::in_parallel`), then scored.
 pub fn verify(lab: &Lab) -> Result<LabVerdict> {
     let variants = stages(lab);
-    let mut graded = score::in_parallel(&variants, |stage| run_stage(lab, *stage))
-        .into_iter()
-        .collect::<Result<Vec<_>>>()?
-        .into_iter();
+    let derived = score::mutants(lab)?;
+    enum Job<'a> {
+        Stage(Stage<'a>),
+        Derived(&'a derive::Derived),
+    }
+    let jobs: Vec<Job<'_>> = variants
+        .iter()
+        .map(|s| Job::Stage(*s))
+        .chain(derived.iter().map(Job::Derived))
+        .collect();
+    let mut graded = score::in_parallel(&jobs, |job| match job {
+        Job::Stage(stage) => run_stage(lab, *stage),
+        Job::Derived(m) => score::grade_one(lab, m),
+    });
+    let of_derived = graded.split_off(variants.len());
+    let mut graded = graded.into_iter().collect::<Result<Vec<_>>>()?.into_iter();
     let mut v = verify_with(lab, |_| {
         graded.next().ok_or_else(|| {
             crate::error::Error::environment(
@@ -190,11 +202,17 @@ pub fn verify(lab: &Lab) -> Result<LabVerdict> {
             )
         })
     })?;
-    let (score, stage) = score::derived(lab)?;
+    let (score, stage) = score::score(lab, &derived, of_derived)?;
     v.ok &= stage.ok;
     v.mutants.push(stage);
     v.score = Some(score);
     Ok(v)
+}
+
+/// [`verify`] for several labs, as many at once as there are cores (one lab's last
+/// variants need not wait for the next lab's first), verdicts in the order given.
+pub fn verify_all(labs: &[Lab]) -> Vec<Result<LabVerdict>> {
+    score::in_parallel(labs, verify)
 }
 
 /// The proof on any grader of a variant (`starter`, `solution`, each mutant, in that order).

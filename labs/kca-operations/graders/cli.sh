@@ -5,7 +5,7 @@
 #          cli.sh apply POLICY RES  → kyverno apply POLICY --resource RES | kca policy apply POLICY --resource RES
 # (flags from cmd/cli/kubectl-kyverno/commands/{test,apply}/command.go at kyverno v1.19.0)
 set -uo pipefail
-. "$(dirname "$0")/say.sh"
+here="${BASH_SOURCE[0]%/*}"; [ "$here" != "${BASH_SOURCE[0]}" ] || here=.; . "$here/say.sh"
 what="$1"; shift
 if command -v kyverno > /dev/null; then
   say "kyverno CLI で実行します: $(kyverno version 2>/dev/null | head -1)" "running the kyverno CLI: $(kyverno version 2>/dev/null | head -1)"

@@ -11,11 +11,12 @@
 # graded fields (graders/chart-render.yaml, which says how they were produced) and Helm's
 # merge rules (maps merge, lists and scalars replace, null deletes), in-process.
 set -uo pipefail
-. "$(dirname "$0")/say.sh"
+here="${BASH_SOURCE[0]%/*}"; [ "$here" != "${BASH_SOURCE[0]}" ] || here=.; . "$here/say.sh"
 grader="$1"
 version=3.9.1
-render="$(mktemp --suffix=.yaml)"; out="$(mktemp)"
-trap 'rm -f "$render" "$out"' EXIT
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+render="$tmp/render.yaml"; out="$tmp/out"
 chart=()
 why=""
 if ! command -v helm > /dev/null; then
@@ -43,10 +44,13 @@ else
   say "$why: helm template の代わりに kca values render でレンダリングしました (採点する項目のチャート既定値と Helm のマージ規則)" \
     "$why: kca values render stood in for helm template (the chart's defaults for the graded fields, Helm's merge rules)" >&2
 fi
-kca --color never --lang en policy apply "$grader" --resource "$render" > "$out"
+applied="$(kca --color never --lang en policy apply "$grader" --resource "$render")"
 rc=$?
-grep -E '(PASS|FAIL|ERROR|SKIP) |^pass:' "$out"
-if [ "$rc" -eq 0 ] && ! grep -Eq '^pass: [1-9]' "$out"; then
+# The result lines only (grep -E '(PASS|FAIL|ERROR|SKIP) |^pass:'), in bash.
+while IFS= read -r line; do
+  [[ $line =~ (PASS|FAIL|ERROR|SKIP)\ |^pass: ]] && printf '%s\n' "$line"
+done <<< "$applied"
+if [ "$rc" -eq 0 ] && ! [[ $'\n'$applied =~ $'\n'pass:\ [1-9] ]]; then
   say "レンダリングに採点対象の Deployment がありません" "the render holds none of the Deployments graded" >&2
   exit 1
 fi

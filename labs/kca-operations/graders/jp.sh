@@ -8,7 +8,7 @@
 # "# QUERY" and then the result as JSON (kca writes it as Go's encoding/json does).
 # kca's -q is --quiet, so kca takes the query file as --query.
 set -uo pipefail
-. "$(dirname "$0")/say.sh"
+here="${BASH_SOURCE[0]%/*}"; [ "$here" != "${BASH_SOURCE[0]}" ] || here=.; . "$here/say.sh"
 [ -s queries/not-non-root.jp ] || { say "queries/not-non-root.jp がないか空です" "queries/not-non-root.jp is missing or empty" >&2; exit 1; }
 if command -v kyverno > /dev/null; then
   say "kyverno CLI で実行します: $(kyverno version 2>/dev/null | head -1)" "running the kyverno CLI: $(kyverno version 2>/dev/null | head -1)" >&2

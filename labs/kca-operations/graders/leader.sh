@@ -7,7 +7,10 @@
 # config.KyvernoPodName(), set from metadata.name by the chart's KYVERNO_POD_NAME).
 # Exits 77 (skipped) when no cluster answers.
 set -uo pipefail
-. "$(dirname "$0")/say.sh"
+here="${BASH_SOURCE[0]%/*}"; [ "$here" != "${BASH_SOURCE[0]}" ] || here=.; . "$here/say.sh"
+# No kubeconfig and not in a Pod: kubectl has no cluster to ask (and takes a while to say so).
+[ -n "${KUBECONFIG:-}" ] || [ -f "${HOME:-/nonexistent}/.kube/config" ] || [ -n "${KUBERNETES_SERVICE_HOST:-}" ] \
+  || { say "kubeconfig がないので、クラスターに聞けません (KUBECONFIG も ~/.kube/config もありません)" "no kubeconfig: cannot ask the cluster (neither KUBECONFIG nor ~/.kube/config)" >&2; exit 77; }
 command -v kubectl > /dev/null || { say "kubectl が PATH にないので、クラスターに聞けません" "kubectl is not on PATH: cannot ask the cluster" >&2; exit 77; }
 holder="$(kubectl get lease -n kyverno kyverno-reports-controller -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" \
   || { say "クラスターが答えません (kubectl get lease -n kyverno kyverno-reports-controller が失敗): 動いているインストールが必要です" \

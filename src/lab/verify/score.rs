@@ -74,7 +74,7 @@ fn solution_files(lab: &Lab) -> Result<Vec<(String, String)>> {
 }
 
 /// One derived mutant graded: the solution with its file replaced, every setup staged.
-fn grade_one(lab: &Lab, m: &Derived) -> Result<Vec<CheckResult>> {
+pub(super) fn grade_one(lab: &Lab, m: &Derived) -> Result<Vec<CheckResult>> {
     let tmp = Scratch::new()?;
     let ws = tmp.0.join(&lab.workspace_name);
     workspace::materialize(lab, Stage::Solution, &ws)?;
@@ -95,11 +95,18 @@ fn grade_one(lab: &Lab, m: &Derived) -> Result<Vec<CheckResult>> {
     grade::offline_staged(lab, &ws, &[], &final_setups(lab))
 }
 
-/// Derives, grades (in parallel) and scores; the stage verdict lists each survivor and
-/// each declaration that no longer holds.
-pub(super) fn derived(lab: &Lab) -> Result<(MutationScore, StageVerdict)> {
-    let mutants = derive(&solution_files(lab)?);
-    let graded = in_parallel(&mutants, |m| grade_one(lab, m));
+/// The mutants kca derives from the lab's solution.
+pub(super) fn mutants(lab: &Lab) -> Result<Vec<Derived>> {
+    Ok(derive(&solution_files(lab)?))
+}
+
+/// Scores the derived `mutants` on their results (`graded`, in the same order); the stage
+/// verdict lists each survivor and each declaration that no longer holds.
+pub(super) fn score(
+    lab: &Lab,
+    mutants: &[Derived],
+    graded: Vec<Result<Vec<CheckResult>>>,
+) -> Result<(MutationScore, StageVerdict)> {
     let mut problems = Vec::new();
     let (mut killed, mut equivalent) = (0, 0);
     let mut survivors = Vec::new();

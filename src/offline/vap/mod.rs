@@ -14,8 +14,8 @@ mod kyverno;
 mod libs;
 mod literal;
 mod matching;
-mod mutate_existing;
 mod mpol_targets;
+mod mutate_existing;
 mod params;
 mod services;
 mod template;
@@ -43,8 +43,8 @@ use matching::*;
 pub use matching::{
     CliUnselected, namespace_object, resource_of, selector_matches, unselected_in_cli,
 };
-pub use mutate_existing::mutate_existing_target;
 pub use mpol_targets::mutate_targets;
+pub use mutate_existing::mutate_existing_target;
 use params::*;
 pub use services::CliServices;
 pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};
