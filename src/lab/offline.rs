@@ -43,6 +43,17 @@ pub struct Rejected {
     pub denial: String,
 }
 
+/// The cluster right after the task setups, as how it differs from the cluster now: the
+/// first `kept` objects now are the setup's, in order; `removed` are the setup's objects
+/// a file saved since replaced (or a policy refused again), at their index among the
+/// setup's. Built whole only when an `observed` check asks, once.
+#[derive(Debug, Clone)]
+struct AtSetup {
+    kept: usize,
+    removed: Vec<(usize, Value)>,
+    built: OnceLock<Arc<Vec<Value>>>,
+}
+
 /// The in-process object set of one workspace.
 #[derive(Debug, Clone)]
 pub struct Offline {
@@ -58,8 +69,8 @@ pub struct Offline {
     /// The objects the learner's workspace brings (None: every object is the learner's).
     learner: Option<Vec<ObjRef>>,
     /// The cluster right after the task setups, before anything was applied again (the
-    /// incident an `observed` check compares the learner's record with).
-    at_setup: Option<Arc<Vec<Value>>>,
+    /// incident an `observed` check compares the learner's record with); None: `objects`.
+    at_setup: Option<AtSetup>,
     /// Why the object set is incomplete: the workspace file that went over what one run
     /// grades (`workspace::Manifests::over_budget`); every check on it is an `error`.
     over_budget: Option<super::detail::Detail>,
@@ -84,42 +95,74 @@ impl Offline {
         off.learner = Some(learner);
         off.over_budget = m.over_budget;
         if !staged.is_empty() {
-            let just_now: Vec<super::setup::Staged<'_>> = staged
-                .iter()
-                .map(|s| super::setup::Staged {
-                    task: s.task,
-                    at: None,
-                })
-                .collect();
-            off.at_setup = Some(Arc::new(super::setup::offline_objects(
-                lab,
-                ws,
-                (*off.objects).clone(),
-                &just_now,
-            )));
-            // The policies were admitted before the setup; the setup (and what the learner
-            // re-applied since) changes the cluster under them, as it would live: a policy
-            // that exists is not taken away because its permissions were.
-            let staged_objects =
-                super::setup::offline_objects(lab, ws, Arc::unwrap_or_clone(off.objects), staged);
-            off.access = access_over(&staged_objects);
-            // A re-applied file brings back a policy the webhook refused: it is refused
-            // again unless the cluster now allows it.
-            let refused_again = |o: &Value| {
-                let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or("");
-                off.rejected
-                    .iter()
-                    .any(|r| r.kind == s("/kind") && r.name == s("/metadata/name"))
-                    && refusal(&off.access, o).is_some()
-            };
-            off.objects = Arc::new(
-                staged_objects
-                    .into_iter()
-                    .filter(|o| !refused_again(o))
-                    .collect(),
-            );
+            off.stage(lab, ws, staged);
         }
         Ok(off)
+    }
+
+    /// The cluster after the task setups and the files saved since (`setup`), with the
+    /// cluster right after the setups (the incident) kept as how it differs from that:
+    /// the objects are moved, never copied as a whole set.
+    fn stage(&mut self, lab: &Lab, ws: &std::path::Path, staged: &[super::setup::Staged<'_>]) {
+        use super::setup;
+        let mut at = Arc::unwrap_or_clone(std::mem::take(&mut self.objects));
+        setup::apply_setups(lab, &mut at, staged);
+        let again = setup::reapplied(lab, ws, staged);
+        let again_refs: Vec<ObjRef> = again.iter().filter_map(ObjRef::of).collect();
+        let replaced = |o: &Value| ObjRef::of(o).is_some_and(|r| again_refs.contains(&r));
+        // The policies were admitted before the setup; the setup (and what the learner
+        // re-applied since) changes the cluster under them, as it would live: a policy
+        // that exists is not taken away because its permissions were.
+        self.access = access_over(at.iter().filter(|o| !replaced(o)).chain(&again));
+        // A re-applied file brings back a policy the webhook refused: it is refused
+        // again unless the cluster now allows it.
+        let refused_again = |o: &Value| {
+            let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or("");
+            self.rejected
+                .iter()
+                .any(|r| r.kind == s("/kind") && r.name == s("/metadata/name"))
+                && refusal(&self.access, o).is_some()
+        };
+        let mut now = Vec::with_capacity(at.len() + again.len());
+        let mut removed = Vec::new();
+        for (i, o) in at.into_iter().enumerate() {
+            if replaced(&o) || refused_again(&o) {
+                removed.push((i, o));
+            } else {
+                now.push(o);
+            }
+        }
+        let kept = now.len();
+        now.extend(again.into_iter().filter(|o| !refused_again(o)));
+        self.at_setup = (!removed.is_empty() || kept != now.len()).then(|| AtSetup {
+            kept,
+            removed,
+            built: OnceLock::new(),
+        });
+        self.objects = Arc::new(now);
+    }
+
+    /// The cluster right after the task setups (see [`AtSetup`]); the set itself when
+    /// nothing changed since.
+    fn at_setup(&self) -> Arc<Vec<Value>> {
+        let Some(a) = &self.at_setup else {
+            return self.objects.clone();
+        };
+        a.built
+            .get_or_init(|| {
+                let mut kept = self.objects[..a.kept].iter();
+                let mut removed = a.removed.iter().peekable();
+                let mut out = Vec::with_capacity(a.kept + a.removed.len());
+                for i in 0..a.kept + a.removed.len() {
+                    let next = match removed.next_if(|(j, _)| *j == i) {
+                        Some((_, o)) => Some(o),
+                        None => kept.next(),
+                    };
+                    out.extend(next.cloned());
+                }
+                Arc::new(out)
+            })
+            .clone()
     }
 
     /// The cluster after applying `objects` over the baseline: everything else first, so
@@ -346,26 +389,36 @@ impl Offline {
     ) -> super::observe::Facts {
         use super::observe::Facts;
         use crate::content::lab::ObservedSource;
-        let at = self.at_setup.as_ref().unwrap_or(&self.objects);
-        let mut objects = at.clone();
+        let mut objects = self.at_setup();
         if let ObservedSource::Denial { starter, .. } = source
             && !starter.is_empty()
         {
-            let objects = Arc::make_mut(&mut objects);
+            let read = |p: std::path::PathBuf| {
+                crate::input::read_text(&p)
+                    .ok()
+                    .and_then(|t| crate::yaml::parse_json_stream(&t).ok())
+                    .unwrap_or_default()
+            };
+            // The learner's version of each starter file taken out, the starter's put in:
+            // the other objects are copied into the new set once.
+            let mut set: Option<Vec<Value>> = None;
             for path in starter {
-                let read = |p: std::path::PathBuf| {
-                    crate::input::read_text(&p)
-                        .ok()
-                        .and_then(|t| crate::yaml::parse_json_stream(&t).ok())
-                        .unwrap_or_default()
-                };
                 let theirs: Vec<ObjRef> = read(env.workspace.join(path))
                     .iter()
                     .filter_map(ObjRef::of)
                     .collect();
-                objects.retain(|o| ObjRef::of(o).is_none_or(|r| !theirs.contains(&r)));
-                objects.extend(read(env.lab.source("starter", path)));
+                let not_theirs = |o: &Value| ObjRef::of(o).is_none_or(|r| !theirs.contains(&r));
+                let mut next = match set.take() {
+                    None => objects.iter().filter(|o| not_theirs(o)).cloned().collect(),
+                    Some(mut v) => {
+                        v.retain(not_theirs);
+                        v
+                    }
+                };
+                next.extend(read(env.lab.source("starter", path)));
+                set = Some(next);
             }
+            objects = Arc::new(set.unwrap_or_default());
         }
         let objects = &objects;
         match source {
@@ -675,7 +728,7 @@ fn access_over<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Arc<Access> 
 
 /// Whether the RBAC authorizer (roles, bindings, their lists) or discovery (CRDs) reads
 /// `o`; nothing else changes what they answer.
-fn read_by_access(o: &Value) -> bool {
+pub(super) fn read_by_access(o: &Value) -> bool {
     let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
     crate::offline::rbac::rbac_kind(o).is_some()
         || kind == "CustomResourceDefinition"
