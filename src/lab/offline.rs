@@ -54,6 +54,17 @@ struct AtSetup {
     built: OnceLock<Arc<Vec<Value>>>,
 }
 
+/// A `generated` check so far: its verdict, or a `sync` step to run with the source at
+/// `at` among the objects patched.
+enum Generated {
+    Done(Outcome),
+    Sync {
+        at: usize,
+        trig: Value,
+        want: ObjRef,
+    },
+}
+
 /// The in-process object set of one workspace.
 #[derive(Debug, Clone)]
 pub struct Offline {
@@ -381,46 +392,29 @@ impl Offline {
     }
 
     /// The facts of an `observed` check's situation, on the cluster right after the task
-    /// setups (the incident as it happened), else as it is.
+    /// setups (the incident as it happened), else as it is; with a `starter`, on a copy
+    /// holding the starter's files instead of the learner's (`evaluate_alone` makes that
+    /// change in place).
     pub fn observe_in(
         &self,
         env: Submission<'_>,
         source: &crate::content::lab::ObservedSource,
     ) -> super::observe::Facts {
+        let objects = self.at_setup();
+        match vary::starter_change(env, source) {
+            None => self.facts_on(&objects, source),
+            Some(change) => self.facts_on(&Arc::new(change.copied(&objects)), source),
+        }
+    }
+
+    /// The facts of an `observed` check's situation on `objects`.
+    fn facts_on(
+        &self,
+        objects: &Arc<Vec<Value>>,
+        source: &crate::content::lab::ObservedSource,
+    ) -> super::observe::Facts {
         use super::observe::Facts;
         use crate::content::lab::ObservedSource;
-        let mut objects = self.at_setup();
-        if let ObservedSource::Denial { starter, .. } = source
-            && !starter.is_empty()
-        {
-            let read = |p: std::path::PathBuf| {
-                crate::input::read_text(&p)
-                    .ok()
-                    .and_then(|t| crate::yaml::parse_json_stream(&t).ok())
-                    .unwrap_or_default()
-            };
-            // The learner's version of each starter file taken out, the starter's put in:
-            // the other objects are copied into the new set once.
-            let mut set: Option<Vec<Value>> = None;
-            for path in starter {
-                let theirs: Vec<ObjRef> = read(env.workspace.join(path))
-                    .iter()
-                    .filter_map(ObjRef::of)
-                    .collect();
-                let not_theirs = |o: &Value| ObjRef::of(o).is_none_or(|r| !theirs.contains(&r));
-                let mut next = match set.take() {
-                    None => objects.iter().filter(|o| not_theirs(o)).cloned().collect(),
-                    Some(mut v) => {
-                        v.retain(not_theirs);
-                        v
-                    }
-                };
-                next.extend(read(env.lab.source("starter", path)));
-                set = Some(next);
-            }
-            objects = Arc::new(set.unwrap_or_default());
-        }
-        let objects = &objects;
         match source {
             ObservedSource::UpdateRequest { trigger, policy } => {
                 let mut trig = trigger.object.clone();
@@ -501,9 +495,33 @@ impl Offline {
         policy: Option<&str>,
         sync: Option<&crate::content::lab::SyncStep>,
     ) -> Outcome {
+        match self.generated_until_sync(check, trigger, expect, policy, sync) {
+            Generated::Done(o) => o,
+            Generated::Sync { at, trig, want } => {
+                // On a copy: other checks read the set meanwhile (`evaluate_alone`
+                // patches it in place).
+                let mut changed = (*self.objects).clone();
+                if let Some(step) = sync {
+                    check::merge_patch(&mut changed[at], &step.patch);
+                }
+                self.judge_sync(check, &trig, &want, &Arc::new(changed))
+            }
+        }
+    }
+
+    /// A `generated` check up to its `sync` step: the verdict, or where the step's
+    /// source is (generation is to run again with it patched).
+    fn generated_until_sync(
+        &self,
+        check: &Check,
+        trigger: &crate::content::lab::Probe,
+        expect: &ObjSel,
+        policy: Option<&str>,
+        sync: Option<&crate::content::lab::SyncStep>,
+    ) -> Generated {
         let (trig, want, run) = match self.run_trigger(trigger, expect) {
             Ok(r) => r,
-            Err(skipped) => return skipped,
+            Err(skipped) => return Generated::Done(skipped),
         };
         let found = run
             .generated
@@ -517,9 +535,12 @@ impl Offline {
         }
         match (sync, found, outcome.verdict) {
             (Some(step), Some(found), check::Verdict::Pass) => {
-                self.synced(check, step, &trig, &want, found)
+                match self.sync_source(check, step, &want, found) {
+                    Err(done) => Generated::Done(done),
+                    Ok(at) => Generated::Sync { at, trig, want },
+                }
             }
-            _ => outcome,
+            _ => Generated::Done(outcome),
         }
     }
 
@@ -527,26 +548,30 @@ impl Offline {
     /// again — the copy follows only where the rule that made it has `synchronize: true`
     /// (a clone reads its source when it runs: pkg/background/generate/generate.go; with
     /// synchronize the source's changes are watched and re-applied,
-    /// pkg/background/generate/controller.go).
-    fn synced(
+    /// pkg/background/generate/controller.go). `sync_source` finds the source,
+    /// `judge_sync` runs generation again.
+    ///
+    /// Where the source of a `sync` step is among the objects (`Ok`), or the verdict
+    /// without generation running again: no such source, or a copy made without
+    /// `synchronize`, which does not follow its source.
+    #[allow(clippy::result_large_err)] // the verdict itself, made once per check
+    fn sync_source(
         &self,
         check: &Check,
         step: &crate::content::lab::SyncStep,
-        trig: &Value,
         want: &ObjRef,
         found: &Value,
-    ) -> Outcome {
+    ) -> Result<usize, Outcome> {
         let what = want.to_string();
-        let mut changed = (*self.objects).clone();
-        let source = changed.iter_mut().find(|o| {
+        let at = self.objects.iter().position(|o| {
             let s = |p: &str| o.pointer(p).and_then(Value::as_str);
             s("/apiVersion") == Some(&step.source.api_version)
                 && s("/kind") == Some(&step.source.kind)
                 && s("/metadata/name") == Some(&step.source.name)
                 && s("/metadata/namespace") == step.source.namespace.as_deref()
         });
-        let Some(source) = source else {
-            return Outcome::fail(Detail::SyncSourceAbsent {
+        let Some(at) = at else {
+            return Err(Outcome::fail(Detail::SyncSourceAbsent {
                 what,
                 source: format!(
                     "{} {}/{}",
@@ -554,19 +579,30 @@ impl Offline {
                     step.source.namespace.as_deref().unwrap_or(""),
                     step.source.name
                 ),
-            });
+            }));
         };
-        check::merge_patch(source, &step.patch);
         if !super::creation::synchronized(&self.objects, found) {
-            return check::judge_synced(check, &what, Some(found));
+            return Err(check::judge_synced(check, &what, Some(found)));
         }
-        match engine::generate(&Arc::new(changed), trig, &self.access) {
+        Ok(at)
+    }
+
+    /// The `sync` step's verdict: generation runs again on `changed`, the cluster with
+    /// the source patched.
+    fn judge_sync(
+        &self,
+        check: &Check,
+        trig: &Value,
+        want: &ObjRef,
+        changed: &Arc<Vec<Value>>,
+    ) -> Outcome {
+        match engine::generate(changed, trig, &self.access) {
             Ok(again) => {
                 let copy = again
                     .generated
                     .iter()
                     .find(|g| ObjRef::of(g).as_ref() == Some(want));
-                check::judge_synced(check, &what, copy)
+                check::judge_synced(check, &want.to_string(), copy)
             }
             Err(reason) => Outcome::skipped(Detail::OfflineCannot { reason }),
         }
@@ -1151,6 +1187,9 @@ mod engine {
             .collect()
     }
 }
+
+#[path = "offline_vary.rs"]
+mod vary;
 
 #[cfg(test)]
 #[path = "offline_tests.rs"]

@@ -17,8 +17,12 @@ pub(super) trait Tree: Clone + Sized {
     fn map(entries: Self::Entries, pos: Pos) -> Self;
     fn add(entries: &mut Self::Entries, key: Node, value: Self);
     fn len(entries: &Self::Entries) -> usize;
-    /// The key of entry `i`, as read.
-    fn key(entries: &Self::Entries, i: usize) -> &Node;
+    /// Whether the key of entry `i` equals `key` (as `==` on [`Yaml`] says).
+    fn same_key(entries: &Self::Entries, i: usize, key: &Yaml) -> bool;
+    /// The line of the key of entry `i`.
+    fn key_line(entries: &Self::Entries, i: usize) -> usize;
+    /// [`key_hash`] of the key of entry `i`.
+    fn hash_at(entries: &Self::Entries, i: usize) -> Option<u64>;
     /// Nodes in this value, as an alias expanding it counts them.
     fn count(&self) -> usize;
     /// An alias puts a copy at `pos`.
@@ -48,8 +52,14 @@ impl Tree for Node {
     fn len(entries: &Self::Entries) -> usize {
         entries.len()
     }
-    fn key(entries: &Self::Entries, i: usize) -> &Node {
-        &entries[i].0
+    fn same_key(entries: &Self::Entries, i: usize, key: &Yaml) -> bool {
+        &entries[i].0.value == key
+    }
+    fn key_line(entries: &Self::Entries, i: usize) -> usize {
+        entries[i].0.pos.line
+    }
+    fn hash_at(entries: &Self::Entries, i: usize) -> Option<u64> {
+        key_hash(&entries[i].0.value)
     }
     fn count(&self) -> usize {
         count_nodes(self)
@@ -59,11 +69,12 @@ impl Tree for Node {
     }
 }
 
-/// JSON as [`Node::into_json`] makes it. The keys of an open mapping are kept as read
-/// (for the duplicate check, which compares YAML keys: `1` and `"1"` differ) and
-/// dropped when it closes.
+/// JSON as [`Node::into_json`] makes it. What the duplicate check needs of each key of
+/// an open mapping (which compares YAML keys: `1` and `"1"` differ) is kept small — its
+/// hash, line and scalar, a string key's text only in the map — and dropped when it
+/// closes, so a big mapping's keys are not held twice.
 impl Tree for Value {
-    type Entries = (Vec<Node>, Map<String, Value>);
+    type Entries = (Vec<KeyRec>, Map<String, Value>);
     fn scalar(node: Node) -> Value {
         node.into_json()
     }
@@ -74,14 +85,38 @@ impl Tree for Value {
         Value::Object(map)
     }
     fn add((keys, map): &mut Self::Entries, key: Node, value: Value) {
-        map.insert(key_text(&key), value);
-        keys.push(key);
+        keys.push(KeyRec {
+            hash: key_hash(&key.value).unwrap_or(0),
+            line: key.pos.line,
+            scalar: match &key.value {
+                Yaml::Str(_) => Yaml::Null,
+                other => other.clone(),
+            },
+            text: matches!(key.value, Yaml::Str(_)),
+        });
+        let text = match key.value {
+            Yaml::Str(s) => s,
+            _ => key_text(&key),
+        };
+        map.insert(text, value);
     }
     fn len((keys, _): &Self::Entries) -> usize {
         keys.len()
     }
-    fn key((keys, _): &Self::Entries, i: usize) -> &Node {
-        &keys[i]
+    fn same_key((keys, map): &Self::Entries, i: usize, key: &Yaml) -> bool {
+        let k = &keys[i];
+        match key {
+            // A string key's text is in the map: one with that text and this key's hash
+            // (seeded per process, so no file can make two texts share one) is this key.
+            Yaml::Str(s) => k.text && Some(k.hash) == key_hash(key) && map.contains_key(s),
+            other => !k.text && &k.scalar == other,
+        }
+    }
+    fn key_line((keys, _): &Self::Entries, i: usize) -> usize {
+        keys[i].line
+    }
+    fn hash_at((keys, _): &Self::Entries, i: usize) -> Option<u64> {
+        Some(keys[i].hash)
     }
     fn count(&self) -> usize {
         match self {
@@ -91,6 +126,16 @@ impl Tree for Value {
         }
     }
     fn moved_to(&mut self, _: Pos) {}
+}
+
+/// One key of a JSON mapping being read, for the duplicate check.
+#[derive(Debug)]
+pub(super) struct KeyRec {
+    hash: u64,
+    line: usize,
+    /// The key when it is not a string (a string key is `text`, its text in the map).
+    scalar: Yaml,
+    text: bool,
 }
 
 pub(super) fn count_nodes(node: &Node) -> usize {
@@ -179,17 +224,15 @@ impl<T: Tree> MapFrame<T> {
         let len = T::len(&self.entries);
         let scan = |from: usize| {
             (from..len)
-                .map(|i| T::key(&self.entries, i))
-                .find(|k| &k.value == key)
-                .map(|k| k.pos.line)
+                .find(|&i| T::same_key(&self.entries, i, key))
+                .map(|i| T::key_line(&self.entries, i))
         };
         if len < SCAN_KEYS {
             return scan(0);
         }
         let at = *self.seen.get(&key_hash(key)?)?;
-        let first = T::key(&self.entries, at);
-        if &first.value == key {
-            Some(first.pos.line)
+        if T::same_key(&self.entries, at, key) {
+            Some(T::key_line(&self.entries, at))
         } else {
             // Two keys with one hash (rare, and not to be provoked: the seed is random).
             scan(at + 1)
@@ -205,7 +248,7 @@ impl<T: Tree> MapFrame<T> {
         if n + 1 == SCAN_KEYS {
             // Crossing over: index every key so far.
             for i in 0..n {
-                if let Some(h) = key_hash(&T::key(&self.entries, i).value) {
+                if let Some(h) = T::hash_at(&self.entries, i) {
                     self.seen.entry(h).or_insert(i);
                 }
             }
