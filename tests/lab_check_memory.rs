@@ -6,65 +6,9 @@
 //! grow by about 10 bytes per byte of the file (12 at most). One test in this file, so nothing else
 //! allocates meanwhile.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-
-fn count(n: isize) {
-    let now = LIVE.fetch_add(n, Ordering::SeqCst) + n;
-    PEAK.fetch_max(now, Ordering::SeqCst);
-}
-
-// SAFETY: every call is passed on to the system allocator unchanged; only sizes are counted.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        // SAFETY: as the caller promised for `l`.
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            count(l.size() as isize);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        // SAFETY: as the caller promised for `l`.
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            count(l.size() as isize);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: `p` came from this allocator with layout `l`.
-        unsafe { System.dealloc(p, l) };
-        count(-(l.size() as isize));
-    }
-
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        // SAFETY: `p` came from this allocator with layout `l`.
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            count(new as isize - l.size() as isize);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// Peak bytes held while `f` runs, above what was held when it started.
-fn peak_of(f: impl FnOnce()) -> isize {
-    let base = LIVE.load(Ordering::SeqCst);
-    PEAK.store(base, Ordering::SeqCst);
-    f();
-    PEAK.load(Ordering::SeqCst) - base
-}
+#[path = "common/counting.rs"]
+mod counting;
+use counting::peak_of;
 
 fn kca(args: &[&str]) {
     let cli = kca::app::parse(std::iter::once("kca").chain(args.iter().copied())).unwrap();
@@ -82,7 +26,7 @@ fn lab_check_holds_a_workspace_file_once() {
     }
     let without = check_peak(&tmp.path().join("without"), None);
     let with = check_peak(&tmp.path().join("with"), Some(&big));
-    let per_byte = (with - without) as f64 / big.len() as f64;
+    let per_byte = (with as f64 - without as f64) / big.len() as f64;
     eprintln!(
         "peak without the file {without} B, with {with} B: {per_byte:.1} B per byte of its {} B",
         big.len()
@@ -99,7 +43,7 @@ fn lab_check_holds_a_workspace_file_once() {
 /// The higher peak of two checks of kca-mutate's solution in a fresh state under `dir`,
 /// with `file` in the workspace: the first stages the lab's task setups, the second
 /// grades the cluster after them.
-fn check_peak(dir: &std::path::Path, file: Option<&str>) -> isize {
+fn check_peak(dir: &std::path::Path, file: Option<&str>) -> u64 {
     let repo = env!("CARGO_MANIFEST_DIR");
     let home = dir.join("home");
     let root = dir.join("ws");
@@ -127,7 +71,7 @@ fn check_peak(dir: &std::path::Path, file: Option<&str>) -> isize {
         std::fs::write(ws.join("policies/big.yaml"), text).unwrap();
     }
     let args = ["--output", "json", "lab", "check", "--offline", lab];
-    peak_of(|| kca(&args)).max(peak_of(|| kca(&args)))
+    peak_of(|| kca(&args)).1.max(peak_of(|| kca(&args)).1)
 }
 
 fn copy(from: &std::path::Path, to: &std::path::Path) {

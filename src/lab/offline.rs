@@ -281,7 +281,16 @@ impl Offline {
                 policy,
                 sync,
                 ..
-            } => self.generated(check, trigger, expect, policy.as_deref(), sync.as_deref()),
+            } => {
+                let so_far = self.generated_until_sync(
+                    check,
+                    trigger,
+                    expect,
+                    policy.as_deref(),
+                    sync.as_deref(),
+                );
+                self.generated(check, so_far, sync.as_deref())
+            }
             Spec::Accepted { .. } => match check::accepted_document(env, check) {
                 Err(o) => o,
                 Ok(doc) => match super::creation::admit_policy(&self.access, &doc) {
@@ -490,12 +499,10 @@ impl Offline {
     fn generated(
         &self,
         check: &Check,
-        trigger: &crate::content::lab::Probe,
-        expect: &ObjSel,
-        policy: Option<&str>,
+        so_far: Generated,
         sync: Option<&crate::content::lab::SyncStep>,
     ) -> Outcome {
-        match self.generated_until_sync(check, trigger, expect, policy, sync) {
+        match so_far {
             Generated::Done(o) => o,
             Generated::Sync { at, trig, want } => {
                 // On a copy: other checks read the set meanwhile (`evaluate_alone`
