@@ -18,6 +18,9 @@ use serde_json::{Map, Number, Value};
 
 mod one;
 mod pieces;
+mod tree;
+
+use tree::{MapFrame, Tree};
 
 /// A position in a source text: line and column, both counted from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
@@ -206,9 +209,10 @@ pub fn parse_stream(src: &str) -> Result<Vec<Node>, YamlError> {
 /// (as `kubectl apply -f` does). Each document becomes JSON as soon as it is read, so
 /// the position-carrying tree of the whole stream is never held at once.
 pub fn parse_json_stream(src: &str) -> Result<Vec<Value>, YamlError> {
-    let pieces = parse_pieces(src, Vec::new, |docs, n| {
-        if n.value != Yaml::Null {
-            docs.push(n.into_json());
+    // Built as JSON straight away: no position-carrying tree beside the JSON.
+    let pieces = parse_pieces_as(src, Vec::new, |docs, v: Value, null| {
+        if !null {
+            docs.push(v);
         }
     })?;
     Ok(pieces.into_iter().flatten().collect())
@@ -285,6 +289,16 @@ pub fn parse_pieces<S: Send>(
     start: impl Fn() -> S + Sync,
     each: impl Fn(&mut S, Node) + Sync,
 ) -> Result<Vec<S>, YamlError> {
+    parse_pieces_as(src, start, |state, n, _| each(state, n))
+}
+
+/// [`parse_pieces`] building `T` (a [`Node`] or JSON); `each` also learns whether the
+/// document is a null node (empty).
+fn parse_pieces_as<T: Tree, S: Send>(
+    src: &str,
+    start: impl Fn() -> S + Sync,
+    each: impl Fn(&mut S, T, bool) + Sync,
+) -> Result<Vec<S>, YamlError> {
     let threads = if src.len() < 2 * pieces::MIN_PIECE_BYTES {
         1
     } else {
@@ -293,12 +307,12 @@ pub fn parse_pieces<S: Send>(
     parse_on(threads, src, start, each)
 }
 
-/// [`parse_pieces`] on at most `threads` threads.
-fn parse_on<S: Send>(
+/// [`parse_pieces_as`] on at most `threads` threads.
+fn parse_on<T: Tree, S: Send>(
     threads: usize,
     src: &str,
     start: impl Fn() -> S + Sync,
-    each: impl Fn(&mut S, Node) + Sync,
+    each: impl Fn(&mut S, T, bool) + Sync,
 ) -> Result<Vec<S>, YamlError> {
     // A leading byte-order mark is legal; everything else the parser judges.
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
@@ -307,7 +321,7 @@ fn parse_on<S: Send>(
     let parse = |piece: pieces::Piece<'_>| {
         let mut state = start();
         Builder::new(&budget, piece.line_offset)
-            .run(piece.text, &mut |n| each(&mut state, n))
+            .run(piece.text, &mut |n, null| each(&mut state, n, null))
             .map(|_| state)
     };
     let result = match parts.split_first() {
@@ -405,123 +419,32 @@ pub fn to_stream(values: &[Value]) -> String {
         .join("---\n")
 }
 
-/// A hash of a scalar mapping key, for the duplicate-key check: equal keys (as `==` on
-/// [`Yaml`] says: `0.0` and `-0.0` are one key) hash alike, and nothing is allocated.
-/// Seeded per process, so a file cannot be written to make its keys collide.
-fn key_hash(value: &Yaml) -> Option<u64> {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    static STATE: std::sync::OnceLock<foldhash::fast::RandomState> = std::sync::OnceLock::new();
-    let mut h = STATE.get_or_init(Default::default).build_hasher();
-    match value {
-        Yaml::Null => 0u8.hash(&mut h),
-        Yaml::Bool(b) => (1u8, *b).hash(&mut h),
-        Yaml::Int(i) => (2u8, *i).hash(&mut h),
-        Yaml::Float(f) => (3u8, if *f == 0.0 { 0 } else { f.to_bits() }).hash(&mut h),
-        Yaml::Str(s) => (4u8, s.as_str()).hash(&mut h),
-        Yaml::Seq(_) | Yaml::Map(_) => return None,
-    }
-    Some(h.finish())
+enum Frame<T: Tree> {
+    Seq(Vec<T>, Pos, usize),
+    Map(Box<MapFrame<T>>, Pos, usize),
 }
 
-/// A mapping being built: its entries, the key waiting for its value, and an index from
-/// key hashes to entries, so a duplicate is found in constant time.
-struct MapFrame {
-    entries: Vec<(Node, Node)>,
-    pending: Option<Node>,
-    /// Key hash → the first entry with a key of that hash; built once the mapping has
-    /// more keys than a scan is worth.
-    seen: HashMap<u64, usize, NoRehash>,
+/// A value read but not placed yet: a scalar stays a node until it is placed (a
+/// mapping key keeps its YAML type and position), a collection is built already.
+#[derive(Clone)]
+enum Item<T> {
+    Scalar(Node),
+    Built(T, Pos),
 }
 
-/// The keys of `MapFrame::seen` are hashes already.
-#[derive(Default, Clone)]
-struct NoRehash;
-
-impl std::hash::BuildHasher for NoRehash {
-    type Hasher = PassThrough;
-    fn build_hasher(&self) -> PassThrough {
-        PassThrough(0)
-    }
-}
-
-struct PassThrough(u64);
-
-impl std::hash::Hasher for PassThrough {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u64` is used (the keys are u64); fold anything else in.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-/// Mappings up to this many keys (nearly all of them) are checked by a scan.
-const SCAN_KEYS: usize = 16;
-
-impl MapFrame {
-    fn new() -> MapFrame {
-        MapFrame {
-            entries: Vec::new(),
-            pending: None,
-            seen: HashMap::default(),
-        }
-    }
-
-    /// The line of an earlier key equal to `key`, if any.
-    fn first_line_of(&self, key: &Yaml) -> Option<usize> {
-        let scan = |entries: &[(Node, Node)]| {
-            entries
-                .iter()
-                .find(|(k, _)| &k.value == key)
-                .map(|(k, _)| k.pos.line)
-        };
-        if self.entries.len() < SCAN_KEYS {
-            return scan(&self.entries);
-        }
-        let at = *self.seen.get(&key_hash(key)?)?;
-        let (first, _) = &self.entries[at];
-        if &first.value == key {
-            Some(first.pos.line)
-        } else {
-            // Two keys with one hash (rare, and not to be provoked: the seed is random).
-            scan(&self.entries[at + 1..])
-        }
-    }
-
-    /// Records `key`, about to become entry `self.entries.len()`, for later checks.
-    fn remember(&mut self, key: &Node) {
-        let n = self.entries.len();
-        if n + 1 < SCAN_KEYS {
-            return;
-        }
-        if n + 1 == SCAN_KEYS {
-            // Crossing over: index every key so far.
-            for (i, (k, _)) in self.entries.iter().enumerate() {
-                if let Some(h) = key_hash(&k.value) {
-                    self.seen.entry(h).or_insert(i);
-                }
-            }
-        }
-        if let Some(h) = key_hash(&key.value) {
-            self.seen.entry(h).or_insert(n);
+impl<T: Tree> Item<T> {
+    fn into_tree(self) -> T {
+        match self {
+            Item::Scalar(n) => T::scalar(n),
+            Item::Built(t, _) => t,
         }
     }
 }
 
-enum Frame {
-    Seq(Vec<Node>, Pos, usize),
-    Map(Box<MapFrame>, Pos, usize),
-}
-
-struct Builder<'b> {
-    stack: Vec<Frame>,
-    anchors: HashMap<usize, Node>,
+/// Builds the documents of a text as `T` (a [`Node`] tree or JSON).
+struct Builder<'b, T: Tree> {
+    stack: Vec<Frame<T>>,
+    anchors: HashMap<usize, Item<T>>,
     budget: &'b Budget,
     /// Lines of the stream before the piece this builder parses.
     line_offset: usize,
@@ -533,7 +456,7 @@ struct Builder<'b> {
     deepest: usize,
 }
 
-impl<'b> Builder<'b> {
+impl<'b, T: Tree> Builder<'b, T> {
     fn new(budget: &'b Budget, line_offset: usize) -> Self {
         Builder {
             stack: Vec::new(),
@@ -591,15 +514,15 @@ impl<'b> Builder<'b> {
         }
     }
 
-    /// Builds the documents of `src`, handing each to `sink`; returns the most
-    /// collections that were open at once.
-    fn run(mut self, src: &str, sink: &mut dyn FnMut(Node)) -> Result<usize, YamlError> {
+    /// Builds the documents of `src`, handing each to `sink` (with whether it is a null
+    /// node: an empty document); returns the most collections that were open at once.
+    fn run(mut self, src: &str, sink: &mut dyn FnMut(T, bool)) -> Result<usize, YamlError> {
         let result = self.events(src, sink);
         self.flush();
         result.map(|()| self.deepest)
     }
 
-    fn events(&mut self, src: &str, sink: &mut dyn FnMut(Node)) -> Result<(), YamlError> {
+    fn events(&mut self, src: &str, sink: &mut dyn FnMut(T, bool)) -> Result<(), YamlError> {
         // kca reads no comments: without their events the parser does less per token.
         let mut options = granit_parser::Options::default();
         options.set_emit_comments(false);
@@ -616,7 +539,7 @@ impl<'b> Builder<'b> {
                     self.spend(1, 0, pos)?;
                     let tag = tag.map(|t| (t.handle().to_string(), t.suffix().to_string()));
                     let value = resolve_scalar(text, style, tag.as_ref(), pos)?;
-                    self.push(Node { value, pos }, anchor, sink)?;
+                    self.push(Item::Scalar(Node { value, pos }), anchor, sink)?;
                 }
                 Event::SequenceStart(_, anchor, _) => {
                     self.spend(1, 0, pos)?;
@@ -631,40 +554,36 @@ impl<'b> Builder<'b> {
                 }
                 Event::SequenceEnd => {
                     if let Some(Frame::Seq(items, start, anchor)) = self.stack.pop() {
-                        self.push(
-                            Node {
-                                value: Yaml::Seq(items),
-                                pos: start,
-                            },
-                            anchor,
-                            sink,
-                        )?;
+                        self.push(Item::Built(T::seq(items, start), start), anchor, sink)?;
                     }
                 }
                 Event::MappingEnd => {
                     if let Some(Frame::Map(map, start, anchor)) = self.stack.pop() {
-                        self.push(
-                            Node {
-                                value: Yaml::Map(map.entries),
-                                pos: start,
-                            },
-                            anchor,
-                            sink,
-                        )?;
+                        let map = T::map(map.entries, start);
+                        self.push(Item::Built(map, start), anchor, sink)?;
                     }
                 }
                 Event::Alias(id) => {
-                    let Some(mut node) = self.anchors.get(&id).cloned() else {
+                    let Some(mut item) = self.anchors.get(&id).cloned() else {
                         return Err(YamlError {
                             over_budget: false,
                             pos,
                             message: "alias refers to an unknown anchor".into(),
                         });
                     };
-                    let n = count_nodes(&node);
+                    let n = match &mut item {
+                        Item::Scalar(node) => {
+                            node.pos = pos;
+                            1
+                        }
+                        Item::Built(t, at) => {
+                            t.moved_to(pos);
+                            *at = pos;
+                            t.count()
+                        }
+                    };
                     self.spend(n, n, pos)?;
-                    node.pos = pos;
-                    self.push(node, 0, sink)?;
+                    self.push(item, 0, sink)?;
                 }
                 Event::UnresolvedAlias(name) => {
                     return Err(YamlError {
@@ -694,25 +613,31 @@ impl<'b> Builder<'b> {
 
     fn push(
         &mut self,
-        node: Node,
+        item: Item<T>,
         anchor: usize,
-        sink: &mut dyn FnMut(Node),
+        sink: &mut dyn FnMut(T, bool),
     ) -> Result<(), YamlError> {
         if anchor != 0 {
-            self.anchors.insert(anchor, node.clone());
+            self.anchors.insert(anchor, item.clone());
         }
         match self.stack.last_mut() {
-            None => sink(node),
-            Some(Frame::Seq(items, ..)) => items.push(node),
+            None => {
+                let null = matches!(&item, Item::Scalar(n) if n.value == Yaml::Null);
+                sink(item.into_tree(), null);
+            }
+            Some(Frame::Seq(items, ..)) => items.push(item.into_tree()),
             Some(Frame::Map(map, ..)) => match map.pending.take() {
                 None => {
-                    if matches!(node.value, Yaml::Seq(_) | Yaml::Map(_)) {
-                        return Err(YamlError {
-                            over_budget: false,
-                            pos: node.pos,
-                            message: "a mapping key must be a scalar".into(),
-                        });
-                    }
+                    let node = match item {
+                        Item::Scalar(node) => node,
+                        Item::Built(_, pos) => {
+                            return Err(YamlError {
+                                over_budget: false,
+                                pos,
+                                message: "a mapping key must be a scalar".into(),
+                            });
+                        }
+                    };
                     if let Some(first) = map.first_line_of(&node.value) {
                         return Err(YamlError {
                             over_budget: false,
@@ -726,23 +651,10 @@ impl<'b> Builder<'b> {
                     map.remember(&node);
                     map.pending = Some(node);
                 }
-                Some(key) => map.entries.push((key, node)),
+                Some(key) => T::add(&mut map.entries, key, item.into_tree()),
             },
         }
         Ok(())
-    }
-}
-
-fn count_nodes(node: &Node) -> usize {
-    match &node.value {
-        Yaml::Seq(items) => 1 + items.iter().map(count_nodes).sum::<usize>(),
-        Yaml::Map(entries) => {
-            1 + entries
-                .iter()
-                .map(|(k, v)| count_nodes(k) + count_nodes(v))
-                .sum::<usize>()
-        }
-        _ => 1,
     }
 }
 

@@ -3,67 +3,11 @@
 //! the bound accepts, and checks that what rendering held at its peak, beyond parsing,
 //! stays within the bound. One test in this file, so nothing else allocates meanwhile.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
-
 use kca::lab::template::{MAX_MEMORY, memory_bound, render};
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-
-fn count(n: isize) {
-    let now = LIVE.fetch_add(n, Ordering::SeqCst) + n;
-    PEAK.fetch_max(now, Ordering::SeqCst);
-}
-
-// SAFETY: every call is passed on to the system allocator unchanged; only sizes are counted.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        // SAFETY: as the caller promised for `l`.
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            count(l.size() as isize);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        // SAFETY: as the caller promised for `l`.
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            count(l.size() as isize);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: `p` came from this allocator with layout `l`.
-        unsafe { System.dealloc(p, l) };
-        count(-(l.size() as isize));
-    }
-
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        // SAFETY: `p` came from this allocator with layout `l`.
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            count(new as isize - l.size() as isize);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// Peak bytes held while `f` runs, above what was held when it started.
-fn peak_of<T>(f: impl FnOnce() -> T) -> (T, u64) {
-    let start = LIVE.load(Ordering::SeqCst);
-    PEAK.store(start, Ordering::SeqCst);
-    let out = f();
-    (out, (PEAK.load(Ordering::SeqCst) - start).max(0) as u64)
-}
+#[path = "common/counting.rs"]
+mod counting;
+use counting::peak_of;
 
 /// xorshift64*: the same templates on every run.
 struct Rng(u64);

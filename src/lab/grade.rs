@@ -31,20 +31,31 @@ pub fn offline_staged(
     tasks: &[String],
     staged: &[super::setup::Staged<'_>],
 ) -> Result<Vec<CheckResult>> {
-    let target = Offline::load_staged(lab, ws, staged)?;
+    let mut target = Offline::load_staged(lab, ws, staged)?;
     let env = Submission { lab, workspace: ws };
     let selected = select(lab, tasks);
-    let results = crate::par::pool(&selected, &check_workers(), lane, |(t, c)| {
+    // Checks that grade a changed cluster run after the others, one at a time, changing
+    // the object set in place rather than each on a copy of it (`Offline::varies`).
+    let (alone, shared): (Vec<_>, Vec<_>) = selected
+        .iter()
+        .enumerate()
+        .partition(|(_, (_, c))| Offline::varies(c));
+    let jobs: Vec<(&Task, &Check)> = shared.iter().map(|(_, j)| **j).collect();
+    let pooled = crate::par::pool(&jobs, &check_workers(), lane, |(t, c)| {
         let start = Instant::now();
         let o = target.evaluate(env, c);
         CheckResult::new(t, c, o, start.elapsed().as_secs_f64())
     });
-    let results = results
-        .into_iter()
-        .zip(&selected)
-        .map(|(r, (t, c))| r.unwrap_or_else(|why| CheckResult::new(t, c, unrun(why), 0.0)))
-        .collect();
-    Ok(count_guards(lab, results))
+    let mut results: Vec<Option<CheckResult>> = selected.iter().map(|_| None).collect();
+    for (r, (i, (t, c))) in pooled.into_iter().zip(&shared) {
+        results[*i] = Some(r.unwrap_or_else(|why| CheckResult::new(t, c, unrun(why), 0.0)));
+    }
+    for (i, (t, c)) in alone {
+        let start = Instant::now();
+        let o = target.evaluate_alone(env, c);
+        results[i] = Some(CheckResult::new(t, c, o, start.elapsed().as_secs_f64()));
+    }
+    Ok(count_guards(lab, results.into_iter().flatten().collect()))
 }
 
 /// Guards (`Check::is_guard`: a probe left alone, a permission that must be absent, …)

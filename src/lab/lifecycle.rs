@@ -150,6 +150,7 @@ pub fn start(ctx: &Ctx, store: &Store, args: &StartArgs) -> Result<Exit> {
             ..LabProgress::default()
         });
         e.workspace = ws.clone();
+        e.root = ws.parent().map(Path::to_path_buf);
         e.target = target.clone();
         e.clone()
     })?;

@@ -43,6 +43,28 @@ pub struct Rejected {
     pub denial: String,
 }
 
+/// The cluster right after the task setups, as how it differs from the cluster now: the
+/// first `kept` objects now are the setup's, in order; `removed` are the setup's objects
+/// a file saved since replaced (or a policy refused again), at their index among the
+/// setup's. Built whole only when an `observed` check asks, once.
+#[derive(Debug, Clone)]
+struct AtSetup {
+    kept: usize,
+    removed: Vec<(usize, Value)>,
+    built: OnceLock<Arc<Vec<Value>>>,
+}
+
+/// A `generated` check so far: its verdict, or a `sync` step to run with the source at
+/// `at` among the objects patched.
+enum Generated {
+    Done(Outcome),
+    Sync {
+        at: usize,
+        trig: Value,
+        want: ObjRef,
+    },
+}
+
 /// The in-process object set of one workspace.
 #[derive(Debug, Clone)]
 pub struct Offline {
@@ -58,8 +80,8 @@ pub struct Offline {
     /// The objects the learner's workspace brings (None: every object is the learner's).
     learner: Option<Vec<ObjRef>>,
     /// The cluster right after the task setups, before anything was applied again (the
-    /// incident an `observed` check compares the learner's record with).
-    at_setup: Option<Arc<Vec<Value>>>,
+    /// incident an `observed` check compares the learner's record with); None: `objects`.
+    at_setup: Option<AtSetup>,
     /// Why the object set is incomplete: the workspace file that went over what one run
     /// grades (`workspace::Manifests::over_budget`); every check on it is an `error`.
     over_budget: Option<super::detail::Detail>,
@@ -84,42 +106,74 @@ impl Offline {
         off.learner = Some(learner);
         off.over_budget = m.over_budget;
         if !staged.is_empty() {
-            let just_now: Vec<super::setup::Staged<'_>> = staged
-                .iter()
-                .map(|s| super::setup::Staged {
-                    task: s.task,
-                    at: None,
-                })
-                .collect();
-            off.at_setup = Some(Arc::new(super::setup::offline_objects(
-                lab,
-                ws,
-                (*off.objects).clone(),
-                &just_now,
-            )));
-            // The policies were admitted before the setup; the setup (and what the learner
-            // re-applied since) changes the cluster under them, as it would live: a policy
-            // that exists is not taken away because its permissions were.
-            let staged_objects =
-                super::setup::offline_objects(lab, ws, Arc::unwrap_or_clone(off.objects), staged);
-            off.access = access_over(&staged_objects);
-            // A re-applied file brings back a policy the webhook refused: it is refused
-            // again unless the cluster now allows it.
-            let refused_again = |o: &Value| {
-                let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or("");
-                off.rejected
-                    .iter()
-                    .any(|r| r.kind == s("/kind") && r.name == s("/metadata/name"))
-                    && refusal(&off.access, o).is_some()
-            };
-            off.objects = Arc::new(
-                staged_objects
-                    .into_iter()
-                    .filter(|o| !refused_again(o))
-                    .collect(),
-            );
+            off.stage(lab, ws, staged);
         }
         Ok(off)
+    }
+
+    /// The cluster after the task setups and the files saved since (`setup`), with the
+    /// cluster right after the setups (the incident) kept as how it differs from that:
+    /// the objects are moved, never copied as a whole set.
+    fn stage(&mut self, lab: &Lab, ws: &std::path::Path, staged: &[super::setup::Staged<'_>]) {
+        use super::setup;
+        let mut at = Arc::unwrap_or_clone(std::mem::take(&mut self.objects));
+        setup::apply_setups(lab, &mut at, staged);
+        let again = setup::reapplied(lab, ws, staged);
+        let again_refs: Vec<ObjRef> = again.iter().filter_map(ObjRef::of).collect();
+        let replaced = |o: &Value| ObjRef::of(o).is_some_and(|r| again_refs.contains(&r));
+        // The policies were admitted before the setup; the setup (and what the learner
+        // re-applied since) changes the cluster under them, as it would live: a policy
+        // that exists is not taken away because its permissions were.
+        self.access = access_over(at.iter().filter(|o| !replaced(o)).chain(&again));
+        // A re-applied file brings back a policy the webhook refused: it is refused
+        // again unless the cluster now allows it.
+        let refused_again = |o: &Value| {
+            let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or("");
+            self.rejected
+                .iter()
+                .any(|r| r.kind == s("/kind") && r.name == s("/metadata/name"))
+                && refusal(&self.access, o).is_some()
+        };
+        let mut now = Vec::with_capacity(at.len() + again.len());
+        let mut removed = Vec::new();
+        for (i, o) in at.into_iter().enumerate() {
+            if replaced(&o) || refused_again(&o) {
+                removed.push((i, o));
+            } else {
+                now.push(o);
+            }
+        }
+        let kept = now.len();
+        now.extend(again.into_iter().filter(|o| !refused_again(o)));
+        self.at_setup = (!removed.is_empty() || kept != now.len()).then(|| AtSetup {
+            kept,
+            removed,
+            built: OnceLock::new(),
+        });
+        self.objects = Arc::new(now);
+    }
+
+    /// The cluster right after the task setups (see [`AtSetup`]); the set itself when
+    /// nothing changed since.
+    fn at_setup(&self) -> Arc<Vec<Value>> {
+        let Some(a) = &self.at_setup else {
+            return self.objects.clone();
+        };
+        a.built
+            .get_or_init(|| {
+                let mut kept = self.objects[..a.kept].iter();
+                let mut removed = a.removed.iter().peekable();
+                let mut out = Vec::with_capacity(a.kept + a.removed.len());
+                for i in 0..a.kept + a.removed.len() {
+                    let next = match removed.next_if(|(j, _)| *j == i) {
+                        Some((_, o)) => Some(o),
+                        None => kept.next(),
+                    };
+                    out.extend(next.cloned());
+                }
+                Arc::new(out)
+            })
+            .clone()
     }
 
     /// The cluster after applying `objects` over the baseline: everything else first, so
@@ -227,7 +281,16 @@ impl Offline {
                 policy,
                 sync,
                 ..
-            } => self.generated(check, trigger, expect, policy.as_deref(), sync.as_deref()),
+            } => {
+                let so_far = self.generated_until_sync(
+                    check,
+                    trigger,
+                    expect,
+                    policy.as_deref(),
+                    sync.as_deref(),
+                );
+                self.generated(check, so_far, sync.as_deref())
+            }
             Spec::Accepted { .. } => match check::accepted_document(env, check) {
                 Err(o) => o,
                 Ok(doc) => match super::creation::admit_policy(&self.access, &doc) {
@@ -338,36 +401,29 @@ impl Offline {
     }
 
     /// The facts of an `observed` check's situation, on the cluster right after the task
-    /// setups (the incident as it happened), else as it is.
+    /// setups (the incident as it happened), else as it is; with a `starter`, on a copy
+    /// holding the starter's files instead of the learner's (`evaluate_alone` makes that
+    /// change in place).
     pub fn observe_in(
         &self,
         env: Submission<'_>,
         source: &crate::content::lab::ObservedSource,
     ) -> super::observe::Facts {
+        let objects = self.at_setup();
+        match vary::starter_change(env, source) {
+            None => self.facts_on(&objects, source),
+            Some(change) => self.facts_on(&Arc::new(change.copied(&objects)), source),
+        }
+    }
+
+    /// The facts of an `observed` check's situation on `objects`.
+    fn facts_on(
+        &self,
+        objects: &Arc<Vec<Value>>,
+        source: &crate::content::lab::ObservedSource,
+    ) -> super::observe::Facts {
         use super::observe::Facts;
         use crate::content::lab::ObservedSource;
-        let at = self.at_setup.as_ref().unwrap_or(&self.objects);
-        let mut objects = at.clone();
-        if let ObservedSource::Denial { starter, .. } = source
-            && !starter.is_empty()
-        {
-            let objects = Arc::make_mut(&mut objects);
-            for path in starter {
-                let read = |p: std::path::PathBuf| {
-                    crate::input::read_text(&p)
-                        .ok()
-                        .and_then(|t| crate::yaml::parse_json_stream(&t).ok())
-                        .unwrap_or_default()
-                };
-                let theirs: Vec<ObjRef> = read(env.workspace.join(path))
-                    .iter()
-                    .filter_map(ObjRef::of)
-                    .collect();
-                objects.retain(|o| ObjRef::of(o).is_none_or(|r| !theirs.contains(&r)));
-                objects.extend(read(env.lab.source("starter", path)));
-            }
-        }
-        let objects = &objects;
         match source {
             ObservedSource::UpdateRequest { trigger, policy } => {
                 let mut trig = trigger.object.clone();
@@ -443,14 +499,36 @@ impl Offline {
     fn generated(
         &self,
         check: &Check,
+        so_far: Generated,
+        sync: Option<&crate::content::lab::SyncStep>,
+    ) -> Outcome {
+        match so_far {
+            Generated::Done(o) => o,
+            Generated::Sync { at, trig, want } => {
+                // On a copy: other checks read the set meanwhile (`evaluate_alone`
+                // patches it in place).
+                let mut changed = (*self.objects).clone();
+                if let Some(step) = sync {
+                    check::merge_patch(&mut changed[at], &step.patch);
+                }
+                self.judge_sync(check, &trig, &want, &Arc::new(changed))
+            }
+        }
+    }
+
+    /// A `generated` check up to its `sync` step: the verdict, or where the step's
+    /// source is (generation is to run again with it patched).
+    fn generated_until_sync(
+        &self,
+        check: &Check,
         trigger: &crate::content::lab::Probe,
         expect: &ObjSel,
         policy: Option<&str>,
         sync: Option<&crate::content::lab::SyncStep>,
-    ) -> Outcome {
+    ) -> Generated {
         let (trig, want, run) = match self.run_trigger(trigger, expect) {
             Ok(r) => r,
-            Err(skipped) => return skipped,
+            Err(skipped) => return Generated::Done(skipped),
         };
         let found = run
             .generated
@@ -464,9 +542,12 @@ impl Offline {
         }
         match (sync, found, outcome.verdict) {
             (Some(step), Some(found), check::Verdict::Pass) => {
-                self.synced(check, step, &trig, &want, found)
+                match self.sync_source(check, step, &want, found) {
+                    Err(done) => Generated::Done(done),
+                    Ok(at) => Generated::Sync { at, trig, want },
+                }
             }
-            _ => outcome,
+            _ => Generated::Done(outcome),
         }
     }
 
@@ -474,26 +555,30 @@ impl Offline {
     /// again — the copy follows only where the rule that made it has `synchronize: true`
     /// (a clone reads its source when it runs: pkg/background/generate/generate.go; with
     /// synchronize the source's changes are watched and re-applied,
-    /// pkg/background/generate/controller.go).
-    fn synced(
+    /// pkg/background/generate/controller.go). `sync_source` finds the source,
+    /// `judge_sync` runs generation again.
+    ///
+    /// Where the source of a `sync` step is among the objects (`Ok`), or the verdict
+    /// without generation running again: no such source, or a copy made without
+    /// `synchronize`, which does not follow its source.
+    #[allow(clippy::result_large_err)] // the verdict itself, made once per check
+    fn sync_source(
         &self,
         check: &Check,
         step: &crate::content::lab::SyncStep,
-        trig: &Value,
         want: &ObjRef,
         found: &Value,
-    ) -> Outcome {
+    ) -> Result<usize, Outcome> {
         let what = want.to_string();
-        let mut changed = (*self.objects).clone();
-        let source = changed.iter_mut().find(|o| {
+        let at = self.objects.iter().position(|o| {
             let s = |p: &str| o.pointer(p).and_then(Value::as_str);
             s("/apiVersion") == Some(&step.source.api_version)
                 && s("/kind") == Some(&step.source.kind)
                 && s("/metadata/name") == Some(&step.source.name)
                 && s("/metadata/namespace") == step.source.namespace.as_deref()
         });
-        let Some(source) = source else {
-            return Outcome::fail(Detail::SyncSourceAbsent {
+        let Some(at) = at else {
+            return Err(Outcome::fail(Detail::SyncSourceAbsent {
                 what,
                 source: format!(
                     "{} {}/{}",
@@ -501,19 +586,30 @@ impl Offline {
                     step.source.namespace.as_deref().unwrap_or(""),
                     step.source.name
                 ),
-            });
+            }));
         };
-        check::merge_patch(source, &step.patch);
         if !super::creation::synchronized(&self.objects, found) {
-            return check::judge_synced(check, &what, Some(found));
+            return Err(check::judge_synced(check, &what, Some(found)));
         }
-        match engine::generate(&Arc::new(changed), trig, &self.access) {
+        Ok(at)
+    }
+
+    /// The `sync` step's verdict: generation runs again on `changed`, the cluster with
+    /// the source patched.
+    fn judge_sync(
+        &self,
+        check: &Check,
+        trig: &Value,
+        want: &ObjRef,
+        changed: &Arc<Vec<Value>>,
+    ) -> Outcome {
+        match engine::generate(changed, trig, &self.access) {
             Ok(again) => {
                 let copy = again
                     .generated
                     .iter()
                     .find(|g| ObjRef::of(g).as_ref() == Some(want));
-                check::judge_synced(check, &what, copy)
+                check::judge_synced(check, &want.to_string(), copy)
             }
             Err(reason) => Outcome::skipped(Detail::OfflineCannot { reason }),
         }
@@ -675,7 +771,7 @@ fn access_over<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Arc<Access> 
 
 /// Whether the RBAC authorizer (roles, bindings, their lists) or discovery (CRDs) reads
 /// `o`; nothing else changes what they answer.
-fn read_by_access(o: &Value) -> bool {
+pub(super) fn read_by_access(o: &Value) -> bool {
     let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
     crate::offline::rbac::rbac_kind(o).is_some()
         || kind == "CustomResourceDefinition"
@@ -1098,6 +1194,9 @@ mod engine {
             .collect()
     }
 }
+
+#[path = "offline_vary.rs"]
+mod vary;
 
 #[cfg(test)]
 #[path = "offline_tests.rs"]

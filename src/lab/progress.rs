@@ -26,6 +26,10 @@ pub struct Progress {
 pub struct LabProgress {
     pub started: String,
     pub workspace: PathBuf,
+    /// The folder the workspace was made in when the lab started (`lab reset` refuses a
+    /// workspace outside it); absent in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<PathBuf>,
     /// How `start` reached the cluster; `offline` when it did not.
     pub target: TargetRecord,
     /// Hints shown so far, per task.

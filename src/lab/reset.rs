@@ -33,7 +33,12 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
         || workspace::path_for(&lab, &workspace::root(&ctx.settings.home, None)),
         |e| e.workspace.clone(),
     );
-    guard(lang, &lab, &ws)?;
+    guard(
+        lang,
+        &lab,
+        &ws,
+        entry.as_ref().and_then(|e| e.root.as_deref()),
+    )?;
     let offline = args.offline
         || !lab.needs_cluster()
         || (entry.as_ref().is_some_and(|e| e.target.offline)
@@ -70,6 +75,9 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
             ..LabProgress::default()
         });
         e.workspace = ws.clone();
+        // A record from before the root was kept gets it now (its workspace passed the
+        // name and marker guard).
+        e.root = e.root.take().or_else(|| ws.parent().map(Path::to_path_buf));
         e.last_check = None;
         // Reset deleted every owned object (live) and restored the starter: no setup holds.
         e.setups.clear();
@@ -81,18 +89,43 @@ pub fn reset(ctx: &Ctx, store: &Store, args: &ResetArgs) -> Result<Exit> {
 }
 
 /// Refuses a workspace kca did not make for this lab: a progress file can name any
-/// folder, and reset empties it (issue 18, 15). The folder must carry the lab's name and
-/// kca's marker naming this lab; a folder that is not there yet is simply scaffolded.
-fn guard(lang: Lang, lab: &Lab, ws: &Path) -> Result<()> {
+/// folder, and reset empties it (issue 18, 15). The folder must sit in the workspace
+/// root recorded when the lab started (`root`; a record from before it was kept has
+/// none, and is judged by the rest), carry the lab's name and kca's marker naming this
+/// lab (a copied marker elsewhere is not enough); a folder that is not there yet is
+/// simply scaffolded.
+fn guard(lang: Lang, lab: &Lab, ws: &Path, root: Option<&Path>) -> Result<()> {
     if ws.symlink_metadata().is_err() {
         return Ok(());
     }
     let named = ws.file_name().is_some_and(|n| *n == *lab.workspace_name);
     let marked = workspace::marked_for(ws);
-    if named && ws.is_dir() && !ws.is_symlink() && marked.as_deref() == Some(lab.id.as_str()) {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    let rooted = root.is_none_or(|r| ws.parent().is_some_and(|p| same(p, r)));
+    if rooted
+        && named
+        && ws.is_dir()
+        && !ws.is_symlink()
+        && marked.as_deref() == Some(lab.id.as_str())
+    {
         return Ok(());
     }
-    let why = if !named {
+    let why = if let Some(r) = root.filter(|_| !rooted) {
+        tr_s(
+            lang,
+            format!(
+                "ラボを始めたときの作業フォルダーの置き場所 {} の中にありません",
+                crate::escape::path(r)
+            ),
+            format!(
+                "it is not in {}, where the lab's workspace was made when it started",
+                crate::escape::path(r)
+            ),
+        )
+    } else if !named {
         tr_s(
             lang,
             format!("フォルダー名が `{}` ではありません", lab.workspace_name),
@@ -503,23 +536,48 @@ mod tests {
     fn reset_refuses_a_folder_kca_did_not_make_for_the_lab() {
         let tmp = tempfile::tempdir().unwrap();
         let (_, _, lab, ws) = setup(tmp.path());
-        assert!(guard(Lang::En, &lab, &ws).is_ok());
+        assert!(guard(Lang::En, &lab, &ws, None).is_ok());
         // Named right, no marker.
         std::fs::remove_file(ws.join(workspace::MARKER)).unwrap();
-        let e = guard(Lang::En, &lab, &ws).unwrap_err().to_string();
+        let e = guard(Lang::En, &lab, &ws, None).unwrap_err().to_string();
         assert!(e.contains("lacks kca's marker"), "{e}");
         // Marked, but another name (a progress file pointing at the home folder).
         let home = tmp.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
         workspace::mark(&lab, &home).unwrap();
-        let e = guard(Lang::En, &lab, &home).unwrap_err().to_string();
+        let e = guard(Lang::En, &lab, &home, None).unwrap_err().to_string();
         assert!(e.contains("its name is not `l`"), "{e}");
         // Another lab's marker.
         std::fs::write(ws.join(workspace::MARKER), "other\n").unwrap();
-        let e = guard(Lang::En, &lab, &ws).unwrap_err().to_string();
+        let e = guard(Lang::En, &lab, &ws, None).unwrap_err().to_string();
         assert!(e.contains("names lab `other`"), "{e}");
         // Not there yet: nothing to refuse.
-        assert!(guard(Lang::En, &lab, &tmp.path().join("work/none")).is_ok());
+        assert!(guard(Lang::En, &lab, &tmp.path().join("work/none"), None).is_ok());
+    }
+
+    #[test]
+    fn reset_refuses_a_marked_copy_outside_the_root_the_lab_started_in() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (_, _, lab, ws) = setup(tmp.path());
+        let root = ws.parent().unwrap().to_path_buf();
+        assert!(guard(Lang::En, &lab, &ws, Some(&root)).is_ok());
+        // The same name and a copy of the marker, in another folder.
+        let elsewhere = tmp.path().join("precious/l");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::copy(
+            ws.join(workspace::MARKER),
+            elsewhere.join(workspace::MARKER),
+        )
+        .unwrap();
+        let e = guard(Lang::En, &lab, &elsewhere, Some(&root))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("where the lab's workspace was made"), "{e}");
+        // The root named another way (a `..` in it) is the same folder.
+        let roundabout = root.join("../").join(root.file_name().unwrap());
+        assert!(guard(Lang::En, &lab, &ws, Some(&roundabout)).is_ok());
+        // A record from before the root was kept: the name and the marker decide.
+        assert!(guard(Lang::En, &lab, &elsewhere, None).is_ok());
     }
 
     #[test]

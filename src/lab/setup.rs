@@ -79,7 +79,8 @@ fn matches_sel(sel: &ObjSel, obj: &Value) -> bool {
     })
 }
 
-fn same_object(a: &Value, b: &Value) -> bool {
+/// Whether `a` and `b` name the same object (apiVersion, kind, namespace, name).
+pub(super) fn same_object(a: &Value, b: &Value) -> bool {
     let (Some(x), Some(y)) = (ObjRef::of(a), ObjRef::of(b)) else {
         return false;
     };
@@ -128,8 +129,14 @@ pub fn revoked(action: &SetupAction, learner: &[Value]) -> Vec<ObjRef> {
     use crate::offline::rbac::rule::{PolicyRule, Target};
     let (u, g) = crate::offline::rbac::impersonated(user, groups);
     let cluster = super::offline::baseline_rbac();
+    // Only what the authorizer reads: a big ConfigMap in the set is not copied for it.
+    let rbac: Vec<Value> = learner
+        .iter()
+        .filter(|o| super::offline::read_by_access(o))
+        .cloned()
+        .collect();
     let mut out: Vec<ObjRef> = Vec::new();
-    for r in super::privilege::reached(cluster, learner, &u, &g) {
+    for r in super::privilege::reached(cluster, &rbac, &u, &g) {
         let target = Target::Resource {
             api_group: group,
             resource,
@@ -155,26 +162,40 @@ pub fn offline_objects(
     mut base: Vec<Value>,
     staged: &[Staged<'_>],
 ) -> Vec<Value> {
-    if staged.is_empty() {
-        return base;
+    apply_setups(lab, &mut base, staged);
+    for o in reapplied(lab, ws, staged) {
+        base.retain(|x| !same_object(x, &o));
+        base.push(o);
     }
+    base
+}
+
+/// Applies the `staged` setups to `objects`, in order, in place.
+pub fn apply_setups(lab: &Lab, objects: &mut Vec<Value>, staged: &[Staged<'_>]) {
     for s in staged {
-        apply_offline(lab, s.task, &mut base);
+        apply_offline(lab, s.task, objects);
     }
+}
+
+/// The objects of the workspace files saved after the earliest of the `staged` setups
+/// (applied again over the cluster the setups left), each object once: the last one
+/// read of an object wins, as the last `kubectl apply` does.
+pub fn reapplied(lab: &Lab, ws: &std::path::Path, staged: &[Staged<'_>]) -> Vec<Value> {
     let since = staged.iter().map(|s| s.at).min().flatten();
     let Some(since) = since else {
-        return base;
+        return Vec::new();
     };
     let newer = |p: &std::path::Path| {
         std::fs::metadata(p)
             .and_then(|m| m.modified())
             .is_ok_and(|t| t > since)
     };
+    let mut again: Vec<Value> = Vec::new();
     for o in workspace::manifests_where(lab, ws, newer).objects {
-        base.retain(|x| !same_object(x, &o));
-        base.push(o);
+        again.retain(|x| !same_object(x, &o));
+        again.push(o);
     }
-    base
+    again
 }
 
 /// Applies one task's setup to a cluster. Deletes and patches go only to objects that

@@ -107,7 +107,8 @@ pub(super) fn parse_in_two(src: &str) -> Option<Node> {
     let budget = Budget::of_this_run();
     let one = |text: &str, line_offset: usize| {
         let mut docs = Vec::new();
-        let deepest = Builder::new(&budget, line_offset).run(text, &mut |n| docs.push(n));
+        let deepest =
+            Builder::<Node>::new(&budget, line_offset).run(text, &mut |n, _| docs.push(n));
         deepest.ok().filter(|_| docs.len() == 1).map(|d| (docs, d))
     };
     let (head, tail) = std::thread::scope(|scope| {

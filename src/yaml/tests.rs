@@ -138,7 +138,7 @@ fn big_stream(docs: usize) -> String {
 }
 
 fn pieces_of(threads: usize, src: &str) -> Result<Vec<Node>, YamlError> {
-    let pieces = parse_on(threads, src, Vec::new, |docs, n| docs.push(n))?;
+    let pieces = parse_on(threads, src, Vec::new, |docs, n: Node, _| docs.push(n))?;
     assert_eq!(pieces.len() > 1, threads > 1, "the stream was not cut");
     Ok(pieces.into_iter().flatten().collect())
 }
@@ -280,4 +280,40 @@ fn the_workspace_allowance_holds_the_runs_value_budget() {
     })
     .join()
     .unwrap();
+}
+
+/// `parse_json_stream` builds JSON without a tree: the same documents and the same
+/// errors (positions included) as the tree made into JSON.
+#[test]
+fn json_built_directly_equals_the_tree_made_json() {
+    let filler: String = (0..40).map(|i| format!("k{i}: {i}\n")).collect();
+    let sources = [
+        "a: 1\nb: [x, 2.5, true, null, ~]\n".to_string(),
+        "---\n---\nkind: A\n---\n~\n".to_string(),
+        "1: a\n\"2\": b\ntrue: c\n.nan: d\n0.0: e\n".to_string(),
+        "x: &a {k: [1, {z: y}]}\ny: *a\nz: &s str\n*s : again\n".to_string(),
+        "!!str 1: !!int 2\nv: !!float 3\nw: !custom t\n".to_string(),
+        format!(
+            "m:\n{}",
+            filler
+                .lines()
+                .map(|l| format!("  {l}\n"))
+                .collect::<String>()
+        ),
+        format!("{filler}k7: dup\n"),
+        format!("{filler}\"7\": not a dup of k7\n1.0: x\n1: y\n"),
+        "a: 1\na: 2\n".to_string(),
+        "? [a]\n: b\n".to_string(),
+        "a: [1, 2\n".to_string(),
+        big_stream(1_250),
+    ];
+    for src in &sources {
+        let via_tree = parse_stream(src).map(|docs| {
+            docs.into_iter()
+                .filter(|n| n.value != Yaml::Null)
+                .map(Node::into_json)
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(parse_json_stream(src), via_tree, "{src}");
+    }
 }
