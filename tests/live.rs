@@ -867,11 +867,21 @@ async fn unreachable_server_is_an_environment_error() {
     .unwrap();
     let home = tempfile::tempdir().unwrap();
     kca(home.path())
-        .args(["cluster", "status", "--kubeconfig"])
+        .args(["--lang", "en", "cluster", "status", "--kubeconfig"])
         .arg(&path)
         .assert()
         .code(3)
         .stderr(predicates::str::contains("does not answer"));
+    // The learner's language: one language on the line, the kubeconfig named plainly.
+    kca(home.path())
+        .args(["--lang", "ja", "cluster", "status", "--kubeconfig"])
+        .arg(&path)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(format!(
+            "{} のコンテキスト `closed` のクラスターが答えません",
+            path.display()
+        )));
 }
 
 /// `kca lab verify --live` on the test lab: the same proof as offline, on the cluster.

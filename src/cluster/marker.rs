@@ -39,6 +39,18 @@ impl Selection {
             None => format!("context `{ctx}`"),
         }
     }
+
+    /// [`Self::describe`] in Japanese, for the Japanese half of a message.
+    pub(super) fn describe_ja(&self, live: Option<&Live>) -> String {
+        let ctx = live
+            .and_then(Live::context_name)
+            .or(self.context.as_deref())
+            .unwrap_or("(現在のコンテキスト)");
+        match &self.kubeconfig {
+            Some(k) => format!("{} のコンテキスト `{ctx}`", k.display()),
+            None => format!("コンテキスト `{ctx}`"),
+        }
+    }
 }
 
 // ---- the marker ----
@@ -115,10 +127,11 @@ pub async fn ensure_cluster(ctx: &Ctx, sel: &Selection, need_marked: bool) -> Re
     if need_marked && !is_lab_cluster(&live).await? {
         let ctx_name = live.context_name().unwrap_or("NAME").to_string();
         let at = sel.describe(Some(&live));
+        let at_ja = sel.describe_ja(Some(&live));
         return Err(Error::environment(
             crate::error::msg(
                 format!(
-                    "{at} のクラスターには kca のラボ用の印がありません。kca がラボのオブジェクトを消すのはラボ用のクラスターだけです"
+                    "{at_ja} のクラスターには kca のラボ用の印がありません。kca がラボのオブジェクトを消すのはラボ用のクラスターだけです"
                 ),
                 format!(
                     "the cluster at {at} is not marked as a kca lab cluster; kca only deletes lab objects in lab clusters"
@@ -148,9 +161,10 @@ pub(super) fn unreachable_error(sel: &Selection, live: &Live, e: LiveError) -> E
     match e {
         e @ (LiveError::Unreachable(_) | LiveError::Timeout(_)) => {
             let at = sel.describe(Some(live));
+            let at_ja = sel.describe_ja(Some(live));
             Error::environment_with(
                 crate::error::msg(
-                    format!("{at} のクラスターが答えません"),
+                    format!("{at_ja} のクラスターが答えません"),
                     format!("the cluster at {at} does not answer"),
                 ),
                 if is_course {

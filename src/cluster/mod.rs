@@ -398,7 +398,7 @@ async fn adopt(ctx: &Ctx, sel: &Selection) -> Result<Exit> {
         ctx.settings.lang,
         format!(
             "{} のクラスターを kca のラボクラスターとして{}: lab reset はここでラボのラベルの付いたオブジェクトを消せます",
-            sel.describe(Some(&live)),
+            sel.describe_ja(Some(&live)),
             if already { "印を付け直しました" } else { "印を付けました" }
         ),
         format!(
