@@ -14,13 +14,14 @@ mod kyverno;
 mod libs;
 mod literal;
 mod matching;
-mod mutate_existing;
 mod mpol_targets;
+mod mutate_existing;
 mod params;
 mod services;
 mod template;
 mod unsupported;
 mod validation;
+mod webhook_match;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -43,13 +44,14 @@ use matching::*;
 pub use matching::{
     CliUnselected, namespace_object, resource_of, selector_matches, unselected_in_cli,
 };
-pub use mutate_existing::mutate_existing_target;
 pub use mpol_targets::mutate_targets;
+pub use mutate_existing::mutate_existing_target;
 use params::*;
 pub use services::CliServices;
 pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};
 pub use validation::Applied;
 use validation::*;
+pub use webhook_match::{WebhookCall, webhook_call};
 
 /// One admission request as the API server hands it to validating admission.
 #[derive(Debug, Clone, Default)]
@@ -121,18 +123,23 @@ impl VapDenial {
 
     /// The whole Status message for `object`, as `kubectl` shows it.
     pub fn status_message(&self, object: &Value) -> String {
-        let (group, _, resource) = resource_of(object);
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let res = if group.is_empty() {
-            resource
-        } else {
-            format!("{resource}.{group}")
-        };
-        format!("{res} \"{name}\" is forbidden: {}", self.text())
+        forbidden(object, &self.text())
     }
+}
+
+/// The API server's `<resource>.<group> "<name>" is forbidden: <why>` for `object`.
+pub fn forbidden(object: &Value, why: &str) -> String {
+    let (group, _, resource) = resource_of(object);
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let res = if group.is_empty() {
+        resource
+    } else {
+        format!("{resource}.{group}")
+    };
+    format!("{res} \"{name}\" is forbidden: {why}")
 }
 
 /// An evaluation that could not be completed.
