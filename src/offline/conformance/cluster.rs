@@ -10,6 +10,7 @@ mod background;
 mod cel_background;
 mod map;
 mod schema;
+mod webhook;
 
 use std::sync::Arc;
 
@@ -469,7 +470,8 @@ impl Cluster {
         let mut req = self.vap_request(&object, old.clone());
         req.cluster = Some(Arc::new(self.objects.clone()));
         req.object = map::mutate(&self.objects, &req)?;
-        let cel_objects = webhook_gated(&self.cel_policy_objects(), MUTATING_KINDS, &req)?;
+        let cel_objects =
+            webhook::gated(&self.cel_policy_objects(), webhook::MUTATING_KINDS, &req)?;
         let object = match vap::mutate_with_policies(&cel_objects, &req) {
             Ok(o) => o,
             Err(e) => {
@@ -481,7 +483,10 @@ impl Cluster {
                 });
             }
         };
-        let policies = self.admission_policies();
+        let policies = webhook::policies_called(
+            self.admission_policies(),
+            &self.vap_request(&object, old.clone()),
+        )?;
         let ns = text(&object, "/metadata/namespace");
         let kreq = kyverno::Request {
             operation: if update { "UPDATE" } else { "CREATE" }.into(),
@@ -525,9 +530,9 @@ impl Cluster {
         if let Some(d) = out.denials.first() {
             return Err(Answer::Refused(d.status_message(&patched)));
         }
-        let cel_objects = webhook_gated(&cel_objects, VALIDATING_KINDS, &vreq)?;
+        let cel_objects = webhook::gated(&cel_objects, webhook::VALIDATING_KINDS, &vreq)?;
         for p in cel_objects.iter().filter(|o| {
-            VALIDATING_KINDS.contains(&text(o, "/kind").as_str())
+            webhook::VALIDATING_KINDS.contains(&text(o, "/kind").as_str())
                 && !super::controllers::left_to_generated(o)
         }) {
             let before = out.denials.len();
@@ -646,35 +651,6 @@ fn from_ref(obj: &Value) -> Value {
 
 /// Why a MutatingPolicy or GeneratingPolicy could not be evaluated offline, if that is
 /// what stopped it.
-/// The Kyverno CEL policies whose `matchConditions` Kyverno 1.19 puts on their webhooks
-/// (pkg/controllers/webhook/validating.go, mutating.go), by the webhook that runs them.
-const MUTATING_KINDS: &[&str] = &["MutatingPolicy", "NamespacedMutatingPolicy"];
-const VALIDATING_KINDS: &[&str] = &["ValidatingPolicy", "NamespacedValidatingPolicy"];
-
-/// `objects` less the `kinds` policies whose webhook the API server skips for `req`
-/// (a match condition false, or failing under `failurePolicy: Ignore`); `Err` is the
-/// API server's refusal when one fails under `Fail`.
-fn webhook_gated(
-    objects: &[Value],
-    kinds: &[&str],
-    req: &vap::VapRequest,
-) -> Result<Vec<Value>, Answer> {
-    let mut kept = Vec::with_capacity(objects.len());
-    for o in objects {
-        if kinds.contains(&text(o, "/kind").as_str()) {
-            match vap::webhook_call(o, req) {
-                vap::WebhookCall::Called => {}
-                vap::WebhookCall::Skipped => continue,
-                vap::WebhookCall::Refused(why) => {
-                    return Err(Answer::Refused(vap::forbidden(&req.object, &why)));
-                }
-            }
-        }
-        kept.push(o.clone());
-    }
-    Ok(kept)
-}
-
 fn policy_unsupported(e: &vap::PolicyError) -> Option<String> {
     match e {
         vap::PolicyError::Unsupported { why, .. } => Some(why.to_string()),
@@ -817,3 +793,7 @@ pub(super) fn text(v: &Value, pointer: &str) -> String {
 #[cfg(test)]
 #[path = "cluster/plugins_tests.rs"]
 mod plugins_tests;
+
+#[cfg(test)]
+#[path = "cluster/webhook_tests.rs"]
+mod webhook_tests;
