@@ -208,3 +208,38 @@ fn the_cli_leaves_out_policies_kyverno_refuses() {
         "{invalid:?}"
     );
 }
+
+#[test]
+fn a_generated_kind_with_a_subresource_is_checked_on_that_subresource() {
+    // `Kind/subresource` is split once on `/` (Kyverno's `SplitSubresource`), not read
+    // as a group/version ending in kind `status`.
+    let p = policy(
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy/status",
+        "name": "n", "namespace": "default", "data": {}}),
+    );
+    let msg = in_cluster(&p, &[]);
+    assert_eq!(msg.len(), 1, "{msg:?}");
+    assert!(
+        msg[0].contains("requires permissions")
+            && msg[0].contains("for resource networking.k8s.io/v1/NetworkPolicy/status"),
+        "{msg:?}"
+    );
+    let objects = vec![
+        cluster_role("all", "networkpolicies/status", "networking.k8s.io", &["*"]),
+        binding(
+            "ClusterRoleBinding",
+            None,
+            "ClusterRole",
+            "all",
+            "kyverno-background-controller",
+        ),
+        binding(
+            "ClusterRoleBinding",
+            None,
+            "ClusterRole",
+            "all",
+            "kyverno-admission-controller",
+        ),
+    ];
+    assert_eq!(in_cluster(&p, &objects), Vec::<String>::new());
+}
