@@ -26,7 +26,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("deferred", 3, 3),
     ("exceptions", 11, 11),
     ("filter", 6, 6),
-    ("generate", 64, 64),
+    ("generate", 65, 65),
     ("generate-mutating-admission-policy", 3, 3),
     ("generate-mutating-admission-policy-alpha", 3, 3),
     ("generate-mutating-admission-policy-v1", 2, 2),
@@ -40,9 +40,9 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("policy-exceptions-disabled", 1, 1),
     ("policy-validation", 9, 9),
     ("validate", 51, 51),
-    ("validating-policies", 14, 12),
+    ("validating-policies", 14, 14),
     ("webhooks", 4, 2),
-    ("all", 274, 269),
+    ("all", 274, 272),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

@@ -10,6 +10,7 @@ mod background;
 mod cel_background;
 mod map;
 mod schema;
+mod webhook;
 
 use std::sync::Arc;
 
@@ -468,8 +469,9 @@ impl Cluster {
         let update = old.is_some();
         let mut req = self.vap_request(&object, old.clone());
         req.cluster = Some(Arc::new(self.objects.clone()));
-        let cel_objects = self.cel_policy_objects();
         req.object = map::mutate(&self.objects, &req)?;
+        let cel_objects =
+            webhook::gated(&self.cel_policy_objects(), webhook::MUTATING_KINDS, &req)?;
         let object = match vap::mutate_with_policies(&cel_objects, &req) {
             Ok(o) => o,
             Err(e) => {
@@ -481,7 +483,10 @@ impl Cluster {
                 });
             }
         };
-        let policies = self.admission_policies();
+        let policies = webhook::policies_called(
+            self.admission_policies(),
+            &self.vap_request(&object, old.clone()),
+        )?;
         let ns = text(&object, "/metadata/namespace");
         let kreq = kyverno::Request {
             operation: if update { "UPDATE" } else { "CREATE" }.into(),
@@ -525,11 +530,10 @@ impl Cluster {
         if let Some(d) = out.denials.first() {
             return Err(Answer::Refused(d.status_message(&patched)));
         }
-        for p in self.objects.iter().filter(|o| {
-            matches!(
-                text(o, "/kind").as_str(),
-                "ValidatingPolicy" | "NamespacedValidatingPolicy"
-            ) && !super::controllers::left_to_generated(o)
+        let cel_objects = webhook::gated(&cel_objects, webhook::VALIDATING_KINDS, &vreq)?;
+        for p in cel_objects.iter().filter(|o| {
+            webhook::VALIDATING_KINDS.contains(&text(o, "/kind").as_str())
+                && !super::controllers::left_to_generated(o)
         }) {
             let before = out.denials.len();
             vap::evaluate_validating_policy(&cel_objects, p, &vreq, &mut out);
@@ -789,3 +793,7 @@ pub(super) fn text(v: &Value, pointer: &str) -> String {
 #[cfg(test)]
 #[path = "cluster/plugins_tests.rs"]
 mod plugins_tests;
+
+#[cfg(test)]
+#[path = "cluster/webhook_tests.rs"]
+mod webhook_tests;

@@ -504,15 +504,33 @@ fn can_i_generate(
     let first_listed = pattern
         .pointer("/cloneList/kinds/0")
         .and_then(Value::as_str);
-    let gvk = match first_listed {
-        Some(listed) => listed.to_string(),
-        None => format!("{}/{}", s("apiVersion"), s("kind")),
+    // A cloneList kind names its subresource as `Kind.sub`; the pattern's `kind` as
+    // `Kind/sub` (pkg/policy/generate/validate.go `validateAuth`, pkg/utils/kube/kind.go
+    // `SplitSubresource`: exactly one `/`).
+    let (gvk, subresource) = match first_listed {
+        Some(listed) => {
+            let (gv, kind) = listed.rsplit_once('/').unwrap_or(("", listed));
+            let (kind, sub) = kind.split_once('.').unwrap_or((kind, ""));
+            let gvk = if gv.is_empty() {
+                kind.to_string()
+            } else {
+                format!("{gv}/{kind}")
+            };
+            (gvk, sub)
+        }
+        None => {
+            let kind = s("kind");
+            let (kind, sub) = match kind.split('/').collect::<Vec<_>>()[..] {
+                [k, sub] => (k, sub),
+                _ => (kind, ""),
+            };
+            (format!("{}/{kind}", s("apiVersion")), sub)
+        }
     };
     if gvk.contains("{{") {
         return None;
     }
     let (api_version, kind) = gvk.rsplit_once('/').unwrap_or(("", gvk.as_str()));
-    let (kind, subresource) = kind.split_once('.').unwrap_or((kind, ""));
     let resource = if api_version.is_empty() {
         mapper.for_bare_kind(kind)
     } else {

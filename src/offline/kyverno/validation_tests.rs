@@ -33,6 +33,13 @@ fn binding(kind: &str, namespace: Option<&str>, role_kind: &str, role: &str, sa:
         "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": "kyverno"}]})
 }
 
+/// ClusterRoleBindings of `role` to each of Kyverno's service accounts `sas`.
+fn bound(role: &str, sas: &[&str]) -> Vec<Value> {
+    sas.iter()
+        .map(|sa| binding("ClusterRoleBinding", None, "ClusterRole", role, sa))
+        .collect()
+}
+
 fn in_cluster(p: &Value, objects: &[Value]) -> Vec<String> {
     let authorizer = Authorizer::new(objects);
     let mapper = Mapper::built_in();
@@ -91,16 +98,13 @@ fn generate_without_the_background_controllers_permissions_is_rejected() {
 
 #[test]
 fn admission_controller_needs_list_and_get_with_synchronize() {
-    let objects = vec![
-        cluster_role("all", "networkpolicies", "networking.k8s.io", &["*"]),
-        binding(
-            "ClusterRoleBinding",
-            None,
-            "ClusterRole",
-            "all",
-            "kyverno-background-controller",
-        ),
-    ];
+    let mut objects = bound("all", &["kyverno-background-controller"]);
+    objects.push(cluster_role(
+        "all",
+        "networkpolicies",
+        "networking.k8s.io",
+        &["*"],
+    ));
     let msg = in_cluster(&netpol(true), &objects);
     assert_eq!(
         msg,
@@ -207,4 +211,35 @@ fn the_cli_leaves_out_policies_kyverno_refuses() {
         invalid[0].1.contains("only one of generate patterns"),
         "{invalid:?}"
     );
+}
+
+#[test]
+fn a_generated_kind_with_a_subresource_is_checked_on_that_subresource() {
+    // `Kind/subresource` is split once on `/` (Kyverno's `SplitSubresource`), not read
+    // as a group/version ending in kind `status`.
+    let p = policy(
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy/status",
+        "name": "n", "namespace": "default", "data": {}}),
+    );
+    let msg = in_cluster(&p, &[]);
+    assert_eq!(msg.len(), 1, "{msg:?}");
+    assert!(
+        msg[0].contains("requires permissions")
+            && msg[0].contains("for resource networking.k8s.io/v1/NetworkPolicy/status"),
+        "{msg:?}"
+    );
+    let mut objects = bound(
+        "all",
+        &[
+            "kyverno-background-controller",
+            "kyverno-admission-controller",
+        ],
+    );
+    objects.push(cluster_role(
+        "all",
+        "networkpolicies/status",
+        "networking.k8s.io",
+        &["*"],
+    ));
+    assert_eq!(in_cluster(&p, &objects), Vec::<String>::new());
 }

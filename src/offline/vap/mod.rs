@@ -21,6 +21,7 @@ mod services;
 mod template;
 mod unsupported;
 mod validation;
+mod webhook_match;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -50,6 +51,7 @@ pub use services::CliServices;
 pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};
 pub use validation::Applied;
 use validation::*;
+pub use webhook_match::{WebhookCall, webhook_call, webhook_conditions};
 
 /// One admission request as the API server hands it to validating admission.
 #[derive(Debug, Clone, Default)]
@@ -121,18 +123,23 @@ impl VapDenial {
 
     /// The whole Status message for `object`, as `kubectl` shows it.
     pub fn status_message(&self, object: &Value) -> String {
-        let (group, _, resource) = resource_of(object);
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let res = if group.is_empty() {
-            resource
-        } else {
-            format!("{resource}.{group}")
-        };
-        format!("{res} \"{name}\" is forbidden: {}", self.text())
+        forbidden(object, &self.text())
     }
+}
+
+/// The API server's `<resource>.<group> "<name>" is forbidden: <why>` for `object`.
+pub fn forbidden(object: &Value, why: &str) -> String {
+    let (group, _, resource) = resource_of(object);
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let res = if group.is_empty() {
+        resource
+    } else {
+        format!("{resource}.{group}")
+    };
+    format!("{res} \"{name}\" is forbidden: {why}")
 }
 
 /// An evaluation that could not be completed.
