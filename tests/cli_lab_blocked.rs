@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+use common::{copy_dir, repo};
 
 /// The content folder: the course's own, or (`every_yaml`) a copy of kca-admission without
 /// its `workspace.apply`, so that every YAML file of the workspace is applied.
@@ -26,19 +25,6 @@ fn every_yaml_applied(tmp: &Path) {
     let without = lab.replace("workspace:\n  apply: [policies]\n", "");
     assert_ne!(lab, without, "kca-admission applies policies/ only");
     std::fs::write(to.join("lab.yaml"), without).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 fn kca(tmp: &Path, lang: &str) -> Command {
@@ -88,6 +74,12 @@ fn verdicts(tmp: &Path) -> Vec<(String, String, String, String)> {
         .collect()
 }
 
+/// Asserts that check `c` is not judged, pointing at the file problem of `path`.
+fn blocked_on(c: &(String, String, String, String), path: &str) {
+    assert_eq!((c.1.as_str(), c.2.as_str()), ("error", "blocked"), "{c:?}");
+    assert!(c.3.contains(path), "{path}: {c:?}");
+}
+
 fn of<'a>(
     all: &'a [(String, String, String, String)],
     id: &str,
@@ -115,11 +107,8 @@ fn a_broken_observation_file_is_no_object_file_where_every_yaml_file_is_applied(
     std::fs::write(ws.join("notes.yaml"), "kind: [\n").unwrap();
     let all = verdicts(tmp.path());
     let c = of(&all, "cp-denies");
-    assert_eq!((c.1.as_str(), c.2.as_str()), ("error", "blocked"), "{c:?}");
-    assert!(
-        c.3.contains("notes.yaml") && !c.3.contains("observation.yaml"),
-        "{c:?}"
-    );
+    blocked_on(c, "notes.yaml");
+    assert!(!c.3.contains("observation.yaml"), "{c:?}");
 }
 
 fn broken_observation(tmp: &Path) {
@@ -127,13 +116,7 @@ fn broken_observation(tmp: &Path) {
     std::fs::write(ws.join("observation.yaml"), "deniedPath: [\n").unwrap();
     let all = verdicts(tmp);
     // The check that reads the record is not judged, pointing at the file.
-    let obs = of(&all, "observed-denial");
-    assert_eq!(
-        (obs.1.as_str(), obs.2.as_str()),
-        ("error", "blocked"),
-        "{obs:?}"
-    );
-    assert!(obs.3.contains("observation.yaml"), "{obs:?}");
+    blocked_on(of(&all, "observed-denial"), "observation.yaml");
     // Every other check is judged: the record holds no object of the cluster.
     let blocked: Vec<_> = all
         .iter()
@@ -174,13 +157,7 @@ fn a_broken_policy_file_blocks_the_checks_on_the_cluster_not_the_observation_on_
     assert_eq!(of(&all, "proxy-file").1, "fail", "{all:?}");
     // A check on the cluster may want an object of the broken file: not judged.
     for id in ["proxied-allowed", "cp-denies", "vap-denies"] {
-        let c = of(&all, id);
-        assert_eq!(
-            (c.1.as_str(), c.2.as_str()),
-            ("error", "blocked"),
-            "{id}: {c:?}"
-        );
-        assert!(c.3.contains("policies/inject-proxy.yaml"), "{c:?}");
+        blocked_on(of(&all, id), "policies/inject-proxy.yaml");
     }
     // A file check on another file is graded as before.
     assert_eq!(of(&all, "cp-file").2, "fileDiffers", "{all:?}");
@@ -193,12 +170,6 @@ fn a_broken_policy_file_blocks_the_checks_on_the_cluster_not_the_observation_on_
     .unwrap();
     std::fs::write(ws.join("policies/require-limits.yaml"), "kind: [\n").unwrap();
     let all = verdicts(tmp.path());
-    let obs = of(&all, "observed-denial");
-    assert_eq!(
-        (obs.1.as_str(), obs.2.as_str()),
-        ("error", "blocked"),
-        "{obs:?}"
-    );
-    assert!(obs.3.contains("policies/require-limits.yaml"), "{obs:?}");
+    blocked_on(of(&all, "observed-denial"), "policies/require-limits.yaml");
     assert_eq!(of(&all, "proxy-file").2, "fileDiffers", "{all:?}");
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 
-fn admission_lab() -> Lab {
+pub(super) fn admission_lab() -> Lab {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/kca-admission/lab.yaml");
     let Ok(crate::content::Document::Lab(lab)) = crate::content::load_file(&path) else {
         panic!("labs/kca-admission/lab.yaml loads");
@@ -11,7 +11,7 @@ fn admission_lab() -> Lab {
     *lab
 }
 
-fn check_of<'a>(lab: &'a Lab, id: &str) -> &'a Check {
+pub(super) fn check_of<'a>(lab: &'a Lab, id: &str) -> &'a Check {
     lab.tasks
         .iter()
         .flat_map(|t| &t.checks)

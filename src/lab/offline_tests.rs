@@ -38,22 +38,9 @@ fn resource_present_absent_and_status() {
         namespace: Some("b".into()),
         ..sel
     };
-    let on_set = Check {
-        id: "cm".into(),
-        title: None,
-        points: 1,
-        timeout: std::time::Duration::from_secs(1),
-        on_fail: None,
-        on_pass: None,
-        guard: false,
-        spec: Spec::Resource {
-            target: other_ns.clone(),
-            present: true,
-            matches: None,
-            installed: false,
-        },
-    };
-    let gone = o.with_problems(&on_set, o.resource(&other_ns, true, None));
+    let lab = super::blocked_tests::admission_lab();
+    let on_set = super::blocked_tests::check_of(&lab, "vap-binding");
+    let gone = o.with_problems(on_set, o.resource(&other_ns, true, None));
     assert_eq!(
         gone.verdict,
         check::Verdict::Error,
