@@ -71,8 +71,10 @@ pub struct Offline {
     /// What is in the cluster: fixtures and the learner's objects, minus refused policies;
     /// parsed once per run and shared by every check (never copied per check).
     pub objects: Arc<Vec<Value>>,
-    /// Workspace files that could not be read (`file:line:col: message`).
-    pub problems: Vec<String>,
+    /// Workspace files that could not be read and may hold objects of the set (a file the
+    /// lab names as an `observed` check's record is the learner's notes, not applied:
+    /// that check reads it itself); a failing check on the set is blocked by them.
+    pub problems: Vec<workspace::FileProblem>,
     /// Policies the policy webhook refused.
     pub rejected: Vec<Rejected>,
     /// RBAC over the baseline and the objects, as the background controller meets it.
@@ -85,6 +87,19 @@ pub struct Offline {
     /// Why the object set is incomplete: the workspace file that went over what one run
     /// grades (`workspace::Manifests::over_budget`); every check on it is an `error`.
     over_budget: Option<super::detail::Detail>,
+}
+
+/// The workspace files the lab names as the learner's record of an `observed` check:
+/// read by that check, never applied as objects.
+fn record_files(lab: &Lab) -> Vec<std::path::PathBuf> {
+    lab.tasks
+        .iter()
+        .flat_map(|t| &t.checks)
+        .filter_map(|c| match &c.spec {
+            Spec::Observed { path, .. } => Some(std::path::PathBuf::from(path)),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Offline {
@@ -102,7 +117,13 @@ impl Offline {
         let m = workspace::manifests(lab, ws);
         let learner = m.objects.iter().filter_map(ObjRef::of).collect();
         objects.extend(m.objects);
-        let mut off = Offline::new(objects, m.problems);
+        let records = record_files(lab);
+        let problems = m
+            .problems
+            .into_iter()
+            .filter(|p| !records.contains(&p.path))
+            .collect();
+        let mut off = Offline::new(objects, problems);
         off.learner = Some(learner);
         off.over_budget = m.over_budget;
         if !staged.is_empty() {
@@ -178,7 +199,7 @@ impl Offline {
 
     /// The cluster after applying `objects` over the baseline: everything else first, so
     /// a policy is validated against the RBAC the same apply brings.
-    pub fn new(objects: Vec<Value>, problems: Vec<String>) -> Offline {
+    pub fn new(objects: Vec<Value>, problems: Vec<workspace::FileProblem>) -> Offline {
         let access = access_over(&objects);
         let mut rejected = Vec::new();
         let admitted = objects
@@ -244,7 +265,7 @@ impl Offline {
                 ..
             } => {
                 if let Some(missing) = policies.iter().find(|p| !self.has_policy(p)) {
-                    return self.with_problems(Outcome::fail(self.missing_policy(missing)));
+                    return self.with_problems(check, Outcome::fail(self.missing_policy(missing)));
                 }
                 let sent = super::vary::probe(&probe.object, &check.id, *update);
                 if let Some(denial) = refusal(&self.access, &sent) {
@@ -304,7 +325,7 @@ impl Offline {
             },
             Spec::File { .. } | Spec::Command { .. } => Outcome::internal("evaluated locally"),
         };
-        self.with_problems(outcome)
+        self.with_problems(check, outcome)
     }
 
     /// A generate check's trigger named as offline triggers are, what it should make,
@@ -482,12 +503,26 @@ impl Offline {
         }
     }
 
-    /// A failing verdict also names the workspace files that could not be read: the
-    /// object the check wanted may be in one of them.
-    fn with_problems(&self, mut o: Outcome) -> Outcome {
-        if o.verdict == check::Verdict::Fail && !self.problems.is_empty() {
+    /// A failing verdict on the object set is not judged when a workspace file that may
+    /// hold objects of it could not be read: the object the check wanted may be in it.
+    /// An `observed` denial made on the starter's version of a file does not read the
+    /// learner's (`offline_vary::starter_change`).
+    fn with_problems(&self, check: &Check, mut o: Outcome) -> Outcome {
+        let replaced: &[String] = match &check.spec {
+            Spec::Observed {
+                source: crate::content::lab::ObservedSource::Denial { starter, .. },
+                ..
+            } => starter,
+            _ => &[],
+        };
+        let blocking: Vec<_> = self
+            .problems
+            .iter()
+            .filter(|p| !replaced.iter().any(|r| p.path == std::path::Path::new(r)))
+            .collect();
+        if o.verdict == check::Verdict::Fail && !blocking.is_empty() {
             o = Outcome::error(Detail::Blocked {
-                problems: self.problems.clone(),
+                problems: workspace::problem_lines(blocking),
             });
         }
         o
@@ -1201,6 +1236,10 @@ mod vary;
 #[cfg(test)]
 #[path = "offline_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "offline_blocked_tests.rs"]
+mod blocked_tests;
 
 #[cfg(test)]
 #[path = "offline_parity_tests.rs"]

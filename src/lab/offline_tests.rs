@@ -4,7 +4,13 @@ use super::*;
 use serde_json::json;
 
 fn set(objects: Vec<Value>) -> Offline {
-    Offline::new(objects, vec!["broken.yaml:3:1: bad".into()])
+    Offline::new(
+        objects,
+        vec![workspace::FileProblem {
+            path: "broken.yaml".into(),
+            lines: vec!["broken.yaml:3:1: bad".into()],
+        }],
+    )
 }
 
 #[test]
@@ -32,7 +38,9 @@ fn resource_present_absent_and_status() {
         namespace: Some("b".into()),
         ..sel
     };
-    let gone = o.with_problems(o.resource(&other_ns, true, None));
+    let lab = super::blocked_tests::admission_lab();
+    let on_set = super::blocked_tests::check_of(&lab, "vap-binding");
+    let gone = o.with_problems(on_set, o.resource(&other_ns, true, None));
     assert_eq!(
         gone.verdict,
         check::Verdict::Error,

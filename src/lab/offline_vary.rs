@@ -158,7 +158,7 @@ impl Offline {
             },
             _ => return self.evaluate(env, c),
         };
-        self.with_problems(outcome)
+        self.with_problems(c, outcome)
     }
 
     /// [`Offline::observe_in`] with the starter's change made in place.

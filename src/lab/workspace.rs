@@ -364,11 +364,24 @@ pub fn list_files(dir: &Path) -> Vec<PathBuf> {
 #[derive(Debug, Default)]
 pub struct Manifests {
     pub objects: Vec<Value>,
-    pub problems: Vec<String>,
+    pub problems: Vec<FileProblem>,
     /// The file that took the workspace over what one run grades (bytes or values of
     /// all its files together), and why: the object set is incomplete, so checks on it
     /// are an `error` naming that file. No file after it is read.
     pub over_budget: Option<crate::lab::detail::Detail>,
+}
+
+/// A workspace file that could not be read: its path in the workspace (which checks it
+/// blocks: `Offline`) and its problem lines (`file:line:col: message`, escaped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileProblem {
+    pub path: std::path::PathBuf,
+    pub lines: Vec<String>,
+}
+
+/// The problem lines of `problems`, in order (what a blocked check shows).
+pub fn problem_lines<'a>(problems: impl IntoIterator<Item = &'a FileProblem>) -> Vec<String> {
+    problems.into_iter().flat_map(|p| p.lines.clone()).collect()
 }
 
 /// The YAML a workspace's files may hold all together in one run: four files at the
@@ -412,8 +425,10 @@ pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Ma
         let text = match crate::input::read_within(ws, &rel) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
-                out.problems
-                    .push(crate::escape::escape(&e.to_string()).into_owned());
+                out.problems.push(FileProblem {
+                    path: rel.clone(),
+                    lines: vec![crate::escape::escape(&e.to_string()).into_owned()],
+                });
                 continue;
             }
         };
@@ -439,9 +454,10 @@ pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Ma
                         })
                         .filter(|d| d.get("kind").is_some()),
                 ),
-                Err(e) => out
-                    .problems
-                    .extend(crate::lab::detail::Detail::not_yaml(&name, &text, &e).file_problems()),
+                Err(e) => out.problems.push(FileProblem {
+                    path: rel.clone(),
+                    lines: crate::lab::detail::Detail::not_yaml(&name, &text, &e).file_problems(),
+                }),
             }
         }
     }
@@ -569,7 +585,7 @@ mod tests {
         let m = manifests(&lab, &ws);
         assert!(start.elapsed() < std::time::Duration::from_secs(2));
         assert!(m.objects.is_empty(), "{:?}", m.objects);
-        let all = m.problems.join("\n");
+        let all = problem_lines(&m.problems).join("\n");
         assert!(!all.contains("SECRET"), "{all}");
         assert!(
             all.contains("policy.yaml leads outside the workspace"),
