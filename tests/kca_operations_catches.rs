@@ -15,30 +15,19 @@ fn lab_dir() -> PathBuf {
     common::repo().join("labs/kca-operations")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// The solution's workspace in a temp folder.
 fn workspace() -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
-    copy_dir(&lab_dir().join("solution"), ws.path());
+    common::copy_dir(&lab_dir().join("solution"), ws.path());
     ws
 }
 
 fn catches(ws: &Path, broken: &str) -> Output {
     let copy = lab_dir().join(format!("graders/broken/{broken}.yaml"));
     std::process::Command::new(assert_cmd::cargo::cargo_bin("kca"))
-        .args(["--color", "never", "--lang", "en", "policy", "grader", "catches"])
+        .args([
+            "--color", "never", "--lang", "en", "policy", "grader", "catches",
+        ])
         .arg(copy)
         .current_dir(ws)
         .env("KCA_LANG", "en")
@@ -69,8 +58,14 @@ fn the_solutions_tests_catch_every_broken_copy_and_the_policy_is_untouched() {
         let o = catches(ws.path(), b);
         assert_eq!(o.status.code(), Some(0), "{b}: {}", text(&o));
         let out = String::from_utf8_lossy(&o.stdout);
-        assert!(out.contains(&format!("caught the broken copy {b}.yaml")), "{out}");
-        assert!(out.contains("FAIL"), "the row that caught it is shown: {out}");
+        assert!(
+            out.contains(&format!("caught the broken copy {b}.yaml")),
+            "{out}"
+        );
+        assert!(
+            out.contains("FAIL"),
+            "the row that caught it is shown: {out}"
+        );
     }
     assert_eq!(std::fs::read(ws.path().join(POLICY)).unwrap(), before);
 }
@@ -78,7 +73,11 @@ fn the_solutions_tests_catch_every_broken_copy_and_the_policy_is_untouched() {
 #[test]
 fn tests_on_a_copy_of_the_policy_catch_nothing_but_a_link_to_it_is_swapped() {
     let ws = workspace();
-    std::fs::copy(ws.path().join(POLICY), ws.path().join("tests/policy-copy.yaml")).unwrap();
+    std::fs::copy(
+        ws.path().join(POLICY),
+        ws.path().join("tests/policy-copy.yaml"),
+    )
+    .unwrap();
     edit(
         ws.path(),
         TEST,
@@ -88,7 +87,11 @@ fn tests_on_a_copy_of_the_policy_catch_nothing_but_a_link_to_it_is_swapped() {
     for b in BROKEN {
         let o = catches(ws.path(), b);
         assert_eq!(o.status.code(), Some(1), "{b}: {}", text(&o));
-        assert!(text(&o).contains("still pass on a broken copy"), "{}", text(&o));
+        assert!(
+            text(&o).contains("still pass on a broken copy"),
+            "{}",
+            text(&o)
+        );
     }
     std::fs::remove_file(ws.path().join("tests/policy-copy.yaml")).unwrap();
     std::os::unix::fs::symlink(
@@ -102,24 +105,27 @@ fn tests_on_a_copy_of_the_policy_catch_nothing_but_a_link_to_it_is_swapped() {
     }
 }
 
+/// Exit 1, saying the tests do not pass on the real policy.
+fn refused_on_the_real_policy(ws: &Path) {
+    let o = catches(ws, BROKEN[0]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("do not pass on the real policy"), "{t}");
+}
+
 #[test]
 fn tests_that_fail_on_the_real_policy_or_run_nothing_catch_nothing() {
     let ws = workspace();
     edit(ws.path(), TEST, "result: pass", "result: fail");
-    let o = catches(ws.path(), BROKEN[0]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("do not pass on the real policy"), "{}", text(&o));
+    refused_on_the_real_policy(ws.path());
 
     let ws = workspace();
     std::fs::remove_file(ws.path().join(POLICY)).unwrap();
-    let o = catches(ws.path(), BROKEN[0]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("do not pass on the real policy"), "{}", text(&o));
+    refused_on_the_real_policy(ws.path());
 
     let ws = workspace();
     std::fs::remove_dir_all(ws.path().join("tests")).unwrap();
-    let o = catches(ws.path(), BROKEN[0]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    refused_on_the_real_policy(ws.path());
 }
 
 #[test]
