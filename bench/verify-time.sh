@@ -16,6 +16,9 @@
 # 2026-12-02, 2 cores shared with other builds (load 14-21), RUNS=3, release builds:
 #   main b55a4d4:  all four 44.8 s mean / 36.6 min wall, 34.5 s CPU (gates 22.4, ops 9.7)
 #   branch speed:  all four 18.5 s mean / 16.2 min wall, 15.8 s CPU (gates 3.8, ops 7.2)
+# 2026-12-02 05:40, load 8-10, RUNS=2, release: main eb2dc57 all four 16.1 s / 15.0 min,
+#   14.6 s CPU (ops 6.8); branch speed2 (catches in-process): 11.4 s / 11.3 min, 10.9 s CPU
+#   (ops 4.7 s CPU, 3.9 s wall; gates 3.2, mutate 1.2, admission 0.3)
 # The same `-o json` verdicts and mutation scores. Wall time here is set by the load; CPU
 # is the figure to compare (two idle cores give at best CPU / 2).
 set -euo pipefail

@@ -16,7 +16,7 @@ pub enum PolicyCommand {
         after_help = "Examples:\n  kca policy apply policies/ --resource render.yaml\n  kca policy apply policies/require-limits.yaml -r pod.yaml -o json\n\nExit codes: 0 no rule failed, 1 a rule failed or erred, 2 usage error; with --warn-exit-code N, N when a rule only warned (or, with --warn-no-pass, when no rule passed)."
     )]
     Apply(ApplyArgs),
-    /// Graders of the course's delivery lab (kca-gates), run by its checks in the workspace
+    /// Graders of the course's labs (kca-gates, kca-operations), run by their checks in the workspace
     #[command(hide = true, subcommand)]
     Grader(GraderCommand),
 }
@@ -45,6 +45,18 @@ pub enum GraderCommand {
         #[arg(long, default_value = "ci/gate.sh")]
         gate: PathBuf,
         #[arg(long, default_value = "policy/require-pinned.yaml")]
+        policy: PathBuf,
+    },
+    /// The learner's Kyverno tests must pass on the real policy and fail on a broken copy
+    /// of it (read in its place, in this process: the workspace is not copied)
+    Catches {
+        /// The broken copy of the policy
+        broken: PathBuf,
+        /// The folder of the learner's kyverno-test.yaml files
+        #[arg(long, default_value = "tests")]
+        tests: PathBuf,
+        /// The policy the broken copy stands in for
+        #[arg(long, default_value = "policies/require-run-as-non-root.yaml")]
         policy: PathBuf,
     },
     /// Each Service must select the Pods of exactly the workload named for it

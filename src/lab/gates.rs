@@ -22,6 +22,7 @@ use crate::exit::Exit;
 use crate::settings::Lang;
 use crate::ui::{tr, tr_s};
 
+mod catches;
 mod render;
 use render::{RenderError, render};
 
@@ -128,6 +129,11 @@ pub fn run_in(ctx: &Ctx, cmd: GraderCommand, at: &Place) -> Result<Exit> {
             gate,
             policy,
         } => gate_on(ctx, at, &want, &variant, &gate, &policy),
+        GraderCommand::Catches {
+            broken,
+            tests,
+            policy,
+        } => catches::catches(ctx, at, &broken, &tests, &policy),
         GraderCommand::Selects {
             services,
             workloads,

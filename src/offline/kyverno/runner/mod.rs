@@ -10,6 +10,7 @@ use serde_json::Value;
 mod cel;
 mod classic;
 mod compare;
+pub mod reads;
 pub mod testfile;
 mod values;
 
@@ -146,7 +147,7 @@ pub enum FileError {
 
 /// A file's YAML documents as written.
 fn read_raw_docs(path: &Path) -> Result<Vec<Value>, FileError> {
-    let bytes = crate::input::read_capped(path, crate::input::MAX_MANIFEST_BYTES)?;
+    let bytes = reads::read(path)?;
     let text = String::from_utf8(bytes).map_err(|_| FileError::NotUtf8(path.to_path_buf()))?;
     crate::yaml::parse_json_stream(&text).map_err(|source| FileError::Yaml {
         path: path.to_path_buf(),
