@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::diag::{Collector, Diagnostic};
+use crate::error::msg;
 use crate::yaml::{self, Pos};
 
 pub mod decode;
@@ -124,8 +125,14 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
     {
         d.error_hint(
             n.pos,
-            format!("unsupported apiVersion `{api}`"),
-            format!("use `apiVersion: {API_VERSION}`"),
+            msg(
+                format!("apiVersion `{api}` には対応していません"),
+                format!("unsupported apiVersion `{api}`"),
+            ),
+            msg(
+                format!("`apiVersion: {API_VERSION}` を使います"),
+                format!("use `apiVersion: {API_VERSION}`"),
+            ),
         );
     }
     let doc = match kind.as_deref() {
@@ -134,8 +141,14 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
         Some(other) => {
             d.error_hint(
                 kind_node.map_or(Pos::default(), |n| n.pos),
-                format!("unknown kind `{other}`"),
-                "use `kind: Quiz` or `kind: Lab`",
+                msg(
+                    format!("未知の kind `{other}` です"),
+                    format!("unknown kind `{other}`"),
+                ),
+                msg(
+                    "`kind: Quiz` か `kind: Lab` を使います",
+                    "use `kind: Quiz` or `kind: Lab`",
+                ),
             );
             None
         }
@@ -143,10 +156,13 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
     };
     // Name the kind, so that an unknown field says what it is not part of.
     let context = match kind.as_deref() {
-        Some(k @ ("Quiz" | "Lab")) => format!("`{k}`"),
-        _ => "a content file".to_string(),
+        Some(k @ ("Quiz" | "Lab")) => (format!("`{k}` "), format!("`{k}`")),
+        _ => (
+            "コンテンツのファイル".to_string(),
+            "a content file".to_string(),
+        ),
     };
-    fields.finish(&mut d, &context);
+    fields.finish(&mut d, (&context.0, &context.1));
     let diags = d.diags.finish();
     match doc {
         Some(doc) if diags.is_empty() => Ok(doc),

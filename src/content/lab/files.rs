@@ -62,7 +62,7 @@ pub(super) fn file_refs(
             let path = f.req(d, "path").and_then(|p| rel_path(d, p));
             let template = f.opt("template").and_then(|t| d.bool(t)).unwrap_or(false);
             let at = f.opt("path").map_or(n.pos, |p| p.pos);
-            f.finish(d, "a file entry");
+            f.finish(d, ("ファイルの項目", "a file entry"));
             (path, template, at)
         } else {
             (rel_path(d, n), false, n.pos)

@@ -33,7 +33,7 @@ pub(super) fn decode_mutant(
             let find = e.req(d, "find").and_then(|n| d.string(n));
             let replace = e.req(d, "replace").and_then(|n| d.string(n));
             let find_at = e.key_pos("find");
-            e.finish(d, "an edit");
+            e.finish(d, ("編集", "an edit"));
             let (Some(path), Some(find), Some(replace)) = (path, find, replace) else {
                 continue;
             };
@@ -96,7 +96,7 @@ pub(super) fn decode_mutant(
             "add `files:`, `edits:` or `remove:`",
         );
     }
-    f.finish(d, "a mutant");
+    f.finish(d, ("ミュータント", "a mutant"));
     Some(Mutant {
         id: id?,
         description: description?,
@@ -145,7 +145,7 @@ pub(super) fn decode_equivalents(d: &mut Decoder<'_>, node: &Node) -> Vec<Equiva
         let id_node = f.req(d, "id");
         let id = id_node.and_then(|n| d.string(n));
         let reason = f.req(d, "reason").and_then(|n| d.text(n));
-        f.finish(d, "an equivalent mutant");
+        f.finish(d, ("等価ミュータント", "an equivalent mutant"));
         let (Some(id), Some(reason), Some(at)) = (id, reason, id_node.map(|n| n.pos)) else {
             continue;
         };

@@ -86,7 +86,13 @@ pub(super) fn decode_setup(
     for n in list {
         let Some(f) = d.fields(n) else { continue };
         let action = decode_action(d, &f, dir, owned);
-        f.finish(d, "a setup step (`apply`, `delete`, `patch` or `revoke`)");
+        f.finish(
+            d,
+            (
+                "セットアップのステップ (`apply`, `delete`, `patch`, `revoke`)",
+                "a setup step (`apply`, `delete`, `patch` or `revoke`)",
+            ),
+        );
         out.extend(action);
     }
     out
@@ -108,7 +114,7 @@ fn decode_action(
         let verb = r.req(d, "verb").and_then(|n| d.ident(n));
         let group = r.opt("group").and_then(|n| d.string(n)).unwrap_or_default();
         let resource = r.req(d, "resource").and_then(|n| d.ident(n));
-        r.finish(d, "a setup `revoke`");
+        r.finish(d, ("セットアップの `revoke`", "a setup `revoke`"));
         let (user, groups) = who?;
         return Some(SetupAction::Revoke {
             user,
@@ -136,7 +142,7 @@ fn decode_action(
             let target_node = p.req(d, "object");
             let target = target_node.and_then(|t| super::checks::obj_sel(d, t, true));
             let merge = p.req(d, "merge").map(Node::to_json);
-            p.finish(d, "a setup `patch`");
+            p.finish(d, ("セットアップの `patch`", "a setup `patch`"));
             let target = target?;
             if let Some(t) = target_node {
                 must_be_owned(d, t, &target, owned);

@@ -139,7 +139,7 @@ fn decode_meta(d: &mut Decoder<'_>, top: &Fields<'_>, dir: &Path, path: &Path) -
         module = m.opt("module").and_then(|n| d.int_in(n, 0..=99));
         concepts = m.opt("concepts").map(|n| d.strings(n)).unwrap_or_default();
         description = m.opt("description").and_then(|n| d.text(n));
-        m.finish(d, "lab metadata");
+        m.finish(d, ("ラボのメタデータ", "lab metadata"));
     }
     if let (Some(id), Some(name)) = (&id, dir.file_name().and_then(|n| n.to_str()))
         && name != id
@@ -178,7 +178,7 @@ fn decode_workspace(
                 apply.extend(rel_path(d, n));
             }
         }
-        w.finish(d, "workspace");
+        w.finish(d, ("ワークスペース", "workspace"));
     }
     (workspace_name, apply)
 }
@@ -212,13 +212,13 @@ fn decode_reset(d: &mut Decoder<'_>, top: &Fields<'_>) -> Reset {
                 let Some(k) = d.fields(n) else { continue };
                 let api = k.req(d, "apiVersion").and_then(|n| d.ident(n));
                 let kind = k.req(d, "kind").and_then(|n| d.ident(n));
-                k.finish(d, "a reset kind");
+                k.finish(d, ("リセットの種類", "a reset kind"));
                 if let (Some(a), Some(k)) = (api, kind) {
                     reset.kinds.push((a, k));
                 }
             }
         }
-        r.finish(d, "reset");
+        r.finish(d, ("リセット", "reset"));
     }
     reset
 }
