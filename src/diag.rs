@@ -200,18 +200,26 @@ struct LineIndex {
 
 impl LineIndex {
     fn new(line_no: usize, line: &str) -> Self {
-        LineIndex {
-            line: line_no,
-            marks: line
-                .char_indices()
+        // An ASCII line (minified JSON) needs no marks: its characters are its bytes.
+        let marks = if line.is_ascii() {
+            Vec::new()
+        } else {
+            line.char_indices()
                 .step_by(MARK_EVERY)
                 .map(|(i, _)| i)
-                .collect(),
+                .collect()
+        };
+        LineIndex {
+            line: line_no,
+            marks,
         }
     }
 
     /// The byte offset of character `ch` of `line`, or the line's length past its end.
     fn byte_at(&self, line: &str, ch: usize) -> usize {
+        if self.marks.is_empty() {
+            return ch.min(line.len());
+        }
         let Some(&mark) = self.marks.get(ch / MARK_EVERY) else {
             return line.len();
         };
@@ -544,6 +552,23 @@ mod tests {
         let mut c = Collector::new(Path::new("q.yaml"), "key: value");
         c.error(Pos { line: 1, col: 6 }, "bad");
         assert_eq!(c.finish()[0].source_line.as_deref(), Some("key: value"));
+    }
+
+    #[test]
+    fn a_long_line_of_wide_characters_is_cut_at_characters_not_bytes() {
+        // The window is found from marks of the line; past a mark it counts characters.
+        let line = format!("{}X{}", "あ".repeat(3_000), "い".repeat(3_000));
+        let mut c = Collector::new(Path::new("q.yaml"), &line);
+        for col in [3_001, 2_999, 1] {
+            c.error(Pos { line: 1, col }, "bad");
+        }
+        for d in c.finish() {
+            let shown = d.source_line.unwrap();
+            let at = d.pos.col - 1 - d.source_from;
+            let want = line.chars().nth(d.pos.col - 1).unwrap();
+            assert_eq!(shown.chars().nth(at), Some(want), "{}: {shown}", d.pos.col);
+            assert!(shown.chars().count() <= LINE_WINDOW + 2, "{shown}");
+        }
     }
 
     #[test]
