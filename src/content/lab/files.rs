@@ -89,10 +89,7 @@ pub(super) fn file_refs(
                     format!("{section} のファイル `{section}/{path}` がありません"),
                     format!("missing {section} file `{section}/{path}`"),
                 ),
-                msg(
-                    format!("{} を作るか、この項目を取り除きます", src.display()),
-                    format!("create {} or remove this entry", src.display()),
-                ),
+                create_or_remove(&src),
             );
         } else if template {
             check_template(d, at, &src, tctx);
@@ -109,6 +106,14 @@ pub(super) fn file_refs(
         out.push(FileRef { path, template });
     }
     out
+}
+
+/// What to do about a listed file that is missing.
+fn create_or_remove(src: &Path) -> crate::error::Msg {
+    msg(
+        format!("{} を作るか、この項目を取り除きます", src.display()),
+        format!("create {} or remove this entry", src.display()),
+    )
 }
 
 pub(super) fn check_template(d: &mut Decoder<'_>, at: Pos, src: &Path, tctx: &tera::Context) {
@@ -173,10 +178,7 @@ pub(super) fn object_file(
                 format!("{what} のファイル `{path}` がありません"),
                 format!("missing {what} file `{path}`"),
             ),
-            msg(
-                format!("{} を作るか、この項目を取り除きます", src.display()),
-                format!("create {} or remove this entry", src.display()),
-            ),
+            create_or_remove(&src),
         );
         return None;
     };
