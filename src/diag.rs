@@ -354,7 +354,7 @@ impl<'a> Collector<'a> {
             Some(h) => (Some(h.en), Some(h.ja)),
             None => (None, None),
         };
-        let ja = differs.then(|| Ja {
+        let ja = differs.then_some(Ja {
             message: message.ja,
             hint: hint_ja,
         });
