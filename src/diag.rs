@@ -48,9 +48,9 @@ pub struct Diagnostic {
     /// On the note that closes a capped file: how many problems it stands for (0 on
     /// every other diagnostic), so a count of warnings includes the ones not shown.
     pub left_out: usize,
-    /// The message and hint in Japanese, where a learner reads them (their own files: a
-    /// YAML syntax error, an answers file); an author's diagnostic has none and stays
-    /// the compiler-style English block editors and CI read.
+    /// The message and hint in Japanese, shown on a Japanese screen (an author's content
+    /// problem as much as a learner's file); none where the words are the same in both
+    /// (data). The `file:line:col: error:` lead stays as compilers write it either way.
     pub ja: Option<Box<Ja>>,
 }
 
@@ -186,32 +186,70 @@ pub fn yaml_hint(source: &str, e: &crate::yaml::YamlError) -> Msg {
 /// 7 MB file) is shown as a window around the column.
 pub const LINE_WINDOW: usize = 120;
 
+/// Characters between the marks of a [`LineIndex`].
+const MARK_EVERY: usize = 256;
+
+/// Where every [`MARK_EVERY`]-th character of one long line starts (a byte offset), so
+/// the window of each of its problems is found from the nearest mark: the line is walked
+/// once, not once per problem (a one-line 7 MB file has thousands).
+#[derive(Debug)]
+struct LineIndex {
+    line: usize,
+    marks: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(line_no: usize, line: &str) -> Self {
+        // An ASCII line (minified JSON) needs no marks: its characters are its bytes.
+        let marks = if line.is_ascii() {
+            Vec::new()
+        } else {
+            line.char_indices()
+                .step_by(MARK_EVERY)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        LineIndex {
+            line: line_no,
+            marks,
+        }
+    }
+
+    /// The byte offset of character `ch` of `line`, or the line's length past its end.
+    fn byte_at(&self, line: &str, ch: usize) -> usize {
+        if self.marks.is_empty() {
+            return ch.min(line.len());
+        }
+        let Some(&mark) = self.marks.get(ch / MARK_EVERY) else {
+            return line.len();
+        };
+        line[mark..]
+            .char_indices()
+            .nth(ch % MARK_EVERY)
+            .map_or(line.len(), |(i, _)| mark + i)
+    }
+}
+
 /// `line`, or the window of it around character `col` with `…` where it was cut; and how
 /// many characters were left out before the window (the `…` takes one column's place).
-fn window(line: &str, col: usize, size: usize) -> (String, usize) {
+/// `index` is `line`'s, built by the caller only for a line longer than `size` bytes.
+fn window(line: &str, col: usize, size: usize, index: Option<&LineIndex>) -> (String, usize) {
     // Byte length bounds the character count from above: short lines stay whole cheaply.
-    if line.len() <= size || line.chars().nth(size).is_none() {
+    let Some(index) = index.filter(|_| line.len() > size) else {
+        return (line.to_string(), 0);
+    };
+    if index.byte_at(line, size) == line.len() {
         return (line.to_string(), 0);
     }
     let from = col.saturating_sub(size / 2);
-    // Characters are bytes while the line is ASCII (minified JSON): no walk to the
-    // column, and only the part up to the window's end is looked at.
-    let ascii_to = (from + size).min(line.len());
-    let (shown, more) = if line.is_char_boundary(ascii_to) && line[..ascii_to].is_ascii() {
-        let start = from.min(line.len());
-        let end = (start + size).min(line.len());
-        (line[start..end].to_string(), end < line.len())
-    } else {
-        let mut chars = line.chars().skip(from);
-        let shown: String = chars.by_ref().take(size).collect();
-        (shown, chars.next().is_some())
-    };
-    let mut out = String::with_capacity(shown.len() + 6);
+    let start = index.byte_at(line, from);
+    let end = index.byte_at(line, from + size);
+    let mut out = String::with_capacity(end - start + 6);
     if from > 0 {
         out.push('…');
     }
-    out.push_str(&shown);
-    if more {
+    out.push_str(&line[start..end]);
+    if end < line.len() {
         out.push('…');
     }
     // The leading `…` stands for the characters before the window, one column wide.
@@ -232,6 +270,8 @@ pub struct Collector<'a> {
     dropped_errors: usize,
     /// Characters of a long source line shown around the column.
     window: usize,
+    /// The character marks of the last long line a problem was on.
+    long_line: Option<LineIndex>,
 }
 
 /// A file with more problems than this is not worth reading problem by problem; the
@@ -248,6 +288,7 @@ impl<'a> Collector<'a> {
             dropped: 0,
             dropped_errors: 0,
             window: LINE_WINDOW,
+            long_line: None,
         }
     }
 
@@ -262,8 +303,10 @@ impl<'a> Collector<'a> {
         &self.file
     }
 
-    pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
-        self.push(pos, message.into(), None, Severity::Error);
+    /// An error without a hint; `message` is a [`Msg`] (both languages, `msg(ja, en)`)
+    /// or text the same in both (data such as a path).
+    pub fn error(&mut self, pos: Pos, message: impl Into<Msg>) {
+        self.said(pos, message.into(), None, Severity::Error);
     }
 
     /// A YAML syntax error of this file, with what to do about it, in both languages.
@@ -281,24 +324,47 @@ impl<'a> Collector<'a> {
 
     /// An error a learner reads, in both languages.
     pub fn error_said(&mut self, pos: Pos, message: Msg, hint: Msg) {
-        let ja = Ja {
-            message: message.ja,
-            hint: Some(hint.ja),
-        };
-        self.push_ja(pos, message.en, Some(hint.en), Severity::Error, Some(ja));
+        self.said(pos, message, Some(hint), Severity::Error);
     }
 
-    pub fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
-        self.push(pos, message.into(), Some(hint.into()), Severity::Error);
+    /// An error with what to do about it, each in both languages (or data).
+    pub fn error_hint(&mut self, pos: Pos, message: impl Into<Msg>, hint: impl Into<Msg>) {
+        self.said(pos, message.into(), Some(hint.into()), Severity::Error);
     }
 
     /// Advice for the author, not a problem that stops the file from loading.
-    pub fn warning(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
-        self.push(pos, message.into(), Some(hint.into()), Severity::Warning);
+    pub fn warning(&mut self, pos: Pos, message: impl Into<Msg>, hint: impl Into<Msg>) {
+        self.said(pos, message.into(), Some(hint.into()), Severity::Warning);
     }
 
-    fn push(&mut self, pos: Pos, message: String, hint: Option<String>, severity: Severity) {
-        self.push_ja(pos, message, hint, severity, None);
+    /// Whether a further problem would only be counted (the file's cap is reached):
+    /// a caller can then skip wording it, e.g. looking for a close name to suggest.
+    pub fn is_full(&self) -> bool {
+        self.diags.len() >= MAX_PER_FILE
+    }
+
+    /// A problem in both languages; the Japanese is kept only where it differs.
+    fn said(&mut self, pos: Pos, message: Msg, hint: Option<Msg>, severity: Severity) {
+        if self.is_full() {
+            self.count_dropped(severity);
+            return;
+        }
+        let differs = message.ja != message.en || hint.as_ref().is_some_and(|h| h.ja != h.en);
+        let (hint_en, hint_ja) = match hint {
+            Some(h) => (Some(h.en), Some(h.ja)),
+            None => (None, None),
+        };
+        let ja = differs.then_some(Ja {
+            message: message.ja,
+            hint: hint_ja,
+        });
+        self.push_ja(pos, message.en, hint_en, severity, ja);
+    }
+
+    /// Counts a problem past the cap without wording it (see [`Collector::is_full`]).
+    pub fn count_dropped(&mut self, severity: Severity) {
+        self.dropped += 1;
+        self.dropped_errors += usize::from(severity == Severity::Error);
     }
 
     fn push_ja(
@@ -309,9 +375,8 @@ impl<'a> Collector<'a> {
         severity: Severity,
         ja: Option<Ja>,
     ) {
-        if self.diags.len() >= MAX_PER_FILE {
-            self.dropped += 1;
-            self.dropped_errors += usize::from(severity == Severity::Error);
+        if self.is_full() {
+            self.count_dropped(severity);
             return;
         }
         if self.line_starts.is_empty() {
@@ -327,7 +392,13 @@ impl<'a> Collector<'a> {
                     .get(pos.line)
                     .map_or(self.source.len(), |next| next - 1);
                 let line = self.source[start..end].trim_end();
-                let (text, from) = window(line, pos.col.saturating_sub(1), self.window);
+                let index = (line.len() > self.window).then(|| match self.long_line.take() {
+                    Some(known) if known.line == pos.line => known,
+                    _ => LineIndex::new(pos.line, line),
+                });
+                let (text, from) =
+                    window(line, pos.col.saturating_sub(1), self.window, index.as_ref());
+                self.long_line = index.or(self.long_line.take());
                 (Some(text), from)
             }
             None => (None, 0),
@@ -359,9 +430,8 @@ impl<'a> Collector<'a> {
     /// of it checked on another thread), as if they had been reported here in turn.
     pub fn absorb(&mut self, other: Collector<'_>) {
         for d in other.diags {
-            if self.diags.len() >= MAX_PER_FILE {
-                self.dropped += 1;
-                self.dropped_errors += usize::from(d.severity == Severity::Error);
+            if self.is_full() {
+                self.count_dropped(d.severity);
             } else {
                 self.diags.push(d);
             }
@@ -391,7 +461,16 @@ impl<'a> Collector<'a> {
                 source_line: None,
                 source_from: 0,
                 left_out: self.dropped,
-                ja: None,
+                ja: Some(Box::new(Ja {
+                    message: match self.dropped_errors {
+                        0 => format!("… ほかに表示していない警告が {} 件あります", self.dropped),
+                        n => format!(
+                            "… ほかに表示していない問題が {} 件あります (うちエラー {n} 件)",
+                            self.dropped
+                        ),
+                    },
+                    hint: Some("上の問題を先に直してから、もう一度検証します".into()),
+                })),
                 severity: if self.dropped_errors > 0 {
                     Severity::Error
                 } else {
@@ -473,6 +552,23 @@ mod tests {
         let mut c = Collector::new(Path::new("q.yaml"), "key: value");
         c.error(Pos { line: 1, col: 6 }, "bad");
         assert_eq!(c.finish()[0].source_line.as_deref(), Some("key: value"));
+    }
+
+    #[test]
+    fn a_long_line_of_wide_characters_is_cut_at_characters_not_bytes() {
+        // The window is found from marks of the line; past a mark it counts characters.
+        let line = format!("{}X{}", "あ".repeat(3_000), "い".repeat(3_000));
+        let mut c = Collector::new(Path::new("q.yaml"), &line);
+        for col in [3_001, 2_999, 1] {
+            c.error(Pos { line: 1, col }, "bad");
+        }
+        for d in c.finish() {
+            let shown = d.source_line.unwrap();
+            let at = d.pos.col - 1 - d.source_from;
+            let want = line.chars().nth(d.pos.col - 1).unwrap();
+            assert_eq!(shown.chars().nth(at), Some(want), "{}: {shown}", d.pos.col);
+            assert!(shown.chars().count() <= LINE_WINDOW + 2, "{shown}");
+        }
     }
 
     #[test]

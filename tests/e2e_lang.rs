@@ -319,3 +319,35 @@ fn no_error_is_built_from_one_language_s_text() {
         found.join("\n")
     );
 }
+
+#[test]
+fn broken_content_is_described_in_japanese_in_japanese_mode() {
+    // `kca validate` on a broken quiz or lab printed the decoder's problems ("unknown
+    // field", "did you mean", "missing field", "expected …") in English above a
+    // Japanese summary.
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let quiz = dir.path().join("quiz");
+    std::fs::create_dir(&quiz).unwrap();
+    std::fs::write(
+        quiz.join("q.yaml"),
+        "apiVersion: kca.dev/v1alpha1\nkind: Quiz\nmetadata:\n  id: broken\n  titel: x\npassMark: many\nquestions:\n  - id: q1\n    type: single\n    prompt: p\n    explanation: e\n    choices: {a: 1}\n  - id: q2\n    type: essay\n    prompt: p\n    explanation: e\n",
+    )
+    .unwrap();
+    let lab = dir.path().join("lab");
+    std::fs::create_dir(&lab).unwrap();
+    std::fs::write(
+        lab.join("lab.yaml"),
+        "apiVersion: kca.dev/v1alpha1\nkind: Lab\nmetadata:\n  id: broken-lab\n  titel: x\nbogus: 1\n",
+    )
+    .unwrap();
+    for path in [&quiz, &lab] {
+        let args = ["validate", path.to_str().unwrap()];
+        let err = run_ja(&env, &args);
+        let problems = err.lines().filter(|l| l.contains(": error: ")).count();
+        assert!(problems >= 2, "{err}");
+        let english = english_lines(&err, true);
+        assert!(english.is_empty(), "{}\n---\n{err}", english.join("\n"));
+        assert!(err.contains("ヒント:"), "{err}");
+    }
+}

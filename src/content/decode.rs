@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use crate::diag::Collector;
+use crate::error::{Msg, msg};
 use crate::settings::Lang;
 use crate::yaml::{Node, Pos, Yaml};
 
@@ -72,8 +73,14 @@ impl<'n> Fields<'n> {
         if found.is_none() {
             d.error_hint(
                 self.node.pos,
-                format!("missing field `{key}`"),
-                format!("add `{key}:` to this mapping"),
+                msg(
+                    format!("フィールド `{key}` がありません"),
+                    format!("missing field `{key}`"),
+                ),
+                msg(
+                    format!("このマッピングに `{key}:` を加えます"),
+                    format!("add `{key}:` to this mapping"),
+                ),
             );
         }
         found
@@ -92,8 +99,11 @@ impl<'n> Fields<'n> {
         self.entries.iter().any(|(k, _)| key_is(k, key))
     }
 
-    /// Reports every key that was never read as unknown, with a suggestion when one is close.
-    pub fn finish(self, d: &mut Decoder<'_>, context: &str) {
+    /// Reports every key that was never read as unknown, with a suggestion when one is
+    /// close. `context` names the mapping (`(ja, en)`, e.g. `("クイズのメタデータ",
+    /// "quiz metadata")`).
+    pub fn finish(self, d: &mut Decoder<'_>, context: (&str, &str)) {
+        let (ctx_ja, ctx_en) = context;
         let asked = self.used.into_inner();
         let mut used: Option<BTreeSet<String>> = None;
         for (k, _) in self.entries {
@@ -101,20 +111,42 @@ impl<'n> Fields<'n> {
             if asked.iter().any(|u| *u == name) {
                 continue;
             }
+            // Past the file's cap a problem is only counted: no suggestion to look for.
+            if d.diags.is_full() {
+                d.diags.count_dropped(crate::diag::Severity::Error);
+                continue;
+            }
             // Only a mapping with an unknown key needs the names in order, for the hint.
             let used = used.get_or_insert_with(|| asked.iter().cloned().collect());
             let hint = match closest(&name, used.iter().map(String::as_str)) {
-                Some(near) => format!("did you mean `{near}`?"),
-                None if used.is_empty() => format!("{context} takes no fields"),
-                None => format!(
-                    "{context} takes: {}",
-                    used.iter()
+                Some(near) => msg(
+                    format!("`{near}` の書き誤りではありませんか?"),
+                    format!("did you mean `{near}`?"),
+                ),
+                None if used.is_empty() => msg(
+                    format!("{ctx_ja}にはフィールドがありません"),
+                    format!("{ctx_en} takes no fields"),
+                ),
+                None => {
+                    let names = used
+                        .iter()
                         .map(|u| format!("`{u}`"))
                         .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                        .join(", ");
+                    msg(
+                        format!("{ctx_ja}のフィールドは {names} です"),
+                        format!("{ctx_en} takes: {names}"),
+                    )
+                }
             };
-            d.error_hint(k.pos, format!("unknown field `{name}` in {context}"), hint);
+            d.error_hint(
+                k.pos,
+                msg(
+                    format!("{ctx_ja}に未知のフィールド `{name}` があります"),
+                    format!("unknown field `{name}` in {ctx_en}"),
+                ),
+                hint,
+            );
         }
     }
 }
@@ -161,18 +193,24 @@ impl<'a> Decoder<'a> {
         Decoder { diags }
     }
 
-    pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
+    /// A problem in both languages (`msg(ja, en)`), or data the same in both.
+    pub fn error(&mut self, pos: Pos, message: impl Into<Msg>) {
         self.diags.error(pos, message);
     }
 
-    pub fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: impl Into<String>) {
+    pub fn error_hint(&mut self, pos: Pos, message: impl Into<Msg>, hint: impl Into<Msg>) {
         self.diags.error_hint(pos, message, hint);
     }
 
-    fn wrong_type(&mut self, node: &Node, want: &str) {
+    /// `want` names what was expected, in both languages.
+    fn wrong_type(&mut self, node: &Node, want: (&str, &str)) {
+        let found = node.type_name();
         self.error(
             node.pos,
-            format!("expected {want}, found {}", node.type_name()),
+            msg(
+                format!("{} が必要ですが、{found} が書かれています", want.0),
+                format!("expected {}, found {found}", want.1),
+            ),
         );
     }
 
@@ -184,7 +222,7 @@ impl<'a> Decoder<'a> {
                 used: RefCell::new(Vec::new()),
             }),
             _ => {
-                self.wrong_type(node, "a mapping");
+                self.wrong_type(node, ("マッピング", "a mapping"));
                 None
             }
         }
@@ -198,7 +236,7 @@ impl<'a> Decoder<'a> {
             Yaml::Float(f) => Some(f.to_string()),
             Yaml::Bool(b) => Some(b.to_string()),
             _ => {
-                self.wrong_type(node, "a string");
+                self.wrong_type(node, ("文字列", "a string"));
                 None
             }
         }
@@ -210,7 +248,10 @@ impl<'a> Decoder<'a> {
         if s.trim().is_empty() || s.trim() != s {
             self.error(
                 node.pos,
-                "expected a non-empty name without surrounding spaces",
+                msg(
+                    "前後に空白のない、空でない名前が必要です",
+                    "expected a non-empty name without surrounding spaces",
+                ),
             );
             return None;
         }
@@ -221,7 +262,7 @@ impl<'a> Decoder<'a> {
         match node.value {
             Yaml::Bool(b) => Some(b),
             _ => {
-                self.wrong_type(node, "true or false");
+                self.wrong_type(node, ("true か false", "true or false"));
                 None
             }
         }
@@ -231,7 +272,7 @@ impl<'a> Decoder<'a> {
         match node.value {
             Yaml::Int(i) => Some(i),
             _ => {
-                self.wrong_type(node, "an integer");
+                self.wrong_type(node, ("整数", "an integer"));
                 None
             }
         }
@@ -241,9 +282,13 @@ impl<'a> Decoder<'a> {
     pub fn int_in(&mut self, node: &Node, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
         let i = self.int(node)?;
         if !range.contains(&i) {
+            let (lo, hi) = (range.start(), range.end());
             self.error(
                 node.pos,
-                format!("{i} is out of range {}..={}", range.start(), range.end()),
+                msg(
+                    format!("{i} は範囲 {lo}..={hi} の外です"),
+                    format!("{i} is out of range {lo}..={hi}"),
+                ),
             );
             return None;
         }
@@ -255,7 +300,7 @@ impl<'a> Decoder<'a> {
             Yaml::Int(i) => Some(i as f64),
             Yaml::Float(f) if f.is_finite() => Some(f),
             _ => {
-                self.wrong_type(node, "a number");
+                self.wrong_type(node, ("数値", "a number"));
                 None
             }
         }
@@ -265,7 +310,7 @@ impl<'a> Decoder<'a> {
         match &node.value {
             Yaml::Seq(items) => Some(items),
             _ => {
-                self.wrong_type(node, "a list");
+                self.wrong_type(node, ("リスト", "a list"));
                 None
             }
         }
@@ -306,15 +351,28 @@ impl<'a> Decoder<'a> {
             return Some(Text::plain(s.clone()));
         }
         if !matches!(node.value, Yaml::Map(_)) {
-            self.wrong_type(node, "text (a string or {ja: …, en: …})");
+            self.wrong_type(
+                node,
+                (
+                    "テキスト (文字列か {ja: …, en: …})",
+                    "text (a string or {ja: …, en: …})",
+                ),
+            );
             return None;
         }
         let f = self.fields(node)?;
         let ja = f.opt("ja").and_then(|n| self.string(n));
         let en = f.opt("en").and_then(|n| self.string(n));
-        f.finish(self, "text (languages ja, en)");
+        f.finish(
+            self,
+            ("テキスト (言語は ja, en)", "text (languages ja, en)"),
+        );
         if ja.is_none() && en.is_none() {
-            self.error_hint(node.pos, "text has no language", "write `ja:` (and `en:`)");
+            self.error_hint(
+                node.pos,
+                msg("テキストにどの言語もありません", "text has no language"),
+                msg("`ja:` (と `en:`) を書きます", "write `ja:` (and `en:`)"),
+            );
             return None;
         }
         Some(Text { ja, en })
@@ -342,7 +400,7 @@ mod tests {
         let f = d.fields(&node).unwrap();
         f.req(&mut d, "id");
         f.opt("title");
-        f.finish(&mut d, "a quiz");
+        f.finish(&mut d, ("クイズ", "a quiz"));
         let diags = d.diags.finish();
         assert_eq!(diags.len(), 2);
         assert_eq!(diags[0].pos, Pos { line: 2, col: 1 });

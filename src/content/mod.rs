@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::diag::{Collector, Diagnostic};
+use crate::error::msg;
 use crate::yaml::{self, Pos};
 
 pub mod decode;
@@ -30,11 +31,11 @@ pub fn load_file(path: &Path) -> Result<Document, Vec<Diagnostic>> {
         Err(crate::input::ReadError::NotUtf8(_)) => {
             return Err(vec![file_problem(
                 path,
-                "not UTF-8 text",
-                "save the file as UTF-8",
+                msg("UTF-8 のテキストではありません", "not UTF-8 text"),
+                msg("ファイルを UTF-8 で保存します", "save the file as UTF-8"),
             )]);
         }
-        Err(e) => return Err(vec![file_problem(path, &e.to_string(), e.hint())]),
+        Err(e) => return Err(vec![file_problem(path, e.said(), e.hint_said())]),
     };
     let loaded = load_str(path, &src);
     // A lab's files must be its own: a link could copy any file of the instructor's or
@@ -81,8 +82,14 @@ fn foreign_files(dir: &Path) -> Vec<Diagnostic> {
                     .unwrap_or_default();
                 out.push(file_problem(
                     &path,
-                    &format!("`{rel}` is a symbolic link (to {to}); lab files must be regular files in the lab folder"),
-                    "copy the file into the lab folder instead of linking it",
+                    msg(
+                        format!("`{rel}` はシンボリックリンク (先: {to}) です。ラボのファイルはラボのフォルダーにある普通のファイルでなければなりません"),
+                        format!("`{rel}` is a symbolic link (to {to}); lab files must be regular files in the lab folder"),
+                    ),
+                    msg(
+                        "リンクではなく、ファイルをラボのフォルダーにコピーします",
+                        "copy the file into the lab folder instead of linking it",
+                    ),
                 ));
             } else if ty.is_dir() {
                 if depth < 16 {
@@ -91,8 +98,14 @@ fn foreign_files(dir: &Path) -> Vec<Diagnostic> {
             } else if !ty.is_file() {
                 out.push(file_problem(
                     &path,
-                    &format!("`{rel}` is not a regular file (a FIFO, socket or device)"),
-                    "remove it from the lab folder",
+                    msg(
+                        format!("`{rel}` は普通のファイルではありません (FIFO、ソケット、デバイスのどれかです)"),
+                        format!("`{rel}` is not a regular file (a FIFO, socket or device)"),
+                    ),
+                    msg(
+                        "ラボのフォルダーから取り除きます",
+                        "remove it from the lab folder",
+                    ),
                 ));
             }
         }
@@ -124,8 +137,14 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
     {
         d.error_hint(
             n.pos,
-            format!("unsupported apiVersion `{api}`"),
-            format!("use `apiVersion: {API_VERSION}`"),
+            msg(
+                format!("apiVersion `{api}` には対応していません"),
+                format!("unsupported apiVersion `{api}`"),
+            ),
+            msg(
+                format!("`apiVersion: {API_VERSION}` を使います"),
+                format!("use `apiVersion: {API_VERSION}`"),
+            ),
         );
     }
     let doc = match kind.as_deref() {
@@ -134,8 +153,14 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
         Some(other) => {
             d.error_hint(
                 kind_node.map_or(Pos::default(), |n| n.pos),
-                format!("unknown kind `{other}`"),
-                "use `kind: Quiz` or `kind: Lab`",
+                msg(
+                    format!("未知の kind `{other}` です"),
+                    format!("unknown kind `{other}`"),
+                ),
+                msg(
+                    "`kind: Quiz` か `kind: Lab` を使います",
+                    "use `kind: Quiz` or `kind: Lab`",
+                ),
             );
             None
         }
@@ -143,33 +168,42 @@ pub fn load_str(path: &Path, src: &str) -> Result<Document, Vec<Diagnostic>> {
     };
     // Name the kind, so that an unknown field says what it is not part of.
     let context = match kind.as_deref() {
-        Some(k @ ("Quiz" | "Lab")) => format!("`{k}`"),
-        _ => "a content file".to_string(),
+        Some(k @ ("Quiz" | "Lab")) => (format!("`{k}` "), format!("`{k}`")),
+        _ => (
+            "コンテンツのファイル".to_string(),
+            "a content file".to_string(),
+        ),
     };
-    fields.finish(&mut d, &context);
+    fields.finish(&mut d, (&context.0, &context.1));
     let diags = d.diags.finish();
     match doc {
         Some(doc) if diags.is_empty() => Ok(doc),
         _ if diags.is_empty() => Err(vec![file_problem(
             path,
-            "could not be loaded",
-            "run `kca validate` on it",
+            msg("読み込めませんでした", "could not be loaded"),
+            msg(
+                "このファイルに `kca validate` を実行します",
+                "run `kca validate` on it",
+            ),
         )]),
         _ => Err(diags),
     }
 }
 
-fn file_problem(path: &Path, message: &str, hint: &str) -> Diagnostic {
+fn file_problem(path: &Path, message: crate::error::Msg, hint: crate::error::Msg) -> Diagnostic {
     Diagnostic {
         file: path.to_path_buf(),
         pos: Pos { line: 1, col: 1 },
-        message: message.to_string(),
-        hint: Some(hint.to_string()),
+        message: message.en,
+        hint: Some(hint.en),
         source_line: None,
         source_from: 0,
         severity: crate::diag::Severity::Error,
         left_out: 0,
-        ja: None,
+        ja: Some(Box::new(crate::diag::Ja {
+            message: message.ja,
+            hint: Some(hint.ja),
+        })),
     }
 }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use regex::Regex;
 
 use super::decode::{Decoder, Fields, Text};
+use crate::error::msg;
 use crate::yaml::{Node, Pos};
 
 #[derive(Debug, Clone)]
@@ -116,13 +117,19 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>) -> Option<Quiz> {
         title = m.req(d, "title").and_then(|n| d.text(n));
         module = m.opt("module").and_then(|n| d.int_in(n, 0..=99));
         description = m.opt("description").and_then(|n| d.text(n));
-        m.finish(d, "quiz metadata");
+        m.finish(d, ("クイズのメタデータ", "quiz metadata"));
     }
     let pass_mark = top.req(d, "passMark").and_then(|n| d.int_in(n, 0..=100));
     let mut questions = Vec::new();
     if let Some(list) = top.req(d, "questions").and_then(|n| d.list(n)) {
         if list.is_empty() {
-            d.error(top.pos(), "a quiz needs at least one question");
+            d.error(
+                top.pos(),
+                msg(
+                    "クイズには問題が少なくとも一つ必要です",
+                    "a quiz needs at least one question",
+                ),
+            );
         }
         // Where each repeated id was first used, found in order; reported with its
         // question, so that the questions can be decoded in parallel.
@@ -145,11 +152,20 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>) -> Option<Quiz> {
             if let (Some(first), Some(id)) = (first, node.get("id").and_then(|n| n.as_str())) {
                 d.error_hint(
                     node.pos,
-                    format!(
-                        "duplicate question id `{id}` (first at line {})",
-                        first.line
+                    msg(
+                        format!(
+                            "問題の id `{id}` が重複しています (最初は {} 行目)",
+                            first.line
+                        ),
+                        format!(
+                            "duplicate question id `{id}` (first at line {})",
+                            first.line
+                        ),
                     ),
-                    "give every question its own id",
+                    msg(
+                        "問題ごとに別の id を付けます",
+                        "give every question its own id",
+                    ),
                 );
             }
             decode_question(d, node)
@@ -195,7 +211,7 @@ fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
             if let Some(fb) = f.opt("feedback").and_then(|n| d.fields(n)) {
                 ft = fb.opt("true").and_then(|n| d.text(n));
                 ff = fb.opt("false").and_then(|n| d.text(n));
-                fb.finish(d, "true-false feedback");
+                fb.finish(d, ("正誤問題のフィードバック", "true-false feedback"));
             }
             answer.map(|answer| Kind::TrueFalse {
                 answer,
@@ -206,7 +222,13 @@ fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
         Some("short") => {
             let accept = f.req(d, "accept").map(|n| d.strings(n)).unwrap_or_default();
             if accept.is_empty() && f.has("accept") {
-                d.error(f.pos(), "`accept` needs at least one answer");
+                d.error(
+                    f.pos(),
+                    msg(
+                        "`accept` には答えが少なくとも一つ必要です",
+                        "`accept` needs at least one answer",
+                    ),
+                );
             }
             let mut accept_regex = Vec::new();
             if let Some(list) = f.opt("acceptRegex").and_then(|n| d.list(n)) {
@@ -214,7 +236,13 @@ fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
                     if let Some(s) = d.string(n) {
                         match regex::RegexBuilder::new(&s).size_limit(1 << 20).build() {
                             Ok(r) => accept_regex.push(r),
-                            Err(e) => d.error(n.pos, format!("invalid regular expression: {e}")),
+                            Err(e) => d.error(
+                                n.pos,
+                                msg(
+                                    format!("正規表現として読めません: {e}"),
+                                    format!("invalid regular expression: {e}"),
+                                ),
+                            ),
                         }
                     }
                 }
@@ -230,7 +258,10 @@ fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
             if let (Some(t), Some(n)) = (tolerance, f.opt("tolerance"))
                 && t < 0.0
             {
-                d.error(n.pos, "tolerance cannot be negative");
+                d.error(
+                    n.pos,
+                    msg("tolerance は負にできません", "tolerance cannot be negative"),
+                );
             }
             let unit = f.opt("unit").and_then(|n| d.text(n));
             answer
@@ -244,7 +275,13 @@ fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
         Some("order") => {
             let items = decode_ids(d, &f, "items");
             if items.len() < 2 {
-                d.error(f.pos(), "an order question needs at least two items");
+                d.error(
+                    f.pos(),
+                    msg(
+                        "並べ替え問題には項目が少なくとも二つ必要です",
+                        "an order question needs at least two items",
+                    ),
+                );
             }
             Some(Kind::Order {
                 items: items
@@ -256,15 +293,22 @@ fn decode_question(d: &mut Decoder<'_>, node: &Node) -> Option<Question> {
         Some(other) => {
             d.error_hint(
                 ty_node.map_or(f.pos(), |n| n.pos),
-                format!("unknown question type `{other}`"),
-                format!("use one of: {TYPES}"),
+                msg(
+                    format!("未知の問題の種類 `{other}` です"),
+                    format!("unknown question type `{other}`"),
+                ),
+                msg(
+                    format!("次のどれかを使います: {TYPES}"),
+                    format!("use one of: {TYPES}"),
+                ),
             );
             None
         }
         None => None,
     };
-    let context = format!("a `{}` question", ty.as_deref().unwrap_or("?"));
-    f.finish(d, &context);
+    let ty = ty.as_deref().unwrap_or("?");
+    let context = (format!("`{ty}` 問題"), format!("a `{ty}` question"));
+    f.finish(d, (&context.0, &context.1));
     Some(Question {
         id: id?,
         prompt: prompt?,
@@ -294,8 +338,14 @@ fn lesson_link(d: &mut Decoder<'_>, node: &Node) -> Option<String> {
     if !ok {
         d.error_hint(
             node.pos,
-            format!("`lesson: {s}` is not a lesson link"),
-            "write `lesson: \"module-N#anchor\"` (the anchor of a `## Heading {#anchor}`)",
+            msg(
+                format!("`lesson: {s}` はレッスンへのリンクではありません"),
+                format!("`lesson: {s}` is not a lesson link"),
+            ),
+            msg(
+                "`lesson: \"module-N#anchor\"` と書きます (anchor は `## 見出し {#anchor}` のもの)",
+                "write `lesson: \"module-N#anchor\"` (the anchor of a `## Heading {#anchor}`)",
+            ),
         );
         return None;
     }
@@ -320,34 +370,59 @@ fn decode_choices(d: &mut Decoder<'_>, f: &Fields<'_>, multi: bool) -> Option<Ki
         for id in ids {
             match raw.iter_mut().find(|c| c.0 == id) {
                 Some(c) => c.2 = true,
-                None => d.error_hint(
-                    answer.pos,
-                    format!("`answer` refers to undefined choice `{id}`"),
-                    format!(
-                        "choices are: {}",
-                        raw.iter()
-                            .map(|c| c.0.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ),
+                None => {
+                    let ids = raw
+                        .iter()
+                        .map(|c| c.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    d.error_hint(
+                        answer.pos,
+                        msg(
+                            format!("`answer` が未定義の選択肢 `{id}` を指しています"),
+                            format!("`answer` refers to undefined choice `{id}`"),
+                        ),
+                        msg(
+                            format!("選択肢は {ids} です"),
+                            format!("choices are: {ids}"),
+                        ),
+                    )
+                }
             }
         }
     }
     let correct = raw.iter().filter(|c| c.2).count();
     if raw.len() < 2 && f.has("choices") {
-        d.error(f.pos(), "a choice question needs at least two choices");
+        d.error(
+            f.pos(),
+            msg(
+                "選択問題には選択肢が少なくとも二つ必要です",
+                "a choice question needs at least two choices",
+            ),
+        );
     }
     match (multi, correct) {
         (_, 0) if !raw.is_empty() => d.error_hint(
             f.pos(),
-            "no choice is marked correct",
-            "mark the right answer with `correct: true`",
+            msg(
+                "正解の印が付いた選択肢がありません",
+                "no choice is marked correct",
+            ),
+            msg(
+                "正しい答えに `correct: true` を付けます",
+                "mark the right answer with `correct: true`",
+            ),
         ),
         (false, n) if n > 1 => d.error_hint(
             f.pos(),
-            format!("a `single` question has {n} correct choices"),
-            "mark exactly one, or make it `type: multi`",
+            msg(
+                format!("`single` 問題に正解の選択肢が {n} 個あります"),
+                format!("a `single` question has {n} correct choices"),
+            ),
+            msg(
+                "正解をちょうど一つにするか、`type: multi` にします",
+                "mark exactly one, or make it `type: multi`",
+            ),
         ),
         _ => {}
     }
@@ -391,11 +466,24 @@ fn decode_ids(d: &mut Decoder<'_>, f: &Fields<'_>, key: &str) -> Vec<Entry> {
             correct = c.opt("correct").and_then(|n| d.bool(n)).unwrap_or(false);
             feedback = c.opt("feedback").and_then(|n| d.text(n));
         }
-        c.finish(d, if choice { "a choice" } else { "an item" });
+        c.finish(
+            d,
+            if choice {
+                ("選択肢", "a choice")
+            } else {
+                ("項目", "an item")
+            },
+        );
         if let Some(id) = &id
             && !ids.insert(id.clone())
         {
-            d.error(node.pos, format!("duplicate id `{id}` in `{key}`"));
+            d.error(
+                node.pos,
+                msg(
+                    format!("`{key}` の id `{id}` が重複しています"),
+                    format!("duplicate id `{id}` in `{key}`"),
+                ),
+            );
         }
         if let (Some(id), Some(text)) = (id, text) {
             out.push((id, text, correct, feedback, node.pos));

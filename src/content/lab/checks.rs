@@ -56,7 +56,7 @@ pub(super) fn decode_task(d: &mut Decoder<'_>, node: &Node, cx: &mut TaskCtx<'_>
         }
     }
     let at = f.pos();
-    f.finish(d, "a task");
+    f.finish(d, ("課題", "a task"));
     if let Some(id) = &id {
         advise_left_alone(cx, at, id, &checks);
     }
@@ -132,7 +132,7 @@ fn decode_check(d: &mut Decoder<'_>, node: &Node, cx: &TaskCtx<'_>) -> Option<Ch
     if let Some(fb) = f.opt("feedback").and_then(|n| d.fields(n)) {
         on_fail = fb.opt("fail").and_then(|n| d.text(n));
         on_pass = fb.opt("pass").and_then(|n| d.text(n));
-        fb.finish(d, "check feedback");
+        fb.finish(d, ("チェックのフィードバック", "check feedback"));
     }
     let spec = match kind.as_deref() {
         Some("file") => decode_file(d, &f, &cx.paths),
@@ -162,8 +162,9 @@ fn decode_check(d: &mut Decoder<'_>, node: &Node, cx: &TaskCtx<'_>) -> Option<Ch
         .as_deref()
         .is_some_and(|k| !KINDS.split(", ").any(|x| x == k));
     if !unknown_kind {
-        let context = format!("a `{}` check", kind.as_deref().unwrap_or("?"));
-        f.finish(d, &context);
+        let kind = kind.as_deref().unwrap_or("?");
+        let context = (format!("`{kind}` チェック"), format!("a `{kind}` check"));
+        f.finish(d, (&context.0, &context.1));
     }
     Some(Check {
         id: id?,
@@ -226,7 +227,7 @@ fn decode_accepted(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>
         Some(doc) => {
             let kind = doc.req(d, "kind").and_then(|n| d.ident(n));
             let name = doc.req(d, "name").and_then(|n| d.ident(n));
-            doc.finish(d, "a `document`");
+            doc.finish(d, ("`document`", "a `document`"));
             Some((kind?, name?))
         }
         None => None,
@@ -272,7 +273,7 @@ pub(super) fn obj_sel(d: &mut Decoder<'_>, n: &Node, need_name: bool) -> Option<
             .and_then(|n| d.ident(n))
             .or(Some(String::new()))
     };
-    f.finish(d, "an object reference");
+    f.finish(d, ("オブジェクトの参照", "an object reference"));
     Some(ObjSel {
         api_version: api?,
         kind: kind?,
@@ -319,7 +320,7 @@ pub(super) fn identity(d: &mut Decoder<'_>, n: &Node) -> Option<(String, Vec<Str
     let groups = f.opt("groups").map(|n| d.strings(n)).unwrap_or_default();
     let sa_node = f.opt("serviceAccount");
     let sa = sa_node.and_then(|n| d.ident(n));
-    f.finish(d, "an identity (`as`)");
+    f.finish(d, ("ID (`as`)", "an identity (`as`)"));
     // The groups the API server gives `kubectl --as` (and `--as-group`), so both targets
     // ask the same question.
     let as_kubectl = |u: &str, g: &[String]| crate::offline::rbac::impersonated(u, g);
@@ -460,7 +461,7 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
         let policy = b.opt("policy").and_then(|n| d.ident(n));
         let rule = b.opt("rule").and_then(|n| d.ident(n));
         let vap = b.opt("validatingAdmissionPolicy").and_then(|n| d.ident(n));
-        b.finish(d, "`deniedBy`");
+        b.finish(d, ("`deniedBy`", "`deniedBy`"));
         denier = match (policy, vap) {
             (Some(policy), None) => Some(Denier::Kyverno { policy, rule }),
             (None, Some(policy)) if rule.is_none() => Some(Denier::Vap { policy }),
@@ -535,7 +536,7 @@ fn decode_generated(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
             let patch = s.req(d, "patch").map(tree);
             let matches = s.req(d, "matches").and_then(|n| tree_checked(d, n));
             let at = s.pos();
-            s.finish(d, "a `sync` step");
+            s.finish(d, ("`sync` ステップ", "a `sync` step"));
             if patch.as_ref().is_some_and(|p| !p.is_object()) {
                 d.error(at, "`patch` must be a mapping (a JSON merge patch)");
                 return None;
@@ -687,7 +688,7 @@ fn grants(d: &mut Decoder<'_>, n: &Node, with_namespace: bool) -> Vec<Grant> {
             None => String::new(),
         };
         let at = g.pos();
-        g.finish(d, "a grant");
+        g.finish(d, ("権限付与 (grant)", "a grant"));
         if resources.is_empty() || verbs.is_empty() {
             d.error(
                 at,
@@ -764,7 +765,7 @@ fn decode_observed(
                 .map(|n| d.strings(n))
                 .unwrap_or_default();
             let at = from.pos();
-            from.finish(d, "`from`");
+            from.finish(d, ("`from`", "`from`"));
             match (probe, trigger) {
                 (Some(probe), None) if policy.is_none() => {
                     Some(ObservedSource::Denial { probe, starter })

@@ -5,6 +5,7 @@ use std::path::{Component, Path};
 
 use super::super::decode::Decoder;
 use super::*;
+use crate::error::msg;
 use crate::yaml::{Node, Pos, Yaml};
 
 /// Lab ids become folder names and label values: lowercase letters, digits and dashes.
@@ -18,8 +19,14 @@ pub(super) fn lab_id(d: &mut Decoder<'_>, n: &Node) -> Option<String> {
     if !ok {
         d.error_hint(
             n.pos,
-            format!("`{s}` is not a valid lab id"),
-            "use lowercase letters, digits and `-` (it becomes a folder name and a label value)",
+            msg(
+                format!("`{s}` はラボの id として使えません"),
+                format!("`{s}` is not a valid lab id"),
+            ),
+            msg(
+                "英小文字、数字、`-` を使います (フォルダー名とラベルの値になります)",
+                "use lowercase letters, digits and `-` (it becomes a folder name and a label value)",
+            ),
         );
         return None;
     }
@@ -36,8 +43,14 @@ pub(super) fn rel_path(d: &mut Decoder<'_>, n: &Node) -> Option<String> {
     {
         d.error_hint(
             n.pos,
-            format!("`{s}` must be a relative path inside the lab"),
-            "drop leading `/` and any `..`",
+            msg(
+                format!("`{s}` はラボの中の相対パスでなければなりません"),
+                format!("`{s}` must be a relative path inside the lab"),
+            ),
+            msg(
+                "先頭の `/` と `..` を取り除きます",
+                "drop leading `/` and any `..`",
+            ),
         );
         return None;
     }
@@ -62,7 +75,7 @@ pub(super) fn file_refs(
             let path = f.req(d, "path").and_then(|p| rel_path(d, p));
             let template = f.opt("template").and_then(|t| d.bool(t)).unwrap_or(false);
             let at = f.opt("path").map_or(n.pos, |p| p.pos);
-            f.finish(d, "a file entry");
+            f.finish(d, ("ファイルの項目", "a file entry"));
             (path, template, at)
         } else {
             (rel_path(d, n), false, n.pos)
@@ -72,31 +85,55 @@ pub(super) fn file_refs(
         if !src.is_file() {
             d.error_hint(
                 at,
-                format!("missing {section} file `{section}/{path}`"),
-                format!("create {} or remove this entry", src.display()),
+                msg(
+                    format!("{section} のファイル `{section}/{path}` がありません"),
+                    format!("missing {section} file `{section}/{path}`"),
+                ),
+                create_or_remove(&src),
             );
         } else if template {
             check_template(d, at, &src, tctx);
         }
         if out.iter().any(|f| f.path == path) {
-            d.error(at, format!("`{path}` is listed twice"));
+            d.error(
+                at,
+                msg(
+                    format!("`{path}` が二度挙げられています"),
+                    format!("`{path}` is listed twice"),
+                ),
+            );
         }
         out.push(FileRef { path, template });
     }
     out
 }
 
+/// What to do about a listed file that is missing.
+fn create_or_remove(src: &Path) -> crate::error::Msg {
+    msg(
+        format!("{} を作るか、この項目を取り除きます", src.display()),
+        format!("create {} or remove this entry", src.display()),
+    )
+}
+
 pub(super) fn check_template(d: &mut Decoder<'_>, at: Pos, src: &Path, tctx: &tera::Context) {
     let text = match crate::input::read_text(src) {
         Ok(t) => t,
-        Err(e) => return d.error_hint(at, e.to_string(), e.hint()),
+        Err(e) => return d.error_hint(at, e.said(), e.hint_said()),
     };
     if let Err(e) = crate::lab::template::render(&text, tctx) {
         d.error_hint(
             at,
-            format!("template {} does not render: {e}", src.display()),
-            "templates know `lab`, `workspace`, `lab_dir` and the lab's `vars`; drop \
-             `template: true` if the file is not a template",
+            msg(
+                format!("テンプレート {} を展開できません: {e}", src.display()),
+                format!("template {} does not render: {e}", src.display()),
+            ),
+            msg(
+                "テンプレートで使えるのは `lab`、`workspace`、`lab_dir` とラボの `vars` です。\
+                 テンプレートでないファイルなら `template: true` を外します",
+                "templates know `lab`, `workspace`, `lab_dir` and the lab's `vars`; drop \
+                 `template: true` if the file is not a template",
+            ),
         );
     }
 }
@@ -137,8 +174,11 @@ pub(super) fn object_file(
     let Ok(text) = crate::input::read_text(&src) else {
         d.error_hint(
             n.pos,
-            format!("missing {what} file `{path}`"),
-            format!("create {} or remove this entry", src.display()),
+            msg(
+                format!("{what} のファイル `{path}` がありません"),
+                format!("missing {what} file `{path}`"),
+            ),
+            create_or_remove(&src),
         );
         return None;
     };
@@ -146,7 +186,13 @@ pub(super) fn object_file(
         Err(e) => {
             d.error(
                 n.pos,
-                format!("{what} `{path}` is not valid YAML: {}:{e}", src.display()),
+                msg(
+                    format!(
+                        "{what} `{path}` は YAML として読めません: {}:{e}",
+                        src.display()
+                    ),
+                    format!("{what} `{path}` is not valid YAML: {}:{e}", src.display()),
+                ),
             );
             None
         }
@@ -157,8 +203,14 @@ pub(super) fn object_file(
             {
                 d.error_hint(
                     n.pos,
-                    format!("{what} `{path}` holds a document that is not a Kubernetes object"),
-                    "every document needs apiVersion, kind and metadata.name",
+                    msg(
+                        format!("{what} `{path}` に Kubernetes のオブジェクトでない文書があります"),
+                        format!("{what} `{path}` holds a document that is not a Kubernetes object"),
+                    ),
+                    msg(
+                        "どの文書にも apiVersion、kind、metadata.name が必要です",
+                        "every document needs apiVersion, kind and metadata.name",
+                    ),
                 );
             }
             Some(docs)
@@ -192,8 +244,17 @@ pub(super) fn unique_ids(d: &mut Decoder<'_>, what: &str, ids: &[&Node]) {
         if let Some(first) = seen.get(id) {
             d.error_hint(
                 n.pos,
-                format!("duplicate {what} id `{id}` (first at line {})", first.line),
-                format!("give every {what} its own id"),
+                msg(
+                    format!(
+                        "{what} の id `{id}` が重複しています (最初は {} 行目)",
+                        first.line
+                    ),
+                    format!("duplicate {what} id `{id}` (first at line {})", first.line),
+                ),
+                msg(
+                    format!("{what} ごとに別の id を付けます"),
+                    format!("give every {what} its own id"),
+                ),
             );
         } else {
             seen.insert(id, n.pos);

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::super::decode::{Decoder, closest};
 use super::files::{file_refs, lab_id, rel_path};
 use super::*;
+use crate::error::msg;
 use crate::yaml::Node;
 
 pub(super) fn decode_mutant(
@@ -33,7 +34,7 @@ pub(super) fn decode_mutant(
             let find = e.req(d, "find").and_then(|n| d.string(n));
             let replace = e.req(d, "replace").and_then(|n| d.string(n));
             let find_at = e.key_pos("find");
-            e.finish(d, "an edit");
+            e.finish(d, ("編集", "an edit"));
             let (Some(path), Some(find), Some(replace)) = (path, find, replace) else {
                 continue;
             };
@@ -46,8 +47,14 @@ pub(super) fn decode_mutant(
             } else {
                 d.error_hint(
                     at,
-                    format!("edit of `{path}`, which neither the solution nor the starter has"),
-                    "edit a file listed under `solution:` or `starter:`",
+                    msg(
+                        format!("`{path}` は solution にも starter にもないファイルの編集です"),
+                        format!("edit of `{path}`, which neither the solution nor the starter has"),
+                    ),
+                    msg(
+                        "`solution:` か `starter:` に挙げたファイルを編集します",
+                        "edit a file listed under `solution:` or `starter:`",
+                    ),
                 );
                 continue;
             };
@@ -56,8 +63,14 @@ pub(super) fn decode_mutant(
                 Ok(text) if text.contains(&find) => {}
                 Ok(_) => d.error_hint(
                     find_at.unwrap_or(at),
-                    format!("`find` text does not occur in {section}/{path}"),
-                    "copy the exact text (spaces and line breaks included) from the file",
+                    msg(
+                        format!("`find` のテキストが {section}/{path} にありません"),
+                        format!("`find` text does not occur in {section}/{path}"),
+                    ),
+                    msg(
+                        "ファイルからテキストをそのまま (空白と改行も) コピーします",
+                        "copy the exact text (spaces and line breaks included) from the file",
+                    ),
                 ),
                 Err(_) => {}
             }
@@ -77,14 +90,34 @@ pub(super) fn decode_mutant(
     if let Some(n) = f.req(d, "fails") {
         let ids = d.strings(n);
         if ids.is_empty() {
-            d.error(n.pos, "a mutant must name at least one check it fails");
+            d.error(
+                n.pos,
+                msg(
+                    "ミュータントには、失敗するチェックを少なくとも一つ挙げます",
+                    "a mutant must name at least one check it fails",
+                ),
+            );
         }
         for c in ids {
             if !check_ids.contains(&c.as_str()) {
-                let near = closest(&c, check_ids.iter().copied())
-                    .map(|k| format!("did you mean `{k}`?"))
-                    .unwrap_or_else(|| format!("checks are: {}", check_ids.join(", ")));
-                d.error_hint(n.pos, format!("mutant names unknown check `{c}`"), near);
+                let near = match closest(&c, check_ids.iter().copied()) {
+                    Some(k) => msg(
+                        format!("`{k}` の書き誤りではありませんか?"),
+                        format!("did you mean `{k}`?"),
+                    ),
+                    None => msg(
+                        format!("チェックは {} です", check_ids.join(", ")),
+                        format!("checks are: {}", check_ids.join(", ")),
+                    ),
+                };
+                d.error_hint(
+                    n.pos,
+                    msg(
+                        format!("ミュータントが未知のチェック `{c}` を挙げています"),
+                        format!("mutant names unknown check `{c}`"),
+                    ),
+                    near,
+                );
             }
             fails.push(c);
         }
@@ -92,11 +125,17 @@ pub(super) fn decode_mutant(
     if files.is_empty() && edits.is_empty() && remove.is_empty() {
         d.error_hint(
             f.pos(),
-            "this mutant changes nothing",
-            "add `files:`, `edits:` or `remove:`",
+            msg(
+                "このミュータントは何も変えません",
+                "this mutant changes nothing",
+            ),
+            msg(
+                "`files:`、`edits:`、`remove:` のどれかを加えます",
+                "add `files:`, `edits:` or `remove:`",
+            ),
         );
     }
-    f.finish(d, "a mutant");
+    f.finish(d, ("ミュータント", "a mutant"));
     Some(Mutant {
         id: id?,
         description: description?,
@@ -145,27 +184,43 @@ pub(super) fn decode_equivalents(d: &mut Decoder<'_>, node: &Node) -> Vec<Equiva
         let id_node = f.req(d, "id");
         let id = id_node.and_then(|n| d.string(n));
         let reason = f.req(d, "reason").and_then(|n| d.text(n));
-        f.finish(d, "an equivalent mutant");
+        f.finish(d, ("等価ミュータント", "an equivalent mutant"));
         let (Some(id), Some(reason), Some(at)) = (id, reason, id_node.map(|n| n.pos)) else {
             continue;
         };
         let op = id.split(':').next().unwrap_or("");
         if !id.contains(':') || !OPERATORS.contains(&op) {
-            let near = closest(op, OPERATORS.iter().copied())
-                .map(|k| format!("did you mean `{k}`?"))
-                .unwrap_or_else(|| format!("operators are: {}", OPERATORS.join(", ")));
+            let near = match closest(op, OPERATORS.iter().copied()) {
+                Some(k) => (
+                    format!("`{k}` の書き誤りではありませんか?"),
+                    format!("did you mean `{k}`?"),
+                ),
+                None => (
+                    format!("演算子は {} です。", OPERATORS.join(", ")),
+                    format!("operators are: {}", OPERATORS.join(", ")),
+                ),
+            };
             d.error_hint(
                 at,
-                format!("`{id}` is not a derived mutant id (operator:file#pointer)"),
-                format!("{near} Copy the id `kca lab verify` prints for the survivor"),
+                msg(
+                    format!("`{id}` は導出されたミュータントの id (operator:file#pointer) ではありません"),
+                    format!("`{id}` is not a derived mutant id (operator:file#pointer)"),
+                ),
+                msg(
+                    format!("{} `kca lab verify` が生き残りに表示する id をコピーします", near.0),
+                    format!("{} Copy the id `kca lab verify` prints for the survivor", near.1),
+                ),
             );
             continue;
         }
         if out.iter().any(|e| e.id == id) {
             d.error_hint(
                 at,
-                format!("mutant `{id}` is declared equivalent twice"),
-                "keep one declaration",
+                msg(
+                    format!("ミュータント `{id}` が二度、等価と宣言されています"),
+                    format!("mutant `{id}` is declared equivalent twice"),
+                ),
+                msg("宣言を一つだけ残します", "keep one declaration"),
             );
             continue;
         }

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::super::decode::{Decoder, Fields};
 use super::*;
+use crate::error::msg;
 use crate::target::ObjRef;
 use crate::yaml::Node;
 
@@ -86,7 +87,13 @@ pub(super) fn decode_setup(
     for n in list {
         let Some(f) = d.fields(n) else { continue };
         let action = decode_action(d, &f, dir, owned);
-        f.finish(d, "a setup step (`apply`, `delete`, `patch` or `revoke`)");
+        f.finish(
+            d,
+            (
+                "セットアップのステップ (`apply`, `delete`, `patch`, `revoke`)",
+                "a setup step (`apply`, `delete`, `patch` or `revoke`)",
+            ),
+        );
         out.extend(action);
     }
     out
@@ -100,7 +107,13 @@ fn decode_action(
 ) -> Option<SetupAction> {
     if let Some(n) = f.opt("revoke") {
         if f.has("apply") || f.has("delete") || f.has("patch") {
-            d.error(f.pos(), "a setup step does exactly one thing");
+            d.error(
+                f.pos(),
+                msg(
+                    "セットアップの一つのステップがすることは一つだけです",
+                    "a setup step does exactly one thing",
+                ),
+            );
             return None;
         }
         let r = d.fields(n)?;
@@ -108,7 +121,7 @@ fn decode_action(
         let verb = r.req(d, "verb").and_then(|n| d.ident(n));
         let group = r.opt("group").and_then(|n| d.string(n)).unwrap_or_default();
         let resource = r.req(d, "resource").and_then(|n| d.ident(n));
-        r.finish(d, "a setup `revoke`");
+        r.finish(d, ("セットアップの `revoke`", "a setup `revoke`"));
         let (user, groups) = who?;
         return Some(SetupAction::Revoke {
             user,
@@ -136,13 +149,19 @@ fn decode_action(
             let target_node = p.req(d, "object");
             let target = target_node.and_then(|t| super::checks::obj_sel(d, t, true));
             let merge = p.req(d, "merge").map(Node::to_json);
-            p.finish(d, "a setup `patch`");
+            p.finish(d, ("セットアップの `patch`", "a setup `patch`"));
             let target = target?;
             if let Some(t) = target_node {
                 must_be_owned(d, t, &target, owned);
             }
             if merge.as_ref().is_some_and(|m| !m.is_object()) {
-                d.error(n.pos, "`merge` must be a mapping (a JSON merge patch)");
+                d.error(
+                    n.pos,
+                    msg(
+                        "`merge` はマッピング (JSON merge patch) でなければなりません",
+                        "`merge` must be a mapping (a JSON merge patch)",
+                    ),
+                );
                 return None;
             }
             Some(SetupAction::Patch {
@@ -153,9 +172,16 @@ fn decode_action(
         _ => {
             d.error_hint(
                 f.pos(),
-                "a setup step does exactly one thing",
-                "write one of `apply: FILE`, `delete: {apiVersion, kind, name}` or \
-                 `patch: {object: {…}, merge: {…}}`",
+                msg(
+                    "セットアップの一つのステップがすることは一つだけです",
+                    "a setup step does exactly one thing",
+                ),
+                msg(
+                    "`apply: FILE`、`delete: {apiVersion, kind, name}`、\
+                     `patch: {object: {…}, merge: {…}}` のどれか一つを書きます",
+                    "write one of `apply: FILE`, `delete: {apiVersion, kind, name}` or \
+                     `patch: {object: {…}, merge: {…}}`",
+                ),
             );
             None
         }
@@ -170,14 +196,27 @@ fn must_be_owned(d: &mut Decoder<'_>, at: &Node, target: &ObjSel, owned: &[Value
             .map_or(String::new(), |n| format!("{n}/"));
         d.error_hint(
             at.pos,
-            format!(
-                "setup touches {} {ns}{}, which the lab does not own",
-                target.kind, target.name
+            msg(
+                format!(
+                    "セットアップがラボのものでない {} {ns}{} に触れています",
+                    target.kind, target.name
+                ),
+                format!(
+                    "setup touches {} {ns}{}, which the lab does not own",
+                    target.kind, target.name
+                ),
             ),
-            format!(
-                "a setup may only delete or patch objects the lab declares with the labels \
-                 {LAB_LABEL} and {MANAGED_BY_LABEL}: {MANAGED_BY} (fixtures, starter, \
-                 solution, or an earlier `apply`)"
+            msg(
+                format!(
+                    "セットアップが削除・パッチできるのは、ラボがラベル {LAB_LABEL} と \
+                     {MANAGED_BY_LABEL}: {MANAGED_BY} を付けて宣言したオブジェクト (fixtures、\
+                     starter、solution、それより前の `apply`) だけです"
+                ),
+                format!(
+                    "a setup may only delete or patch objects the lab declares with the labels \
+                     {LAB_LABEL} and {MANAGED_BY_LABEL}: {MANAGED_BY} (fixtures, starter, \
+                     solution, or an earlier `apply`)"
+                ),
             ),
         );
     }
@@ -199,8 +238,14 @@ pub(super) fn decode_lesson(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option
     let Some((module, anchor)) = parsed else {
         d.error_hint(
             n.pos,
-            format!("`{s}` is not a lesson section"),
-            "write `module-N#anchor`, e.g. `module-0#json-patch`",
+            msg(
+                format!("`{s}` はレッスンの節ではありません"),
+                format!("`{s}` is not a lesson section"),
+            ),
+            msg(
+                "`module-N#anchor` と書きます (例: `module-0#json-patch`)",
+                "write `module-N#anchor`, e.g. `module-0#json-patch`",
+            ),
         );
         return None;
     };
@@ -213,8 +258,14 @@ pub(super) fn decode_lesson(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option
             if has != Some(true) {
                 d.error_hint(
                     n.pos,
-                    format!("no section `{{#{anchor}}}` in {}", file.display()),
-                    "link to a `## Heading {#anchor}` of that lesson (both languages)",
+                    msg(
+                        format!("{} に節 `{{#{anchor}}}` がありません", file.display()),
+                        format!("no section `{{#{anchor}}}` in {}", file.display()),
+                    ),
+                    msg(
+                        "そのレッスンの `## 見出し {#anchor}` (両方の言語) にリンクします",
+                        "link to a `## Heading {#anchor}` of that lesson (both languages)",
+                    ),
                 );
                 return None;
             }

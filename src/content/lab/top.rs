@@ -9,6 +9,7 @@ use super::checks::{TaskCtx, decode_task};
 use super::files::{file_refs, fixture_files, item_ids, lab_id, rel_path, unique_ids};
 use super::mutant::{decode_equivalents, decode_mutant};
 use super::*;
+use crate::error::msg;
 use crate::yaml::Yaml;
 
 pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab> {
@@ -64,7 +65,13 @@ pub fn decode(d: &mut Decoder<'_>, top: &Fields<'_>, path: &Path) -> Option<Lab>
     let mut tasks = Vec::new();
     if let Some(list) = top.req(d, "tasks").and_then(|n| d.list(n)) {
         if list.is_empty() {
-            d.error(top.pos(), "a lab needs at least one task");
+            d.error(
+                top.pos(),
+                msg(
+                    "ラボには課題が少なくとも一つ必要です",
+                    "a lab needs at least one task",
+                ),
+            );
         }
         for n in list {
             tasks.extend(decode_task(d, n, &mut cx));
@@ -139,7 +146,7 @@ fn decode_meta(d: &mut Decoder<'_>, top: &Fields<'_>, dir: &Path, path: &Path) -
         module = m.opt("module").and_then(|n| d.int_in(n, 0..=99));
         concepts = m.opt("concepts").map(|n| d.strings(n)).unwrap_or_default();
         description = m.opt("description").and_then(|n| d.text(n));
-        m.finish(d, "lab metadata");
+        m.finish(d, ("ラボのメタデータ", "lab metadata"));
     }
     if let (Some(id), Some(name)) = (&id, dir.file_name().and_then(|n| n.to_str()))
         && name != id
@@ -148,8 +155,14 @@ fn decode_meta(d: &mut Decoder<'_>, top: &Fields<'_>, dir: &Path, path: &Path) -
         let pos = top.opt("metadata").map_or(top.pos(), |n| n.pos);
         d.error_hint(
             pos,
-            format!("lab id `{id}` differs from its folder `{name}`"),
-            "name the folder after the id, so `kca lab start ID` finds it",
+            msg(
+                format!("ラボの id `{id}` がフォルダー名 `{name}` と違います"),
+                format!("lab id `{id}` differs from its folder `{name}`"),
+            ),
+            msg(
+                "`kca lab start ID` で見つかるよう、フォルダーに id の名前を付けます",
+                "name the folder after the id, so `kca lab start ID` finds it",
+            ),
         );
     }
     Meta {
@@ -178,7 +191,7 @@ fn decode_workspace(
                 apply.extend(rel_path(d, n));
             }
         }
-        w.finish(d, "workspace");
+        w.finish(d, ("ワークスペース", "workspace"));
     }
     (workspace_name, apply)
 }
@@ -196,7 +209,10 @@ fn decode_vars(d: &mut Decoder<'_>, top: &Fields<'_>) -> BTreeMap<String, String
         } else {
             d.error(
                 v.pos,
-                format!("expected a mapping, found {}", v.type_name()),
+                msg(
+                    format!("マッピングが必要ですが、{} が書かれています", v.type_name()),
+                    format!("expected a mapping, found {}", v.type_name()),
+                ),
             );
         }
     }
@@ -212,13 +228,13 @@ fn decode_reset(d: &mut Decoder<'_>, top: &Fields<'_>) -> Reset {
                 let Some(k) = d.fields(n) else { continue };
                 let api = k.req(d, "apiVersion").and_then(|n| d.ident(n));
                 let kind = k.req(d, "kind").and_then(|n| d.ident(n));
-                k.finish(d, "a reset kind");
+                k.finish(d, ("リセットの種類", "a reset kind"));
                 if let (Some(a), Some(k)) = (api, kind) {
                     reset.kinds.push((a, k));
                 }
             }
         }
-        r.finish(d, "reset");
+        r.finish(d, ("リセット", "reset"));
     }
     reset
 }
