@@ -9,6 +9,7 @@
 mod autogen;
 mod cel_env;
 mod cel_policy;
+mod codecs;
 mod cost;
 mod kyverno;
 mod libs;
