@@ -411,6 +411,7 @@ pub(super) fn env() -> &'static Arc<Env> {
             cel::extensions::math,
             super::libs::extension,
             super::codecs::extension,
+            super::image::extension,
         ] {
             env.add_extension(ext)
                 .expect("extensions on a fresh environment");

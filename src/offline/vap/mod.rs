@@ -11,6 +11,7 @@ mod cel_env;
 mod cel_policy;
 mod codecs;
 mod cost;
+mod image;
 mod kyverno;
 mod libs;
 mod literal;
