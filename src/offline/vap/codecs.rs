@@ -63,7 +63,10 @@ fn fail(function: &str, why: impl std::fmt::Display) -> ExecutionError {
     ExecutionError::function_error(function, why.to_string())
 }
 
-fn string_arg(args: &[CowVal<'_, '_>], function: &str) -> Result<String, ExecutionError> {
+pub(super) fn string_arg(
+    args: &[CowVal<'_, '_>],
+    function: &str,
+) -> Result<String, ExecutionError> {
     args.first()
         .and_then(|a| a.downcast_ref::<CelString>())
         .map(|s| s.inner().to_string())
@@ -77,7 +80,7 @@ fn bytes_arg(args: &[CowVal<'_, '_>], function: &str) -> Result<Vec<u8>, Executi
         .ok_or_else(|| fail(function, "expects one bytes value"))
 }
 
-fn boxed<'b, 'v>(v: cel::Value) -> Result<CowVal<'b, 'v>, ExecutionError> {
+pub(super) fn boxed<'b, 'v>(v: cel::Value) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let b: Box<dyn Val> = v.try_into()?;
     Ok(CowVal::from(b))
 }
@@ -152,7 +155,7 @@ pub(super) fn gunzip(mut data: &[u8]) -> Result<Vec<u8>, String> {
         let limit = MAX_DECODED - out.len();
         let mut state =
             miniz_oxide::inflate::stream::InflateState::new(miniz_oxide::DataFormat::Raw);
-        let mut chunk = vec![0u8; limit.min(1 << 16).max(1)];
+        let mut chunk = vec![0u8; limit.clamp(1, 1 << 16)];
         let mut member = Vec::new();
         let mut input = &data[body..];
         loop {
@@ -328,4 +331,4 @@ fn go_json(v: &serde_json::Value, out: &mut String) {
 
 #[cfg(test)]
 #[path = "codecs_tests.rs"]
-mod tests;
+pub(super) mod tests;

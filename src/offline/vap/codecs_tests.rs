@@ -1,17 +1,17 @@
 use super::super::*;
 
-fn run(expr: &str) -> Result<cel::Value, EvalError> {
+pub(crate) fn run(expr: &str) -> Result<cel::Value, EvalError> {
     eval(&base_context(&VapRequest::default(), &Value::Null), expr)
 }
 
-fn text(expr: &str) -> String {
+pub(crate) fn text(expr: &str) -> String {
     match run(expr) {
         Ok(cel::Value::String(s)) => s.to_string(),
         other => panic!("{expr}: {other:?}"),
     }
 }
 
-fn truth(expr: &str) -> bool {
+pub(crate) fn truth(expr: &str) -> bool {
     match run(expr) {
         Ok(cel::Value::Bool(b)) => b,
         other => panic!("{expr}: {other:?}"),

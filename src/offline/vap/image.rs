@@ -9,10 +9,12 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use cel::common::types::{CelString, DYN_TYPE, STRING_TYPE};
-use cel::common::value::{CowVal, Val};
+use cel::common::types::{DYN_TYPE, STRING_TYPE};
+use cel::common::value::CowVal;
 use cel::objects::Opaque;
 use cel::{DeclarationError, Env, ExecutionError};
+
+use super::codecs::{boxed, string_arg};
 
 /// go-containerregistry's `DefaultRegistry`, and the alias it stands for.
 const DEFAULT_REGISTRY: &str = "index.docker.io";
@@ -76,14 +78,14 @@ fn check_element(
 
 fn parse_tag(name: &str) -> Result<ImageRef, String> {
     let (mut base, mut tag) = (name, "");
-    if let Some((b, t)) = name.rsplit_once(':') {
-        if !t.contains('/') {
-            if t.is_empty() {
-                return Err(format!("{name} must specify a tag name after the colon"));
-            }
-            check_element("tag", t, TAG_CHARS, 1, 128)?;
-            (base, tag) = (b, t);
+    if let Some((b, t)) = name.rsplit_once(':')
+        && !t.contains('/')
+    {
+        if t.is_empty() {
+            return Err(format!("{name} must specify a tag name after the colon"));
         }
+        check_element("tag", t, TAG_CHARS, 1, 128)?;
+        (base, tag) = (b, t);
     }
     let (registry, repository) = parse_repository(base)?;
     Ok(ImageRef {
@@ -132,10 +134,10 @@ fn parse_repository(name: &str) -> Result<(String, String), String> {
         return Err("a repository name must be specified".into());
     }
     let (mut registry, mut repo) = ("", name);
-    if let Some((first, rest)) = name.split_once('/') {
-        if first == "localhost" || first.contains(['.', ':']) {
-            (registry, repo) = (first, rest);
-        }
+    if let Some((first, rest)) = name.split_once('/')
+        && (first == "localhost" || first.contains(['.', ':']))
+    {
+        (registry, repo) = (first, rest);
     }
     check_element("repository", repo, REPOSITORY_CHARS, 1, 255)?;
     check_registry(registry)?;
@@ -157,10 +159,10 @@ fn check_registry(name: &str) -> Result<(), String> {
         return Err(bad());
     }
     let after_host = name.rsplit_once(']').map_or(name, |(_, tail)| tail);
-    if let Some((_, port)) = after_host.rsplit_once(':') {
-        if !port.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad());
-        }
+    if let Some((_, port)) = after_host.rsplit_once(':')
+        && !port.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(bad());
     }
     Ok(())
 }
@@ -196,18 +198,6 @@ pub(super) fn extension(env: &mut Env) -> Result<(), DeclarationError> {
 
 fn text(s: String) -> cel::Value {
     cel::Value::String(Arc::new(s))
-}
-
-fn boxed<'b, 'v>(v: cel::Value) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let b: Box<dyn Val> = v.try_into()?;
-    Ok(CowVal::from(b))
-}
-
-fn string_arg(args: &[CowVal<'_, '_>], function: &str) -> Result<String, ExecutionError> {
-    args.first()
-        .and_then(|a| a.downcast_ref::<CelString>())
-        .map(|s| s.inner().to_string())
-        .ok_or_else(|| ExecutionError::function_error(function, "expects one string"))
 }
 
 fn image_of(args: &[CowVal<'_, '_>], function: &str) -> Result<ImageRef, ExecutionError> {

@@ -1,22 +1,4 @@
-use super::super::*;
-
-fn run(expr: &str) -> Result<cel::Value, EvalError> {
-    eval(&base_context(&VapRequest::default(), &Value::Null), expr)
-}
-
-fn text(expr: &str) -> String {
-    match run(expr) {
-        Ok(cel::Value::String(s)) => s.to_string(),
-        other => panic!("{expr}: {other:?}"),
-    }
-}
-
-fn truth(expr: &str) -> bool {
-    match run(expr) {
-        Ok(cel::Value::Bool(b)) => b,
-        other => panic!("{expr}: {other:?}"),
-    }
-}
+use super::super::codecs::tests::{run, text, truth};
 
 const SHA: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
