@@ -4,7 +4,8 @@
 //! `digest.go`, `repository.go`, `registry.go`), `isImage(s)` says whether one parses,
 //! and the value's members `registry()`, `repository()`, `identifier()`, `tag()`,
 //! `digest()` and `containsDigest()` read it. Nothing here asks a registry: image
-//! metadata (`image.GetMetadata`) is another library and stays unsupported.
+//! metadata (`image.GetMetadata`) is the image data library of `services.rs` (from a
+//! context file, else unsupported as needing the network).
 
 use std::any::Any;
 use std::sync::Arc;
