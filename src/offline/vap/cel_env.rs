@@ -410,6 +410,8 @@ pub(super) fn env() -> &'static Arc<Env> {
             cel::extensions::lists,
             cel::extensions::math,
             super::libs::extension,
+            super::codecs::extension,
+            super::image::extension,
         ] {
             env.add_extension(ext)
                 .expect("extensions on a fresh environment");

@@ -507,7 +507,7 @@ mod tests {
     fn what_cannot_be_evaluated_is_unsupported_never_applied() {
         let policy = mpol(
             json!([{"patchType": "ApplyConfiguration", "applyConfiguration": {
-            "expression": "Object{metadata: Object.metadata{labels: {'x': image('nginx').registry()}}}"}}]),
+            "expression": "Object{metadata: Object.metadata{labels: {'x': string(image.GetMetadata('nginx').config.created)}}}"}}]),
         );
         assert!(matches!(
             evaluate_mutating_policy(&policy, &create(pod("dev"))),
@@ -517,7 +517,7 @@ mod tests {
             "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
                 "operations": ["CREATE"], "resources": ["namespaces"]}]},
             "generate": [{"template": {"interpolate": "cel",
-                "value": "kind: ConfigMap\nmetadata:\n  name: (( image('nginx').registry() ))"}}]}});
+                "value": "kind: ConfigMap\nmetadata:\n  name: (( string(image.GetMetadata('nginx').config.created) ))"}}]}});
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
         assert!(matches!(
             evaluate_generating_policy(&gpol, &create(ns.clone())),

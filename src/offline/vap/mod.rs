@@ -9,7 +9,9 @@
 mod autogen;
 mod cel_env;
 mod cel_policy;
+mod codecs;
 mod cost;
+mod image;
 mod kyverno;
 mod libs;
 mod literal;
