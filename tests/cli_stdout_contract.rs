@@ -478,6 +478,19 @@ fn rows() -> Vec<Row> {
                 ],
             )
         }),
+        row!("policy grader catches", "error", |t| {
+            args(
+                t,
+                &[
+                    "policy",
+                    "grader",
+                    "catches",
+                    "no-such-broken.yaml",
+                    "--tests",
+                    "no-such-tests",
+                ],
+            )
+        }),
         row!("policy grader selects", "error", |t| {
             args(
                 t,

@@ -30,10 +30,7 @@ impl Selection {
     }
 
     pub(super) fn describe(&self, live: Option<&Live>) -> String {
-        let ctx = live
-            .and_then(Live::context_name)
-            .or(self.context.as_deref())
-            .unwrap_or("(current context)");
+        let ctx = self.context_of(live, "(current context)");
         match &self.kubeconfig {
             Some(k) => format!("context `{ctx}` in {}", k.display()),
             None => format!("context `{ctx}`"),
@@ -42,14 +39,18 @@ impl Selection {
 
     /// [`Self::describe`] in Japanese, for the Japanese half of a message.
     pub(super) fn describe_ja(&self, live: Option<&Live>) -> String {
-        let ctx = live
-            .and_then(Live::context_name)
-            .or(self.context.as_deref())
-            .unwrap_or("(現在のコンテキスト)");
+        let ctx = self.context_of(live, "(現在のコンテキスト)");
         match &self.kubeconfig {
             Some(k) => format!("{} のコンテキスト `{ctx}`", k.display()),
             None => format!("コンテキスト `{ctx}`"),
         }
+    }
+
+    /// The context's name: the connection's, the one asked for, else `current`.
+    fn context_of<'a>(&'a self, live: Option<&'a Live>, current: &'a str) -> &'a str {
+        live.and_then(Live::context_name)
+            .or(self.context.as_deref())
+            .unwrap_or(current)
     }
 }
 
