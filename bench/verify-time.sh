@@ -19,6 +19,9 @@
 # 2026-12-02 05:40, load 8-10, RUNS=2, release: main eb2dc57 all four 16.1 s / 15.0 min,
 #   14.6 s CPU (ops 6.8); branch speed2 (catches in-process): 11.4 s / 11.3 min, 10.9 s CPU
 #   (ops 4.7 s CPU, 3.9 s wall; gates 3.2, mutate 1.2, admission 0.3)
+# 2026-12-02 06:09, idle (load 0.4 before), RUNS=3, release build of main 494268d (all
+#   branches merged): all four 7.33 s mean / 6.52 s min wall, 13.5 s CPU (admission 0.18 s,
+#   mutate 0.67 s, operations 2.54 s, gates 2.87 s wall), kubectl on PATH.
 # The same `-o json` verdicts and mutation scores. Wall time here is set by the load; CPU
 # is the figure to compare (two idle cores give at best CPU / 2).
 set -euo pipefail
