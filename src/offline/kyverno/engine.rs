@@ -412,8 +412,10 @@ fn run_validate(
     let validate = rule.validate.as_ref().unwrap_or(&Value::Null);
     let cel = validate.get("cel").filter(|c| !c.is_null());
     let pss = validate.get("podSecurity").filter(|c| !c.is_null());
-    // Kyverno runs neither CEL nor pod security validation on a deletion.
-    if req.operation == "DELETE" && (cel.is_some() || pss.is_some()) {
+    let manifests = validate.get("manifests").filter(|c| !c.is_null());
+    // Kyverno runs neither CEL, pod security nor manifest validation on a deletion
+    // (validate_manifest.go `NewValidateManifestHandler`).
+    if req.operation == "DELETE" && (cel.is_some() || pss.is_some() || manifests.is_some()) {
         return None;
     }
     let outcome = match (cel, pss) {
@@ -445,7 +447,11 @@ fn run_validate(
         message: detail,
         unsupported,
     } = settle(outcome, &ctx);
-    if status == RuleStatus::Fail && cel.is_none() && existing_violation(policy, rule, req, opts) {
+    if status == RuleStatus::Fail
+        && cel.is_none()
+        && manifests.is_none()
+        && existing_violation(policy, rule, req, opts)
+    {
         return Some(result(
             policy,
             rule,
@@ -454,8 +460,9 @@ fn run_validate(
         ));
     }
     let message = match status {
-        // Kyverno reports a CEL rule's failure with the expression's message alone.
-        RuleStatus::Fail if cel.is_none() && pss.is_none() => {
+        // Kyverno reports a CEL rule's failure with the expression's message alone, a
+        // manifest rule's with the verification's reason alone.
+        RuleStatus::Fail if cel.is_none() && pss.is_none() && manifests.is_none() => {
             let user_msg = validate
                 .get("message")
                 .map(|m| {
@@ -580,8 +587,9 @@ fn validate_body(
     opts: &Options,
     as_written: bool,
 ) -> Outcome {
-    if validate.get("manifests").is_some() {
-        return Outcome::unsupported(Unsupported::ManifestSignature);
+    if let Some(manifests) = validate.get("manifests") {
+        let object = ctx.document().pointer("/request/object").cloned();
+        return super::manifest_sig::validate(manifests, object.as_ref().unwrap_or(resource));
     }
     if let Some(pss) = validate.get("podSecurity") {
         return super::pss::validate(pss, resource);

@@ -13,6 +13,7 @@ pub mod existing;
 pub mod generate;
 mod interp;
 pub mod jsonpatch;
+mod manifest_sig;
 pub mod matching;
 pub mod mutate;
 pub mod outcome;

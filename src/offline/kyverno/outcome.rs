@@ -14,8 +14,9 @@ pub enum Unsupported {
     VerifyImages,
     /// A context entry that needs a cluster or a registry and was given no value.
     ContextEntry { name: String, source: ContextSource },
-    /// `validate.manifests` (signed manifests).
-    ManifestSignature,
+    /// `validate.manifests` verification that needs the network, a cluster or a KMS
+    /// (keyless, certificates, registries, dry-run): why.
+    ManifestSignature(String),
     /// A `validate.cel` expression the CEL evaluator does not support.
     Cel(crate::offline::vap::Unsupported),
     /// `mutate.targets`: mutating existing resources in the background.
@@ -45,8 +46,8 @@ impl fmt::Display for Unsupported {
                 };
                 write!(f, "context entry {name}: {why}")
             }
-            Unsupported::ManifestSignature => {
-                f.write_str("manifest signature verification is not evaluated offline")
+            Unsupported::ManifestSignature(why) => {
+                write!(f, "manifest signature verification: {why}")
             }
             Unsupported::Cel(why) => write!(f, "CEL: {why}"),
             Unsupported::MutateTargets => f.write_str("mutate existing resources (targets)"),

@@ -5,7 +5,7 @@
 //! empty slices as null, `PublicKey` replaced by `{N, E}` (RSA keys only). Parsed by hand
 //! from DER (`der`, `ext`); no signature or chain is verified.
 
-mod der;
+pub(super) mod der;
 mod ext;
 
 use serde_json::{Map, Value, json};

@@ -136,7 +136,7 @@ fn gzip_compress<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Ex
     bytes_value(gzip(s.as_bytes()))
 }
 
-fn gzip(data: &[u8]) -> Vec<u8> {
+pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
     let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
     out.extend(miniz_oxide::deflate::compress_to_vec(data, 6));
     out.extend(crc32(data).to_le_bytes());
@@ -145,7 +145,7 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 }
 
 /// The payload of a gzip stream, at most [`MAX_DECODED`] bytes.
-pub(super) fn gunzip(mut data: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn gunzip(mut data: &[u8]) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     if data.is_empty() {
         return Err("unexpected EOF".into());

@@ -10,6 +10,9 @@ mod autogen;
 mod cel_env;
 mod cel_policy;
 mod codecs;
+pub(crate) use codecs::gunzip;
+#[cfg(test)]
+pub(crate) use codecs::gzip;
 mod cost;
 mod image;
 mod kyverno;
