@@ -476,7 +476,7 @@ impl Cluster {
             Ok(o) => o,
             Err(e) => {
                 return Err(match policy_unsupported(&e) {
-                    Some(why) => Answer::Undecidable(Skip::Engine(why)),
+                    Some(skip) => Answer::Undecidable(skip),
                     None => Answer::Refused(format!(
                         "admission webhook \"mpol.mutate.kyverno.svc-fail\" denied the request: {e}"
                     )),
@@ -525,7 +525,7 @@ impl Cluster {
         vreq.cluster = Some(Arc::new(self.objects.clone()));
         let mut out = vap::evaluate(&self.objects, &vreq);
         if let Some(e) = out.unsupported() {
-            return Err(Answer::Undecidable(Skip::Engine(e.reason())));
+            return Err(Answer::Undecidable(vap_skip(e)));
         }
         if let Some(d) = out.denials.first() {
             return Err(Answer::Refused(d.status_message(&patched)));
@@ -538,7 +538,7 @@ impl Cluster {
             let before = out.denials.len();
             vap::evaluate_validating_policy(&cel_objects, p, &vreq, &mut out);
             if let Some(e) = out.unsupported() {
-                return Err(Answer::Undecidable(Skip::Engine(e.reason())));
+                return Err(Answer::Undecidable(vap_skip(e)));
             }
             if let Some(d) = out.denials.get(before) {
                 return Err(Answer::Refused(format!(
@@ -651,10 +651,18 @@ fn from_ref(obj: &Value) -> Value {
 
 /// Why a MutatingPolicy or GeneratingPolicy could not be evaluated offline, if that is
 /// what stopped it.
-fn policy_unsupported(e: &vap::PolicyError) -> Option<String> {
+fn policy_unsupported(e: &vap::PolicyError) -> Option<Skip> {
     match e {
-        vap::PolicyError::Unsupported { why, .. } => Some(why.to_string()),
+        vap::PolicyError::Unsupported { why, .. } => Some(Skip::from_cel(why)),
         vap::PolicyError::Failed { .. } => None,
+    }
+}
+
+/// The skip for a VAP/ValidatingPolicy error the offline evaluator is the cause of.
+fn vap_skip(e: &vap::VapError) -> Skip {
+    match &e.unsupported {
+        Some(why) => Skip::from_cel(why),
+        None => Skip::Engine(e.reason()),
     }
 }
 

@@ -33,7 +33,7 @@ pub enum Skip {
     Marked,
     /// A `script`, `command`, `wait`, … operation (its name).
     Operation(String),
-    /// Image verification or image data from a registry.
+    /// Image verification or image data from a registry (or another outside service).
     Registry(String),
     /// Policy reports (made by the reports controller).
     Reports,
@@ -100,6 +100,16 @@ impl Skip {
                 Some(Skip::KyvernoConfig)
             }
             _ => None,
+        }
+    }
+
+    /// A CEL expression the offline evaluator did not evaluate, by what it needed: image
+    /// data and outside URLs are a registry's and the network's, the rest the engine's.
+    pub fn from_cel(why: &crate::offline::vap::Unsupported) -> Skip {
+        use crate::offline::vap::Unsupported;
+        match why {
+            Unsupported::Registry(_) | Unsupported::Network(_) => Skip::Registry(why.to_string()),
+            _ => Skip::Engine(why.to_string()),
         }
     }
 
@@ -292,8 +302,14 @@ impl Run {
                 docs
             }
         };
+        // A list document (`items`, whatever its kind) stands for its items, as
+        // Chainsaw loads it (`unstructured.IsList`, then each list item).
+        let docs = docs.into_iter().flat_map(|d| match d.get("items") {
+            Some(Value::Array(items)) => items.clone(),
+            _ => vec![d],
+        });
         // Templating: `($name)` values are bound before the operation.
-        Ok(docs.into_iter().map(|d| template(d, bindings)).collect())
+        Ok(docs.map(|d| template(d, bindings)).collect())
     }
 
     fn op(&mut self, op: &Op, bindings: &Bindings) -> Result<(), Stop> {

@@ -35,6 +35,8 @@ pub enum GlobalData {
         all: Value,
         projections: BTreeMap<String, Value>,
     },
+    /// An entry whose data only an outside service has (what it calls).
+    Unreachable(String),
 }
 
 impl CliServices {
@@ -391,6 +393,12 @@ fn global_reference(services: &CliServices, name: &str, projection: &str) -> cel
                     None => fail(format!("projection {p:?} not found")),
                 },
             };
+        }
+        Some(Ok(GlobalData::Unreachable(what))) => {
+            return Err(ExecutionError::function_error(
+                NEEDS_NETWORK,
+                format!("globalContext.get({name:?}): {what}"),
+            ));
         }
         Some(Ok(GlobalData::Mock(data))) => data,
     };
