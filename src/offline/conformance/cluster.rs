@@ -8,6 +8,7 @@
 mod apiserver;
 mod background;
 mod cel_background;
+mod gctx;
 mod map;
 mod schema;
 mod webhook;
@@ -262,6 +263,9 @@ impl Cluster {
         if let Some(why) = schema::required_missing(&new) {
             return Answer::Refused(why);
         }
+        if let Some(why) = gctx::refusal(&new) {
+            return Answer::Refused(why);
+        }
         // The policy webhook (validate-policy.kyverno.svc) refuses what Kyverno cannot run.
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             let authorizer = self.kyverno_authorizer();
@@ -321,6 +325,7 @@ impl Cluster {
         let object = admitted.object;
         let uid = object.pointer("/metadata/uid").cloned();
         self.store_as(object.clone(), uid);
+        self.global_context_written(&object);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             self.policy_written(&object, old.as_ref());
@@ -436,6 +441,11 @@ impl Cluster {
                 groups: vec!["system:masters".into(), "system:authenticated".into()],
                 ..Default::default()
             },
+            // Kyverno's CEL libraries: the global context store; image data and outside
+            // URLs stay the registry's and the network's.
+            services: Some(Arc::new(vap::CliServices::live(
+                self.global_context_store(),
+            ))),
             ..Default::default()
         }
     }

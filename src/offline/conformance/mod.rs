@@ -95,7 +95,6 @@ impl Skip {
             "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => {
                 Some(Skip::Registry(kind))
             }
-            "GlobalContextEntry" => Some(Skip::GlobalContext),
             "ConfigMap" if text(obj, "/metadata/namespace") == "kyverno" => {
                 Some(Skip::KyvernoConfig)
             }
@@ -115,7 +114,7 @@ impl Skip {
 
     /// A rule the engine did not evaluate, by what it needed.
     pub fn from_unsupported(kind: RuleKind, why: String) -> Skip {
-        if kind == RuleKind::VerifyImages || why.contains("registry") {
+        if kind == RuleKind::VerifyImages || why.contains("registry") || why.contains("network") {
             Skip::Registry(why)
         } else {
             Skip::Engine(why)
