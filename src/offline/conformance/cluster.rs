@@ -815,3 +815,7 @@ mod plugins_tests;
 #[cfg(test)]
 #[path = "cluster/webhook_tests.rs"]
 mod webhook_tests;
+
+#[cfg(test)]
+#[path = "cluster/gctx_tests.rs"]
+mod gctx_tests;

@@ -46,8 +46,6 @@ pub enum Skip {
     Cleanup,
     /// Kyverno's own ConfigMap or flags.
     KyvernoConfig,
-    /// `GlobalContextEntry` (its controller, its CRD's schema validation).
-    GlobalContext,
     /// A kind discovery does not know (a CRD the test does not apply).
     UnknownKind(String),
     /// A JMESPath expression the replay cannot evaluate.
@@ -70,7 +68,6 @@ impl Skip {
             Skip::Controller(_) => "controller",
             Skip::Cleanup => "cleanup",
             Skip::KyvernoConfig => "kyverno config",
-            Skip::GlobalContext => "global context",
             Skip::UnknownKind(_) => "unknown kind",
             Skip::Expression(_) => "expression",
             Skip::Engine(_) => "engine",

@@ -109,8 +109,9 @@ fn webhook_errors(spec: &Value, name: &str) -> Vec<String> {
             errs.push("spec.apiCall.refreshIntervalSeconds: Required value: A Resource entry requires a refresh interval greater than 0 seconds".into());
         }
         let service = c.get("service").is_some_and(|v| !v.is_null());
-        let url = s(c, "/urlPath");
-        if service == !url.is_empty() {
+        let has_url = !s(c, "/urlPath").is_empty();
+        // Both or neither.
+        if service == has_url {
             errs.push("spec.apiCall.service: Forbidden: An External API call should either have Service or URLPath".into());
         }
         let method = c.get("method").and_then(Value::as_str).unwrap_or("GET");
