@@ -39,11 +39,10 @@ pub(super) fn refusal(obj: &Value) -> Option<String> {
     let spec = obj.get("spec").unwrap_or(&Value::Null);
     let has = |k: &str| spec.get(k).is_some_and(|v| !v.is_null());
     let invalid = |errors: Vec<String>| {
-        let list = match errors.as_slice() {
-            [one] => one.clone(),
-            many => format!("[{}]", many.join(", ")),
-        };
-        Some(format!("{KIND}.kyverno.io \"{name}\" is invalid: {list}"))
+        Some(format!(
+            "{KIND}.kyverno.io \"{name}\" is invalid: {}",
+            aggregate(&errors)
+        ))
     };
     let one_of =
         "<nil>: Invalid value: \"\": \"spec\" must validate one and only one schema (oneOf).";
@@ -68,13 +67,18 @@ pub(super) fn refusal(obj: &Value) -> Option<String> {
     if errors.is_empty() {
         return None;
     }
-    let list = match errors.as_slice() {
+    Some(format!(
+        "admission webhook \"{WEBHOOK}\" denied the request: {}",
+        aggregate(&errors)
+    ))
+}
+
+/// A field error list as apimachinery's `ToAggregate().Error()` words it.
+fn aggregate(errors: &[String]) -> String {
+    match errors {
         [one] => one.clone(),
         many => format!("[{}]", many.join(", ")),
-    };
-    Some(format!(
-        "admission webhook \"{WEBHOOK}\" denied the request: {list}"
-    ))
+    }
 }
 
 /// `GlobalContextEntrySpec.Validate`'s field errors.
@@ -193,18 +197,23 @@ impl Cluster {
             text(r, "/namespace"),
         );
         self.mapper().namespaced(&group, &resource)?;
-        Some(
-            self.objects
-                .iter()
-                .filter(|o| {
-                    let av = text(o, "/apiVersion");
-                    group_of(&av) == group
-                        && resource_for_kind(&av, &text(o, "/kind"), &self.objects) == resource
-                        && (ns.is_empty() || text(o, "/metadata/namespace") == ns)
-                })
-                .cloned()
-                .collect(),
-        )
+        Some(self.objects_of(&group, &resource, &ns).cloned().collect())
+    }
+
+    /// The cluster's objects of a resource (any version of its group), in a namespace
+    /// or in all of them ("").
+    fn objects_of<'a>(
+        &'a self,
+        group: &'a str,
+        plural: &'a str,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        self.objects.iter().filter(move |o| {
+            let av = text(o, "/apiVersion");
+            group_of(&av) == group
+                && resource_for_kind(&av, &text(o, "/kind"), &self.objects) == plural
+                && (namespace.is_empty() || text(o, "/metadata/namespace") == namespace)
+        })
     }
 
     /// An `apiCall` to the API server made as Kyverno's admission controller: RBAC first,
@@ -287,14 +296,7 @@ impl Cluster {
             format!("{group}/{version}")
         };
         let items: Vec<Value> = self
-            .objects
-            .iter()
-            .filter(|o| {
-                let av = text(o, "/apiVersion");
-                group_of(&av) == group
-                    && resource_for_kind(&av, &text(o, "/kind"), &self.objects) == plural
-                    && (namespace.is_empty() || text(o, "/metadata/namespace") == namespace)
-            })
+            .objects_of(group, plural, namespace)
             .map(|o| {
                 let mut o = o.clone();
                 o["apiVersion"] = json!(api_version);
