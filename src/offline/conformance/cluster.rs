@@ -8,6 +8,7 @@
 mod apiserver;
 mod background;
 mod cel_background;
+mod gctx;
 mod map;
 mod schema;
 mod webhook;
@@ -262,6 +263,9 @@ impl Cluster {
         if let Some(why) = schema::required_missing(&new) {
             return Answer::Refused(why);
         }
+        if let Some(why) = gctx::refusal(&new) {
+            return Answer::Refused(why);
+        }
         // The policy webhook (validate-policy.kyverno.svc) refuses what Kyverno cannot run.
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             let authorizer = self.kyverno_authorizer();
@@ -321,6 +325,7 @@ impl Cluster {
         let object = admitted.object;
         let uid = object.pointer("/metadata/uid").cloned();
         self.store_as(object.clone(), uid);
+        self.global_context_written(&object);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             self.policy_written(&object, old.as_ref());
@@ -436,6 +441,11 @@ impl Cluster {
                 groups: vec!["system:masters".into(), "system:authenticated".into()],
                 ..Default::default()
             },
+            // Kyverno's CEL libraries: the global context store; image data and outside
+            // URLs stay the registry's and the network's.
+            services: Some(Arc::new(vap::CliServices::live(
+                self.global_context_store(),
+            ))),
             ..Default::default()
         }
     }
@@ -476,7 +486,7 @@ impl Cluster {
             Ok(o) => o,
             Err(e) => {
                 return Err(match policy_unsupported(&e) {
-                    Some(why) => Answer::Undecidable(Skip::Engine(why)),
+                    Some(skip) => Answer::Undecidable(skip),
                     None => Answer::Refused(format!(
                         "admission webhook \"mpol.mutate.kyverno.svc-fail\" denied the request: {e}"
                     )),
@@ -525,7 +535,7 @@ impl Cluster {
         vreq.cluster = Some(Arc::new(self.objects.clone()));
         let mut out = vap::evaluate(&self.objects, &vreq);
         if let Some(e) = out.unsupported() {
-            return Err(Answer::Undecidable(Skip::Engine(e.reason())));
+            return Err(Answer::Undecidable(vap_skip(e)));
         }
         if let Some(d) = out.denials.first() {
             return Err(Answer::Refused(d.status_message(&patched)));
@@ -538,7 +548,7 @@ impl Cluster {
             let before = out.denials.len();
             vap::evaluate_validating_policy(&cel_objects, p, &vreq, &mut out);
             if let Some(e) = out.unsupported() {
-                return Err(Answer::Undecidable(Skip::Engine(e.reason())));
+                return Err(Answer::Undecidable(vap_skip(e)));
             }
             if let Some(d) = out.denials.get(before) {
                 return Err(Answer::Refused(format!(
@@ -651,10 +661,18 @@ fn from_ref(obj: &Value) -> Value {
 
 /// Why a MutatingPolicy or GeneratingPolicy could not be evaluated offline, if that is
 /// what stopped it.
-fn policy_unsupported(e: &vap::PolicyError) -> Option<String> {
+fn policy_unsupported(e: &vap::PolicyError) -> Option<Skip> {
     match e {
-        vap::PolicyError::Unsupported { why, .. } => Some(why.to_string()),
+        vap::PolicyError::Unsupported { why, .. } => Some(Skip::from_cel(why)),
         vap::PolicyError::Failed { .. } => None,
+    }
+}
+
+/// The skip for a VAP/ValidatingPolicy error the offline evaluator is the cause of.
+fn vap_skip(e: &vap::VapError) -> Skip {
+    match &e.unsupported {
+        Some(why) => Skip::from_cel(why),
+        None => Skip::Engine(e.reason()),
     }
 }
 
@@ -797,3 +815,7 @@ mod plugins_tests;
 #[cfg(test)]
 #[path = "cluster/webhook_tests.rs"]
 mod webhook_tests;
+
+#[cfg(test)]
+#[path = "cluster/gctx_tests.rs"]
+mod gctx_tests;

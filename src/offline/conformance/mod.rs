@@ -33,7 +33,7 @@ pub enum Skip {
     Marked,
     /// A `script`, `command`, `wait`, … operation (its name).
     Operation(String),
-    /// Image verification or image data from a registry.
+    /// Image verification or image data from a registry (or another outside service).
     Registry(String),
     /// Policy reports (made by the reports controller).
     Reports,
@@ -46,8 +46,6 @@ pub enum Skip {
     Cleanup,
     /// Kyverno's own ConfigMap or flags.
     KyvernoConfig,
-    /// `GlobalContextEntry` (its controller, its CRD's schema validation).
-    GlobalContext,
     /// A kind discovery does not know (a CRD the test does not apply).
     UnknownKind(String),
     /// A JMESPath expression the replay cannot evaluate.
@@ -70,7 +68,6 @@ impl Skip {
             Skip::Controller(_) => "controller",
             Skip::Cleanup => "cleanup",
             Skip::KyvernoConfig => "kyverno config",
-            Skip::GlobalContext => "global context",
             Skip::UnknownKind(_) => "unknown kind",
             Skip::Expression(_) => "expression",
             Skip::Engine(_) => "engine",
@@ -95,7 +92,6 @@ impl Skip {
             "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => {
                 Some(Skip::Registry(kind))
             }
-            "GlobalContextEntry" => Some(Skip::GlobalContext),
             "ConfigMap" if text(obj, "/metadata/namespace") == "kyverno" => {
                 Some(Skip::KyvernoConfig)
             }
@@ -103,9 +99,19 @@ impl Skip {
         }
     }
 
+    /// A CEL expression the offline evaluator did not evaluate, by what it needed: image
+    /// data and outside URLs are a registry's and the network's, the rest the engine's.
+    pub fn from_cel(why: &crate::offline::vap::Unsupported) -> Skip {
+        use crate::offline::vap::Unsupported;
+        match why {
+            Unsupported::Registry(_) | Unsupported::Network(_) => Skip::Registry(why.to_string()),
+            _ => Skip::Engine(why.to_string()),
+        }
+    }
+
     /// A rule the engine did not evaluate, by what it needed.
     pub fn from_unsupported(kind: RuleKind, why: String) -> Skip {
-        if kind == RuleKind::VerifyImages || why.contains("registry") {
+        if kind == RuleKind::VerifyImages || why.contains("registry") || why.contains("network") {
             Skip::Registry(why)
         } else {
             Skip::Engine(why)
@@ -292,8 +298,14 @@ impl Run {
                 docs
             }
         };
+        // A list document (`items`, whatever its kind) stands for its items, as
+        // Chainsaw loads it (`unstructured.IsList`, then each list item).
+        let docs = docs.into_iter().flat_map(|d| match d.get("items") {
+            Some(Value::Array(items)) => items.clone(),
+            _ => vec![d],
+        });
         // Templating: `($name)` values are bound before the operation.
-        Ok(docs.into_iter().map(|d| template(d, bindings)).collect())
+        Ok(docs.map(|d| template(d, bindings)).collect())
     }
 
     fn op(&mut self, op: &Op, bindings: &Bindings) -> Result<(), Stop> {

@@ -29,6 +29,12 @@ pub struct Options {
     /// The background controller's permissions in the modelled cluster: generate then
     /// creates only what they allow. `None` allows everything (the kyverno CLI's view).
     pub background: Option<std::sync::Arc<super::background::Access>>,
+    /// The modelled cluster's RBAC: an `apiCall` POST of a SubjectAccessReview is
+    /// answered from it, as the API server would. `None`: such a call is unsupported.
+    pub authorizer: Option<std::sync::Arc<crate::offline::rbac::Authorizer>>,
+    /// The modelled cluster's global context store (GlobalContextEntry name → its data):
+    /// what `globalReference` entries read. `None`: they are unsupported.
+    pub global_context: Option<std::sync::Arc<super::gctx::Store>>,
 }
 
 /// Evaluates the `context:` entries of a foreach declaration or a target in order into
@@ -55,6 +61,8 @@ pub fn load_entries(
     let env = std::rc::Rc::new(Sources {
         cluster: opts.cluster.clone(),
         api_responses: opts.api_responses.clone(),
+        authorizer: opts.authorizer.clone(),
+        global_context: opts.global_context.clone(),
     });
     for entry in entries {
         let name = entry.name.as_str();
@@ -80,6 +88,8 @@ pub fn load_entries(
 struct Sources {
     cluster: std::sync::Arc<Vec<Value>>,
     api_responses: Vec<Value>,
+    authorizer: Option<std::sync::Arc<crate::offline::rbac::Authorizer>>,
+    global_context: Option<std::sync::Arc<super::gctx::Store>>,
 }
 
 /// One entry's value, evaluated against the context as it is when the entry is read.
@@ -109,9 +119,16 @@ fn load_one(entry: &ContextEntry, ctx: &Context, env: &Sources) -> Result<Value,
             ))
         });
     }
+    if let (Some(reference), Some(store)) = (&entry.global_reference, &env.global_context) {
+        return super::gctx::global_reference(name, reference, ctx, store);
+    }
     if let Some(call) = &entry.api_call
-        && let Some(found) =
-            api_mock(call, ctx, &env.api_responses).or_else(|| api_get(call, ctx, &env.cluster))
+        && let Some(found) = api_mock(call, ctx, &env.api_responses)
+            .or_else(|| {
+                let authorizer = env.authorizer.as_deref()?;
+                super::gctx::access_review(call, ctx, authorizer)
+            })
+            .or_else(|| api_get(call, ctx, &env.cluster))
     {
         // A call the API server fails (not found) takes the entry's `default`, stored
         // as written (pkg/engine/apicall/apiCall.go `Fetch`, `transformAndStore`).

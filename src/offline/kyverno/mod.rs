@@ -10,6 +10,7 @@ pub mod context;
 pub mod engine;
 pub mod entries;
 pub mod existing;
+pub mod gctx;
 pub mod generate;
 mod interp;
 pub mod jsonpatch;

@@ -100,6 +100,8 @@ pub(super) struct Scope<'a> {
     spent: std::cell::Cell<f64>,
     made: std::cell::Cell<f64>,
     vars: std::cell::RefCell<Variables>,
+    /// Names the policy's environment declares that this evaluation does not bind (yet).
+    unset: std::cell::RefCell<std::collections::BTreeSet<&'static str>>,
 }
 
 /// The policy's variables: their definitions in order, and those evaluated so far.
@@ -134,8 +136,17 @@ impl<'a> Scope<'a> {
         self.cel.get_mut()
     }
 
+    /// Declares `variables` without binding it: Kyverno's ValidatingPolicy compiler
+    /// declares it for `matchConditions` (pkg/cel/policies/vpol/compiler/compiler.go
+    /// `createBaseVpolEnv`), but binds it only after they matched (policy.go
+    /// `evaluateWithData`), so reading it there is an evaluation error, not a refusal.
+    pub(super) fn declare_variables_unbound(&mut self) {
+        self.unset.get_mut().insert("variables");
+    }
+
     /// Declares `spec.variables`; none is evaluated until an expression uses it.
     pub(super) fn define_variables(&mut self, spec: &Value) {
+        self.unset.get_mut().remove("variables");
         let defs = list(spec, "variables")
             .map(|v| {
                 let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
@@ -362,6 +373,7 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
         spent: Default::default(),
         made: Default::default(),
         vars: Default::default(),
+        unset: Default::default(),
     };
     let (object, old_object) = (to_cel(&req.object), to_cel(&req.old_object));
     // Kyverno's request carries the objects too (`pkg/cel/compiler/request.go` adds
@@ -507,7 +519,16 @@ pub(super) fn eval(scope: &Scope<'_>, expr: &str) -> Result<cel::Value, EvalErro
     // What the interpreter makes of the result (it copies the value it returns).
     scope.make(shape.total)?;
     let ctx = scope.cel.borrow();
-    compiled.program.execute(&ctx).map_err(classify)
+    compiled.program.execute(&ctx).map_err(|e| match &e {
+        // Declared in the policy's environment, absent from the activation: cel-go's
+        // attribute resolution fails (`interpreter/attributes.go` `missingAttribute`).
+        ExecutionError::UndeclaredReference(name)
+            if scope.unset.borrow().contains(name.as_str()) =>
+        {
+            EvalError::failed(format!("no such attribute(s): {name}"))
+        }
+        _ => classify(e),
+    })
 }
 
 /// An interpreter error as Kyverno would see it: what cel-go reports too is an error of
@@ -518,6 +539,16 @@ fn classify(e: ExecutionError) -> EvalError {
             if function == super::services::NEEDS_NETWORK =>
         {
             EvalError::unsupported(Unsupported::Network(message.clone()))
+        }
+        ExecutionError::FunctionError { function, message }
+            if function == super::services::NEEDS_REGISTRY =>
+        {
+            EvalError::unsupported(Unsupported::Registry(message.clone()))
+        }
+        ExecutionError::FunctionError { function, message }
+            if function == super::services::NEEDS_DATA =>
+        {
+            EvalError::unsupported(Unsupported::Library(message.clone()))
         }
         ExecutionError::NoSuchOverload(o) if super::libs::cel_go_has_none(o) => {
             EvalError::failed(e.to_string())
@@ -534,6 +565,8 @@ fn classify(e: ExecutionError) -> EvalError {
             EvalError::failed("unsigned integer overflow")
         }
         ExecutionError::Overflow(..) => EvalError::failed("integer overflow"),
+        // A map without the key selected (`common/types/map.go` `baseMap.Get`).
+        ExecutionError::NoSuchKey(k) => EvalError::failed(format!("no such key: {k}")),
         _ => EvalError::failed(e.to_string()),
     }
 }

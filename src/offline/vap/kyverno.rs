@@ -97,7 +97,7 @@ pub fn evaluate_kyverno_cel(
         applied: Applied::Passed,
     };
     for params in &params_list {
-        run_validations(&spec, req, params, &mut report);
+        run_validations(&spec, req, params, &mut report, false);
     }
     let applied = report.applied;
     if let Some(why) = out.unsupported().and_then(|e| e.unsupported.clone()) {

@@ -52,7 +52,7 @@ pub use matching::{
 pub use mpol_targets::mutate_targets;
 pub use mutate_existing::mutate_existing_target;
 use params::*;
-pub use services::CliServices;
+pub use services::{CliServices, GlobalData};
 pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};
 pub use validation::Applied;
 use validation::*;
@@ -318,14 +318,20 @@ pub fn evaluate_binding(
             return Applied::Failed;
         }
     };
+    let kyverno_env = matches!(
+        kind_of(policy),
+        "ValidatingPolicy" | "NamespacedValidatingPolicy"
+    );
     for params in params_list {
-        run_validations(spec, req, &params, &mut ctx);
+        run_validations(spec, req, &params, &mut ctx, kyverno_env);
     }
     ctx.applied
 }
 
 #[cfg(test)]
 mod bounds_tests;
+#[cfg(test)]
+mod env_tests;
 #[cfg(test)]
 mod exception_tests;
 #[cfg(test)]

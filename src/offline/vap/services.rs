@@ -14,13 +14,41 @@ use super::*;
 /// What `kyverno test`'s fake context provider serves CEL besides the test's objects.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CliServices {
-    /// GlobalContextEntry name → its data (after `fieldPath` and `projections`), or why
-    /// it could not be resolved.
-    global_context: BTreeMap<String, Result<Value, String>>,
+    /// GlobalContextEntry name → its data, or why it could not be resolved.
+    global_context: BTreeMap<String, Result<GlobalData, String>>,
     /// `METHOD:url`, or `url` for a mock without a method → `{body, statusCode}`.
     http: BTreeMap<String, Value>,
-    /// Image reference as a policy names it → its metadata.
-    images: BTreeMap<String, Value>,
+    /// Image reference as a policy names it → its metadata; `None`: only a registry
+    /// could answer (a live cluster's Kyverno fetches it).
+    images: Option<BTreeMap<String, Value>>,
+}
+
+/// One GlobalContextEntry's data as a provider serves it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GlobalData {
+    /// A `kyverno test` mock (after `fieldPath` and `projections`): a projection is
+    /// looked up in it (`pkg/cel/libs/fake_context.go` `GetGlobalReference`).
+    Mock(Value),
+    /// What the global context store of a running Kyverno holds: the whole data, and
+    /// each projection's result by name (`pkg/globalcontext/store`, `Entry.Get`).
+    Live {
+        all: Value,
+        projections: BTreeMap<String, Value>,
+    },
+    /// An entry whose data only an outside service has (what it calls).
+    Unreachable(String),
+}
+
+impl CliServices {
+    /// What a running Kyverno serves CEL: its global context store (entry name → its
+    /// data, or the error the entry's `Get` returns); image data and outside URLs need
+    /// a registry and the network.
+    pub fn live(global_context: BTreeMap<String, Result<GlobalData, String>>) -> CliServices {
+        CliServices {
+            global_context,
+            ..CliServices::default()
+        }
+    }
 }
 
 impl CliServices {
@@ -33,7 +61,10 @@ impl CliServices {
         contexts: &[Value],
         read: &dyn Fn(&str) -> Vec<Value>,
     ) -> CliServices {
-        let mut out = CliServices::default();
+        let mut out = CliServices {
+            images: Some(BTreeMap::new()),
+            ..CliServices::default()
+        };
         // `buildHTTPMockIndex` (cmd/cli/kubectl-kyverno/commands/test/test.go).
         for m in api_call_responses {
             let url = [m.get("url"), m.get("urlPath")]
@@ -64,8 +95,10 @@ impl CliServices {
         }
         for entry in global_context_entries {
             let name = entry.get("name").and_then(Value::as_str).unwrap_or("");
-            out.global_context
-                .insert(name.trim().to_string(), resolve_entry(entry, read));
+            out.global_context.insert(
+                name.trim().to_string(),
+                resolve_entry(entry, read).map(GlobalData::Mock),
+            );
         }
         // The Context file's images: each `ImageData` as Kyverno marshals it (its
         // string fields always, the others when set).
@@ -86,8 +119,9 @@ impl CliServices {
                         data.insert(key.into(), v.clone());
                     }
                 }
-                out.images
-                    .insert(reference.to_string(), Value::Object(data));
+                if let Some(images) = out.images.as_mut() {
+                    images.insert(reference.to_string(), Value::Object(data));
+                }
             }
         }
         out
@@ -152,6 +186,11 @@ const IMAGE_DATA_LIBRARY: &str = "kca.dev/image-data-library";
 /// The function name an error carries when only the network could answer the call;
 /// `cel_env::classify` makes it [`Unsupported::Network`].
 pub(super) const NEEDS_NETWORK: &str = "kca:needs-network";
+/// As [`NEEDS_NETWORK`], for image data only a registry has ([`Unsupported::Registry`]).
+pub(super) const NEEDS_REGISTRY: &str = "kca:needs-registry";
+/// As [`NEEDS_NETWORK`], for a library whose data the request does not carry (no
+/// cluster objects, no test file): [`Unsupported::Library`].
+pub(super) const NEEDS_DATA: &str = "kca:needs-data";
 
 /// The library a receiver stands for (each library variable is a marker map).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -198,18 +237,16 @@ struct Backing {
 /// Binds the library variables the request has data for, and their functions, each
 /// name (both spellings, `Get` and `get`: Kyverno's libraries at 1.18 and later)
 /// dispatching on its receiver.
+///
+/// Every library is bound, as Kyverno's CEL environment declares them all
+/// (pkg/cel/compiler/env.go); a call whose data the request does not carry is
+/// `unsupported` with the reason ([`NEEDS_DATA`], [`NEEDS_REGISTRY`], [`NEEDS_NETWORK`]),
+/// never an undeclared name.
 pub(super) fn add_libraries(ctx: &mut Context<'_, '_>, req: &VapRequest) {
-    if req.cluster.is_none() && req.services.is_none() {
-        return;
-    }
-    if req.cluster.is_some() {
-        ctx.add_variable_from_value("resource", marker(Library::Resource));
-    }
-    if req.services.is_some() {
-        ctx.add_variable_from_value("globalContext", marker(Library::GlobalContext));
-        ctx.add_variable_from_value("http", marker(Library::Http));
-        ctx.add_variable_from_value("image", marker(Library::ImageData));
-    }
+    ctx.add_variable_from_value("resource", marker(Library::Resource));
+    ctx.add_variable_from_value("globalContext", marker(Library::GlobalContext));
+    ctx.add_variable_from_value("http", marker(Library::Http));
+    ctx.add_variable_from_value("image", marker(Library::ImageData));
     let backing = Arc::new(Backing {
         cluster: req.cluster.clone(),
         services: req.services.clone(),
@@ -259,7 +296,9 @@ fn string_at(args: &[cel::Value], i: usize) -> Option<&str> {
 fn get(b: &Backing, library: Library, args: &[cel::Value]) -> Option<cel::ResolveResult> {
     match (library, args.len()) {
         (Library::Resource, 4) => {
-            let cluster = b.cluster.as_ref()?;
+            let Some(cluster) = b.cluster.as_ref() else {
+                return Some(needs_data("resource.get", "the cluster's objects"));
+            };
             let [api_version, resource, namespace, name] =
                 [0, 1, 2, 3].map(|i| string_at(args, i).unwrap_or_default());
             Some(resource_get(
@@ -271,12 +310,19 @@ fn get(b: &Backing, library: Library, args: &[cel::Value]) -> Option<cel::Resolv
             ))
         }
         (Library::GlobalContext, 1 | 2) => {
-            let services = b.services.as_ref()?;
+            let Some(services) = b.services.as_ref() else {
+                return Some(needs_data(
+                    "globalContext.get",
+                    "the GlobalContextEntries' data",
+                ));
+            };
             let name = string_at(args, 0)?;
             let projection = string_at(args, 1).unwrap_or("");
             Some(global_reference(services, name, projection))
         }
-        (Library::Http, 1 | 2) => Some(http_mock(b.services.as_ref()?, "GET", string_at(args, 0)?)),
+        (Library::Http, 1 | 2) => {
+            Some(http_mock(b.services.as_deref(), "GET", string_at(args, 0)?))
+        }
         _ => None,
     }
 }
@@ -284,9 +330,11 @@ fn get(b: &Backing, library: Library, args: &[cel::Value]) -> Option<cel::Resolv
 /// `http.Post(url, data[, headers])`.
 fn post(b: &Backing, library: Library, args: &[cel::Value]) -> Option<cel::ResolveResult> {
     match (library, args.len()) {
-        (Library::Http, 2 | 3) => {
-            Some(http_mock(b.services.as_ref()?, "POST", string_at(args, 0)?))
-        }
+        (Library::Http, 2 | 3) => Some(http_mock(
+            b.services.as_deref(),
+            "POST",
+            string_at(args, 0)?,
+        )),
         _ => None,
     }
 }
@@ -302,14 +350,27 @@ fn get_metadata(b: &Backing, library: Library, args: &[cel::Value]) -> Option<ce
         return None;
     }
     let image = string_at(args, 0)?;
-    let services = b.services.as_ref()?;
-    Some(match services.images.get(image) {
+    let Some(images) = b.services.as_ref().and_then(|s| s.images.as_ref()) else {
+        return Some(Err(ExecutionError::function_error(
+            NEEDS_REGISTRY,
+            format!("image.GetMetadata({image:?}) reads the image's metadata from its registry"),
+        )));
+    };
+    Some(match images.get(image) {
         Some(data) => Ok(to_cel(data)),
         None => Err(ExecutionError::function_error(
             "image.GetMetadata",
             format!("failed to get image data: image data for {image} not found in the context"),
         )),
     })
+}
+
+/// A library call the request carries no data for.
+fn needs_data(call: &str, what: &str) -> cel::ResolveResult {
+    Err(ExecutionError::function_error(
+        NEEDS_DATA,
+        format!("{call} reads {what}, which this evaluation is not given"),
+    ))
 }
 
 /// The fake provider's `GetGlobalReference`: an entry the test does not mock is null.
@@ -323,7 +384,23 @@ fn global_reference(services: &CliServices, name: &str, projection: &str) -> cel
     let data = match services.global_context.get(name) {
         None => return Ok(cel::Value::Null),
         Some(Err(e)) => return fail(e.clone()),
-        Some(Ok(data)) => data,
+        Some(Ok(GlobalData::Live { all, projections })) => {
+            // `pkg/cel/libs/context.go` `GetGlobalReference` over the store's entry.
+            return match projection {
+                "" => Ok(to_cel(all)),
+                p => match projections.get(p) {
+                    Some(v) => Ok(to_cel(v)),
+                    None => fail(format!("projection {p:?} not found")),
+                },
+            };
+        }
+        Some(Ok(GlobalData::Unreachable(what))) => {
+            return Err(ExecutionError::function_error(
+                NEEDS_NETWORK,
+                format!("globalContext.get({name:?}): {what}"),
+            ));
+        }
+        Some(Ok(GlobalData::Mock(data))) => data,
     };
     if projection.is_empty() {
         return Ok(to_cel(data));
@@ -343,11 +420,13 @@ fn global_reference(services: &CliServices, name: &str, projection: &str) -> cel
 
 /// A mocked response (`METHOD:url` first, then `url`); any other URL would be a real
 /// request.
-fn http_mock(services: &CliServices, method: &str, url: &str) -> cel::ResolveResult {
+fn http_mock(services: Option<&CliServices>, method: &str, url: &str) -> cel::ResolveResult {
     services
-        .http
-        .get(&format!("{method}:{url}"))
-        .or_else(|| services.http.get(url))
+        .and_then(|s| {
+            s.http
+                .get(&format!("{method}:{url}"))
+                .or_else(|| s.http.get(url))
+        })
         .map(to_cel)
         .ok_or_else(|| {
             ExecutionError::function_error(
@@ -392,7 +471,9 @@ fn list_call(b: &Backing, library: Library, args: &[cel::Value]) -> Option<cel::
     if library != Library::Resource || args.len() != 3 {
         return None;
     }
-    let cluster = b.cluster.as_ref()?;
+    let Some(cluster) = b.cluster.as_ref() else {
+        return Some(needs_data("resource.list", "the cluster's objects"));
+    };
     let [api_version, resource, namespace] =
         [0, 1, 2].map(|i| string_at(args, i).unwrap_or_default());
     let items: Vec<Value> = cluster

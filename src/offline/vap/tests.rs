@@ -466,7 +466,7 @@ fn kyverno_cel_blocks() {
             None,
             vec![],
             CelVerdict::Fail(
-                "expression 'object.spec.missing == 1' resulted in error: No such key: missing"
+                "expression 'object.spec.missing == 1' resulted in error: no such key: missing"
                     .into(),
             ),
         ),

@@ -23,6 +23,10 @@ pub enum Unsupported {
     TemplateGeneration,
     /// A call only the network could answer (what was asked).
     Network(String),
+    /// Image data only the image's registry has (what was asked).
+    Registry(String),
+    /// A Kyverno library call whose data this evaluation is not given (what was asked).
+    Library(String),
 }
 
 impl fmt::Display for Unsupported {
@@ -52,6 +56,13 @@ impl fmt::Display for Unsupported {
                     "needs the network, which kca does not use offline: {what}"
                 )
             }
+            Unsupported::Registry(what) => {
+                write!(
+                    f,
+                    "needs an image registry, which kca does not use offline: {what}"
+                )
+            }
+            Unsupported::Library(what) => write!(f, "not evaluated offline: {what}"),
         }
     }
 }

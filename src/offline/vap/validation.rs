@@ -73,13 +73,19 @@ pub(super) fn code_of(reason: &str) -> u16 {
     }
 }
 
+/// `kyverno_env`: a Kyverno ValidatingPolicy, whose match conditions are compiled with
+/// `variables` declared (and evaluated without it bound).
 pub(super) fn run_validations(
     spec: &Value,
     req: &VapRequest,
     params: &Value,
     rep: &mut Report<'_>,
+    kyverno_env: bool,
 ) {
     let mut ctx = base_context(req, params);
+    if kyverno_env {
+        ctx.declare_variables_unbound();
+    }
     match conditions_hold(&ctx, spec.get("matchConditions").unwrap_or(&Value::Null)) {
         Ok(true) => {}
         Ok(false) => {

@@ -80,7 +80,7 @@ impl Cluster {
         let made = match vap::generate_with_policies(&self.with_cel_exceptions(p), req) {
             Ok(made) => made,
             Err(e) => match policy_unsupported(&e) {
-                Some(why) => return Err(Answer::Undecidable(Skip::Engine(why))),
+                Some(skip) => return Err(Answer::Undecidable(skip)),
                 None => return Ok(Vec::new()),
             },
         };
@@ -312,8 +312,8 @@ impl Cluster {
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    if let Some(why) = policy_unsupported(&e) {
-                        return Answer::Undecidable(Skip::Engine(why));
+                    if let Some(skip) = policy_unsupported(&e) {
+                        return Answer::Undecidable(skip);
                     }
                 }
             }

@@ -104,7 +104,7 @@ fn a_cluster_policys_own_webhook_conditions_filter_its_requests() {
     ok(c.apply(&cpol("object.spec.x == 1", "Fail"), false));
     assert_eq!(
         refused(c.apply(&config_map(), false)),
-        "configmaps \"cm\" is forbidden: expression 'object.spec.x == 1' resulted in error: No such key: spec"
+        "configmaps \"cm\" is forbidden: expression 'object.spec.x == 1' resulted in error: no such key: spec"
     );
     // Requests of kinds its rules do not match never reach its webhook.
     ok(c.apply(&deployment("web"), false));

@@ -318,6 +318,10 @@ pub fn modelled(kind: &str, expected: &Value, stored: Option<&Value>) -> bool {
         ("CustomResourceDefinition", k) => k.starts_with("(conditions") && k.ends_with(')'),
         (k, "conditionStatus") if super::super::is_policy_kind(k) => condition_keys(v),
         ("ValidatingPolicy" | "MutatingPolicy", "generated") => true,
+        // Set when an `apiCall` entry was answered (cluster/gctx.rs).
+        ("GlobalContextEntry", "lastRefreshTime") => {
+            stored.is_some_and(|o| o.pointer("/status/lastRefreshTime").is_some())
+        }
         (k, "autogen") if super::super::is_policy_kind(k) => cel_autogen,
         _ => false,
     })
