@@ -243,7 +243,10 @@ pub fn task(ctx: &Ctx, store: &Store, args: &TaskArgs) -> Result<Exit> {
                 format!("ラボ `{}` にタスクがありません", lab.id),
                 format!("lab `{}` has no tasks", lab.id),
             ),
-            "kca validate",
+            crate::error::msg(
+                "`kca validate` でラボを確かめます",
+                "check the lab with `kca validate`",
+            ),
         ));
     }
     let task = match &args.task {

@@ -67,10 +67,15 @@ fn loaded(ctx: &Ctx) -> Vec<Quiz> {
             .map(|d| d.file.display().to_string())
             .collect();
         files.dedup();
-        ctx.printer.warn(&format!(
-            "{} quiz file(s) have problems and were left out: {} (run `kca validate`)",
-            files.len(),
-            files.join(", ")
+        let (n, files) = (files.len(), files.join(", "));
+        ctx.printer.warn(&crate::ui::tr_s(
+            ctx.settings.lang,
+            format!(
+                "問題のあるクイズファイル {n} 個を除きました: {files} (`kca validate` で確かめます)"
+            ),
+            format!(
+                "{n} quiz file(s) have problems and were left out: {files} (run `kca validate`)"
+            ),
         ));
     }
     quizzes
