@@ -465,3 +465,27 @@ fn broken_content_is_described_in_japanese_in_japanese_mode() {
         assert!(err.contains("ヒント:"), "{err}");
     }
 }
+
+#[test]
+fn a_course_policy_message_is_said_in_the_reader_s_language() {
+    // The kca-gates starter policy's message is written `Japanese / English`; the gate's
+    // `kca policy apply` (shown under `lab check -v`) printed both halves on one line.
+    let env = Env::new();
+    let lab = common::repo().join("labs/kca-gates");
+    let policy = lab.join("starter/policy/require-pinned.yaml");
+    let bad = lab.join("renders/bad.yaml");
+    let run = |lang: &str| {
+        let out = env
+            .kca()
+            .args(["--lang", lang, "policy", "apply"])
+            .arg(&policy)
+            .arg("--resource")
+            .arg(&bad)
+            .output()
+            .unwrap();
+        common::stdout(&out)
+    };
+    let (ja, en) = (run("ja"), run("en"));
+    assert!(ja.contains("固定してください") && !ja.contains("pin images"), "{ja}");
+    assert!(en.contains("pin images by digest") && !has_japanese(&en), "{en}");
+}
