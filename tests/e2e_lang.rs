@@ -486,6 +486,12 @@ fn a_course_policy_message_is_said_in_the_reader_s_language() {
         common::stdout(&out)
     };
     let (ja, en) = (run("ja"), run("en"));
-    assert!(ja.contains("固定してください") && !ja.contains("pin images"), "{ja}");
-    assert!(en.contains("pin images by digest") && !has_japanese(&en), "{en}");
+    assert!(
+        ja.contains("固定してください") && !ja.contains("pin images"),
+        "{ja}"
+    );
+    assert!(
+        en.contains("pin images by digest") && !has_japanese(&en),
+        "{en}"
+    );
 }

@@ -150,3 +150,29 @@ fn a_stopped_quiz_is_resumed_in_a_terminal() {
     t.keys("q");
     t.wait_line("__second__");
 }
+
+#[test]
+fn usage_errors_wrap_like_every_error_in_japanese() {
+    // clap's errors were printed unwrapped: at 80 columns the terminal cut `--help` in
+    // two; and `--task` given no value said "'' は … の値として使えません" with an empty
+    // list of values.
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = session(tmp.path()) else {
+        return;
+    };
+    let s = t.run("kca lab chek");
+    keep("text-03-usage-error", &s);
+    let lines = lines_of(&s);
+    assert!(
+        lines.iter().any(|l| l.contains("--help")),
+        "`--help` cut over lines:\n{s}"
+    );
+    assert!(
+        lines.iter().all(|l| textwrap::core::display_width(l) < 80),
+        "a line the terminal had to wrap:\n{s}"
+    );
+    let s = t.run("kca lab check --task");
+    keep("text-04-missing-value", &s);
+    assert!(s.contains("--task <TASK> に値がありません"), "{s}");
+    assert!(!s.contains("''") && !s.contains("使える値: 。"), "{s}");
+}
