@@ -98,6 +98,9 @@ pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
         .initial_indent(indent)
         .subsequent_indent(indent)
         .word_separator(textwrap::WordSeparator::Custom(breaks))
+        // No break at a hyphen either: `kca-mutate`, `gate-stops-no-digest` and a
+        // path are one word (textwrap's default splits them after each `-`).
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .break_words(false);
     let mut out = Vec::new();
     for line in reflow(text).lines() {

@@ -35,11 +35,13 @@ fn course(root: &Path) {
          {f35} kca.io/owner ラベルを付けます。\n\n\
          {f39}、読点が行頭に来てはいけません。\n\n\
          {f38}「括弧」の開きは行末に残りません。\n\n\
+         {f36} gate-stops-no-digest は1語です。\n\n\
          Pod のラベルを残して\nbackground で動かします。validate は\nmutate の後です。\n\n\
          the probe did not                  match it\n",
         f35 = filler(35),
         f39 = filler(39),
         f38 = filler(38),
+        f36 = filler(36),
     );
     std::fs::write(m.join("ja.md"), lesson).unwrap();
     std::fs::copy(
@@ -101,6 +103,13 @@ fn japanese_layout_at_80_columns() {
         lines
             .iter()
             .any(|l| l.trim_start().starts_with("kca.io/owner")),
+        "{s}"
+    );
+    // Nor at a hyphen: `gate-` at the end of a line and `stops-no-digest` on the next.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.trim_start().starts_with("gate-stops-no-digest")),
         "{s}"
     );
     // Kinsoku: no line starts with 、 or ends with 「.
