@@ -267,8 +267,16 @@ fn reset_inside_the_workspace_leaves_the_shell_in_a_live_folder() {
     let s = t.run_screen("kca lab reset");
     keep("reset-inside", &s);
     narrow(&s);
-    assert!(s.contains("作業フォルダーを "), "{s}");
+    assert!(s.contains("作業フォルダーを"), "{s}");
     assert!(s.contains("に保管しました"), "{s}");
+    // The archive's path is whole on one line (the terminal cut it at column 80).
+    assert!(
+        s.lines().any(|l| l
+            .split("kca/archive/kca-mutate/")
+            .nth(1)
+            .is_some_and(|stamp| stamp.split(' ').next().is_some_and(|w| w.ends_with('Z')))),
+        "{s}"
+    );
     let s = t.run_screen("head -3 policies/add-team-label.yaml && ls && pwd -P");
     keep("after-reset", &s);
     assert!(!s.contains("No such file"), "{s}");
