@@ -147,7 +147,15 @@ fn a_stopped_quiz_is_resumed_in_a_terminal() {
         "a skip shows the answer: {s}"
     );
     t.keys("q");
-    t.wait_line("__first__");
+    let s = t.wait_line("__first__");
+    keep("text-02-quiz-stopped", &s);
+    // A stop is kept for resuming: not a failed attempt, and it says how to go on.
+    assert!(s.contains("- 中断 demo"), "{s}");
+    assert!(!s.contains("不合格"), "a stop is shown as a fail: {s}");
+    assert!(
+        s.contains("`kca quiz run demo` で続きから再開できます"),
+        "{s}"
+    );
     t.run("clear");
     t.keys("kca --lang ja quiz run demo; echo __second__");
     let s = t.wait_for("から続けますか? [Y/n]");
