@@ -102,7 +102,13 @@ fn an_author_reading_japanese_gets_the_warnings_in_japanese() {
         text.contains("1 個のファイルは有効です。作者向けの警告 8 件"),
         "{text}"
     );
-    assert!(err.contains("warning: `s1` のヒント 1 に答えが含まれています"), "{err}");
-    assert!(err.contains("ヒント: 答えそのものではなく、考え方へ導きます"), "{err}");
+    assert!(
+        err.contains("warning: `s1` のヒント 1 に答えが含まれています"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ヒント: 答えそのものではなく、考え方へ導きます"),
+        "{err}"
+    );
     assert!(!err.contains("contains the answer"), "{err}");
 }

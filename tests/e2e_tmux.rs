@@ -241,7 +241,10 @@ fn a_learner_takes_module_zero_in_japanese_at_80_columns() {
     keep("05-quiz", &s);
     // A stop is kept for resuming, not graded as a fail.
     assert!(s.contains("- 中断 demo"), "{s}");
-    assert!(s.contains("`kca quiz run demo` で続きから再開できます"), "{s}");
+    assert!(
+        s.contains("`kca quiz run demo` で続きから再開できます"),
+        "{s}"
+    );
 
     t.run("clear");
     t.keys("kca quiz review; echo __review_done__");
