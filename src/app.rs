@@ -188,7 +188,14 @@ fn early_settings(args: &[std::ffi::OsString]) -> Settings {
 /// Renders a clap error or help request and returns the exit code.
 fn clap_error(e: &clap::Error, s: &Settings) -> Exit {
     use clap::error::ErrorKind;
-    let printer = crate::ui::Printer::new(s).with_stderr_color(s.color);
+    // Wrapped to the terminal as every other error is (a long usage line broke `--help`
+    // over two lines at column 80).
+    let terminal =
+        terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| usize::from(w.0));
+    let printer = crate::ui::Printer::new(s)
+        .with_stderr_color(s.color)
+        .with_err_wrap(std::io::stderr().is_terminal())
+        .with_width(settings::resolve_width(terminal, &Env::from_process()));
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let text = if s.color {
@@ -278,6 +285,12 @@ fn usage_words(lang: crate::settings::Lang, e: &clap::Error) -> (String, String)
             format!("引数 '{arg}' は使えません"),
             format!("unexpected argument '{arg}'"),
         ),
+        // clap says a value left out (`--task` at the end) is an invalid empty one.
+        ErrorKind::InvalidValue if value.is_empty() => tr_s(
+            lang,
+            format!("{arg} に値がありません"),
+            format!("a value is required for '{arg}' but none was supplied"),
+        ),
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => tr_s(
             lang,
             format!("'{value}' は {arg} の値として使えません"),
@@ -318,7 +331,9 @@ fn usage_words(lang: crate::settings::Lang, e: &clap::Error) -> (String, String)
     let suggested = get(ContextKind::SuggestedSubcommand)
         .or_else(|| get(ContextKind::SuggestedArg))
         .map(esc);
-    let valid = get(ContextKind::ValidValue).map(esc);
+    let valid = get(ContextKind::ValidValue)
+        .filter(|v| !v.is_empty())
+        .map(esc);
     let usage = get(ContextKind::Usage)
         .map(|u| u.trim_start_matches("Usage: ").to_string())
         .map(esc);

@@ -39,6 +39,27 @@ pub fn msg(ja: impl Into<String>, en: impl Into<String>) -> Msg {
     }
 }
 
+/// A policy message of the course written `Japanese / English` (the labs' graders and
+/// starter policies): the learner's half. Any other message is data, shown whole. The
+/// English half may hold data in other scripts only where the Japanese does too, so the
+/// halves are told apart by the Japanese half having kana or kanji and the English none.
+pub fn one_language(lang: Lang, message: &str) -> &str {
+    let mut halves = message.split(" / ");
+    match (halves.next(), halves.next(), halves.next()) {
+        (Some(ja), Some(en), None) if has_kana_or_kanji(ja) && !has_kana_or_kanji(en) => match lang
+        {
+            Lang::Ja => ja.trim(),
+            Lang::En => en.trim(),
+        },
+        _ => message,
+    }
+}
+
+fn has_kana_or_kanji(s: &str) -> bool {
+    s.chars()
+        .any(|c| matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}'))
+}
+
 impl From<String> for Msg {
     fn from(s: String) -> Self {
         Msg {
@@ -187,5 +208,32 @@ impl Error {
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Other(e.into())
+    }
+}
+
+#[cfg(test)]
+mod one_language_tests {
+    use super::*;
+
+    #[test]
+    fn a_course_message_says_the_reader_s_half_and_anything_else_stays_whole() {
+        let m = "イメージはダイジェスト(image@sha256:...)で固定してください / pin images by digest (image@sha256:...)";
+        assert_eq!(
+            one_language(Lang::Ja, m),
+            "イメージはダイジェスト(image@sha256:...)で固定してください"
+        );
+        assert_eq!(
+            one_language(Lang::En, m),
+            "pin images by digest (image@sha256:...)"
+        );
+        // Data in another script in the English half (a name, a symbol) still splits.
+        let m = "手順 wW がありません / the steps wW → 100 % lack a pause";
+        assert_eq!(
+            one_language(Lang::En, m),
+            "the steps wW → 100 % lack a pause"
+        );
+        for whole in ["a / b", "ja だけ / 日本語", "x / y / z", "Kyverno: denied"] {
+            assert_eq!(one_language(Lang::Ja, whole), whole);
+        }
     }
 }

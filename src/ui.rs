@@ -98,6 +98,9 @@ pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
         .initial_indent(indent)
         .subsequent_indent(indent)
         .word_separator(textwrap::WordSeparator::Custom(breaks))
+        // No break at a hyphen either: `kca-mutate`, `gate-stops-no-digest` and a
+        // path are one word (textwrap's default splits them after each `-`).
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .break_words(false);
     let mut out = Vec::new();
     for line in reflow(text).lines() {
@@ -113,7 +116,7 @@ pub fn wrap(text: &str, cols: usize, indent: &str) -> Vec<String> {
         out.extend(
             textwrap::wrap(&body, o)
                 .into_iter()
-                .map(|l| l.trim_end().to_string()),
+                .map(|l| l.trim_end().replace(KEEP, " ")),
         );
     }
     out
@@ -152,6 +155,10 @@ fn no_line_start(c: char) -> bool {
         .contains(c)
 }
 
+/// A space [`wrap`] never breaks at: it keeps a label with what it labels (`次:` and its
+/// command, a check's mark and its id); wrapped lines show it as a plain space.
+pub const KEEP: char = '\u{a0}';
+
 /// A character a line must not end with (opening brackets and quotes).
 fn no_line_end(c: char) -> bool {
     "（「『【〔〈《｛［〘〖“‘([{".contains(c)
@@ -175,7 +182,18 @@ fn breaks(line: &str) -> Box<dyn Iterator<Item = textwrap::core::Word<'_>> + '_>
     while i < line.len() {
         let c = line[i..].chars().next().unwrap_or(' ');
         let start = i;
-        if c == '`'
+        let rest = &line[i..];
+        let chunk = &rest[..rest.find(' ').unwrap_or(rest.len())];
+        if let Some(k) = chunk.find(KEEP) {
+            // A label, [`KEEP`] and what it labels (a code span, or a word): one word.
+            let after = i + k + KEEP.len_utf8();
+            let tail = &line[after..];
+            i = after
+                + match tail.strip_prefix('`').and_then(|t| t.find('`')) {
+                    Some(close) => close + 2,
+                    None => tail.find(' ').unwrap_or(tail.len()),
+                };
+        } else if c == '`'
             && let Some(close) = line[i + 1..].find('`')
             && width(&line[i..i + close + 2]) <= CODE_SPAN_COLS
         {
@@ -861,6 +879,23 @@ mod tests {
             width(&lines[1]) <= 30 && lines[1].ends_with('…'),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn a_kept_space_holds_a_label_with_what_it_labels() {
+        let k = KEEP;
+        let text =
+            format!("一覧:{k}`kca lab task --list`  採点:{k}`kca lab check`  ·{k}bg-no-secrets");
+        for cols in 20..60 {
+            let lines = wrap(&text, cols, "");
+            for part in [
+                "一覧: `kca lab task --list`",
+                "採点: `kca lab check`",
+                "· bg-no-secrets",
+            ] {
+                assert!(lines.iter().any(|l| l.contains(part)), "{cols}: {lines:?}");
+            }
+        }
     }
 
     #[test]

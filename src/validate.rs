@@ -108,12 +108,24 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Exit> {
     let word = ctx.printer.paint(Style::Pass, "✓ OK");
     // The note closing a capped file stands for the warnings it left out.
     let left_out: usize = warnings.iter().map(|d| d.left_out).sum();
-    let advice = match (crate::diag::count(&warnings), left_out) {
-        (0, _) => String::new(),
-        (n, 0) => format!(", {n} warning(s) for authors"),
-        (n, hidden) => format!(", {n} warning(s) for authors ({hidden} not shown above)"),
+    let n = files.len();
+    let line = match (crate::diag::count(&warnings), left_out) {
+        (0, _) => crate::error::msg(
+            format!("{n} 個のファイルは有効です"),
+            format!("{n} file(s) valid"),
+        ),
+        (w, 0) => crate::error::msg(
+            format!("{n} 個のファイルは有効です。作者向けの警告 {w} 件"),
+            format!("{n} file(s) valid, {w} warning(s) for authors"),
+        ),
+        (w, hidden) => crate::error::msg(
+            format!(
+                "{n} 個のファイルは有効です。作者向けの警告 {w} 件 (上に出ていないもの {hidden} 件)"
+            ),
+            format!("{n} file(s) valid, {w} warning(s) for authors ({hidden} not shown above)"),
+        ),
     };
     ctx.printer
-        .out(&format!("{word} {} file(s) valid{advice}", files.len()));
+        .out(&format!("{word} {}", line.get(ctx.settings.lang)));
     Ok(Exit::Success)
 }

@@ -11,7 +11,7 @@ fn a_biased_quiz_is_valid_but_every_bias_is_pointed_at() {
     let env = Env::new();
     let out = env
         .kca()
-        .arg("validate")
+        .args(["--lang", "en", "validate"])
         .arg(data("lint/biased.yaml"))
         .output()
         .unwrap();
@@ -44,7 +44,7 @@ fn a_balanced_quiz_gets_no_warning() {
     let env = Env::new();
     let out = env
         .kca()
-        .arg("validate")
+        .args(["--lang", "en", "validate"])
         .arg(data("lint/balanced.yaml"))
         .output()
         .unwrap();
@@ -85,4 +85,30 @@ fn the_course_quizzes_give_a_test_wise_learner_nothing() {
         assert!(bias["longestCorrect"].as_u64().unwrap() * 3 <= singles);
         assert!(bias["shortestCorrect"].as_u64().unwrap() * 3 <= singles);
     }
+}
+
+#[test]
+fn an_author_reading_japanese_gets_the_warnings_in_japanese() {
+    // The lint's warnings and `validate`'s summary were English on a Japanese screen.
+    let env = Env::new();
+    let out = env
+        .kca()
+        .args(["--lang", "ja", "validate"])
+        .arg(data("lint/biased.yaml"))
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(
+        text.contains("1 個のファイルは有効です。作者向けの警告 8 件"),
+        "{text}"
+    );
+    assert!(
+        err.contains("warning: `s1` のヒント 1 に答えが含まれています"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ヒント: 答えそのものではなく、考え方へ導きます"),
+        "{err}"
+    );
+    assert!(!err.contains("contains the answer"), "{err}");
 }

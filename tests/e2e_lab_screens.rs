@@ -170,6 +170,23 @@ fn lab_task_shows_a_task_again_and_start_ends_with_the_first() {
     assert!(s.contains("前: `kca lab task 1`"), "{s}");
     assert!(s.contains("次: `kca lab task 3`"), "{s}");
 
+    // A label stays with what it labels: `採点:` with its command (not `採` ⏎ `点:`),
+    // a check's mark with its id (no line ending in `·`).
+    let s = t.run_screen("kca lab task 5");
+    keep("task-5", &s);
+    narrow(&s);
+    let lines: Vec<&str> = s.lines().map(str::trim_end).collect();
+    assert!(
+        lines.iter().any(|l| l.contains("採点: `kca lab check`")),
+        "{s}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("前: `kca lab task 4`")),
+        "{s}"
+    );
+    assert!(!lines.iter().any(|l| l.ends_with('·')), "{s}");
+    assert!(!s.contains('\u{a0}'), "a kept space shows as a space: {s}");
+
     let s = t.run_screen("kca lab task --list");
     keep("task-list", &s);
     fits(&s, "kca lab task --list");
@@ -267,8 +284,16 @@ fn reset_inside_the_workspace_leaves_the_shell_in_a_live_folder() {
     let s = t.run_screen("kca lab reset");
     keep("reset-inside", &s);
     narrow(&s);
-    assert!(s.contains("作業フォルダーを "), "{s}");
+    assert!(s.contains("作業フォルダーを"), "{s}");
     assert!(s.contains("に保管しました"), "{s}");
+    // The archive's path is whole on one line (the terminal cut it at column 80).
+    assert!(
+        s.lines().any(|l| l
+            .split("kca/archive/kca-mutate/")
+            .nth(1)
+            .is_some_and(|stamp| stamp.split(' ').next().is_some_and(|w| w.ends_with('Z')))),
+        "{s}"
+    );
     let s = t.run_screen("head -3 policies/add-team-label.yaml && ls && pwd -P");
     keep("after-reset", &s);
     assert!(!s.contains("No such file"), "{s}");

@@ -281,19 +281,98 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// The builders of a message a learner or an author reads, and how many leading
+/// arguments are not words (a position).
+const BUILDERS: [(&str, usize); 11] = [
+    ("Error::usage(", 0),
+    ("Error::environment(", 0),
+    ("Error::usage_with(", 0),
+    ("Error::environment_with(", 0),
+    (".error(", 1),
+    (".error_hint(", 1),
+    (".error_said(", 1),
+    (".warning(", 1),
+    (".warn(", 0),
+    (".note(", 0),
+    ("advice.push((", 1),
+];
+
+/// The top-level arguments of a call whose `(` ends just before `rest`.
+fn call_args(rest: &str) -> Vec<&str> {
+    let (mut depth, mut out, mut from) = (0usize, Vec::new(), 0);
+    let mut chars = rest.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => {
+                // Skip the string literal (escapes included).
+                while let Some((_, c)) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => {
+                out.push(rest[from..i].trim());
+                return out;
+            }
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(rest[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether an argument is words in one language: a bare literal or `format!` (or `&`
+/// of one) whose text, past `{…}` placeholders and `` `code` ``, holds an English word
+/// and no Japanese. An empty string or punctuation around placeholders is data.
+fn one_language(arg: &str) -> bool {
+    let arg = arg.trim_start_matches('&');
+    let lit = if let Some(r) = arg.strip_prefix("format!(") {
+        r.trim_start()
+    } else {
+        arg
+    };
+    let Some(body) = lit.strip_prefix('"') else {
+        return false;
+    };
+    let mut text = String::new();
+    let (mut brace, mut tick) = (0, false);
+    let mut prev = '\0';
+    for c in body.chars() {
+        if c == '"' && prev != '\\' {
+            break;
+        }
+        match c {
+            '{' => brace += 1,
+            '}' => brace = (brace as i32 - 1).max(0) as usize,
+            '`' => tick = !tick,
+            _ if brace == 0 && !tick => text.push(c),
+            _ => {}
+        }
+        prev = c;
+    }
+    let english = text
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| w.len() >= 2 && w != "ja" && w != "en");
+    english && !has_japanese(&text)
+}
+
 #[test]
-fn no_error_is_built_from_one_language_s_text() {
+fn no_message_is_built_from_one_language_s_text() {
     // The commands above reach most errors; this catches the ones no failing command
-    // reaches yet: an error or hint written as a bare English literal or `format!`,
-    // instead of `msg(ja, en)`, `tr`/`tr_s` or data.
+    // reaches yet: an error, hint, warning or author diagnostic written as a bare English
+    // literal or `format!`, instead of `msg(ja, en)`, `tr`/`tr_s` or data.
     let mut files = Vec::new();
     rust_files(&common::repo().join("src"), &mut files);
-    let calls = [
-        "Error::usage(",
-        "Error::environment(",
-        "Error::usage_with(",
-        "Error::environment_with(",
-    ];
     let mut found = Vec::new();
     for file in files {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
@@ -303,21 +382,56 @@ fn no_error_is_built_from_one_language_s_text() {
         let text = std::fs::read_to_string(&file).unwrap();
         // Unit tests build errors of their own at the end of a file.
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for call in calls {
-            for (at, _) in code.match_indices(call) {
-                let args = code[at + call.len()..].trim_start();
-                if args.starts_with('"') || args.starts_with("format!(") {
-                    let line = code[..at].lines().count();
-                    found.push(format!("{}:{line}", file.display()));
-                }
-            }
-        }
+        found.extend(
+            one_language_builders(code)
+                .into_iter()
+                .map(|line| format!("{}:{line}", file.display())),
+        );
     }
     assert!(
         found.is_empty(),
-        "errors in one language (use crate::error::msg(ja, en)):\n{}",
+        "messages in one language (use crate::error::msg(ja, en)):\n{}",
         found.join("\n")
     );
+}
+
+/// The lines of `code` where a builder gets words in one language.
+fn one_language_builders(code: &str) -> Vec<usize> {
+    let mut lines = Vec::new();
+    for (call, skip) in BUILDERS {
+        for (at, _) in code.match_indices(call) {
+            let args = call_args(&code[at + call.len()..]);
+            if args.iter().skip(skip).any(|a| one_language(a)) {
+                lines.push(code[..at].lines().count());
+            }
+        }
+    }
+    lines.sort();
+    lines
+}
+
+#[test]
+fn the_scan_catches_a_message_in_english_only() {
+    // Old lines of src/content/lab/checks.rs and quiz_lint.rs, as they were.
+    for old in [
+        r#"d.error(f.pos(), "a task needs at least one check");"#,
+        r#"d.error_hint(n.pos, format!("unknown state `{other}`"), "use `present` or `absent`");"#,
+        r#"out.warning(at, format!("{count} of {n} true-false questions are {major}"), msg("釣り合わせます", "balance"));"#,
+        r#"cx.advice.push((pos, format!("task `{task}` probes a {what} rule"), "add a check".into()));"#,
+        r#"return Err(Error::usage(msg("ない", "none"), "see `kca quiz list`"));"#,
+        r#"ctx.printer.warn(&format!("{} quiz file(s) have problems", n));"#,
+    ] {
+        assert_eq!(one_language_builders(old).len(), 1, "{old}");
+    }
+    for fine in [
+        r#"d.error(f.pos(), msg("課題にはチェックが必要です", "a task needs a check"));"#,
+        r#"d.error(n.pos, format!("{}: {}", a, b));"#,
+        r#"p.warn(&tr_s(lang, format!("{x} は"), format!("{x} is")));"#,
+        r#"c.error(pos, "");"#,
+        r#"ctx.printer.warn(&format!("{} {s}", tr(lang, "読み飛ばし", "skipped")));"#,
+    ] {
+        assert!(one_language_builders(fine).is_empty(), "{fine}");
+    }
 }
 
 #[test]
@@ -350,4 +464,34 @@ fn broken_content_is_described_in_japanese_in_japanese_mode() {
         assert!(english.is_empty(), "{}\n---\n{err}", english.join("\n"));
         assert!(err.contains("ヒント:"), "{err}");
     }
+}
+
+#[test]
+fn a_course_policy_message_is_said_in_the_reader_s_language() {
+    // The kca-gates starter policy's message is written `Japanese / English`; the gate's
+    // `kca policy apply` (shown under `lab check -v`) printed both halves on one line.
+    let env = Env::new();
+    let lab = common::repo().join("labs/kca-gates");
+    let policy = lab.join("starter/policy/require-pinned.yaml");
+    let bad = lab.join("renders/bad.yaml");
+    let run = |lang: &str| {
+        let out = env
+            .kca()
+            .args(["--lang", lang, "policy", "apply"])
+            .arg(&policy)
+            .arg("--resource")
+            .arg(&bad)
+            .output()
+            .unwrap();
+        common::stdout(&out)
+    };
+    let (ja, en) = (run("ja"), run("en"));
+    assert!(
+        ja.contains("固定してください") && !ja.contains("pin images"),
+        "{ja}"
+    );
+    assert!(
+        en.contains("pin images by digest") && !has_japanese(&en),
+        "{en}"
+    );
 }

@@ -35,11 +35,13 @@ fn course(root: &Path) {
          {f35} kca.io/owner ラベルを付けます。\n\n\
          {f39}、読点が行頭に来てはいけません。\n\n\
          {f38}「括弧」の開きは行末に残りません。\n\n\
+         {f36} gate-stops-no-digest は1語です。\n\n\
          Pod のラベルを残して\nbackground で動かします。validate は\nmutate の後です。\n\n\
          the probe did not                  match it\n",
         f35 = filler(35),
         f39 = filler(39),
         f38 = filler(38),
+        f36 = filler(36),
     );
     std::fs::write(m.join("ja.md"), lesson).unwrap();
     std::fs::copy(
@@ -103,6 +105,13 @@ fn japanese_layout_at_80_columns() {
             .any(|l| l.trim_start().starts_with("kca.io/owner")),
         "{s}"
     );
+    // Nor at a hyphen: `gate-` at the end of a line and `stops-no-digest` on the next.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.trim_start().starts_with("gate-stops-no-digest")),
+        "{s}"
+    );
     // Kinsoku: no line starts with 、 or ends with 「.
     assert!(
         !lines.iter().any(|l| l.trim_start().starts_with('、')),
@@ -138,7 +147,15 @@ fn a_stopped_quiz_is_resumed_in_a_terminal() {
         "a skip shows the answer: {s}"
     );
     t.keys("q");
-    t.wait_line("__first__");
+    let s = t.wait_line("__first__");
+    keep("text-02-quiz-stopped", &s);
+    // A stop is kept for resuming: not a failed attempt, and it says how to go on.
+    assert!(s.contains("- 中断 demo"), "{s}");
+    assert!(!s.contains("不合格"), "a stop is shown as a fail: {s}");
+    assert!(
+        s.contains("`kca quiz run demo` で続きから再開できます"),
+        "{s}"
+    );
     t.run("clear");
     t.keys("kca --lang ja quiz run demo; echo __second__");
     let s = t.wait_for("から続けますか? [Y/n]");
@@ -149,4 +166,30 @@ fn a_stopped_quiz_is_resumed_in_a_terminal() {
     assert!(!s.contains("[1/6]"), "{s}");
     t.keys("q");
     t.wait_line("__second__");
+}
+
+#[test]
+fn usage_errors_wrap_like_every_error_in_japanese() {
+    // clap's errors were printed unwrapped: at 80 columns the terminal cut `--help` in
+    // two; and `--task` given no value said "'' は … の値として使えません" with an empty
+    // list of values.
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut t) = session(tmp.path()) else {
+        return;
+    };
+    let s = t.run("kca lab chek");
+    keep("text-03-usage-error", &s);
+    let lines = lines_of(&s);
+    assert!(
+        lines.iter().any(|l| l.contains("--help")),
+        "`--help` cut over lines:\n{s}"
+    );
+    assert!(
+        lines.iter().all(|l| textwrap::core::display_width(l) < 80),
+        "a line the terminal had to wrap:\n{s}"
+    );
+    let s = t.run("kca lab check --task");
+    keep("text-04-missing-value", &s);
+    assert!(s.contains("--task <TASK> に値がありません"), "{s}");
+    assert!(!s.contains("''") && !s.contains("使える値: 。"), "{s}");
 }

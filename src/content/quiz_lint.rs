@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::Text;
 use super::quiz::{Choice, Kind, Question, Quiz};
 use crate::diag::{Collector, Diagnostic};
+use crate::error::msg;
 use crate::quiz::grade::{Answer, grade, normalise};
 use crate::settings::Lang;
 use crate::yaml::Pos;
@@ -93,15 +94,31 @@ pub fn lesson_links(path: &Path, src: &str, quiz: &Quiz, lessons: &Path) -> Vec<
             .map(|(file, _)| file.as_str())
             .collect();
         if files.is_empty() || !missing.is_empty() {
-            let place = if files.is_empty() {
-                format!("lessons/{module}/ has no ja.md or en.md")
+            let (place_ja, place_en) = if files.is_empty() {
+                (
+                    format!("lessons/{module}/ に ja.md も en.md もありません"),
+                    format!("lessons/{module}/ has no ja.md or en.md"),
+                )
             } else {
-                format!("no heading `{tag}` in {}", missing.join(", "))
+                let missing = missing.join(", ");
+                (
+                    format!("{missing} に見出し `{tag}` がありません"),
+                    format!("no heading `{tag}` in {missing}"),
+                )
             };
             out.warning(
                 q.pos,
-                format!("`{}`: lesson link `{module}#{anchor}`: {place}", q.id),
-                "link to an existing `## Heading {#anchor}` of that module's lesson",
+                msg(
+                    format!(
+                        "`{}`: レッスンへのリンク `{module}#{anchor}`: {place_ja}",
+                        q.id
+                    ),
+                    format!("`{}`: lesson link `{module}#{anchor}`: {place_en}", q.id),
+                ),
+                msg(
+                    "そのモジュールのレッスンにある `## 見出し {#anchor}` にリンクします",
+                    "link to an existing `## Heading {#anchor}` of that module's lesson",
+                ),
             );
         }
     }
@@ -182,10 +199,10 @@ impl End {
         }
     }
 
-    fn word(self) -> &'static str {
+    fn word(self) -> (&'static str, &'static str) {
         match self {
-            End::Longest => "longest",
-            End::Shortest => "shortest",
+            End::Longest => ("最も長い", "longest"),
+            End::Shortest => ("最も短い", "shortest"),
         }
     }
 }
@@ -240,12 +257,18 @@ fn warn_longest(out: &mut Collector<'_>, quiz: &Quiz, bias: &Bias) {
         (
             End::Longest,
             bias.longest_correct,
-            "keep it to a third at most: shorten the right answer or give the distractors the same detail",
+            msg(
+                "3 分の 1 までに抑えます。正解を短くするか、誤答にも同じくらい詳しく書きます",
+                "keep it to a third at most: shorten the right answer or give the distractors the same detail",
+            ),
         ),
         (
             End::Shortest,
             bias.shortest_correct,
-            "keep it to a third at most: a right answer that is always the terse one gives itself away too",
+            msg(
+                "3 分の 1 までに抑えます。いつも簡潔なほうが正解でも、答えがわかってしまいます",
+                "keep it to a third at most: a right answer that is always the terse one gives itself away too",
+            ),
         ),
     ] {
         if bias.singles < 3 || count * 3 <= bias.singles {
@@ -260,11 +283,19 @@ fn warn_longest(out: &mut Collector<'_>, quiz: &Quiz, bias: &Bias) {
         let at = first_pos(quiz, |q| ids.contains(&q.id.as_str()));
         out.warning(
             at,
-            format!(
-                "the correct choice is the {} in {count} of {} single questions (ja or en: {})",
-                end.word(),
-                bias.singles,
-                ids.join(", ")
+            msg(
+                format!(
+                    "単一選択 {} 問のうち {count} 問で、正解が{}選択肢です (ja か en: {})",
+                    bias.singles,
+                    end.word().0,
+                    ids.join(", ")
+                ),
+                format!(
+                    "the correct choice is the {} in {count} of {} single questions (ja or en: {})",
+                    end.word().1,
+                    bias.singles,
+                    ids.join(", ")
+                ),
             ),
             hint,
         );
@@ -295,11 +326,20 @@ fn warn_positions(out: &mut Collector<'_>, quiz: &Quiz) {
             let at = first_pos(quiz, |q| ids.contains(&q.id.as_str()));
             out.warning(
                 at,
-                format!(
-                    "the correct choice is at position {} ({letter}) in {count} of {n} single questions",
-                    i + 1
+                msg(
+                    format!(
+                        "単一選択 {n} 問のうち {count} 問で、正解が {} 番目 ({letter}) にあります",
+                        i + 1
+                    ),
+                    format!(
+                        "the correct choice is at position {} ({letter}) in {count} of {n} single questions",
+                        i + 1
+                    ),
                 ),
-                "spread the right answers over the positions",
+                msg(
+                    "正解の位置をばらけさせます",
+                    "spread the right answers over the positions",
+                ),
             );
         }
     }
@@ -328,8 +368,14 @@ fn warn_true_false(out: &mut Collector<'_>, quiz: &Quiz) {
             .map_or(Pos::default(), |(_, q)| q.pos);
         out.warning(
             at,
-            format!("{count} of {n} true-false questions are {major}"),
-            "balance true and false answers so always answering one way does not pay",
+            msg(
+                format!("正誤問題 {n} 問のうち {count} 問の答えが {major} です"),
+                format!("{count} of {n} true-false questions are {major}"),
+            ),
+            msg(
+                "いつも同じ側に答えても得にならないよう、true と false の答えを釣り合わせます",
+                "balance true and false answers so always answering one way does not pay",
+            ),
         );
     }
 }
@@ -338,15 +384,25 @@ fn warn_strategies(out: &mut Collector<'_>, quiz: &Quiz, bias: &Bias) {
     let checks = [
         (
             bias.longest,
-            "always choosing the longest option",
-            "single and multi",
+            (
+                "いつも最も長い選択肢を選ぶ",
+                "always choosing the longest option",
+            ),
+            ("単一選択と複数選択", "single and multi"),
         ),
         (
             bias.shortest,
-            "always choosing the shortest option",
-            "single and multi",
+            (
+                "いつも最も短い選択肢を選ぶ",
+                "always choosing the shortest option",
+            ),
+            ("単一選択と複数選択", "single and multi"),
         ),
-        (bias.select_all, "selecting every option", "multi"),
+        (
+            bias.select_all,
+            ("すべての選択肢を選ぶ", "selecting every option"),
+            ("複数選択", "multi"),
+        ),
     ];
     for (share, strategy, kinds) in checks {
         if let Some(s) = share
@@ -354,17 +410,33 @@ fn warn_strategies(out: &mut Collector<'_>, quiz: &Quiz, bias: &Bias) {
         {
             let at = first_pos(quiz, |q| {
                 matches!(q.kind, Kind::Multi { .. })
-                    || (kinds != "multi" && matches!(q.kind, Kind::Single { .. }))
+                    || (kinds.1 != "multi" && matches!(q.kind, Kind::Single { .. }))
             });
             out.warning(
                 at,
-                format!(
-                    "{strategy} scores {} of the points of this quiz's {kinds} questions",
-                    pct(s)
+                msg(
+                    format!(
+                        "{}だけで、このクイズの{}問題の得点の {} が取れます",
+                        strategy.0,
+                        kinds.0,
+                        pct(s)
+                    ),
+                    format!(
+                        "{} scores {} of the points of this quiz's {} questions",
+                        strategy.1,
+                        pct(s),
+                        kinds.1
+                    ),
                 ),
-                format!(
-                    "keep it at or below {}: see the other warnings for where it comes from",
-                    pct(MAX_STRATEGY_SCORE)
+                msg(
+                    format!(
+                        "{} 以下に抑えます。どこから来ているかは他の警告を見てください",
+                        pct(MAX_STRATEGY_SCORE)
+                    ),
+                    format!(
+                        "keep it at or below {}: see the other warnings for where it comes from",
+                        pct(MAX_STRATEGY_SCORE)
+                    ),
                 ),
             );
         }
@@ -377,12 +449,22 @@ fn warn_most_correct(out: &mut Collector<'_>, q: &Question) {
         if right * 2 > choices.len() {
             out.warning(
                 q.pos,
-                format!(
-                    "`{}`: {right} of {} options are correct, so selecting everything pays",
-                    q.id,
-                    choices.len()
+                msg(
+                    format!(
+                        "`{}`: 選択肢 {} 個のうち {right} 個が正解なので、すべて選ぶと得をします",
+                        q.id,
+                        choices.len()
+                    ),
+                    format!(
+                        "`{}`: {right} of {} options are correct, so selecting everything pays",
+                        q.id,
+                        choices.len()
+                    ),
                 ),
-                "make at most half of the options correct (add plausible wrong ones)",
+                msg(
+                    "正解は選択肢の半分までにします (もっともらしい誤答を足します)",
+                    "make at most half of the options correct (add plausible wrong ones)",
+                ),
             );
         }
     }
@@ -436,8 +518,14 @@ fn warn_hints(out: &mut Collector<'_>, q: &Question) {
             let at = q.hint_pos.get(i).copied().unwrap_or(q.pos);
             out.warning(
                 at,
-                format!("hint {} of `{}` contains the answer", i + 1, q.id),
-                "point the learner towards the reasoning, not at the answer",
+                msg(
+                    format!("`{}` のヒント {} に答えが含まれています", q.id, i + 1),
+                    format!("hint {} of `{}` contains the answer", i + 1, q.id),
+                ),
+                msg(
+                    "答えそのものではなく、考え方へ導きます",
+                    "point the learner towards the reasoning, not at the answer",
+                ),
             );
         }
     }
@@ -501,6 +589,13 @@ mod tests {
                 .iter()
                 .all(|d| d.severity == crate::diag::Severity::Warning)
         );
+        // Each warning and its hint in Japanese too, for an author reading Japanese.
+        for d in &warnings {
+            let ja = d.ja.as_deref().expect("a Japanese wording");
+            let japanese = |s: &str| s.chars().any(|c| ('\u{3040}'..='\u{30ff}').contains(&c));
+            assert!(japanese(&ja.message), "{ja:?}");
+            assert!(ja.hint.as_deref().is_some_and(japanese), "{ja:?}");
+        }
     }
 
     #[test]

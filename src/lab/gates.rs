@@ -156,7 +156,7 @@ fn grade(ctx: &Ctx, at: &Place, policy: &Path, docs: Vec<Value>, none: &str) -> 
         })?;
     let results = crate::offline::kyverno::command::rule_results(&grader, docs)?;
     for (res, rule, status, msg) in &results {
-        let msg = one_language(ctx.settings.lang, msg);
+        let msg = crate::error::one_language(ctx.settings.lang, msg);
         p.out(&format!(
             "{res}  {status}  {rule}{}",
             if msg.is_empty() {
@@ -174,19 +174,6 @@ fn grade(ctx: &Ctx, at: &Place, policy: &Path, docs: Vec<Value>, none: &str) -> 
         return Ok(Exit::NotPassed);
     }
     Ok(Exit::Success)
-}
-
-/// A grading policy's message is written `Japanese / English` (the labs' graders): the
-/// learner's half. Any other message is data, shown whole.
-fn one_language(lang: Lang, msg: &str) -> &str {
-    let mut halves = msg.split(" / ");
-    match (halves.next(), halves.next(), halves.next()) {
-        (Some(ja), Some(en), None) if !ja.is_ascii() && en.is_ascii() => match lang {
-            Lang::Ja => ja.trim(),
-            Lang::En => en.trim(),
-        },
-        _ => msg,
-    }
 }
 
 fn say_render(ctx: &Ctx, e: RenderError) -> Exit {

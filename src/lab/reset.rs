@@ -289,21 +289,28 @@ fn print_reset(
             "archived": archived, "deletedObjects": deleted, "offline": offline,
         }));
     } else {
+        // Wrapped: a path is never cut by the terminal (an archive's name is long).
         let ja = ctx.settings.lang == Lang::Ja;
         if let Some(a) = archived {
-            ctx.printer.out(&if ja {
-                format!("作業フォルダーを {} に保管しました", a.display())
-            } else {
-                format!("archived your workspace to {}", a.display())
-            });
+            ctx.printer.out_wrapped(
+                &if ja {
+                    format!("作業フォルダーを {} に保管しました", a.display())
+                } else {
+                    format!("archived your workspace to {}", a.display())
+                },
+                "",
+            );
         }
-        ctx.printer.out(&if ja {
-            format!("{} にスターターファイルを戻しました", ws.display())
-        } else {
-            format!("restored the starter files in {}", ws.display())
-        });
+        ctx.printer.out_wrapped(
+            &if ja {
+                format!("{} にスターターファイルを戻しました", ws.display())
+            } else {
+                format!("restored the starter files in {}", ws.display())
+            },
+            "",
+        );
         if !offline {
-            ctx.printer.out(&if ja {
+            ctx.printer.out_wrapped(&if ja {
                 format!(
                     "ラベル {} の付いたオブジェクトを {deleted} 個削除し、準備用のオブジェクトを適用し直しました",
                     lab.selector()
@@ -313,7 +320,7 @@ fn print_reset(
                     "deleted {deleted} object(s) labelled {} and re-applied the fixtures",
                     lab.selector()
                 )
-            });
+            }, "");
         }
     }
 }

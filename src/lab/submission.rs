@@ -91,7 +91,10 @@ impl IdFrom {
                     format!("--id-from `{rule}` は使えません: {why}"),
                     format!("--id-from `{rule}` is not a rule: {why}"),
                 ),
-                "use `name`, `regex:^kca-gates-(.+)$` or `file:LEARNER`",
+                crate::error::msg(
+                    "`name`、`regex:^kca-gates-(.+)$`、`file:LEARNER` のどれかを使います",
+                    "use `name`, `regex:^kca-gates-(.+)$` or `file:LEARNER`",
+                ),
             )
         };
         if rule == "name" {
@@ -246,7 +249,10 @@ fn folders(ctx: &Ctx, args: &GradeArgs) -> Result<Vec<PathBuf>> {
                 "採点する提出物がありません",
                 "no submissions to grade",
             ),
-            "name the folders (`kca grade LAB alice/ bob/`) or their parent (`--submissions class/`)",
+            crate::error::msg(
+                "フォルダー (`kca grade LAB alice/ bob/`) か、その親 (`--submissions class/`) を指定します",
+                "name the folders (`kca grade LAB alice/ bob/`) or their parent (`--submissions class/`)",
+            ),
         ));
     }
     Ok(out)

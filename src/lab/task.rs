@@ -120,7 +120,7 @@ pub fn lines(ctx: &Ctx, lab: &Lab, task: &Task, entry: Option<&LabProgress>) -> 
                     _ => "-",
                 }
             });
-            format!("{mark} {}", c.id)
+            format!("{mark}{}{}", ui::KEEP, c.id)
         })
         .collect();
     out.extend(ui::wrap(
@@ -184,7 +184,12 @@ fn nav(lang: Lang, lab: &Lab, n: usize) -> String {
         .into(),
     );
     parts.push(tr(lang, "採点: `kca lab check`", "grade: `kca lab check`").into());
-    parts.join(tr(lang, "  ", "  "))
+    // Each label stays with its command when the line wraps.
+    parts
+        .iter()
+        .map(|p| p.replacen(": `", &format!(":{}`", ui::KEEP), 1))
+        .collect::<Vec<_>>()
+        .join("  ")
 }
 
 /// The task list: a mark, number, id, score and title per task.
@@ -243,7 +248,10 @@ pub fn task(ctx: &Ctx, store: &Store, args: &TaskArgs) -> Result<Exit> {
                 format!("ラボ `{}` にタスクがありません", lab.id),
                 format!("lab `{}` has no tasks", lab.id),
             ),
-            "kca validate",
+            crate::error::msg(
+                "`kca validate` でラボを確かめます",
+                "check the lab with `kca validate`",
+            ),
         ));
     }
     let task = match &args.task {

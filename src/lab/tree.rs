@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 use super::detail::Diff;
+use crate::error::{Msg, msg};
 
 /// `Ok` when `got` holds everything in `want`; else where and how it differs.
 pub fn partial_match(want: &Value, got: &Value) -> Result<(), Diff> {
@@ -123,13 +124,27 @@ pub fn operator(want: &Value) -> Option<(&str, &Value)> {
 /// Whether an operator's argument has the right shape (a regex that compiles, a list):
 /// the lab lint calls it so a broken tree is a content error, not a failed check.
 pub fn operator_problem(op: &str, arg: &Value) -> Option<String> {
+    operator_problem_said(op, arg).map(|m| m.en)
+}
+
+/// [`operator_problem`] in both languages (the lab lint shows it to an author).
+fn operator_problem_said(op: &str, arg: &Value) -> Option<Msg> {
     match (op, arg) {
-        ("$matches", Value::String(r)) => regex::Regex::new(r)
-            .err()
-            .map(|e| format!("`$matches`: invalid regular expression: {e}")),
-        ("$matches", _) => Some("`$matches` takes a regular expression (a string)".into()),
+        ("$matches", Value::String(r)) => regex::Regex::new(r).err().map(|e| {
+            msg(
+                format!("`$matches`: 正規表現として読めません: {e}"),
+                format!("`$matches`: invalid regular expression: {e}"),
+            )
+        }),
+        ("$matches", _) => Some(msg(
+            "`$matches` には正規表現 (文字列) を渡します",
+            "`$matches` takes a regular expression (a string)",
+        )),
         ("$inOrder" | "$anyOf", Value::Array(items)) if !items.is_empty() => None,
-        (op, _) => Some(format!("`{op}` takes a non-empty list")),
+        (op, _) => Some(msg(
+            format!("`{op}` には空でないリストを渡します"),
+            format!("`{op}` takes a non-empty list"),
+        )),
     }
 }
 
@@ -216,19 +231,17 @@ fn apply_operator(op: &str, arg: &Value, got: &Value, path: &str) -> Result<(), 
 }
 
 /// Every operator problem in a tree, with its path (for the lab lint).
-pub fn tree_problems(want: &Value) -> Vec<String> {
+pub fn tree_problems(want: &Value) -> Vec<Msg> {
     let mut out = Vec::new();
     collect_problems(want, "", &mut out);
     out
 }
 
-fn collect_problems(want: &Value, path: &str, out: &mut Vec<String>) {
+fn collect_problems(want: &Value, path: &str, out: &mut Vec<Msg>) {
     if let Some((op, arg)) = operator(want) {
-        if let Some(p) = operator_problem(op, arg) {
-            out.push(format!(
-                "{}: {p}",
-                if path.is_empty() { "(root)" } else { path }
-            ));
+        if let Some(p) = operator_problem_said(op, arg) {
+            let at = if path.is_empty() { "(root)" } else { path };
+            out.push(msg(format!("{at}: {}", p.ja), format!("{at}: {}", p.en)));
         } else if let Value::Array(items) = arg {
             for (i, it) in items.iter().enumerate() {
                 collect_problems(it, &format!("{path}.{op}[{i}]"), out);
@@ -240,9 +253,10 @@ fn collect_problems(want: &Value, path: &str, out: &mut Vec<String>) {
         Value::Object(map) => {
             for (k, v) in map {
                 if k.starts_with('$') && !OPERATORS.contains(&k.as_str()) {
-                    out.push(format!(
-                        "{path}.{k}: unknown operator (use one of {})",
-                        OPERATORS.join(", ")
+                    let ops = OPERATORS.join(", ");
+                    out.push(msg(
+                        format!("{path}.{k}: 演算子ではありません (使えるのは {ops})"),
+                        format!("{path}.{k}: unknown operator (use one of {ops})"),
                     ));
                 }
                 let sub = if path.is_empty() {
@@ -493,14 +507,17 @@ mod tests {
         );
         assert_eq!(p.len(), 3, "{p:?}");
         assert!(
-            p[0].starts_with("a: `$matches`: invalid regular expression"),
+            p[0].en
+                .starts_with("a: `$matches`: invalid regular expression"),
             "{p:?}"
         );
         assert!(
-            p[1].starts_with("b[0]: `$inOrder` takes a non-empty list"),
+            p[1].en
+                .starts_with("b[0]: `$inOrder` takes a non-empty list"),
             "{p:?}"
         );
-        assert!(p[2].contains("c.$regex: unknown operator"), "{p:?}");
+        assert!(p[2].en.contains("c.$regex: unknown operator"), "{p:?}");
+        assert!(p[2].ja.contains("演算子ではありません"), "{p:?}");
     }
 
     #[test]

@@ -67,10 +67,15 @@ fn loaded(ctx: &Ctx) -> Vec<Quiz> {
             .map(|d| d.file.display().to_string())
             .collect();
         files.dedup();
-        ctx.printer.warn(&format!(
-            "{} quiz file(s) have problems and were left out: {} (run `kca validate`)",
-            files.len(),
-            files.join(", ")
+        let (n, files) = (files.len(), files.join(", "));
+        ctx.printer.warn(&crate::ui::tr_s(
+            ctx.settings.lang,
+            format!(
+                "問題のあるクイズファイル {n} 個を除きました: {files} (`kca validate` で確かめます)"
+            ),
+            format!(
+                "{n} quiz file(s) have problems and were left out: {files} (run `kca validate`)"
+            ),
         ));
     }
     quizzes
@@ -330,8 +335,11 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
         }
         OutputFormat::Text => {
             let right = report.questions.iter().filter(|q| q.correct).count();
+            // A stopped attempt is kept for `quiz run` to resume: not a verdict yet.
             let verdict = if report.passed {
                 p.paint(Style::Pass, tr(lang, "✓ 合格", "✓ PASSED"))
+            } else if !report.completed {
+                p.paint(Style::Skip, tr(lang, "- 中断", "- STOPPED"))
             } else {
                 p.paint(Style::Fail, tr(lang, "✗ 不合格", "✗ NOT PASSED"))
             };
@@ -353,15 +361,26 @@ fn print_report(ctx: &Ctx, quiz: &Quiz, report: &QuizReport) {
             );
             if !report.completed {
                 p.out_wrapped(
-                    tr(
+                    &crate::ui::tr_s(
                         lang,
-                        "途中で終了したため、記録は部分的です。",
-                        "Stopped early: the attempt is not complete.",
+                        format!(
+                            "途中で終了しました。`kca quiz run {}` で続きから再開できます。",
+                            quiz.id
+                        ),
+                        format!(
+                            "Stopped early: `kca quiz run {}` resumes where you left off.",
+                            quiz.id
+                        ),
                     ),
                     "",
                 );
             }
-            let missed = report.questions.iter().filter(|q| !q.correct).count();
+            // Questions left unanswered by a stop are not missed: they come on resume.
+            let missed = report
+                .questions
+                .iter()
+                .filter(|q| !q.correct && (q.answered || report.completed))
+                .count();
             if missed > 0 {
                 p.out_painted(
                     Style::Hint,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::super::decode::{Decoder, Fields, closest};
 use super::files::rel_path;
 use super::*;
+use crate::error::{Msg, msg};
 use crate::yaml::{Node, Yaml};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -22,7 +23,7 @@ pub(super) struct TaskCtx<'a> {
     /// Whether this is the first task (a setup there belongs in the fixtures).
     pub first: bool,
     /// Advice for the author (see `Lab::advice`).
-    pub advice: Vec<(crate::yaml::Pos, String, String)>,
+    pub advice: Vec<(crate::yaml::Pos, Msg, Msg)>,
 }
 
 pub(super) fn decode_task(d: &mut Decoder<'_>, node: &Node, cx: &mut TaskCtx<'_>) -> Option<Task> {
@@ -38,8 +39,14 @@ pub(super) fn decode_task(d: &mut Decoder<'_>, node: &Node, cx: &mut TaskCtx<'_>
         Some(n) if cx.first => {
             d.error_hint(
                 n.pos,
-                "the first task cannot have a setup",
-                "what the lab needs from the start belongs in `fixtures:`",
+                msg(
+                    "最初の課題には setup を書けません",
+                    "the first task cannot have a setup",
+                ),
+                msg(
+                    "ラボが最初から必要とするものは `fixtures:` に書きます",
+                    "what the lab needs from the start belongs in `fixtures:`",
+                ),
             );
             Vec::new()
         }
@@ -49,7 +56,13 @@ pub(super) fn decode_task(d: &mut Decoder<'_>, node: &Node, cx: &mut TaskCtx<'_>
     let mut checks = Vec::new();
     if let Some(list) = f.req(d, "checks").and_then(|n| d.list(n)) {
         if list.is_empty() {
-            d.error(f.pos(), "a task needs at least one check");
+            d.error(
+                f.pos(),
+                msg(
+                    "課題にはチェックが 1 つ以上必要です",
+                    "a task needs at least one check",
+                ),
+            );
         }
         for n in list {
             checks.extend(decode_check(d, n, cx));
@@ -105,13 +118,22 @@ fn advise_left_alone(cx: &mut TaskCtx<'_>, pos: crate::yaml::Pos, task: &str, ch
     if let (Some(what), false) = (scoped, left_alone) {
         cx.advice.push((
             pos,
-            format!(
-                "task `{task}` probes a {what} rule inside its scope only: a rule that \
-                 matches everything passes it"
+            msg(
+                format!(
+                    "課題 `{task}` は {what} ルールをスコープの内側でしか試していません。\
+                     すべてに一致するルールでも合格してしまいます"
+                ),
+                format!(
+                    "task `{task}` probes a {what} rule inside its scope only: a rule that \
+                     matches everything passes it"
+                ),
             ),
-            "add a check with `leftAlone: true` whose probe lies outside the scope (another \
-             namespace, an unlabelled object, another kind): it must come through unchanged"
-                .into(),
+            msg(
+                "スコープの外 (別の namespace、ラベルのないオブジェクト、別の kind) にプローブを置く \
+                 `leftAlone: true` のチェックを足します。変更されずに通るはずです",
+                "add a check with `leftAlone: true` whose probe lies outside the scope (another \
+                 namespace, an unlabelled object, another kind): it must come through unchanged",
+            ),
         ));
     }
 }
@@ -145,13 +167,23 @@ fn decode_check(d: &mut Decoder<'_>, node: &Node, cx: &TaskCtx<'_>) -> Option<Ch
         Some("least-privilege") => decode_least_privilege(d, &f),
         Some("observed") => decode_observed(d, &f, dir, &cx.paths),
         Some(other) => {
-            let near = closest(other, KINDS.split(", "))
+            let near = closest(other, KINDS.split(", "));
+            let near_ja = near
+                .map(|k| format!("`{k}` のことですか? "))
+                .unwrap_or_default();
+            let near_en = near
                 .map(|k| format!("did you mean `{k}`? "))
                 .unwrap_or_default();
             d.error_hint(
                 kind_node.map_or(f.pos(), |n| n.pos),
-                format!("unknown check kind `{other}`"),
-                format!("{near}use one of: {KINDS}"),
+                msg(
+                    format!("チェックの kind `{other}` はありません"),
+                    format!("unknown check kind `{other}`"),
+                ),
+                msg(
+                    format!("{near_ja}次のどれかを使います: {KINDS}"),
+                    format!("{near_en}use one of: {KINDS}"),
+                ),
             );
             None
         }
@@ -203,8 +235,14 @@ fn workspace_path(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>)
     if !paths.contains(&path) {
         d.error_hint(
             node.pos,
-            format!("`{path}` is in neither the starter nor the solution"),
-            "list it under `starter:` or `solution:` (or fix the path)",
+            msg(
+                format!("`{path}` はスターターにも解答にもありません"),
+                format!("`{path}` is in neither the starter nor the solution"),
+            ),
+            msg(
+                "`starter:` か `solution:` に挙げます (またはパスを直します)",
+                "list it under `starter:` or `solution:` (or fix the path)",
+            ),
         );
     }
     Some(path)
@@ -215,7 +253,13 @@ fn tree_checked(d: &mut Decoder<'_>, n: &Node) -> Option<Value> {
     let t = tree(n);
     let problems = crate::lab::tree::tree_problems(&t);
     for p in &problems {
-        d.error(n.pos, format!("in this tree, {p}"));
+        d.error(
+            n.pos,
+            msg(
+                format!("このツリーの中: {}", p.ja),
+                format!("in this tree, {}", p.en),
+            ),
+        );
     }
     problems.is_empty().then_some(t)
 }
@@ -239,8 +283,14 @@ fn decode_accepted(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>
         Some(o) => {
             d.error_hint(
                 expect_node.map_or(f.pos(), |n| n.pos),
-                format!("unknown expectation `{o}`"),
-                "use `accepted` or `rejected`",
+                msg(
+                    format!("期待 `{o}` はありません"),
+                    format!("unknown expectation `{o}`"),
+                ),
+                msg(
+                    "`accepted` か `rejected` を使います",
+                    "use `accepted` or `rejected`",
+                ),
             );
             None
         }
@@ -250,7 +300,10 @@ fn decode_accepted(d: &mut Decoder<'_>, f: &Fields<'_>, paths: &BTreeSet<String>
     if message.is_some() && accepted == Some(true) {
         d.error(
             f.pos(),
-            "`message` matches a rejection: it needs `expect: rejected`",
+            msg(
+                "`message` は拒否のメッセージに一致させるものです。`expect: rejected` が必要です",
+                "`message` matches a rejection: it needs `expect: rejected`",
+            ),
         );
     }
     Some(Spec::Accepted {
@@ -292,8 +345,14 @@ fn decode_resource(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
             Some(other) => {
                 d.error_hint(
                     n.pos,
-                    format!("unknown state `{other}`"),
-                    "use `present` or `absent`",
+                    msg(
+                        format!("state `{other}` はありません"),
+                        format!("unknown state `{other}`"),
+                    ),
+                    msg(
+                        "`present` か `absent` を使います",
+                        "use `present` or `absent`",
+                    ),
                 );
                 None
             }
@@ -302,7 +361,13 @@ fn decode_resource(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
     };
     let matches = f.opt("matches").and_then(|n| tree_checked(d, n));
     if present == Some(false) && matches.is_some() {
-        d.error(f.pos(), "`matches` makes no sense with `state: absent`");
+        d.error(
+            f.pos(),
+            msg(
+                "`state: absent` に `matches` は意味がありません",
+                "`matches` makes no sense with `state: absent`",
+            ),
+        );
     }
     let installed = f.opt("installed").and_then(|n| d.bool(n)).unwrap_or(false);
     Some(Spec::Resource {
@@ -336,21 +401,30 @@ pub(super) fn identity(d: &mut Decoder<'_>, n: &Node) -> Option<(String, Vec<Str
             _ => {
                 d.error_hint(
                     sa_node.map_or(n.pos, |n| n.pos),
-                    format!("`{sa}` is not NAMESPACE:NAME"),
-                    "write e.g. `serviceAccount: kyverno:kyverno-background-controller`",
+                    msg(format!("`{sa}` が NAMESPACE:NAME の形ではありません"), format!("`{sa}` is not NAMESPACE:NAME")),
+                    msg("たとえば `serviceAccount: kyverno:kyverno-background-controller` と書きます", "write e.g. `serviceAccount: kyverno:kyverno-background-controller`"),
                 );
                 None
             }
         },
         (Some(_), Some(_)) => {
-            d.error(n.pos, "give either `user` or `serviceAccount`, not both");
+            d.error(
+                n.pos,
+                msg(
+                    "`user` と `serviceAccount` のどちらか一方だけを書きます",
+                    "give either `user` or `serviceAccount`, not both",
+                ),
+            );
             None
         }
         (None, None) => {
             d.error_hint(
                 n.pos,
-                "no identity",
-                "add `user:` (with `groups:`) or `serviceAccount: NS:NAME`",
+                msg("ID がありません", "no identity"),
+                msg(
+                    "`user:` (と `groups:`) か `serviceAccount: NS:NAME` を足します",
+                    "add `user:` (with `groups:`) or `serviceAccount: NS:NAME`",
+                ),
             );
             None
         }
@@ -390,8 +464,14 @@ fn decode_probe(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option<Probe> {
             let Ok(text) = crate::input::read_text(&src) else {
                 d.error_hint(
                     n.pos,
-                    format!("missing probe file `{path}`"),
-                    format!("create {} or write the object inline", src.display()),
+                    msg(
+                        format!("プローブのファイル `{path}` がありません"),
+                        format!("missing probe file `{path}`"),
+                    ),
+                    msg(
+                        format!("{} を作るか、オブジェクトをその場に書きます", src.display()),
+                        format!("create {} or write the object inline", src.display()),
+                    ),
                 );
                 return None;
             };
@@ -400,12 +480,18 @@ fn decode_probe(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option<Probe> {
                 Ok(docs) => {
                     d.error(
                         n.pos,
-                        format!("probe `{path}` must hold one object, found {}", docs.len()),
+                        msg(format!("プローブ `{path}` にはオブジェクトを 1 つだけ書きます ({} 個あります)", docs.len()), format!("probe `{path}` must hold one object, found {}", docs.len())),
                     );
                     return None;
                 }
                 Err(e) => {
-                    d.error(n.pos, format!("probe `{path}` is not valid YAML: {e}"));
+                    d.error(
+                        n.pos,
+                        msg(
+                            format!("プローブ `{path}` は YAML として読めません: {e}"),
+                            format!("probe `{path}` is not valid YAML: {e}"),
+                        ),
+                    );
                     return None;
                 }
             }
@@ -414,7 +500,13 @@ fn decode_probe(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option<Probe> {
         _ => {
             d.error(
                 n.pos,
-                format!("expected a file name or an object, found {}", n.type_name()),
+                msg(
+                    format!(
+                        "ファイル名かオブジェクトが必要ですが、{} が書かれています",
+                        n.type_name()
+                    ),
+                    format!("expected a file name or an object, found {}", n.type_name()),
+                ),
             );
             return None;
         }
@@ -423,8 +515,14 @@ fn decode_probe(d: &mut Decoder<'_>, n: &Node, dir: &Path) -> Option<Probe> {
     if !has("/apiVersion") || !has("/kind") {
         d.error_hint(
             n.pos,
-            "the probe object has no apiVersion or kind",
-            "write a whole Kubernetes object",
+            msg(
+                "プローブのオブジェクトに apiVersion か kind がありません",
+                "the probe object has no apiVersion or kind",
+            ),
+            msg(
+                "Kubernetes オブジェクトを丸ごと書きます",
+                "write a whole Kubernetes object",
+            ),
         );
         return None;
     }
@@ -441,8 +539,14 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
             Some(o) => {
                 d.error_hint(
                     n.pos,
-                    format!("unknown operation `{o}`"),
-                    "use `create` or `update`",
+                    msg(
+                        format!("operation `{o}` はありません"),
+                        format!("unknown operation `{o}`"),
+                    ),
+                    msg(
+                        "`create` か `update` を使います",
+                        "use `create` or `update`",
+                    ),
                 );
                 None
             }
@@ -468,8 +572,8 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
             _ => {
                 d.error_hint(
                     n.pos,
-                    "`deniedBy` needs `policy` (with optional `rule`) or `validatingAdmissionPolicy`",
-                    "name exactly one denier",
+                    msg("`deniedBy` には `policy` (`rule` は任意) か `validatingAdmissionPolicy` が必要です", "`deniedBy` needs `policy` (with optional `rule`) or `validatingAdmissionPolicy`"),
+                    msg("拒否するものをちょうど 1 つ挙げます", "name exactly one denier"),
                 );
                 return None;
             }
@@ -478,7 +582,13 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
     let expect = match expect.as_deref() {
         Some("allowed") => {
             if denier.is_some() {
-                d.error(f.pos(), "`deniedBy` needs `expect: denied`");
+                d.error(
+                    f.pos(),
+                    msg(
+                        "`deniedBy` には `expect: denied` が必要です",
+                        "`deniedBy` needs `expect: denied`",
+                    ),
+                );
             }
             Expect::Allowed
         }
@@ -486,8 +596,14 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
         Some(o) => {
             d.error_hint(
                 expect_node.map_or(f.pos(), |n| n.pos),
-                format!("unknown expectation `{o}`"),
-                "use `allowed` or `denied`",
+                msg(
+                    format!("期待 `{o}` はありません"),
+                    format!("unknown expectation `{o}`"),
+                ),
+                msg(
+                    "`allowed` か `denied` を使います",
+                    "use `allowed` or `denied`",
+                ),
             );
             return None;
         }
@@ -497,15 +613,18 @@ fn decode_admission(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
     if assert.is_some() && expect != Expect::Allowed {
         d.error(
             f.pos(),
-            "`assert` checks the admitted object: it needs `expect: allowed`",
+            msg(
+                "`assert` は受け入れられたオブジェクトを検査します。`expect: allowed` が必要です",
+                "`assert` checks the admitted object: it needs `expect: allowed`",
+            ),
         );
     }
     let left_alone = f.opt("leftAlone").and_then(|n| d.bool(n)).unwrap_or(false);
     if left_alone && expect != Expect::Allowed {
         d.error_hint(
             f.pos(),
-            "a `leftAlone` probe must be admitted: it needs `expect: allowed`",
-            "a probe outside the scope comes through unchanged; to test a denial, drop `leftAlone`",
+            msg("`leftAlone` のプローブは受け入れられるはずです。`expect: allowed` が必要です", "a `leftAlone` probe must be admitted: it needs `expect: allowed`"),
+            msg("スコープ外のプローブは変更されずに通ります。拒否を試すなら `leftAlone` を外します", "a probe outside the scope comes through unchanged; to test a denial, drop `leftAlone`"),
         );
     }
     let mut policies = f.opt("policies").map(|n| d.strings(n)).unwrap_or_default();
@@ -538,7 +657,13 @@ fn decode_generated(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
             let at = s.pos();
             s.finish(d, ("`sync` ステップ", "a `sync` step"));
             if patch.as_ref().is_some_and(|p| !p.is_object()) {
-                d.error(at, "`patch` must be a mapping (a JSON merge patch)");
+                d.error(
+                    at,
+                    msg(
+                        "`patch` はマッピング (JSON merge patch) で書きます",
+                        "`patch` must be a mapping (a JSON merge patch)",
+                    ),
+                );
                 return None;
             }
             Some(SyncStep {
@@ -553,7 +678,7 @@ fn decode_generated(d: &mut Decoder<'_>, f: &Fields<'_>, dir: &Path) -> Option<S
     if left_alone && (matches.is_some() || sync.is_some()) {
         d.error(
             f.pos(),
-            "a `leftAlone` trigger generates nothing: `matches` and `sync` make no sense with it",
+            msg("`leftAlone` のトリガーは何も生成しません。`matches` と `sync` は意味がありません", "a `leftAlone` trigger generates nothing: `matches` and `sync` make no sense with it"),
         );
     }
     Some(Spec::Generated {
@@ -582,7 +707,13 @@ fn regexes(d: &mut Decoder<'_>, n: Option<&Node>) -> Vec<Regex> {
                 .build()
             {
                 Ok(r) => out.push(r),
-                Err(e) => d.error(item.pos, format!("invalid regular expression: {e}")),
+                Err(e) => d.error(
+                    item.pos,
+                    msg(
+                        format!("正規表現として読めません: {e}"),
+                        format!("invalid regular expression: {e}"),
+                    ),
+                ),
             }
         }
     }
@@ -597,8 +728,14 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
             if let Err(e) = crate::lab::template::render(arg, tctx) {
                 d.error_hint(
                     n.pos,
-                    format!("argument `{arg}` does not render: {e}"),
-                    "arguments know `lab`, `workspace`, `lab_dir` and the lab's `vars`",
+                    msg(
+                        format!("引数 `{arg}` をレンダリングできません: {e}"),
+                        format!("argument `{arg}` does not render: {e}"),
+                    ),
+                    msg(
+                        "引数で使えるのは `lab`、`workspace`、`lab_dir` とラボの `vars` です",
+                        "arguments know `lab`, `workspace`, `lab_dir` and the lab's `vars`",
+                    ),
                 );
             }
         }
@@ -606,7 +743,10 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
     if run.is_empty() && run_node.is_some() {
         d.error(
             f.pos(),
-            "`run` needs a program (a list: program, then arguments)",
+            msg(
+                "`run` にはプログラムが必要です (リスト: プログラム、続けて引数)",
+                "`run` needs a program (a list: program, then arguments)",
+            ),
         );
     }
     let mut env = BTreeMap::new();
@@ -620,7 +760,10 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
         } else {
             d.error(
                 n.pos,
-                format!("expected a mapping, found {}", n.type_name()),
+                msg(
+                    format!("マッピングが必要ですが、{} が書かれています", n.type_name()),
+                    format!("expected a mapping, found {}", n.type_name()),
+                ),
             );
         }
     }
@@ -633,8 +776,14 @@ fn decode_command(d: &mut Decoder<'_>, f: &Fields<'_>, tctx: &tera::Context) -> 
             _ => {
                 d.error_hint(
                     n.pos,
-                    "`exit` must be a code 0..=255 or `nonzero`",
-                    "e.g. `exit: 0` or `exit: nonzero`",
+                    msg(
+                        "`exit` は終了コード 0..=255 か `nonzero` です",
+                        "`exit` must be a code 0..=255 or `nonzero`",
+                    ),
+                    msg(
+                        "たとえば `exit: 0` や `exit: nonzero`",
+                        "e.g. `exit: 0` or `exit: nonzero`",
+                    ),
                 );
                 None
             }
@@ -680,8 +829,14 @@ fn grants(d: &mut Decoder<'_>, n: &Node, with_namespace: bool) -> Vec<Grant> {
             Some(n) => {
                 d.error_hint(
                     n.pos,
-                    "`allowed` is an envelope, in every namespace",
-                    "give a namespace to a `required` grant only",
+                    msg(
+                        "`allowed` はすべての namespace に及ぶ上限です",
+                        "`allowed` is an envelope, in every namespace",
+                    ),
+                    msg(
+                        "namespace は `required` の権限付与にだけ書きます",
+                        "give a namespace to a `required` grant only",
+                    ),
                 );
                 String::new()
             }
@@ -692,7 +847,10 @@ fn grants(d: &mut Decoder<'_>, n: &Node, with_namespace: bool) -> Vec<Grant> {
         if resources.is_empty() || verbs.is_empty() {
             d.error(
                 at,
-                "a grant needs `resources` and `verbs` (non-empty lists)",
+                msg(
+                    "権限付与には `resources` と `verbs` (空でないリスト) が必要です",
+                    "a grant needs `resources` and `verbs` (non-empty lists)",
+                ),
             );
             continue;
         }
@@ -728,12 +886,19 @@ fn decode_least_privilege(d: &mut Decoder<'_>, f: &Fields<'_>) -> Option<Spec> {
         if !covered {
             d.error_hint(
                 f.pos(),
-                format!(
-                    "a required grant ({} on {}) is outside `allowed`: no answer could pass",
-                    r.verbs.join(","),
-                    r.resources.join(",")
+                msg(
+                    format!(
+                        "required の権限付与 ({} の {}) が `allowed` の外にあります。どの解答も合格できません",
+                        r.resources.join(","),
+                        r.verbs.join(",")
+                    ),
+                    format!(
+                        "a required grant ({} on {}) is outside `allowed`: no answer could pass",
+                        r.verbs.join(","),
+                        r.resources.join(",")
+                    ),
                 ),
-                "widen `allowed` to hold everything `required` names",
+                msg("`required` が挙げるものをすべて含むよう `allowed` を広げます", "widen `allowed` to hold everything `required` names"),
             );
         }
     }
@@ -774,8 +939,8 @@ fn decode_observed(
                 _ => {
                     d.error_hint(
                         at,
-                        "`from` needs either `probe` (a denial) or `trigger` (with optional `policy`: an UpdateRequest)",
-                        "name exactly one situation to observe",
+                        msg("`from` には `probe` (拒否) か `trigger` (`policy` は任意。UpdateRequest) のどちらかが必要です", "`from` needs either `probe` (a denial) or `trigger` (with optional `policy`: an UpdateRequest)"),
+                        msg("観察する状況をちょうど 1 つ挙げます", "name exactly one situation to observe"),
                     );
                     None
                 }
@@ -794,15 +959,24 @@ fn decode_observed(
                     Some(x) => fields.push((key, x)),
                     None => d.error_hint(
                         v.pos,
-                        format!("unknown fact `{fact}`"),
-                        format!("use one of: {}", Fact::NAMES),
+                        msg(
+                            format!("fact `{fact}` はありません"),
+                            format!("unknown fact `{fact}`"),
+                        ),
+                        msg(
+                            format!("次のどれかを使います: {}", Fact::NAMES),
+                            format!("use one of: {}", Fact::NAMES),
+                        ),
                     ),
                 }
             }
         } else {
             d.error(
                 n.pos,
-                format!("expected a mapping, found {}", n.type_name()),
+                msg(
+                    format!("マッピングが必要ですが、{} が書かれています", n.type_name()),
+                    format!("expected a mapping, found {}", n.type_name()),
+                ),
             );
         }
     }
@@ -814,12 +988,18 @@ fn decode_observed(
     if let Some((k, _)) = wrong {
         d.error_hint(
             f.pos(),
-            format!("`{k}`: that fact is not part of this situation"),
-            "a denial has `path` and `container`; an UpdateRequest has `state`, `verb` and `resource`",
+            msg(format!("`{k}`: その fact はこの状況にはありません"), format!("`{k}`: that fact is not part of this situation")),
+            msg("拒否には `path` と `container`、UpdateRequest には `state`、`verb`、`resource` があります", "a denial has `path` and `container`; an UpdateRequest has `state`, `verb` and `resource`"),
         );
     }
     if fields.is_empty() {
-        d.error(f.pos(), "`fields` names no fact to compare");
+        d.error(
+            f.pos(),
+            msg(
+                "`fields` に比べる fact がありません",
+                "`fields` names no fact to compare",
+            ),
+        );
     }
     Some(Spec::Observed {
         path: path?,

@@ -54,7 +54,7 @@ pub struct Lab {
     pub reset: Reset,
     /// Advice for the author found while decoding (never stops the lab from loading):
     /// position in lab.yaml, message, hint. `kca validate` shows them as warnings.
-    pub advice: Vec<(crate::yaml::Pos, String, String)>,
+    pub advice: Vec<(crate::yaml::Pos, crate::error::Msg, crate::error::Msg)>,
 }
 
 /// A derived mutant (`kca lab verify`) that the author declares equivalent, and why.

@@ -3,6 +3,7 @@
 //! Works on parsed `Node`s only; it neither reads files nor decides access.
 
 use crate::diag::Collector;
+use crate::error::msg;
 use crate::yaml::{Node, Yaml};
 
 use crate::offline::labels::LabelSelector;
@@ -57,11 +58,20 @@ pub fn check_document(doc: &Node, c: &mut Collector<'_>) {
     {
         c.error_hint(
             v.pos,
-            format!(
-                "{} is not served (only v1 is, since Kubernetes 1.22)",
-                v.as_str().unwrap_or_default()
+            msg(
+                format!(
+                    "{} は提供されていません (Kubernetes 1.22 以降は v1 だけです)",
+                    v.as_str().unwrap_or_default()
+                ),
+                format!(
+                    "{} is not served (only v1 is, since Kubernetes 1.22)",
+                    v.as_str().unwrap_or_default()
+                ),
             ),
-            format!("write `apiVersion: {RBAC_V1}`"),
+            msg(
+                format!("`apiVersion: {RBAC_V1}` と書きます"),
+                format!("write `apiVersion: {RBAC_V1}`"),
+            ),
         );
     }
     unknown_fields(doc, fields, kind, c);
@@ -83,8 +93,8 @@ pub fn check_document(doc: &Node, c: &mut Collector<'_>) {
                 Some(r) => check_role_ref(r, cluster, c),
                 None => c.error_hint(
                     doc.pos,
-                    format!("{kind} has no roleRef"),
-                    "add `roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ...}`",
+                    msg(format!("{kind} に roleRef がありません"), format!("{kind} has no roleRef")),
+                    msg("`roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ...}` を足します", "add `roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ...}`"),
                 ),
             }
             if let Some(subjects) = doc.get("subjects") {
@@ -100,18 +110,36 @@ fn check_metadata(doc: &Node, kind: &str, c: &mut Collector<'_>) {
     let Some(meta) = doc.get("metadata") else {
         c.error_hint(
             doc.pos,
-            format!("{kind} has no metadata"),
-            "add `metadata: {name: ...}`",
+            msg(
+                format!("{kind} に metadata がありません"),
+                format!("{kind} has no metadata"),
+            ),
+            msg(
+                "`metadata: {name: ...}` を足します",
+                "add `metadata: {name: ...}`",
+            ),
         );
         return;
     };
     match meta.get("name") {
         Some(n) if n.as_str().is_some_and(|s| !s.is_empty()) => {}
-        Some(n) => c.error(n.pos, "metadata.name must be a non-empty string"),
+        Some(n) => c.error(
+            n.pos,
+            msg(
+                "metadata.name は空でない文字列にします",
+                "metadata.name must be a non-empty string",
+            ),
+        ),
         None => c.error_hint(
             meta.pos,
-            format!("{kind} has no metadata.name"),
-            "every object needs a name",
+            msg(
+                format!("{kind} に metadata.name がありません"),
+                format!("{kind} has no metadata.name"),
+            ),
+            msg(
+                "どのオブジェクトにも名前が要ります",
+                "every object needs a name",
+            ),
         ),
     }
 }
@@ -131,8 +159,14 @@ fn check_rule(rule: &Node, namespaced: bool, c: &mut Collector<'_>) {
     if verbs == 0 {
         c.error_hint(
             rule.pos,
-            "this rule has no verbs; the API server refuses it",
-            "add e.g. `verbs: [\"get\", \"list\", \"watch\"]`",
+            msg(
+                "このルールには verbs がありません。API サーバーが拒否します",
+                "this rule has no verbs; the API server refuses it",
+            ),
+            msg(
+                "たとえば `verbs: [\"get\", \"list\", \"watch\"]` を足します",
+                "add e.g. `verbs: [\"get\", \"list\", \"watch\"]`",
+            ),
         );
     }
     if urls > 0 {
@@ -140,15 +174,24 @@ fn check_rule(rule: &Node, namespaced: bool, c: &mut Collector<'_>) {
         if namespaced {
             c.error_hint(
                 at,
-                "a Role cannot grant non-resource URLs",
-                "use a ClusterRole bound by a ClusterRoleBinding",
+                msg(
+                    "Role は non-resource URL の権限を与えられません",
+                    "a Role cannot grant non-resource URLs",
+                ),
+                msg(
+                    "ClusterRoleBinding で結び付けた ClusterRole を使います",
+                    "use a ClusterRole bound by a ClusterRoleBinding",
+                ),
             );
         }
         if groups + resources + names > 0 {
             c.error_hint(
                 at,
-                "a rule cannot grant both resources and non-resource URLs",
-                "split it into two rules",
+                msg(
+                    "1 つのルールでリソースと non-resource URL の両方には権限を与えられません",
+                    "a rule cannot grant both resources and non-resource URLs",
+                ),
+                msg("2 つのルールに分けます", "split it into two rules"),
             );
         }
         return;
@@ -156,15 +199,21 @@ fn check_rule(rule: &Node, namespaced: bool, c: &mut Collector<'_>) {
     if groups == 0 {
         c.error_hint(
             rule.pos,
-            "this rule has no apiGroups; the API server refuses it",
-            "add `apiGroups: [\"\"]` for the core group (pods, configmaps, …), or the resource's group (e.g. `apps`)",
+            msg("このルールには apiGroups がありません。API サーバーが拒否します", "this rule has no apiGroups; the API server refuses it"),
+            msg("コアグループ (pods、configmaps など) なら `apiGroups: [\"\"]`、それ以外はリソースのグループ (たとえば `apps`) を足します", "add `apiGroups: [\"\"]` for the core group (pods, configmaps, …), or the resource's group (e.g. `apps`)"),
         );
     }
     if resources == 0 {
         c.error_hint(
             rule.pos,
-            "this rule has no resources; the API server refuses it",
-            "add e.g. `resources: [\"pods\"]` (plural, lower case)",
+            msg(
+                "このルールには resources がありません。API サーバーが拒否します",
+                "this rule has no resources; the API server refuses it",
+            ),
+            msg(
+                "たとえば `resources: [\"pods\"]` (複数形、小文字) を足します",
+                "add e.g. `resources: [\"pods\"]` (plural, lower case)",
+            ),
         );
     }
 }
@@ -173,18 +222,36 @@ fn check_aggregation(agg: &Node, c: &mut Collector<'_>) {
     let Some(sels) = agg.get("clusterRoleSelectors") else {
         c.error_hint(
             agg.pos,
-            "aggregationRule has no clusterRoleSelectors",
-            "add `clusterRoleSelectors: [{matchLabels: {...}}]`",
+            msg(
+                "aggregationRule に clusterRoleSelectors がありません",
+                "aggregationRule has no clusterRoleSelectors",
+            ),
+            msg(
+                "`clusterRoleSelectors: [{matchLabels: {...}}]` を足します",
+                "add `clusterRoleSelectors: [{matchLabels: {...}}]`",
+            ),
         );
         return;
     };
     let items = items_of(sels, "clusterRoleSelectors", c);
     if items.is_empty() {
-        c.error(sels.pos, "clusterRoleSelectors needs at least one selector");
+        c.error(
+            sels.pos,
+            msg(
+                "clusterRoleSelectors にはセレクターが 1 つ以上必要です",
+                "clusterRoleSelectors needs at least one selector",
+            ),
+        );
     }
     for sel in items {
         if let Err(e) = LabelSelector::from_json(&sel.to_json()) {
-            c.error(sel.pos, format!("invalid label selector: {e}"));
+            c.error(
+                sel.pos,
+                msg(
+                    format!("ラベルセレクターとして読めません: {e}"),
+                    format!("invalid label selector: {e}"),
+                ),
+            );
         }
     }
 }
@@ -198,8 +265,14 @@ fn check_role_ref(r: &Node, cluster: bool, c: &mut Collector<'_>) {
     {
         c.error_hint(
             g.pos,
-            "roleRef.apiGroup must be rbac.authorization.k8s.io",
-            "write `apiGroup: rbac.authorization.k8s.io`",
+            msg(
+                "roleRef.apiGroup は rbac.authorization.k8s.io にします",
+                "roleRef.apiGroup must be rbac.authorization.k8s.io",
+            ),
+            msg(
+                "`apiGroup: rbac.authorization.k8s.io` と書きます",
+                "write `apiGroup: rbac.authorization.k8s.io`",
+            ),
         );
     }
     match r.get("kind") {
@@ -207,20 +280,44 @@ fn check_role_ref(r: &Node, cluster: bool, c: &mut Collector<'_>) {
         Some(k) if k.as_str() == Some("Role") && !cluster => {}
         Some(k) if k.as_str() == Some("Role") => c.error_hint(
             k.pos,
-            "a ClusterRoleBinding can only refer to a ClusterRole",
-            "bind a Role with a RoleBinding in the Role's namespace",
+            msg(
+                "ClusterRoleBinding が参照できるのは ClusterRole だけです",
+                "a ClusterRoleBinding can only refer to a ClusterRole",
+            ),
+            msg(
+                "Role は、その Role の namespace にある RoleBinding で結び付けます",
+                "bind a Role with a RoleBinding in the Role's namespace",
+            ),
         ),
         Some(k) => c.error_hint(
             k.pos,
-            "roleRef.kind must be Role or ClusterRole",
-            "write `kind: Role` or `kind: ClusterRole`",
+            msg(
+                "roleRef.kind は Role か ClusterRole にします",
+                "roleRef.kind must be Role or ClusterRole",
+            ),
+            msg(
+                "`kind: Role` か `kind: ClusterRole` と書きます",
+                "write `kind: Role` or `kind: ClusterRole`",
+            ),
         ),
-        None => c.error(r.pos, "roleRef has no kind"),
+        None => c.error(
+            r.pos,
+            msg("roleRef に kind がありません", "roleRef has no kind"),
+        ),
     }
     match r.get("name") {
         Some(n) if n.as_str().is_some_and(|s| !s.is_empty()) => {}
-        Some(n) => c.error(n.pos, "roleRef.name must be a non-empty string"),
-        None => c.error(r.pos, "roleRef has no name"),
+        Some(n) => c.error(
+            n.pos,
+            msg(
+                "roleRef.name は空でない文字列にします",
+                "roleRef.name must be a non-empty string",
+            ),
+        ),
+        None => c.error(
+            r.pos,
+            msg("roleRef に name がありません", "roleRef has no name"),
+        ),
     }
 }
 
@@ -233,35 +330,71 @@ fn check_subject(s: &Node, cluster: bool, c: &mut Collector<'_>) {
         Some("User" | "Group" | "ServiceAccount") => {}
         Some(_) => c.error_hint(
             s.get("kind").map_or(s.pos, |k| k.pos),
-            "subject kind must be User, Group or ServiceAccount",
-            "kinds are case-sensitive",
+            msg(
+                "subject の kind は User、Group、ServiceAccount のどれかにします",
+                "subject kind must be User, Group or ServiceAccount",
+            ),
+            msg(
+                "kind は大文字と小文字を区別します",
+                "kinds are case-sensitive",
+            ),
         ),
-        None => c.error(s.pos, "subject has no kind"),
+        None => c.error(
+            s.pos,
+            msg("subject に kind がありません", "subject has no kind"),
+        ),
     }
     match s.get("name") {
         Some(n) if n.as_str().is_some_and(|v| !v.is_empty()) => {}
-        Some(n) => c.error(n.pos, "subject name must be a non-empty string"),
-        None => c.error(s.pos, "subject has no name"),
+        Some(n) => c.error(
+            n.pos,
+            msg(
+                "subject の name は空でない文字列にします",
+                "subject name must be a non-empty string",
+            ),
+        ),
+        None => c.error(
+            s.pos,
+            msg("subject に name がありません", "subject has no name"),
+        ),
     }
     let group = s.get("apiGroup");
     match (kind, group.and_then(Node::as_str)) {
         (Some("ServiceAccount"), Some(g)) if !g.is_empty() => c.error_hint(
             group.map_or(s.pos, |n| n.pos),
-            "a ServiceAccount subject's apiGroup must be empty",
-            "remove `apiGroup` from this subject",
+            msg(
+                "ServiceAccount の subject の apiGroup は空にします",
+                "a ServiceAccount subject's apiGroup must be empty",
+            ),
+            msg(
+                "この subject から `apiGroup` を取り除きます",
+                "remove `apiGroup` from this subject",
+            ),
         ),
         (Some("User" | "Group"), Some(g)) if !g.is_empty() && g != RBAC_GROUP => c.error_hint(
             group.map_or(s.pos, |n| n.pos),
-            "a User or Group subject's apiGroup must be rbac.authorization.k8s.io",
-            "write `apiGroup: rbac.authorization.k8s.io`",
+            msg(
+                "User か Group の subject の apiGroup は rbac.authorization.k8s.io にします",
+                "a User or Group subject's apiGroup must be rbac.authorization.k8s.io",
+            ),
+            msg(
+                "`apiGroup: rbac.authorization.k8s.io` と書きます",
+                "write `apiGroup: rbac.authorization.k8s.io`",
+            ),
         ),
         _ => {}
     }
     if kind == Some("ServiceAccount") && cluster && s.get("namespace").is_none() {
         c.error_hint(
             s.pos,
-            "a ServiceAccount subject of a ClusterRoleBinding needs a namespace",
-            "add `namespace: <the service account's namespace>`",
+            msg(
+                "ClusterRoleBinding の ServiceAccount の subject には namespace が必要です",
+                "a ServiceAccount subject of a ClusterRoleBinding needs a namespace",
+            ),
+            msg(
+                "`namespace: <サービスアカウントの namespace>` を足します",
+                "add `namespace: <the service account's namespace>`",
+            ),
         );
     }
 }
@@ -274,7 +407,13 @@ fn items_of<'n>(v: &'n Node, field: &str, c: &mut Collector<'_>) -> &'n [Node] {
         _ => {
             c.error(
                 v.pos,
-                format!("{field} must be a list, found {}", v.type_name()),
+                msg(
+                    format!(
+                        "{field} はリストにしますが、{} が書かれています",
+                        v.type_name()
+                    ),
+                    format!("{field} must be a list, found {}", v.type_name()),
+                ),
             );
             &[]
         }
@@ -289,8 +428,14 @@ fn strings_of(v: &Node, field: &str, c: &mut Collector<'_>) -> usize {
                 if i.as_str().is_none() {
                     c.error_hint(
                         i.pos,
-                        format!("{field} must hold strings, found {}", i.type_name()),
-                        "quote the value",
+                        msg(
+                            format!(
+                                "{field} には文字列を並べますが、{} が書かれています",
+                                i.type_name()
+                            ),
+                            format!("{field} must hold strings, found {}", i.type_name()),
+                        ),
+                        msg("値を引用符で囲みます", "quote the value"),
                     );
                 }
             }
@@ -300,8 +445,17 @@ fn strings_of(v: &Node, field: &str, c: &mut Collector<'_>) -> usize {
         _ => {
             c.error_hint(
                 v.pos,
-                format!("{field} must be a list, found {}", v.type_name()),
-                format!("write `{field}: [\"...\"]`"),
+                msg(
+                    format!(
+                        "{field} はリストにしますが、{} が書かれています",
+                        v.type_name()
+                    ),
+                    format!("{field} must be a list, found {}", v.type_name()),
+                ),
+                msg(
+                    format!("`{field}: [\"...\"]` と書きます"),
+                    format!("write `{field}: [\"...\"]`"),
+                ),
             );
             0
         }
@@ -313,7 +467,13 @@ fn fields_of(node: &Node, known: &[&str], what: &str, c: &mut Collector<'_>) -> 
     if !matches!(node.value, Yaml::Map(_)) {
         c.error(
             node.pos,
-            format!("{what} must be a mapping, found {}", node.type_name()),
+            msg(
+                format!(
+                    "{what} はマッピングにしますが、{} が書かれています",
+                    node.type_name()
+                ),
+                format!("{what} must be a mapping, found {}", node.type_name()),
+            ),
         );
         return false;
     }
@@ -330,10 +490,19 @@ fn unknown_fields(node: &Node, known: &[&str], what: &str, c: &mut Collector<'_>
         if !known.contains(&key) {
             c.error_hint(
                 k.pos,
-                format!("unknown field `{key}` in {what}"),
-                format!(
-                    "the API server refuses unknown fields; known here: {}",
-                    known.join(", ")
+                msg(
+                    format!("{what} に知らないフィールド `{key}` があります"),
+                    format!("unknown field `{key}` in {what}"),
+                ),
+                msg(
+                    format!(
+                        "API サーバーは知らないフィールドを拒否します。ここで使えるのは: {}",
+                        known.join(", ")
+                    ),
+                    format!(
+                        "the API server refuses unknown fields; known here: {}",
+                        known.join(", ")
+                    ),
                 ),
             );
         }

@@ -383,7 +383,8 @@ fn text_block(p: &Printer, words: &Words, r: &ApplyResource) -> String {
         }
         if rule.status != "pass" && !rule.message.is_empty() {
             block.push_str(": ");
-            block.push_str(&esc(&rule.message));
+            // A course policy's `Japanese / English` message: the reader's half.
+            block.push_str(&esc(crate::error::one_language(p.lang(), &rule.message)));
         }
         block.push('\n');
     }
