@@ -739,3 +739,7 @@ fn pods_only(p: &Value) -> bool {
     matches!(rules.map(Vec::as_slice), Some([r]) if strs(r, "apiGroups") == [""]
         && strs(r, "apiVersions") == ["v1"] && strs(r, "resources") == ["pods"])
 }
+
+#[cfg(test)]
+#[path = "webhooks_tests.rs"]
+mod tests;
