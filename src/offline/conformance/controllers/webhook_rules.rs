@@ -37,7 +37,7 @@ fn op_name(op: &str) -> Option<&'static str> {
     ALL_OPERATIONS.iter().copied().find(|o| *o == op)
 }
 
-fn strings(v: Option<&Value>) -> impl Iterator<Item = &str> {
+pub(super) fn strings(v: Option<&Value>) -> impl Iterator<Item = &str> {
     v.and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -561,25 +561,17 @@ mod tests {
 
     #[test]
     fn kind_selectors_parse_as_kyverno_does() {
-        let p = |s| parse_kind(s);
-        assert_eq!(p("Pod"), ("*".into(), "*".into(), "Pod".into(), "".into()));
-        assert_eq!(p("*/*"), ("*".into(), "*".into(), "*".into(), "*".into()));
-        assert_eq!(
-            p("*/scale"),
-            ("*".into(), "*".into(), "*".into(), "scale".into())
-        );
-        assert_eq!(
-            p("v1/Pod"),
-            ("*".into(), "v1".into(), "Pod".into(), "".into())
-        );
-        assert_eq!(
-            p("Pod/exec"),
-            ("*".into(), "*".into(), "Pod".into(), "exec".into())
-        );
-        assert_eq!(
-            p("apps/v1/Deployment"),
-            ("apps".into(), "v1".into(), "Deployment".into(), "".into())
-        );
+        let p = |s| {
+            let (g, v, k, sub) = parse_kind(s);
+            format!("{g}|{v}|{k}|{sub}")
+        };
+        assert_eq!(p("Pod"), "*|*|Pod|");
+        assert_eq!(p("*/*"), "*|*|*|*");
+        assert_eq!(p("*/scale"), "*|*|*|scale");
+        assert_eq!(p("v1/Pod"), "*|v1|Pod|");
+        assert_eq!(p("Pod/exec"), "*|*|Pod|exec");
+        assert_eq!(p("apps/v1/Deployment"), "apps|v1|Deployment|");
+        assert_eq!(p("v1/Pod/status"), "*|v1|Pod|status");
     }
 
     #[test]

@@ -19,7 +19,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Features;
-use super::webhook_rules::{ALL_OPERATIONS, RuleSet, Side, sorted_rules};
+use super::webhook_rules::{ALL_OPERATIONS, RuleSet, Side, sorted_rules, strings};
 use crate::offline::conformance::cluster::text;
 use crate::offline::rbac::resource::Mapper;
 use crate::offline::vap;
@@ -727,17 +727,9 @@ fn pods_only(p: &Value) -> bool {
     let rules = p
         .pointer("/spec/matchConstraints/resourceRules")
         .and_then(Value::as_array);
-    let strs = |r: &Value, k: &str| -> Vec<String> {
-        r.get(k)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect()
-    };
-    matches!(rules.map(Vec::as_slice), Some([r]) if strs(r, "apiGroups") == [""]
-        && strs(r, "apiVersions") == ["v1"] && strs(r, "resources") == ["pods"])
+    let is = |r: &Value, k: &str, want: &str| strings(r.get(k)).eq([want]);
+    matches!(rules.map(Vec::as_slice), Some([r]) if is(r, "apiGroups", "")
+        && is(r, "apiVersions", "v1") && is(r, "resources", "pods"))
 }
 
 #[cfg(test)]
