@@ -443,6 +443,72 @@ fn autogen_rules(policy: &Value) -> Vec<Value> {
     out
 }
 
+/// `CreateMatchConditions` (pkg/cel/autogen/match.go): each condition renamed after the
+/// autogen config and made to hold only for the config's targets.
+fn guarded(config: &str, targets: &[&str], conditions: Vec<Value>) -> Vec<Value> {
+    let prefix = if config.is_empty() {
+        "autogen".to_string()
+    } else {
+        format!("autogen-{config}")
+    };
+    let mut targets = targets.to_vec();
+    targets.sort();
+    targets.dedup();
+    let pre = targets.join(" || ");
+    conditions
+        .into_iter()
+        .map(|c| {
+            json!({"name": format!("{prefix}-{}", text(&c, "/name")),
+                "expression": format!("!({pre}) || ({})", text(&c, "/expression"))})
+        })
+        .collect()
+}
+
+/// The conditions the autogen copies of a ValidatingPolicy add to its fine-grained
+/// webhook, per config in order (`cronjobs`, `defaults`; validating.go); `None` when the
+/// copies' conditions cannot be built.
+fn autogen_conditions(p: &Value) -> Option<Vec<Value>> {
+    let kinds = vap::autogen_kinds(p);
+    let target = |k: &str| {
+        let group = if matches!(k, "Job" | "CronJob") {
+            "batch"
+        } else {
+            "apps"
+        };
+        format!("(object.apiVersion == '{group}/v1' && object.kind =='{k}')")
+    };
+    let mut out = Vec::new();
+    for (config, members) in [
+        ("cronjobs", vec!["CronJob"]),
+        (
+            "defaults",
+            vec![
+                "DaemonSet",
+                "Deployment",
+                "Job",
+                "ReplicaSet",
+                "StatefulSet",
+            ],
+        ),
+    ] {
+        let present: Vec<&str> = members.into_iter().filter(|k| kinds.contains(k)).collect();
+        let Some(first) = present.first() else {
+            continue;
+        };
+        let copy = vap::validating_autogen_copy(p, first)?;
+        let conditions = copy
+            .pointer("/spec/matchConditions")
+            .and_then(Value::as_array);
+        let kept = conditions
+            .and_then(|c| vap::offloadable(c))
+            .unwrap_or_default();
+        let targets: Vec<String> = present.iter().map(|k| target(k)).collect();
+        let targets: Vec<&str> = targets.iter().map(String::as_str).collect();
+        out.extend(guarded(config, &targets, kept));
+    }
+    Some(out)
+}
+
 /// `NamedRuleWithOperations` → `RuleWithOperations`: resource names dropped.
 fn resource_rules(policy: &Value, generating: bool) -> Vec<Value> {
     let rules = policy
@@ -613,11 +679,27 @@ impl<'a> Cel<'a> {
                 }
             }
             let mut rules = resource_rules(p, generating);
-            if !generating && (!autogen_rules(p).is_empty() || pods_only(p)) {
-                // The autogen copies' conditions (`CreateMatchConditions`) are not
-                // modelled.
-                self.unmodelled("match conditions of a fine-grained webhook of an autogen policy");
-                rules.extend(autogen_rules(p));
+            if !generating {
+                if pods_only(p) {
+                    kept = guarded(
+                        "",
+                        &["(object.apiVersion == 'v1' && object.kind =='Pod')"],
+                        kept,
+                    );
+                }
+                let copies = autogen_rules(p);
+                if !copies.is_empty() {
+                    rules.extend(copies);
+                    let validating = text(p, "/kind").ends_with("ValidatingPolicy");
+                    match autogen_conditions(p) {
+                        Some(extra) if validating => kept.extend(extra),
+                        Some(extra) if extra.is_empty() => {}
+                        // A MutatingPolicy's copies rewrite their conditions differently.
+                        _ => self.unmodelled(
+                            "match conditions of the fine-grained webhook of a MutatingPolicy with autogen",
+                        ),
+                    }
+                }
             }
             let fp = self.failure_policy(p);
             let ns = text(p, "/metadata/namespace");

@@ -192,9 +192,42 @@ fn a_pod_policy_has_its_controllers_rules_and_fine_grained_autogen_is_a_skip() {
     assert!(resources.contains(&&json!(["pods"])), "{resources:?}");
     assert!(resources.contains(&&json!(["cronjobs"])), "{resources:?}");
     assert!(b.unmodelled(RESOURCE_VALIDATING).is_none());
+    // Its own webhook: the conditions guarded per target, the copies' own after them.
     p["spec"]["webhookConfiguration"] = json!({"timeoutSeconds": 5});
+    let b = built(std::slice::from_ref(&p), Features::default());
+    assert!(b.unmodelled(RESOURCE_VALIDATING).is_none());
+    assert!(
+        hooks(&b, RESOURCE_VALIDATING)[0]
+            .get("matchConditions")
+            .is_none()
+    );
+    p["spec"]["matchConditions"] =
+        json!([{"name": "c", "expression": "object.metadata.name != 'x'"}]);
+    let b = built(std::slice::from_ref(&p), Features::default());
+    let w = hooks(&b, RESOURCE_VALIDATING)[0];
+    assert_eq!(w["name"], "vpol.validate.kyverno.svc-fail-finegrained-p");
+    let mc = w["matchConditions"].as_array().unwrap();
+    let names: Vec<&str> = mc.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["autogen-c", "autogen-cronjobs-c", "autogen-defaults-c"]
+    );
+    assert_eq!(
+        mc[0]["expression"],
+        "!((object.apiVersion == 'v1' && object.kind =='Pod')) || (object.metadata.name != 'x')"
+    );
+    let cron = mc[1]["expression"].as_str().unwrap();
+    assert!(
+        cron.contains("object.spec.jobTemplate.spec.template.metadata.name"),
+        "{cron}"
+    );
+    assert!(mc[2]["expression"].as_str().unwrap().starts_with(
+        "!((object.apiVersion == 'apps/v1' && object.kind =='DaemonSet') || (object.apiVersion == 'apps/v1' && object.kind =='Deployment') || (object.apiVersion == 'apps/v1' && object.kind =='ReplicaSet')"
+    ));
+    // A MutatingPolicy's copies rewrite differently: not modelled, said so.
+    p["kind"] = json!("MutatingPolicy");
     let b = built(&[p], Features::default());
-    assert!(b.unmodelled(RESOURCE_VALIDATING).is_some());
+    assert!(b.unmodelled(RESOURCE_MUTATING).is_some());
 }
 
 #[test]
