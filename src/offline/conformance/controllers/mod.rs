@@ -16,6 +16,7 @@ pub mod admission;
 pub mod status;
 pub mod webhook_rules;
 pub mod webhooks;
+mod webhooks_autogen;
 
 use serde_json::{Value, json};
 
