@@ -419,12 +419,13 @@ impl Run {
                     "UpdateRequests of the background controller".into(),
                 ))));
             }
-            k if controllers::unmodelled_part(k, expected) => {
-                return Err(Stop::Skip(Skip::Controller(controllers::Maker::Kyverno(
-                    format!("webhooks of a {kind}"),
-                ))));
+            k => {
+                if let Some(why) = controllers::unmodelled_part(&self.cluster, k, expected) {
+                    return Err(Stop::Skip(Skip::Controller(controllers::Maker::Kyverno(
+                        why,
+                    ))));
+                }
             }
-            _ => {}
         }
         let mut placed = expected.clone();
         if let Err(s) = self.cluster.place(&mut placed) {

@@ -237,6 +237,11 @@ impl Mapper {
         self.resources.iter().find(|r| r.kind == kind)
     }
 
+    /// Every resource discovery serves (what a webhook controller resolves kinds against).
+    pub fn resources(&self) -> &[ApiResource] {
+        &self.resources
+    }
+
     /// Whether `plural` in `group` is namespaced; `None` when unknown.
     pub fn namespaced(&self, group: &str, plural: &str) -> Option<bool> {
         self.resources

@@ -38,22 +38,27 @@ const WEBHOOK_VARIABLES: [&str; 5] = [
 /// compile for the API server (Kyverno's `variables`, its libraries), those naming
 /// `namespaceObject` left to Kyverno.
 fn offloaded(conditions: &[Value]) -> Vec<Value> {
+    offloadable(conditions).unwrap_or_default()
+}
+
+/// `validConditions` then `webhookMatchConditions`: `None` when one of `conditions` does
+/// not compile in the API server's webhook environment, else those it can evaluate (not
+/// naming `namespaceObject`).
+pub fn offloadable(conditions: &[Value]) -> Option<Vec<Value>> {
     let mut kept = Vec::new();
     for mc in conditions {
         let expr = mc.get("expression").and_then(Value::as_str).unwrap_or("");
-        let Ok(program) = cel::Program::compile(expr) else {
-            return Vec::new();
-        };
+        let program = cel::Program::compile(expr).ok()?;
         let refs = program.references();
         let vars = refs.variables();
         if vars.iter().any(|v| !WEBHOOK_VARIABLES.contains(v)) {
-            return Vec::new();
+            return None;
         }
         if !vars.contains(&"namespaceObject") {
             kept.push(mc.clone());
         }
     }
-    kept
+    Some(kept)
 }
 
 /// The API server's decision on a Kyverno CEL policy's webhook for `req`.

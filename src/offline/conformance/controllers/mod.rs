@@ -5,14 +5,18 @@
 //!   MutatingAdmissionPolicies with their bindings ([`admission`]), and garbage collection
 //!   of those whose policy is gone (their owner reference);
 //! - the status of policies and CRDs ([`status`]);
-//! - the webhook configurations Kyverno's webhook controller keeps, by name and labels
-//!   (their `webhooks` are not modelled: asserting them stays a controller skip).
+//! - the webhook configurations Kyverno's webhook controller keeps, with their `webhooks`
+//!   ([`webhooks`], their rules from [`webhook_rules`]); what of them is not modelled
+//!   makes an assertion on them a controller skip ([`unmodelled_part`]).
 //!
 //! What truly needs a kube-controller-manager (a Deployment's Pods, scale status) is not
 //! here; see [`super::Skip::Controller`].
 
 pub mod admission;
 pub mod status;
+pub mod webhook_rules;
+pub mod webhooks;
+mod webhooks_autogen;
 
 use serde_json::{Value, json};
 
@@ -30,6 +34,9 @@ pub struct Features {
     /// `features.generateMutatingAdmissionPolicy` (off by default; the
     /// `generate-mutating-admission-policy` configuration turns it on).
     pub generate_map: bool,
+    /// `features.forceFailurePolicyIgnore` (the `force-failure-policy-ignore`
+    /// configuration): every policy's webhook fails open.
+    pub force_failure_ignore: bool,
 }
 
 impl Default for Features {
@@ -37,6 +44,7 @@ impl Default for Features {
         Features {
             generate_vap: true,
             generate_map: false,
+            force_failure_ignore: false,
         }
     }
 }
@@ -51,35 +59,11 @@ impl Features {
         };
         Features {
             generate_map: in_area("generate-mutating-admission-policy"),
+            force_failure_ignore: in_area("force-failure-policy-ignore"),
             ..Features::default()
         }
     }
 }
-
-/// The webhook configurations Kyverno's webhook controller always keeps
-/// (pkg/config/config.go names; `webhook.kyverno.io/managed-by: kyverno`).
-const WEBHOOK_CONFIGURATIONS: &[(&str, &str)] = &[
-    (
-        "ValidatingWebhookConfiguration",
-        "kyverno-policy-validating-webhook-cfg",
-    ),
-    (
-        "ValidatingWebhookConfiguration",
-        "kyverno-resource-validating-webhook-cfg",
-    ),
-    (
-        "MutatingWebhookConfiguration",
-        "kyverno-policy-mutating-webhook-cfg",
-    ),
-    (
-        "MutatingWebhookConfiguration",
-        "kyverno-resource-mutating-webhook-cfg",
-    ),
-    (
-        "MutatingWebhookConfiguration",
-        "kyverno-verify-mutating-webhook-cfg",
-    ),
-];
 
 /// A controller the replay does not run, and what of it a test needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,21 +152,23 @@ pub fn makes(kind: &str) -> bool {
     )
 }
 
-/// Whether an assertion on an object of `kind` asks for more than is modelled: the
-/// `webhooks` of a webhook configuration.
-pub fn unmodelled_part(kind: &str, expected: &Value) -> bool {
-    kind.ends_with("WebhookConfiguration") && expected.get("webhooks").is_some()
+/// Why an assertion on an object of `kind` asks for more than is modelled: the
+/// `webhooks` of a webhook configuration whose webhooks [`webhooks::build`] cannot make
+/// in full for `cluster`'s policies.
+pub fn unmodelled_part(cluster: &Cluster, kind: &str, expected: &Value) -> Option<String> {
+    if !kind.ends_with("WebhookConfiguration") || expected.get("webhooks").is_none() {
+        return None;
+    }
+    let mapper = Mapper::built_in().with_crds(&cluster.objects);
+    let built = webhooks::build(&cluster.objects, cluster.features, &mapper);
+    let name = text(expected, "/metadata/name");
+    built.unmodelled(&name).map(|why| format!("{why} ({name})"))
 }
 
-/// The objects a fresh cluster with Kyverno holds besides namespaces.
+/// The objects a fresh cluster with Kyverno holds besides namespaces: its webhook
+/// configurations, no policy yet.
 pub fn initial_objects() -> Vec<Value> {
-    WEBHOOK_CONFIGURATIONS
-        .iter()
-        .map(|(kind, name)| {
-            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-                "metadata": {"name": name, "labels": {"webhook.kyverno.io/managed-by": "kyverno"}}})
-        })
-        .collect()
+    webhooks::build(&[], Features::default(), &Mapper::built_in()).configurations
 }
 
 fn generated_kind(kind: &str) -> bool {
@@ -272,6 +258,12 @@ pub fn reconcile(cluster: &mut Cluster) {
         .collect();
     for key in crds {
         set_status(cluster, &key, None, &reports);
+    }
+    // The webhook controller, once the policies' status says which are left to
+    // generated admission policies.
+    let mapper = Mapper::built_in().with_crds(&cluster.objects);
+    for c in webhooks::build(&cluster.objects, features, &mapper).configurations {
+        cluster.store(c);
     }
 }
 
