@@ -41,7 +41,10 @@ fn offloaded(conditions: &[Value]) -> Vec<Value> {
     let mut kept = Vec::new();
     for mc in conditions {
         let expr = mc.get("expression").and_then(Value::as_str).unwrap_or("");
-        let Ok(program) = cel::Program::compile(expr) else {
+        if super::shape::check(expr).is_err() {
+            return Vec::new();
+        }
+        let Ok(program) = super::shape::on_parse_stack(|| cel::Program::compile(expr)) else {
             return Vec::new();
         };
         let refs = program.references();
