@@ -291,7 +291,7 @@ pub fn grade(ctx: &Ctx, args: &GradeArgs) -> Result<Exit> {
     let mut graded: Vec<Graded> = Vec::with_capacity(dirs.len());
     for (dir, r) in dirs
         .iter()
-        .zip(crate::par::pool(&dirs, &[jobs], |_| 0, &one))
+        .zip(crate::par::pool(&dirs, &[jobs], |_| 0, one))
     {
         graded.push(match r {
             Ok(g) => g,
