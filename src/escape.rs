@@ -67,6 +67,12 @@ pub fn is_noncharacter(c: char) -> bool {
     (0xFDD0..=0xFDEF).contains(&n) || (n & 0xFFFE) == 0xFFFE
 }
 
+/// The first character of `s` that [`escape`] would rewrite, line breaks and tabs aside:
+/// text kca shows as written (course content) must hold none.
+pub fn first_unprintable(s: &str) -> Option<char> {
+    s.chars().find(|&c| c != '\n' && c != '\t' && is_control(c))
+}
+
 /// A path, escaped for printing.
 pub fn path(p: &std::path::Path) -> String {
     escape(&p.to_string_lossy()).into_owned()

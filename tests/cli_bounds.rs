@@ -66,6 +66,10 @@ fn kca_with_thread_limit(
         .status()
         .unwrap();
     assert!(opened.success());
+    // The limit counts every process of the user, so two tests running under it at once
+    // would take each other's threads: one at a time.
+    static NOBODY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _alone = NOBODY.lock().unwrap_or_else(|p| p.into_inner());
     let home = env.home.path();
     let out = Command::new("setpriv")
         .args([
@@ -121,6 +125,32 @@ fn lab_check_under_a_thread_limit_gives_error_verdicts_not_a_panic() {
                 "{text}{err}"
             );
         }
+    }
+}
+
+#[test]
+fn grade_under_a_thread_limit_grades_every_submission_without_a_panic() {
+    // `kca grade` started its workers with `scope.spawn`, which panics when no thread
+    // can be had (exit 101, no result for anyone).
+    let env = Env::new();
+    let (content, ws) = started_lab(&env);
+    let subs = env.home.path().join("subs");
+    for who in ["ann", "bob", "cy"] {
+        common::copy_dir(&ws, &subs.join(who));
+    }
+    let subs = subs.to_string_lossy().into_owned();
+    for threads in [2, 3] {
+        let args = ["grade", "testlab", "--submissions", &subs, "-o", "json"];
+        let Some(out) = kca_with_thread_limit(&env, &content, threads, &args) else {
+            println!("skipped: needs root, setpriv and prlimit to run kca under a thread limit");
+            return;
+        };
+        let (text, err) = (stdout(&out), stderr(&out));
+        assert_ne!(out.status.code(), Some(101), "{text}{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        let doc: serde_json::Value = serde_json::from_str(&text).expect("one JSON document");
+        let graded = doc["submissions"].as_array().map_or(0, Vec::len);
+        assert_eq!(graded, 3, "threads={threads}: {text:.2000}");
     }
 }
 

@@ -1,12 +1,13 @@
 //! Data read from a file shown on every output of `kca policy test|apply` and
-//! `kca lesson`: control characters, bidi overrides, C1 controls and XML
+//! `kca lesson`, and course content (lab and quiz files, refused where such text is
+//! written, so `lab`, `quiz` and `status` never print it): control characters, bidi overrides, C1 controls and XML
 //! non-characters in folder names, policy, rule and resource names and messages never
 //! reach the terminal raw (text), JSON keeps them only as `\u` escapes, JUnit drops what
 //! XML forbids.
 
 mod common;
 
-use common::{Env, stderr, stdout};
+use common::{Env, repo, stderr, stdout};
 
 /// What a hostile name holds, as YAML double-quoted escapes and as the characters.
 const YAML_HOSTILE: &str = r"\e]0;pwned\a\e[2J\u202Eevil\x9b31m\r\uFFFE";
@@ -195,4 +196,51 @@ fn lesson_in_english_says_so_when_en_md_cannot_be_read() {
         err.contains("en.md") && err.contains("showing the Japanese lesson"),
         "switched language silently: {err}"
     );
+}
+
+#[test]
+fn lab_and_quiz_text_with_control_characters_is_refused_where_it_is_written() {
+    // A lab title, a task's instructions, a hint, a quiz prompt or a choice holding an
+    // escape sequence reached `lab list|start|task|hint|check`, `quiz list|grade -o
+    // junit`, `status` raw, and `kca validate` said the content was valid.
+    let env = Env::new();
+    let root = env.home.path().join("content");
+    common::copy_dir(&repo().join("tests/testlab"), &root.join("labs/testlab"));
+    let quiz = root.join("quizzes/demo.yaml");
+    common::copy_dir(&repo().join("tests/data/quizzes"), &root.join("quizzes"));
+    let lab = root.join("labs/testlab/lab.yaml");
+    let text = std::fs::read_to_string(&lab).unwrap();
+    let hostile = format!("title: {{ja: \"ラボ{YAML_HOSTILE}\", en: \"Lab{YAML_HOSTILE}\"}}");
+    std::fs::write(
+        &lab,
+        text.replacen("title: {ja: テスト用ラボ, en: Test lab}", &hostile, 1),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&quiz).unwrap();
+    let hostile = format!("text: \"Ignore{YAML_HOSTILE}\"");
+    std::fs::write(&quiz, text.replacen("text: Ignore", &hostile, 1)).unwrap();
+    let out = env
+        .kca_in(&root)
+        .args(["--lang", "en", "validate"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("lab.yaml:7:") && err.contains("demo.yaml:15:"),
+        "{err}"
+    );
+    assert!(err.contains("control character U+001B"), "{err}");
+    assert!(!err.contains("text has no language"), "{err}");
+    assert_no_raw("validate", &err);
+    for args in [&["lab", "list"][..], &["quiz", "list"], &["status"]] {
+        let out = env
+            .kca_in(&root)
+            .args(["--lang", "en"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_no_raw(&args.join(" "), &stdout(&out));
+        assert_no_raw(&args.join(" "), &stderr(&out));
+    }
 }

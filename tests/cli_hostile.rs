@@ -475,3 +475,36 @@ fn refused_in_windows(out: &std::process::Output) -> String {
     );
     err
 }
+
+#[test]
+fn hint_and_check_counts_out_of_range_in_lab_progress_are_put_back_not_a_panic() {
+    // A hint count past the task's hints (an edited record, or hints removed from the lab
+    // after they were shown) indexed past them: `lab hint` panicked (exit 101); a sum of
+    // huge counts overflowed in `lab status`.
+    let (env, content) = lab_env();
+    lab_kca(&env, &content)
+        .args(["lab", "start", "testlab", "--offline"])
+        .assert()
+        .success();
+    let labs = env.state_dir().join("labs.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&labs).unwrap()).unwrap();
+    doc["data"]["labs"]["testlab"]["hints"] = serde_json::json!({"config": 7, "script": u64::MAX});
+    doc["data"]["labs"]["testlab"]["checks"] = serde_json::json!({"config-file": {
+        "task": "config", "verdict": "pass", "earned": 4_000_000_000u32,
+        "points": 4_000_000_000u32, "at": "2026-01-01T00:00:00Z", "target": "offline"}});
+    std::fs::write(&labs, doc.to_string()).unwrap();
+    let out = lab_kca(&env, &content)
+        .args(["lab", "hint", "--task", "config"])
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    assert!(text.contains("hint 2/2"), "{text}");
+    for args in [&["lab", "status"][..], &["lab", "list"], &["status"]] {
+        let out = lab_kca(&env, &content).args(args).output().unwrap();
+        let (text, err) = (stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {text}{err}");
+        assert!(!text.contains("4000000000"), "{args:?}: {text}");
+    }
+}

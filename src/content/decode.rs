@@ -230,7 +230,7 @@ impl<'a> Decoder<'a> {
 
     pub fn string(&mut self, node: &Node) -> Option<String> {
         match &node.value {
-            Yaml::Str(s) => Some(s.clone()),
+            Yaml::Str(s) => self.printable(node, s),
             // Unquoted numbers and booleans are fine where a string is wanted (ids, answers).
             Yaml::Int(i) => Some(i.to_string()),
             Yaml::Float(f) => Some(f.to_string()),
@@ -240,6 +240,28 @@ impl<'a> Decoder<'a> {
                 None
             }
         }
+    }
+
+    /// `s`, unless it holds a character that would act on a terminal rather than show
+    /// (an escape sequence, a bidi override, a carriage return, an XML non-character):
+    /// kca prints content as written, so such text is refused where it is written.
+    fn printable(&mut self, node: &Node, s: &str) -> Option<String> {
+        let Some(c) = crate::escape::first_unprintable(s) else {
+            return Some(s.to_string());
+        };
+        let code = format!("U+{:04X}", c as u32);
+        self.error_hint(
+            node.pos,
+            msg(
+                format!("文字列に表示できない制御文字 {code} があります"),
+                format!("the string holds the control character {code}, which kca does not print"),
+            ),
+            msg(
+                "その文字を消します (改行とタブは使えます)",
+                "remove it (line breaks and tabs are fine)",
+            ),
+        );
+        None
     }
 
     /// A non-empty string without surrounding spaces (ids, names).
@@ -348,7 +370,7 @@ impl<'a> Decoder<'a> {
     /// Localisable text: a string, or `{ja: …, en: …}` with at least one of them.
     pub fn text(&mut self, node: &Node) -> Option<Text> {
         if let Yaml::Str(s) = &node.value {
-            return Some(Text::plain(s.clone()));
+            return self.printable(node, s).map(Text::plain);
         }
         if !matches!(node.value, Yaml::Map(_)) {
             self.wrong_type(
@@ -361,21 +383,23 @@ impl<'a> Decoder<'a> {
             return None;
         }
         let f = self.fields(node)?;
-        let ja = f.opt("ja").and_then(|n| self.string(n));
-        let en = f.opt("en").and_then(|n| self.string(n));
+        let (ja_node, en_node) = (f.opt("ja"), f.opt("en"));
+        let ja = ja_node.and_then(|n| self.string(n));
+        let en = en_node.and_then(|n| self.string(n));
         f.finish(
             self,
             ("テキスト (言語は ja, en)", "text (languages ja, en)"),
         );
-        if ja.is_none() && en.is_none() {
-            self.error_hint(
-                node.pos,
-                msg("テキストにどの言語もありません", "text has no language"),
-                msg("`ja:` (と `en:`) を書きます", "write `ja:` (and `en:`)"),
-            );
-            return None;
+        if ja_node.is_some() || en_node.is_some() {
+            // A language refused (reported where it is written) leaves no text.
+            return (ja.is_some() || en.is_some()).then_some(Text { ja, en });
         }
-        Some(Text { ja, en })
+        self.error_hint(
+            node.pos,
+            msg("テキストにどの言語もありません", "text has no language"),
+            msg("`ja:` (と `en:`) を書きます", "write `ja:` (and `en:`)"),
+        );
+        None
     }
 
     pub fn texts(&mut self, node: &Node) -> Vec<Text> {

@@ -723,6 +723,9 @@ pub(super) fn take_hint(
     progress::update(store, |p| {
         let e = p.labs.entry(lab.id.clone()).or_default();
         let n = e.hints.entry(task.id.clone()).or_insert(0);
+        // A count past the task's hints (an edited record, or hints removed from the lab
+        // since they were shown) indexed past them: a panic.
+        *n = (*n).min(total);
         if *n < total {
             *n += 1;
         }

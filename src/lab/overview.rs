@@ -336,7 +336,7 @@ pub fn status(ctx: &Ctx, store: &Store, only: Option<&str>) -> Result<Exit> {
             }
             _ => tr(lang, "未チェック", "not checked yet").to_string(),
         };
-        let hints: usize = e.hints.values().sum();
+        let hints = e.hints.values().fold(0usize, |a, &n| a.saturating_add(n));
         ctx.printer.out(&format!(
             "{mark} {}  {score}  {} {hints}",
             ui::pad(id, 18),

@@ -237,11 +237,41 @@ pub fn now() -> String {
 }
 
 pub fn read(store: &Store) -> Result<Progress> {
-    store.read::<Progress>(FILE)
+    store.read_checked::<Progress>(FILE)
 }
 
 pub fn update<R>(store: &Store, f: impl FnOnce(&mut Progress) -> R) -> Result<R> {
-    store.update::<Progress, R>(FILE, f)
+    store.update_checked::<Progress, R>(FILE, f)
+}
+
+/// Most hints counted as shown for one task: far more than a task has.
+const MAX_HINTS: usize = 1000;
+/// Most points a check can have (`content::lab::checks`: `points` 0–100).
+const MAX_CHECK_POINTS: u32 = 100;
+
+impl crate::state::Repair for Progress {
+    /// Puts every number back in the range kca writes (points of a check at most 100,
+    /// `earned` at most `points`, hints shown per task at most [`MAX_HINTS`]); the lab's
+    /// own hint count bounds them again where they are used. Returns what was changed.
+    fn repair(&mut self) -> Vec<String> {
+        let mut fixed = Vec::new();
+        for (lab, e) in &mut self.labs {
+            for (task, n) in &mut e.hints {
+                if *n > MAX_HINTS {
+                    fixed.push(format!("{lab}/{task}: hints {n}"));
+                    *n = MAX_HINTS;
+                }
+            }
+            for (id, c) in &mut e.checks {
+                if c.points > MAX_CHECK_POINTS || c.earned > c.points {
+                    fixed.push(format!("{lab}/{id}: earned {} of {}", c.earned, c.points));
+                    c.points = c.points.min(MAX_CHECK_POINTS);
+                    c.earned = c.earned.min(c.points);
+                }
+            }
+        }
+        fixed
+    }
 }
 
 #[cfg(test)]

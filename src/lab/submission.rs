@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
@@ -291,39 +290,31 @@ pub fn grade(ctx: &Ctx, args: &GradeArgs) -> Result<Exit> {
         verbosity: -1,
         ..ctx.settings.clone()
     });
-    let next = AtomicUsize::new(0);
-    let mut graded: Vec<(usize, Graded)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..jobs)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(dir) = dirs.get(i) else { break };
-                        mine.push((i, grade_one(&quiet, &lab, &rule, dir, &args.task)));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
-    });
-    graded.sort_by_key(|(i, _)| *i);
-    let graded: Vec<Graded> = graded.into_iter().map(|(_, g)| g).collect();
-    if graded.len() != dirs.len() {
-        return Err(Error::environment(
-            crate::error::msg(
-                "採点のスレッドが提出物を採点し終える前に止まりました",
-                "a grading thread stopped before its submissions were graded",
-            ),
-            crate::error::msg(
-                "`--jobs` を減らして `kca grade` をもう一度実行します",
-                "run `kca grade` again with fewer `--jobs`",
-            ),
-        ));
+    // A bounded pool (`par::pool`): a worker that cannot be started (a pids limit) is
+    // only a smaller pool, and with none at all the submissions are graded here, one
+    // after another (`scope.spawn` panicked, exit 101).
+    let one = |dir: &PathBuf| grade_one(&quiet, &lab, &rule, dir, &args.task);
+    let mut graded: Vec<Graded> = Vec::with_capacity(dirs.len());
+    for (dir, r) in dirs
+        .iter()
+        .zip(crate::par::pool(&dirs, &[jobs], |_| 0, one))
+    {
+        graded.push(match r {
+            Ok(g) => g,
+            Err(crate::par::Unrun::NoThread(_)) => one(dir),
+            Err(crate::par::Unrun::Crashed) => {
+                return Err(Error::environment(
+                    crate::error::msg(
+                        "採点のスレッドが提出物を採点し終える前に止まりました",
+                        "a grading thread stopped before its submissions were graded",
+                    ),
+                    crate::error::msg(
+                        "`--jobs` を減らして `kca grade` をもう一度実行します",
+                        "run `kca grade` again with fewer `--jobs`",
+                    ),
+                ));
+            }
+        });
     }
     let unique = unique_stems(&graded);
     if let Some(out) = &args.out {

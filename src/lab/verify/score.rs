@@ -35,26 +35,15 @@ pub struct Survivor {
     pub environment_only: bool,
 }
 
-/// `f` over `items` on up to `par::cores()` threads, results in input order.
+/// `f` over `items` on up to `par::cores()` threads, results in input order. An item no
+/// worker could take (a pids limit: `scope.spawn` panicked there) runs on the calling
+/// thread, as does one whose `f` panicked, so that panic is the caller's again.
 pub(super) fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let workers = crate::par::cores().clamp(1, items.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
-    let slots = std::sync::Mutex::new(&mut out);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = f(item);
-                    slots.lock().expect("results lock")[i] = Some(r);
-                }
-            });
-        }
-    });
-    out.into_iter()
-        .map(|r| r.expect("every item graded"))
+    crate::par::pool(items, &[workers], |_| 0, &f)
+        .into_iter()
+        .zip(items)
+        .map(|(r, item)| r.unwrap_or_else(|_| f(item)))
         .collect()
 }
 

@@ -52,6 +52,8 @@ fn nesting(expr: &str) -> usize {
     let b = expr.as_bytes();
     // Chained operators per open bracket level.
     let mut levels: Vec<usize> = vec![0];
+    // Their sum, kept as they change (a recount per character is quadratic).
+    let mut chained = 0usize;
     let mut max = 0;
     let mut i = 0;
     while i < b.len() {
@@ -68,15 +70,16 @@ fn nesting(expr: &str) -> usize {
             }
             b'(' | b'[' | b'{' => levels.push(0),
             b')' | b']' | b'}' if levels.len() > 1 => {
-                levels.pop();
+                chained -= levels.pop().expect("more than one");
             }
-            b',' => *levels.last_mut().expect("never empty") = 0,
+            b',' => chained -= std::mem::take(levels.last_mut().expect("never empty")),
             b'.' | b'|' | b'&' | b'!' | b'<' | b'>' | b'=' => {
                 *levels.last_mut().expect("never empty") += 1;
+                chained += 1;
             }
             _ => {}
         }
-        max = max.max(levels.len() - 1 + levels.iter().sum::<usize>());
+        max = max.max(levels.len() - 1 + chained);
         i += 1;
     }
     max

@@ -869,7 +869,11 @@ fn register(rt: &mut Runtime) {
     func!(rt, "time_add", |a: Args, c: &mut JpContext<'_>| {
         let t = parse_time(&arg_str(a, 0, c)?).ok_or_else(|| fail(c, "invalid time"))?;
         let d = parse_duration(&arg_str(a, 1, c)?).ok_or_else(|| fail(c, "invalid duration"))?;
-        let out = t + chrono::Duration::milliseconds((d * 1000.0) as i64);
+        // Past chrono's range (±262,000 years) is an error, not an overflow panic; Go's
+        // durations end at ±292 years, so Kyverno refuses such a duration too.
+        let out = chrono::TimeDelta::try_milliseconds((d * 1000.0) as i64)
+            .and_then(|d| t.checked_add_signed(d))
+            .ok_or_else(|| fail(c, "time out of range"))?;
         Ok(var(json!(
             out.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         )))

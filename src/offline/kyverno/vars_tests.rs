@@ -98,6 +98,21 @@ fn custom_functions_work() {
     );
 }
 
+#[test]
+fn time_add_past_the_calendar_is_an_error_not_a_panic() {
+    // Adding 99,999,999,999,999 h overflowed chrono's `DateTime + TimeDelta` (exit 101).
+    let c = ctx(json!({}));
+    let t = "'2020-01-01T00:00:00Z'";
+    for d in ["'99999999999999h'", "'-99999999999999h'", "'1e300h'"] {
+        let err = query(&format!("time_add({t}, {d})"), &c).map(|v| v.to_string());
+        assert!(err.is_err(), "{d}: {err:?}");
+    }
+    assert_eq!(
+        query(&format!("time_add({t}, '1h')"), &c).unwrap(),
+        json!("2020-01-01T01:00:00Z")
+    );
+}
+
 /// `{{@}}` in a patch is the current value at the same place in the object (it was
 /// `null`), under `target` for a mutate-existing target.
 #[test]

@@ -501,7 +501,11 @@ pub(super) fn eval(scope: &Scope<'_>, expr: &str) -> Result<cel::Value, EvalErro
     if mentions(expr, "authorizer") {
         return Err(EvalError::unsupported(Unsupported::Authorizer));
     }
-    let compiled = compiled(expr).map_err(EvalError::unsupported)?;
+    let compiled = compiled(expr)?;
+    super::shape::for_depth(compiled.depth, || run(scope, &compiled))
+}
+
+fn run(scope: &Scope<'_>, compiled: &Compiled) -> Result<cel::Value, EvalError> {
     scope.resolve_variables(compiled.program.expression())?;
     // The interpreter cannot be stopped part-way: an expression whose cost on these
     // values would pass the limits is refused before it runs.
@@ -574,11 +578,15 @@ fn classify(e: ExecutionError) -> EvalError {
 /// A compiled expression (its syntax tree is what the cost estimate walks).
 pub(super) struct Compiled {
     pub(super) program: Program,
+    /// Its nesting estimate (`shape`): a deep one is evaluated on a stack of its own.
+    pub(super) depth: usize,
 }
 
 /// Compiles `expr` once per thread: a corpus run evaluates the same few hundred
 /// expressions on thousands of objects, and parsing them again took a third of it.
-pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Compiled>, Unsupported> {
+/// An expression past kca's bounds (`shape`) is an error, one the interpreter cannot
+/// parse is unsupported.
+pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Compiled>, EvalError> {
     thread_local! {
         static PROGRAMS: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Compiled>>> =
             Default::default();
@@ -586,16 +594,16 @@ pub(super) fn compiled(expr: &str) -> Result<std::rc::Rc<Compiled>, Unsupported>
     if let Some(p) = PROGRAMS.with_borrow(|m| m.get(expr).cloned()) {
         return Ok(p);
     }
+    let depth = super::shape::check(expr).map_err(|e| EvalError::failed(e.to_string()))?;
     // Mutation literals (`Object{…}`, `JSONPatch{…}`) are read as maps.
     let source = if expr.contains("Object") || expr.contains("JSONPatch") {
         super::literal::rewrite_typed_literals(expr)
     } else {
         expr.to_string()
     };
-    let program = env()
-        .compile(&source)
-        .map_err(|e| Unsupported::Compile(e.to_string()))?;
-    let compiled = std::rc::Rc::new(Compiled { program });
+    let program = super::shape::on_parse_stack(|| env().compile(&source))
+        .map_err(|e| EvalError::unsupported(Unsupported::Compile(e.to_string())))?;
+    let compiled = std::rc::Rc::new(Compiled { program, depth });
     PROGRAMS.with_borrow_mut(|m| m.insert(expr.to_string(), compiled.clone()));
     Ok(compiled)
 }
@@ -638,8 +646,9 @@ pub(super) fn check_spec_cost(spec: &Value) -> Result<(), CostExceeded> {
                 let Ok(compiled) = compiled(expr) else {
                     continue;
                 };
-                let (cost, shape) =
-                    cost::estimate(compiled.program.expression(), &cost::Inputs::Load(&shapes));
+                let (cost, shape) = super::shape::for_depth(compiled.depth, || {
+                    cost::estimate(compiled.program.expression(), &cost::Inputs::Load(&shapes))
+                });
                 if list_key == "variables"
                     && let Some(name) = item.get("name").and_then(Value::as_str)
                 {

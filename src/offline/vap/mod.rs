@@ -23,6 +23,7 @@ mod mpol_targets;
 mod mutate_existing;
 mod params;
 mod services;
+mod shape;
 mod template;
 mod unsupported;
 mod validation;

@@ -48,7 +48,8 @@ pub fn offloadable(conditions: &[Value]) -> Option<Vec<Value>> {
     let mut kept = Vec::new();
     for mc in conditions {
         let expr = mc.get("expression").and_then(Value::as_str).unwrap_or("");
-        let program = cel::Program::compile(expr).ok()?;
+        super::shape::check(expr).ok()?;
+        let program = super::shape::on_parse_stack(|| cel::Program::compile(expr)).ok()?;
         let refs = program.references();
         let vars = refs.variables();
         if vars.iter().any(|v| !WEBHOOK_VARIABLES.contains(v)) {

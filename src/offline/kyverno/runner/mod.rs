@@ -550,6 +550,23 @@ fn run_row(suite: &Suite, shared: &mut Shared, row: &ResultRow, name: String) ->
             return out;
         }
     }
+    // A CEL policy that is not there because a file of the test could not be read (a
+    // YAML error, a missing file) is that error, as a classic one is (`classic_row`):
+    // `kyverno test` fails a test whose policies do not load, it does not skip it.
+    if flagged.is_some_and(Flagged::needs_its_policy)
+        && !suite.load_problems.is_empty()
+        && !suite.other_kinds.contains_key(policy_name)
+    {
+        out.verdict = Verdict::Fail;
+        out.reason = suite.load_problems.join("; ");
+        out.scope = match flagged {
+            Some(Flagged::ValidatingAdmissionPolicy) => "vap",
+            Some(Flagged::MutatingPolicy) => "mpol",
+            Some(Flagged::GeneratingPolicy) => "gpol",
+            _ => "vpol",
+        };
+        return out;
+    }
     if let Some(why) = flagged
         .map(Flagged::reason)
         .or_else(|| suite.other_kinds.get(policy_name).copied())

@@ -108,6 +108,18 @@ pub enum Flagged {
 }
 
 impl Flagged {
+    /// Whether kca evaluates a row flagged so when its policy is among the test's (the
+    /// others are skipped whatever the files hold).
+    pub fn needs_its_policy(self) -> bool {
+        matches!(
+            self,
+            Flagged::ValidatingAdmissionPolicy
+                | Flagged::ValidatingPolicy
+                | Flagged::MutatingPolicy
+                | Flagged::GeneratingPolicy
+        )
+    }
+
     /// Why a row flagged so is not evaluated, when its policy is not among the test's
     /// (or, for the kinds kca does not evaluate, at all).
     pub fn reason(self) -> &'static str {
