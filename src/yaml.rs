@@ -638,7 +638,7 @@ impl<'b, T: Tree> Builder<'b, T> {
                             });
                         }
                     };
-                    if let Some(first) = map.first_line_of(&node.value) {
+                    if let Some(first) = T::first_line_of(&map.entries, &node) {
                         return Err(YamlError {
                             over_budget: false,
                             pos: node.pos,
@@ -648,7 +648,6 @@ impl<'b, T: Tree> Builder<'b, T> {
                             ),
                         });
                     }
-                    map.remember(&node);
                     map.pending = Some(node);
                 }
                 Some(key) => T::add(&mut map.entries, key, item.into_tree()),

@@ -423,7 +423,9 @@ pub fn manifests_where(lab: &Lab, ws: &Path, keep: impl Fn(&Path) -> bool) -> Ma
             continue;
         }
         let text = match crate::input::read_within(ws, &rel) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            // UTF-8 (nearly always) becomes the text without a copy of the file.
+            Ok(bytes) => String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             Err(e) => {
                 out.problems.push(FileProblem {
                     path: rel.clone(),

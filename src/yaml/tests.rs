@@ -303,6 +303,15 @@ fn json_built_directly_equals_the_tree_made_json() {
         format!("{filler}k7: dup\n"),
         format!("{filler}\"7\": not a dup of k7\n1.0: x\n1: y\n"),
         "a: 1\na: 2\n".to_string(),
+        // A key that is not a string and a string key of its text: two YAML keys, one
+        // JSON key; a duplicate of either is found, with the line of its first.
+        "1: a\n\"1\": b\n\"1\": c\n".to_string(),
+        "\"1\": a\n1: b\n1: c\n".to_string(),
+        "\"1\": a\n1: b\n1.0: c\n\"1\": d\n".to_string(),
+        "0.0: a\n\"-0\": b\n\"0\": c\n-0.0: d\n".to_string(),
+        format!("{filler}k3: x\nk3: y\n"),
+        format!("{filler}true: x\n\"true\": y\nTrue: z\n"),
+        format!("{filler}\"null\": x\n~: y\n\"null\": z\n"),
         "? [a]\n: b\n".to_string(),
         "a: [1, 2\n".to_string(),
         big_stream(1_250),
