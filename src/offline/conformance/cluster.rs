@@ -76,6 +76,8 @@ pub struct Cluster {
     pub exceptions_disabled: bool,
     /// The Kyverno features the test's configuration turns on.
     pub features: super::controllers::Features,
+    /// The ephemeral reports admission left (merged into policy reports when asserted).
+    pub reports: super::controllers::reports::Admissions,
 }
 
 impl Cluster {
@@ -88,6 +90,7 @@ impl Cluster {
             uid: 0,
             exceptions_disabled: false,
             features: Default::default(),
+            reports: Default::default(),
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -311,6 +314,7 @@ impl Cluster {
             Admitted {
                 object: new,
                 response: kyverno::Response::default(),
+                policies: Vec::new(),
             }
         } else {
             match self.admit(new, old.clone()) {
@@ -321,6 +325,8 @@ impl Cluster {
         let object = admitted.object;
         let uid = object.pointer("/metadata/uid").cloned();
         self.store_as(object.clone(), uid);
+        self.reports
+            .admitted(&object, &admitted.policies, &admitted.response);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             self.policy_written(&object, old.as_ref());
@@ -404,7 +410,7 @@ impl Cluster {
         Authorizer::new(&objects)
     }
 
-    fn namespace_labels(&self, ns: &str) -> std::collections::BTreeMap<String, String> {
+    pub(crate) fn namespace_labels(&self, ns: &str) -> std::collections::BTreeMap<String, String> {
         let mut out = std::collections::BTreeMap::new();
         if let Some(Value::Object(labels)) = self
             .find(&namespace_ref(ns))
@@ -553,6 +559,7 @@ impl Cluster {
         Ok(Admitted {
             object: patched,
             response: resp,
+            policies,
         })
     }
 
@@ -661,6 +668,8 @@ fn policy_unsupported(e: &vap::PolicyError) -> Option<String> {
 struct Admitted {
     object: Value,
     response: kyverno::Response,
+    /// The ClusterPolicies and Policies Kyverno's webhooks ran.
+    policies: Vec<kyverno::Policy>,
 }
 
 /// The message of Kyverno's validating webhook when Enforce rules fail
@@ -706,6 +715,13 @@ fn blocked(policies: &[kyverno::Policy], resp: &kyverno::Response, obj: &Value) 
         text(obj, "/metadata/namespace"),
         text(obj, "/metadata/name"),
     ))
+}
+
+impl Cluster {
+    /// What Kyverno's `resourceFilters` keep away from its webhooks and scans.
+    pub(crate) fn filtered(&self, obj: &Value) -> bool {
+        filtered(obj)
+    }
 }
 
 /// What Kyverno's `resourceFilters` keep away from its webhooks.

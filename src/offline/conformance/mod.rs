@@ -35,8 +35,8 @@ pub enum Skip {
     Operation(String),
     /// Image verification or image data from a registry.
     Registry(String),
-    /// Policy reports (made by the reports controller).
-    Reports,
+    /// Policy reports the model does not make (what of them).
+    Reports(String),
     /// Kubernetes events.
     Events,
     /// Objects or status a controller the replay does not run makes (a Deployment's Pods,
@@ -65,7 +65,7 @@ impl Skip {
             Skip::Marked => "marked skip",
             Skip::Operation(_) => "script/command",
             Skip::Registry(_) => "registry",
-            Skip::Reports => "reports",
+            Skip::Reports(_) => "reports",
             Skip::Events => "events",
             Skip::Controller(_) => "controller",
             Skip::Cleanup => "cleanup",
@@ -119,6 +119,7 @@ impl fmt::Display for Skip {
             Skip::Controller(m) => return write!(f, "{}: {m}", self.class()),
             Skip::Operation(s)
             | Skip::Registry(s)
+            | Skip::Reports(s)
             | Skip::UnknownKind(s)
             | Skip::Expression(s)
             | Skip::Engine(s)
@@ -393,14 +394,11 @@ impl Run {
     fn assert(&self, expected: &Value, present: bool, bindings: &Bindings) -> Result<(), Stop> {
         let kind = text(expected, "/kind");
         match kind.as_str() {
-            "PolicyReport"
-            | "ClusterPolicyReport"
-            | "EphemeralReport"
-            | "ClusterEphemeralReport"
-            | "BackgroundScanReport"
-            | "ClusterBackgroundScanReport"
-            | "AdmissionReport"
-            | "ClusterAdmissionReport" => return Err(Stop::Skip(Skip::Reports)),
+            k if controllers::reports::is_report_kind(k) => {
+                let found = controllers::reports::candidates(&self.cluster, expected, present)
+                    .map_err(|why| Stop::Skip(Skip::Reports(why)))?;
+                return self.judged(expected, found.iter(), present, bindings);
+            }
             "Event" => return Err(Stop::Skip(Skip::Events)),
             "UpdateRequest" => {
                 return Err(Stop::Skip(Skip::Controller(controllers::Maker::Kyverno(
@@ -441,7 +439,19 @@ impl Run {
         } else {
             self.cluster.find(&key).into_iter().collect()
         };
-        let mut last = format!("no {} found", describe(&placed));
+        self.judged(&placed, candidates.into_iter(), present, bindings)
+    }
+
+    /// `assert` (`present`) or `error` of `placed` against the objects that could be it.
+    fn judged<'a>(
+        &self,
+        placed: &Value,
+        candidates: impl Iterator<Item = &'a Value>,
+        present: bool,
+        bindings: &Bindings,
+    ) -> Result<(), Stop> {
+        let expected = placed;
+        let mut last = format!("no {} found", describe(placed));
         let mut any = false;
         for c in candidates {
             // The API server serves an object in the version asked for.
@@ -449,7 +459,7 @@ impl Run {
             if let (Some(av), Some(m)) = (expected.get("apiVersion"), c.as_object_mut()) {
                 m.insert("apiVersion".into(), av.clone());
             }
-            match judge(&placed, &c, bindings) {
+            match judge(placed, &c, bindings) {
                 Judged::Match => {
                     any = true;
                     break;
@@ -462,11 +472,11 @@ impl Run {
             (true, true) | (false, false) => Ok(()),
             (true, false) => Err(Stop::Disagree(format!(
                 "assert {}: {last}",
-                describe(&placed)
+                describe(placed)
             ))),
             (false, true) => Err(Stop::Disagree(format!(
                 "error {}: a matching object exists",
-                describe(&placed)
+                describe(placed)
             ))),
         }
     }

@@ -5,6 +5,8 @@
 //!   MutatingAdmissionPolicies with their bindings ([`admission`]), and garbage collection
 //!   of those whose policy is gone (their owner reference);
 //! - the status of policies and CRDs ([`status`]);
+//! - policy reports, built from admission's results and a background scan when asserted
+//!   ([`reports`]);
 //! - the webhook configurations Kyverno's webhook controller keeps, by name and labels
 //!   (their `webhooks` are not modelled: asserting them stays a controller skip).
 //!
@@ -12,6 +14,7 @@
 //! here; see [`super::Skip::Controller`].
 
 pub mod admission;
+pub mod reports;
 pub mod status;
 
 use serde_json::{Value, json};
