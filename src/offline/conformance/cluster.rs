@@ -425,7 +425,7 @@ impl Cluster {
         out
     }
 
-    fn vap_request(&self, object: &Value, old: Option<Value>) -> vap::VapRequest {
+    pub(crate) fn vap_request(&self, object: &Value, old: Option<Value>) -> vap::VapRequest {
         let ns = text(object, "/metadata/namespace");
         let namespace_object = if ns.is_empty() {
             Value::Null

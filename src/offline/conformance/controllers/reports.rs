@@ -62,13 +62,119 @@ const UNMODELLED_SOURCES: &[&str] = &[
     "NamespacedGeneratingPolicy",
     "ImageValidatingPolicy",
     "NamespacedImageValidatingPolicy",
-    "ValidatingAdmissionPolicy",
     "MutatingAdmissionPolicy",
 ];
+
+/// `getIncludeReportingLabelRequirement`: only admission policies labelled
+/// `reports.kyverno.io/enabled` are scanned (pkg/controllers/report/utils/utils.go).
+fn vap_reported(o: &Value) -> bool {
+    o.pointer("/metadata/labels/reports.kyverno.io~1enabled")
+        .is_some()
+}
+
+/// What the background scan of `object` gives for ValidatingAdmissionPolicies
+/// (pkg/admissionpolicy/validate.go `Validate`, `processVAPWithClient`,
+/// `processVAPNoBindings`, `validateResource`): a CREATE by no user; of the bindings that
+/// match, the last decides; one result per policy, named by it, failing with the failed
+/// validation's message (whatever the binding's actions), erring on an evaluation error.
+fn vap_scan(cluster: &Cluster, object: &Value, vaps: &[&Value]) -> Vec<Reported> {
+    use crate::offline::vap;
+    let mut req = cluster.vap_request(object, None);
+    // `ResolveUser`: no admission user, so the sentinel identity fills username, uid and
+    // groups (pkg/admissionpolicy/user_info.go).
+    let sentinel = "system:kyverno:background-scan";
+    req.user = vap::VapUser {
+        username: sentinel.into(),
+        uid: sentinel.into(),
+        groups: vec![sentinel.into()],
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for policy in vaps {
+        let name = text(policy, "/metadata/name");
+        let bindings: Vec<Value> = cluster
+            .objects
+            .iter()
+            .filter(|b| {
+                text(b, "/kind") == "ValidatingAdmissionPolicyBinding"
+                    && text(b, "/spec/policyName") == name
+            })
+            .map(|b| {
+                let mut b = b.clone();
+                // The decision, not the binding's actions, makes the result.
+                b["spec"]["validationActions"] = json!(["Deny"]);
+                b
+            })
+            .collect();
+        let has_conditions = policy
+            .pointer("/spec/matchConditions")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        let each: Vec<Option<&Value>> = if bindings.is_empty() {
+            vec![None]
+        } else {
+            bindings.iter().map(Some).collect()
+        };
+        let mut decided: Option<Reported> = None;
+        for binding in each {
+            let mut outcome = vap::VapOutcome::default();
+            let applied =
+                vap::evaluate_binding(&cluster.objects, policy, binding, &req, &mut outcome);
+            let (status, message, mut unmodelled) = match applied {
+                vap::Applied::NotMatched if has_conditions => (
+                    RuleStatus::Skip,
+                    None,
+                    Some("a ValidatingAdmissionPolicy's match conditions in a report".to_string()),
+                ),
+                vap::Applied::NotMatched => continue,
+                _ if !outcome.errors.is_empty() => {
+                    let e = &outcome.errors[0];
+                    let why = e.unsupported.as_ref().map(|u| {
+                        format!("a ValidatingAdmissionPolicy the engine did not evaluate: {u}")
+                    });
+                    (RuleStatus::Error, Some(e.message.clone()), why)
+                }
+                _ => match outcome.denials.first() {
+                    Some(d) => (RuleStatus::Fail, Some(d.message.clone()), None),
+                    None => (RuleStatus::Pass, Some(String::new()), None),
+                },
+            };
+            if policy.pointer("/spec/paramKind").is_some() {
+                unmodelled = Some("a ValidatingAdmissionPolicy with params in a report".into());
+            }
+            let mut properties = Map::new();
+            if let Some(b) = binding {
+                properties.insert("binding".into(), json!(text(b, "/metadata/name")));
+            }
+            properties.insert("process".into(), json!("background scan"));
+            decided = Some(Reported {
+                source: "ValidatingAdmissionPolicy",
+                policy: name.clone(),
+                rule: name.clone(),
+                status,
+                message,
+                unmodelled,
+                annotations: policy
+                    .pointer("/metadata/annotations")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                properties,
+            });
+        }
+        out.extend(decided);
+    }
+    out
+}
+
+/// Marks a result whose message the model does not word (the judge ignores keys the
+/// expectation does not name).
+const UNWORDED: &str = "kca.unworded";
 
 /// One rule's result for one resource, before it is written into a report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reported {
+    /// `kyverno`, `ValidatingAdmissionPolicy`.
+    pub source: &'static str,
     /// `name`, or `namespace/name` for a Policy.
     pub policy: String,
     pub rule: String,
@@ -78,6 +184,10 @@ pub struct Reported {
     pub message: Option<String>,
     /// Why the result cannot be written faithfully, if it cannot.
     pub unmodelled: Option<String>,
+    /// The policy's annotations (`scored`, `category`, `severity`).
+    pub annotations: Value,
+    /// The result's properties (`process`, a VAP's `binding`).
+    pub properties: Map<String, Value>,
 }
 
 /// The ephemeral reports admission left, by the resource's uid (the latest request's).
@@ -110,7 +220,7 @@ impl Admissions {
         }
         let entries = self.by_uid.entry(uid).or_default();
         for f in fresh {
-            entries.retain(|e| !(e.policy == f.policy && e.rule == f.rule));
+            entries.retain(|e| !(e.source == f.source && e.policy == f.policy && e.rule == f.rule));
             entries.push(f);
         }
     }
@@ -190,12 +300,31 @@ fn reported(policy: &Policy, r: &RuleResult) -> Reported {
         }
         _ => None,
     };
+    let admission = policy
+        .raw
+        .pointer("/spec/admission")
+        .and_then(Value::as_bool)
+        != Some(false);
+    let process = match (policy.background, admission) {
+        (true, _) => "background scan",
+        (false, true) => "admission review",
+        _ => "",
+    };
+    let mut properties = Map::new();
+    properties.insert("process".into(), json!(process));
     Reported {
+        source: "kyverno",
         policy: policy_key(policy),
         rule: r.rule.clone(),
         status: r.status,
         message,
         unmodelled,
+        annotations: policy
+            .raw
+            .pointer("/metadata/annotations")
+            .cloned()
+            .unwrap_or(Value::Null),
+        properties,
     }
 }
 
@@ -252,15 +381,20 @@ pub struct Built {
 /// The PolicyReports and ClusterPolicyReports of the cluster at rest, or why they cannot
 /// be told.
 pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
-    if let Some(o) = cluster
-        .objects
-        .iter()
-        .find(|o| UNMODELLED_SOURCES.contains(&text(o, "/kind").as_str()))
-    {
+    if let Some(o) = cluster.objects.iter().find(|o| {
+        let kind = text(o, "/kind");
+        UNMODELLED_SOURCES.contains(&kind.as_str())
+            && (kind != "MutatingAdmissionPolicy" || vap_reported(o))
+    }) {
         return Err(format!("reports of a {}", text(o, "/kind")));
     }
     let (current, _) = kyverno::load_policies(&cluster.objects);
     let background = background_policies(cluster);
+    let vaps: Vec<&Value> = cluster
+        .objects
+        .iter()
+        .filter(|o| text(o, "/kind") == "ValidatingAdmissionPolicy" && vap_reported(o))
+        .collect();
     let mut reports = Vec::new();
     for object in &cluster.objects {
         let uid = text(object, "/metadata/uid");
@@ -281,8 +415,13 @@ pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
                 .any(|p| policy_key(p) == r.policy && p.rules.iter().any(|x| x.name == r.rule))
         });
         if !cluster.filtered(object) {
-            for b in scan(cluster, object, &background) {
-                results.retain(|r| !(r.policy == b.policy && r.rule == b.rule));
+            let scanned = scan(cluster, object, &background)
+                .into_iter()
+                .chain(vap_scan(cluster, object, &vaps));
+            for b in scanned {
+                results.retain(|r| {
+                    !(r.source == b.source && r.policy == b.policy && r.rule == b.rule)
+                });
                 results.push(b);
             }
         }
@@ -291,7 +430,7 @@ pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
         }
         let unmodelled = results.iter().find_map(|r| r.unmodelled.clone());
         reports.push(Built {
-            report: report(object, &current, results),
+            report: report(object, results),
             unmodelled,
         });
     }
@@ -317,8 +456,8 @@ fn severity(s: &str) -> Option<&'static str> {
     }
 }
 
-fn report(object: &Value, policies: &[Policy], mut results: Vec<Reported>) -> Value {
-    results.sort_by(|a, b| (&a.policy, &a.rule).cmp(&(&b.policy, &b.rule)));
+fn report(object: &Value, mut results: Vec<Reported>) -> Value {
+    results.sort_by(|a, b| (&a.policy, &a.rule, a.source).cmp(&(&b.policy, &b.rule, b.source)));
     let ns = text(object, "/metadata/namespace");
     let uid = text(object, "/metadata/uid");
     let (av, kind, name) = (
@@ -329,34 +468,24 @@ fn report(object: &Value, policies: &[Policy], mut results: Vec<Reported>) -> Va
     let written: Vec<Value> = results
         .iter()
         .map(|r| {
-            let policy = policies.iter().find(|p| policy_key(p) == r.policy);
-            let annotation = |k: &str| {
-                policy
-                    .and_then(|p| p.raw.pointer("/metadata/annotations"))
-                    .and_then(|a| a.get(k))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
-            let admission = policy
-                .and_then(|p| p.raw.pointer("/spec/admission"))
-                .and_then(Value::as_bool)
-                != Some(false);
-            let process = match (policy.is_some_and(|p| p.background), admission) {
-                (true, _) => "background scan",
-                (false, true) => "admission review",
-                _ => "",
-            };
+            let annotation = |k: &str| text(&r.annotations, &format!("/{}", k.replace('/', "~1")));
             let mut m = Map::new();
-            m.insert("source".into(), json!("kyverno"));
+            m.insert("source".into(), json!(r.source));
             m.insert("policy".into(), json!(r.policy));
             if !r.rule.is_empty() {
                 m.insert("rule".into(), json!(r.rule));
             }
-            if let Some(msg) = &r.message {
-                m.insert("message".into(), json!(msg));
+            match &r.message {
+                Some(msg) if !msg.is_empty() => {
+                    m.insert("message".into(), json!(msg));
+                }
+                // An empty description is left out (`omitempty`).
+                Some(_) => {}
+                None => {
+                    m.insert(UNWORDED.into(), json!(true));
+                }
             }
-            m.insert("properties".into(), json!({"process": process}));
+            m.insert("properties".into(), Value::Object(r.properties.clone()));
             m.insert("result".into(), json!(r.status.as_str()));
             m.insert(
                 "scored".into(),
@@ -461,7 +590,7 @@ fn messages_modelled(expected: &Value, candidates: &[Value]) -> Result<(), Strin
             .any(|r| {
                 (policy.is_empty() || text(r, "/policy") == policy)
                     && (rule.is_empty() || text(r, "/rule") == rule)
-                    && r.get("message").is_none()
+                    && r.get(UNWORDED).is_some()
             });
         if unworded {
             return Err(format!(
