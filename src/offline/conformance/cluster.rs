@@ -319,7 +319,10 @@ impl Cluster {
         } else {
             match self.admit(new, old.clone()) {
                 Ok(a) => a,
-                Err(answer) => return answer,
+                Err(answer) => {
+                    self.reports.refused();
+                    return answer;
+                }
             }
         };
         let object = admitted.object;
@@ -587,8 +590,10 @@ impl Cluster {
             // PolicyExceptions hold for a deletion too.
             let resp = kyverno::admit_with(&policies, &kreq, &self.engine_options());
             if let Some(msg) = blocked(&policies, &resp, &old) {
+                self.reports.refused();
                 return Answer::Refused(msg);
             }
+            self.reports.admitted(&Value::Null, &policies, &resp);
         }
         self.remove(&key);
         self.after_write("DELETE", &Value::Null, &old, Writer::User);

@@ -37,8 +37,8 @@ pub enum Skip {
     Registry(String),
     /// Policy reports the model does not make (what of them).
     Reports(String),
-    /// Kubernetes events.
-    Events,
+    /// Kubernetes events the model does not make (what of them).
+    Events(String),
     /// Objects or status a controller the replay does not run makes (a Deployment's Pods,
     /// a Pod's status, `UpdateRequest`s, the webhooks of webhook configurations).
     Controller(controllers::Maker),
@@ -66,7 +66,7 @@ impl Skip {
             Skip::Operation(_) => "script/command",
             Skip::Registry(_) => "registry",
             Skip::Reports(_) => "reports",
-            Skip::Events => "events",
+            Skip::Events(_) => "events",
             Skip::Controller(_) => "controller",
             Skip::Cleanup => "cleanup",
             Skip::KyvernoConfig => "kyverno config",
@@ -120,6 +120,7 @@ impl fmt::Display for Skip {
             Skip::Operation(s)
             | Skip::Registry(s)
             | Skip::Reports(s)
+            | Skip::Events(s)
             | Skip::UnknownKind(s)
             | Skip::Expression(s)
             | Skip::Engine(s)
@@ -399,7 +400,13 @@ impl Run {
                     .map_err(|why| Stop::Skip(Skip::Reports(why)))?;
                 return self.judged(expected, found.iter(), present, bindings);
             }
-            "Event" => return Err(Stop::Skip(Skip::Events)),
+            "Event" => {
+                let mut placed = expected.clone();
+                self.cluster.place(&mut placed).map_err(Stop::Skip)?;
+                let found = controllers::events::candidates(&self.cluster, &placed, present)
+                    .map_err(|why| Stop::Skip(Skip::Events(why)))?;
+                return self.judged(&placed, found.iter(), present, bindings);
+            }
             "UpdateRequest" => {
                 return Err(Stop::Skip(Skip::Controller(controllers::Maker::Kyverno(
                     "UpdateRequests of the background controller".into(),

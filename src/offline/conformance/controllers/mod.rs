@@ -6,7 +6,7 @@
 //!   of those whose policy is gone (their owner reference);
 //! - the status of policies and CRDs ([`status`]);
 //! - policy reports, built from admission's results and a background scan when asserted
-//!   ([`reports`]);
+//!   ([`reports`]), and the events of their results ([`events`]);
 //! - the webhook configurations Kyverno's webhook controller keeps, by name and labels
 //!   (their `webhooks` are not modelled: asserting them stays a controller skip).
 //!
@@ -14,6 +14,7 @@
 //! here; see [`super::Skip::Controller`].
 
 pub mod admission;
+pub mod events;
 pub mod reports;
 pub mod status;
 

@@ -153,12 +153,14 @@ fn vap_scan(cluster: &Cluster, object: &Value, vaps: &[&Value]) -> Vec<Reported>
                 rule: name.clone(),
                 status,
                 message,
-                unmodelled,
                 annotations: policy
                     .pointer("/metadata/annotations")
                     .cloned()
                     .unwrap_or(Value::Null),
                 properties,
+                policy_ref: reference(policy),
+                events_unmodelled: unmodelled.clone(),
+                unmodelled,
             });
         }
         out.extend(decided);
@@ -188,18 +190,35 @@ pub struct Reported {
     pub annotations: Value,
     /// The result's properties (`process`, a VAP's `binding`).
     pub properties: Map<String, Value>,
+    /// The policy object (`apiVersion`, `kind`, `name`, `namespace`, `uid`), as events
+    /// name it.
+    pub policy_ref: Value,
+    /// Why the events this result makes cannot be told, if they cannot.
+    pub events_unmodelled: Option<String>,
 }
 
 /// The ephemeral reports admission left, by the resource's uid (the latest request's).
 #[derive(Debug, Clone, Default)]
 pub struct Admissions {
     by_uid: BTreeMap<String, Vec<Reported>>,
+    /// Why admission may have emitted events (kyverno-admission) the model does not
+    /// write; `None` while it emitted none (pkg/webhooks/utils/event.go
+    /// `GenerateEvents`: failures, errors and exceptions make events; successes make
+    /// PolicyApplied events, dropped without `generateSuccessEvents`).
+    pub events_possible: Option<String>,
 }
 
 impl Admissions {
     /// Records what admission of `object` (admitted) gave; `policies` are those
     /// admission ran. A later request replaces the earlier results of the same rules.
     pub fn admitted(&mut self, object: &Value, policies: &[Policy], resp: &kyverno::Response) {
+        if resp.results.iter().any(|r| {
+            matches!(r.status, RuleStatus::Fail | RuleStatus::Error)
+                || (r.status == RuleStatus::Skip && r.message.contains("PolicyException"))
+        }) {
+            self.events_possible = Some("events of admission's failures".into());
+        }
+        // A deletion (no object) makes no report.
         let uid = text(object, "/metadata/uid");
         if uid.is_empty() || text(object, "/kind") == "Event" {
             return;
@@ -223,6 +242,31 @@ impl Admissions {
             entries.retain(|e| !(e.source == f.source && e.policy == f.policy && e.rule == f.rule));
             entries.push(f);
         }
+    }
+}
+
+/// An object reference to `o` (`corev1.ObjectReference`: no empty fields).
+pub fn reference(o: &Value) -> Value {
+    let mut m = Map::new();
+    for (k, p) in [
+        ("apiVersion", "/apiVersion"),
+        ("kind", "/kind"),
+        ("name", "/metadata/name"),
+        ("namespace", "/metadata/namespace"),
+        ("uid", "/metadata/uid"),
+    ] {
+        let v = text(o, p);
+        if !v.is_empty() {
+            m.insert(k.into(), json!(v));
+        }
+    }
+    Value::Object(m)
+}
+
+impl Admissions {
+    /// A request admission refused: Kyverno may have emitted its events (blocked).
+    pub fn refused(&mut self) {
+        self.events_possible = Some("events of a refused request".into());
     }
 }
 
@@ -273,11 +317,13 @@ fn reported(policy: &Policy, r: &RuleResult) -> Reported {
     if let Some(u) = &r.unsupported {
         unmodelled = Some(format!("a rule the engine did not evaluate: {u}"));
     }
+    let mut events_unmodelled = unmodelled.clone();
     if raw_rule(policy, &r.rule).is_some_and(|x| x.get("reportProperties").is_some()) {
         unmodelled = Some("a rule's reportProperties".into());
     }
     if r.status == RuleStatus::Skip && r.message.starts_with("rule excluded by PolicyException") {
         unmodelled = Some("the exceptions property of a result skipped by exceptions".into());
+        events_unmodelled = Some("the events of PolicyExceptions".into());
     }
     if has("podSecurity") && r.status != RuleStatus::Pass {
         unmodelled = Some("pod security controls in a result's properties".into());
@@ -325,6 +371,8 @@ fn reported(policy: &Policy, r: &RuleResult) -> Reported {
             .cloned()
             .unwrap_or(Value::Null),
         properties,
+        policy_ref: reference(&policy.raw),
+        events_unmodelled,
     }
 }
 
@@ -371,6 +419,35 @@ fn background_policies(cluster: &Cluster) -> Vec<Policy> {
         .collect()
 }
 
+/// What the background scan gives for each resource at rest (ClusterPolicies, Policies,
+/// labelled ValidatingAdmissionPolicies), with the resource.
+pub fn scanned(cluster: &Cluster) -> Vec<(&Value, Vec<Reported>)> {
+    let background = background_policies(cluster);
+    let vaps: Vec<&Value> = cluster
+        .objects
+        .iter()
+        .filter(|o| text(o, "/kind") == "ValidatingAdmissionPolicy" && vap_reported(o))
+        .collect();
+    cluster
+        .objects
+        .iter()
+        .filter(|o| {
+            let kind = text(o, "/kind");
+            !text(o, "/metadata/uid").is_empty()
+                && kind != "Event"
+                && !is_report_kind(&kind)
+                && !cluster.filtered(o)
+        })
+        .map(|o| {
+            let r: Vec<Reported> = scan(cluster, o, &background)
+                .into_iter()
+                .chain(vap_scan(cluster, o, &vaps))
+                .collect();
+            (o, r)
+        })
+        .collect()
+}
+
 /// One resource's report, and why it cannot be written faithfully if it cannot.
 #[derive(Debug, Clone)]
 pub struct Built {
@@ -389,11 +466,9 @@ pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
         return Err(format!("reports of a {}", text(o, "/kind")));
     }
     let (current, _) = kyverno::load_policies(&cluster.objects);
-    let background = background_policies(cluster);
-    let vaps: Vec<&Value> = cluster
-        .objects
-        .iter()
-        .filter(|o| text(o, "/kind") == "ValidatingAdmissionPolicy" && vap_reported(o))
+    let mut scans: BTreeMap<String, Vec<Reported>> = scanned(cluster)
+        .into_iter()
+        .map(|(o, r)| (text(o, "/metadata/uid"), r))
         .collect();
     let mut reports = Vec::new();
     for object in &cluster.objects {
@@ -414,16 +489,9 @@ pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
                 .iter()
                 .any(|p| policy_key(p) == r.policy && p.rules.iter().any(|x| x.name == r.rule))
         });
-        if !cluster.filtered(object) {
-            let scanned = scan(cluster, object, &background)
-                .into_iter()
-                .chain(vap_scan(cluster, object, &vaps));
-            for b in scanned {
-                results.retain(|r| {
-                    !(r.source == b.source && r.policy == b.policy && r.rule == b.rule)
-                });
-                results.push(b);
-            }
+        for b in scans.remove(&uid).unwrap_or_default() {
+            results.retain(|r| !(r.source == b.source && r.policy == b.policy && r.rule == b.rule));
+            results.push(b);
         }
         if results.is_empty() {
             continue;
@@ -600,3 +668,7 @@ fn messages_modelled(expected: &Value, candidates: &[Value]) -> Result<(), Strin
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "reports_tests.rs"]
+mod tests;
