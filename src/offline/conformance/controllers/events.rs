@@ -28,19 +28,6 @@ use crate::offline::kyverno::RuleStatus;
 const SCAN: &str = "kyverno-scan";
 const ADMISSION: &str = "kyverno-admission";
 
-/// Policy kinds whose own handlers emit events the model does not write.
-const UNMODELLED: &[&str] = &[
-    "ValidatingPolicy",
-    "NamespacedValidatingPolicy",
-    "MutatingPolicy",
-    "NamespacedMutatingPolicy",
-    "GeneratingPolicy",
-    "NamespacedGeneratingPolicy",
-    "ImageValidatingPolicy",
-    "NamespacedImageValidatingPolicy",
-    "MutatingAdmissionPolicy",
-];
-
 /// `emitEvent`: the note cut to 1024 characters.
 fn note(message: String) -> String {
     if message.len() <= 1024 {
@@ -151,7 +138,7 @@ pub fn candidates(
     if let Some(o) = cluster
         .objects
         .iter()
-        .find(|o| UNMODELLED.contains(&text(o, "/kind").as_str()))
+        .find(|o| reports::UNMODELLED_SOURCES.contains(&text(o, "/kind").as_str()))
     {
         return Err(format!("events of a {}", text(o, "/kind")));
     }

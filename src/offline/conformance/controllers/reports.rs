@@ -51,9 +51,9 @@ pub fn is_report_kind(kind: &str) -> bool {
     )
 }
 
-/// Policy kinds whose reports are not modelled here (their results come from the CEL
-/// engines or the API server's admission policies).
-const UNMODELLED_SOURCES: &[&str] = &[
+/// Policy kinds whose reports and events are not modelled here (their results come from
+/// the CEL engines or the API server's mutating admission policies).
+pub const UNMODELLED_SOURCES: &[&str] = &[
     "ValidatingPolicy",
     "NamespacedValidatingPolicy",
     "MutatingPolicy",
