@@ -77,6 +77,8 @@ pub struct Cluster {
     pub exceptions_disabled: bool,
     /// The Kyverno features the test's configuration turns on.
     pub features: super::controllers::Features,
+    /// The ephemeral reports admission left (merged into policy reports when asserted).
+    pub reports: super::controllers::reports::Admissions,
 }
 
 impl Cluster {
@@ -89,6 +91,7 @@ impl Cluster {
             uid: 0,
             exceptions_disabled: false,
             features: Default::default(),
+            reports: Default::default(),
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -315,17 +318,23 @@ impl Cluster {
             Admitted {
                 object: new,
                 response: kyverno::Response::default(),
+                policies: Vec::new(),
             }
         } else {
             match self.admit(new, old.clone()) {
                 Ok(a) => a,
-                Err(answer) => return answer,
+                Err(answer) => {
+                    self.reports.refused();
+                    return answer;
+                }
             }
         };
         let object = admitted.object;
         let uid = object.pointer("/metadata/uid").cloned();
         self.store_as(object.clone(), uid);
         self.global_context_written(&object);
+        self.reports
+            .admitted(&object, &admitted.policies, &admitted.response);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             self.policy_written(&object, old.as_ref());
@@ -409,7 +418,7 @@ impl Cluster {
         Authorizer::new(&objects)
     }
 
-    fn namespace_labels(&self, ns: &str) -> std::collections::BTreeMap<String, String> {
+    pub(crate) fn namespace_labels(&self, ns: &str) -> std::collections::BTreeMap<String, String> {
         let mut out = std::collections::BTreeMap::new();
         if let Some(Value::Object(labels)) = self
             .find(&namespace_ref(ns))
@@ -424,7 +433,7 @@ impl Cluster {
         out
     }
 
-    fn vap_request(&self, object: &Value, old: Option<Value>) -> vap::VapRequest {
+    pub(crate) fn vap_request(&self, object: &Value, old: Option<Value>) -> vap::VapRequest {
         let ns = text(object, "/metadata/namespace");
         let namespace_object = if ns.is_empty() {
             Value::Null
@@ -563,6 +572,7 @@ impl Cluster {
         Ok(Admitted {
             object: patched,
             response: resp,
+            policies,
         })
     }
 
@@ -590,8 +600,10 @@ impl Cluster {
             // PolicyExceptions hold for a deletion too.
             let resp = kyverno::admit_with(&policies, &kreq, &self.engine_options());
             if let Some(msg) = blocked(&policies, &resp, &old) {
+                self.reports.refused();
                 return Answer::Refused(msg);
             }
+            self.reports.admitted(&Value::Null, &policies, &resp);
         }
         self.remove(&key);
         self.after_write("DELETE", &Value::Null, &old, Writer::User);
@@ -679,6 +691,8 @@ fn vap_skip(e: &vap::VapError) -> Skip {
 struct Admitted {
     object: Value,
     response: kyverno::Response,
+    /// The ClusterPolicies and Policies Kyverno's webhooks ran.
+    policies: Vec<kyverno::Policy>,
 }
 
 /// The message of Kyverno's validating webhook when Enforce rules fail
@@ -724,6 +738,13 @@ fn blocked(policies: &[kyverno::Policy], resp: &kyverno::Response, obj: &Value) 
         text(obj, "/metadata/namespace"),
         text(obj, "/metadata/name"),
     ))
+}
+
+impl Cluster {
+    /// What Kyverno's `resourceFilters` keep away from its webhooks and scans.
+    pub(crate) fn filtered(&self, obj: &Value) -> bool {
+        filtered(obj)
+    }
 }
 
 /// What Kyverno's `resourceFilters` keep away from its webhooks.

@@ -35,10 +35,10 @@ pub enum Skip {
     Operation(String),
     /// Image verification or image data from a registry (or another outside service).
     Registry(String),
-    /// Policy reports (made by the reports controller).
-    Reports,
-    /// Kubernetes events.
-    Events,
+    /// Policy reports the model does not make (what of them).
+    Reports(String),
+    /// Kubernetes events the model does not make (what of them).
+    Events(String),
     /// Objects or status a controller the replay does not run makes (a Deployment's Pods,
     /// a Pod's status, `UpdateRequest`s, the webhooks of webhook configurations).
     Controller(controllers::Maker),
@@ -63,8 +63,8 @@ impl Skip {
             Skip::Marked => "marked skip",
             Skip::Operation(_) => "script/command",
             Skip::Registry(_) => "registry",
-            Skip::Reports => "reports",
-            Skip::Events => "events",
+            Skip::Reports(_) => "reports",
+            Skip::Events(_) => "events",
             Skip::Controller(_) => "controller",
             Skip::Cleanup => "cleanup",
             Skip::KyvernoConfig => "kyverno config",
@@ -125,6 +125,8 @@ impl fmt::Display for Skip {
             Skip::Controller(m) => return write!(f, "{}: {m}", self.class()),
             Skip::Operation(s)
             | Skip::Registry(s)
+            | Skip::Reports(s)
+            | Skip::Events(s)
             | Skip::UnknownKind(s)
             | Skip::Expression(s)
             | Skip::Engine(s)
@@ -405,15 +407,18 @@ impl Run {
     fn assert(&self, expected: &Value, present: bool, bindings: &Bindings) -> Result<(), Stop> {
         let kind = text(expected, "/kind");
         match kind.as_str() {
-            "PolicyReport"
-            | "ClusterPolicyReport"
-            | "EphemeralReport"
-            | "ClusterEphemeralReport"
-            | "BackgroundScanReport"
-            | "ClusterBackgroundScanReport"
-            | "AdmissionReport"
-            | "ClusterAdmissionReport" => return Err(Stop::Skip(Skip::Reports)),
-            "Event" => return Err(Stop::Skip(Skip::Events)),
+            k if controllers::reports::is_report_kind(k) => {
+                let found = controllers::reports::candidates(&self.cluster, expected, present)
+                    .map_err(|why| Stop::Skip(Skip::Reports(why)))?;
+                return self.judged(expected, found.iter(), present, bindings);
+            }
+            "Event" => {
+                let mut placed = expected.clone();
+                self.cluster.place(&mut placed).map_err(Stop::Skip)?;
+                let found = controllers::events::candidates(&self.cluster, &placed, present)
+                    .map_err(|why| Stop::Skip(Skip::Events(why)))?;
+                return self.judged(&placed, found.iter(), present, bindings);
+            }
             "UpdateRequest" => {
                 return Err(Stop::Skip(Skip::Controller(controllers::Maker::Kyverno(
                     "UpdateRequests of the background controller".into(),
@@ -454,7 +459,19 @@ impl Run {
         } else {
             self.cluster.find(&key).into_iter().collect()
         };
-        let mut last = format!("no {} found", describe(&placed));
+        self.judged(&placed, candidates.into_iter(), present, bindings)
+    }
+
+    /// `assert` (`present`) or `error` of `placed` against the objects that could be it.
+    fn judged<'a>(
+        &self,
+        placed: &Value,
+        candidates: impl Iterator<Item = &'a Value>,
+        present: bool,
+        bindings: &Bindings,
+    ) -> Result<(), Stop> {
+        let expected = placed;
+        let mut last = format!("no {} found", describe(placed));
         let mut any = false;
         for c in candidates {
             // The API server serves an object in the version asked for.
@@ -462,7 +479,7 @@ impl Run {
             if let (Some(av), Some(m)) = (expected.get("apiVersion"), c.as_object_mut()) {
                 m.insert("apiVersion".into(), av.clone());
             }
-            match judge(&placed, &c, bindings) {
+            match judge(placed, &c, bindings) {
                 Judged::Match => {
                     any = true;
                     break;
@@ -475,11 +492,11 @@ impl Run {
             (true, true) | (false, false) => Ok(()),
             (true, false) => Err(Stop::Disagree(format!(
                 "assert {}: {last}",
-                describe(&placed)
+                describe(placed)
             ))),
             (false, true) => Err(Stop::Disagree(format!(
                 "error {}: a matching object exists",
-                describe(&placed)
+                describe(placed)
             ))),
         }
     }

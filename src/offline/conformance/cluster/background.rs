@@ -58,7 +58,7 @@ impl Cluster {
         kyverno::load_policies(&self.objects).0
     }
 
-    pub(super) fn engine_options(&self) -> kyverno::Options {
+    pub(crate) fn engine_options(&self) -> kyverno::Options {
         kyverno::Options {
             exceptions: self
                 .objects

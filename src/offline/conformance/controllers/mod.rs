@@ -5,6 +5,8 @@
 //!   MutatingAdmissionPolicies with their bindings ([`admission`]), and garbage collection
 //!   of those whose policy is gone (their owner reference);
 //! - the status of policies and CRDs ([`status`]);
+//! - policy reports, built from admission's results and a background scan when asserted
+//!   ([`reports`]), and the events of their results ([`events`]);
 //! - the webhook configurations Kyverno's webhook controller keeps, with their `webhooks`
 //!   ([`webhooks`], their rules from [`webhook_rules`]); what of them is not modelled
 //!   makes an assertion on them a controller skip ([`unmodelled_part`]).
@@ -13,6 +15,8 @@
 //! here; see [`super::Skip::Controller`].
 
 pub mod admission;
+pub mod events;
+pub mod reports;
 pub mod status;
 pub mod webhook_rules;
 pub mod webhooks;

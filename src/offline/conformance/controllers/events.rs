@@ -1,0 +1,162 @@
+//! The events Kyverno emits about policy results, as a test sees them at rest through the
+//! core/v1 Event API (`involvedObject`, `reportingComponent`, `message`).
+//!
+//! Modelled from Kyverno v1.19.0:
+//! - pkg/controllers/report/utils/events.go (`GenerateEvents`, `generateFailEventsPerEr`):
+//!   every background scan result that is neither a pass nor a skip makes two
+//!   PolicyViolation events from `kyverno-scan`: one on the resource, one on the policy;
+//!   successes make PolicyApplied events only with `generateSuccessEvents` (off in the
+//!   suite), skips by an exception make exception events (not modelled: a skip).
+//! - pkg/event/events.go (`NewResourceViolationEvent`, `NewPolicyFailEvent`,
+//!   `buildPolicyEventMessage`), pkg/event/controller.go (`emitEvent`: an events.k8s.io
+//!   Event in the regarding object's namespace or `default`, its note cut to 1024
+//!   characters, `Warning` for a violation), pkg/event/source.go, action.go.
+//! - pkg/webhooks/utils/event.go (`GenerateEvents`): admission's events
+//!   (`kyverno-admission`) come from failures, errors, exceptions and refusals; while
+//!   none of those happened there are none, otherwise an assertion on them is skipped.
+//!
+//! Events accumulate (a scan repeats, an old failure's event stays): the model knows the
+//! events of the latest scan, so it can tell a background event is present, not that
+//! none is.
+
+use serde_json::{Value, json};
+
+use super::super::cluster::{Cluster, text};
+use super::reports::{self, Reported};
+use crate::offline::kyverno::RuleStatus;
+
+const SCAN: &str = "kyverno-scan";
+const ADMISSION: &str = "kyverno-admission";
+
+/// `emitEvent`: the note cut to 1024 characters.
+fn note(message: String) -> String {
+    if message.len() <= 1024 {
+        return message;
+    }
+    let mut end = 1021;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &message[..end])
+}
+
+fn event(regarding: &Value, related: Option<&Value>, message: String, component: &str) -> Value {
+    let ns = regarding
+        .get("namespace")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .unwrap_or("default");
+    let mut e = json!({
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"namespace": ns},
+        "involvedObject": regarding,
+        "reason": "PolicyViolation",
+        "action": "Resource Passed",
+        "type": "Warning",
+        "reportingComponent": component,
+        "message": note(message),
+    });
+    if let Some(r) = related {
+        e["related"] = r.clone();
+    }
+    e
+}
+
+/// `buildPolicyEventMessage` (not blocked).
+fn policy_message(resource: &Value, r: &Reported, message: &str) -> String {
+    let (kind, ns, name) = (
+        text(resource, "/kind"),
+        text(resource, "/metadata/namespace"),
+        text(resource, "/metadata/name"),
+    );
+    let mut b = if ns.is_empty() {
+        format!("{kind} {name}")
+    } else {
+        format!("{kind} {ns}/{name}")
+    };
+    if r.rule.is_empty() {
+        b.push_str(&format!(": {}", r.status.as_str()));
+    } else {
+        b.push_str(&format!(": [{}] {}", r.rule, r.status.as_str()));
+    }
+    if !message.is_empty() {
+        b.push_str(&format!("; {message}"));
+    }
+    b
+}
+
+/// The events of the latest background scan of every resource.
+fn scan_events(cluster: &Cluster) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    for (resource, results) in reports::scanned(cluster) {
+        for r in results {
+            if matches!(r.status, RuleStatus::Pass | RuleStatus::Skip) {
+                if r.status == RuleStatus::Skip
+                    && let Some(why) = r.events_unmodelled
+                {
+                    return Err(why);
+                }
+                continue;
+            }
+            if let Some(why) = r.events_unmodelled.clone() {
+                return Err(why);
+            }
+            let Some(message) = r.message.clone() else {
+                return Err("the message of an event (its wording is not modelled)".into());
+            };
+            let policy_name = text(&r.policy_ref, "/name");
+            let regarding = reports::reference(resource);
+            out.push(event(
+                &regarding,
+                None,
+                format!(
+                    "policy {policy_name}/{} {}: {message}",
+                    r.rule,
+                    r.status.as_str()
+                ),
+                SCAN,
+            ));
+            out.push(event(
+                &r.policy_ref,
+                Some(&regarding),
+                policy_message(resource, &r, &message),
+                SCAN,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The Events an assertion on `expected` (placed: its namespace filled in) is judged
+/// against, or why it cannot be.
+pub fn candidates(
+    cluster: &Cluster,
+    expected: &Value,
+    present: bool,
+) -> Result<Vec<Value>, String> {
+    if let Some(o) = cluster
+        .objects
+        .iter()
+        .find(|o| reports::UNMODELLED_SOURCES.contains(&text(o, "/kind").as_str()))
+    {
+        return Err(format!("events of a {}", text(o, "/kind")));
+    }
+    let component = text(expected, "/reportingComponent");
+    let mut out = match component.as_str() {
+        SCAN if !present => {
+            return Err("the absence of past background scans' events".into());
+        }
+        SCAN => scan_events(cluster)?,
+        // Admission emitted no event unless one of its causes happened.
+        ADMISSION => match &cluster.reports.events_possible {
+            Some(why) => return Err(why.clone()),
+            None => Vec::new(),
+        },
+        "" => return Err("an event whatever its reporting component".into()),
+        other => return Err(format!("events of {other}")),
+    };
+    let ns = text(expected, "/metadata/namespace");
+    out.retain(|e| ns.is_empty() || text(e, "/metadata/namespace") == ns);
+    Ok(out)
+}
