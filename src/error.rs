@@ -44,14 +44,22 @@ pub fn msg(ja: impl Into<String>, en: impl Into<String>) -> Msg {
 /// English half may hold data in other scripts only where the Japanese does too, so the
 /// halves are told apart by the Japanese half having kana or kanji and the English none.
 pub fn one_language(lang: Lang, message: &str) -> &str {
-    let mut halves = message.split(" / ");
-    match (halves.next(), halves.next(), halves.next()) {
-        (Some(ja), Some(en), None) if has_kana_or_kanji(ja) && !has_kana_or_kanji(en) => match lang
-        {
-            Lang::Ja => ja.trim(),
-            Lang::En => en.trim(),
-        },
-        _ => message,
+    match halves(message) {
+        Some((ja, _)) if lang == Lang::Ja => ja,
+        Some((_, en)) => en,
+        None => message,
+    }
+}
+
+/// The `(Japanese, English)` halves of a course message written `Japanese / English`
+/// (see [`one_language`]), trimmed; `None` for any other message.
+pub fn halves(message: &str) -> Option<(&str, &str)> {
+    let mut parts = message.split(" / ");
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(ja), Some(en), None) if has_kana_or_kanji(ja) && !has_kana_or_kanji(en) => {
+            Some((ja.trim(), en.trim()))
+        }
+        _ => None,
     }
 }
 

@@ -3,6 +3,7 @@
 //! The library holds everything; `main.rs` only parses arguments and maps the outcome to
 //! an exit code. See ARCHITECTURE.md for the map of modules.
 
+pub mod alloc;
 pub mod app;
 pub mod cli;
 pub mod cluster;

@@ -870,3 +870,36 @@ fn policy_test_does_not_follow_folder_links() {
         String::from_utf8_lossy(&once)
     );
 }
+
+/// A course policy's `Japanese / English` message is shown in the reader's language, and
+/// the engine's detail (which path failed, and why) stays with either half: before, the
+/// Japanese reader lost it with the English half.
+#[test]
+fn a_bilingual_policy_message_keeps_the_engine_detail_in_each_language() {
+    let home = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/kca-gates");
+    let run = |lang: &str| {
+        let out = kca(home.path())
+            .args(["--lang", lang, "policy", "apply"])
+            .arg(root.join("starter/policy/require-pinned.yaml"))
+            .arg("-r")
+            .arg(root.join("renders/bad.yaml"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let ja = run("ja");
+    assert!(ja.contains("ダイジェスト"), "{ja}");
+    assert!(!ja.contains("pin images"), "{ja}");
+    assert!(
+        ja.contains("validation failed at path /spec/template/spec/containers/0/image/"),
+        "{ja}"
+    );
+    let en = run("en");
+    assert!(en.contains("pin images by digest"), "{en}");
+    assert!(!en.contains("ダイジェスト"), "{en}");
+    assert!(
+        en.contains("validation failed at path /spec/template/spec/containers/0/image/"),
+        "{en}"
+    );
+}

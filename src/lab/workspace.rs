@@ -392,6 +392,7 @@ pub const MAX_WORKSPACE_BYTES: usize = 32 << 20;
 /// A fresh allowance for one workspace's files: [`MAX_WORKSPACE_BYTES`] and the run's
 /// budget of values, apart from the run's own (kca's content, another submission).
 pub fn allowance() -> crate::yaml::Allowance {
+    crate::alloc::return_freed_memory_at_once();
     crate::yaml::Allowance::new(MAX_WORKSPACE_BYTES, crate::yaml::MAX_RUN_NODES)
 }
 

@@ -475,6 +475,10 @@ fn run_validate(
                 .unwrap_or_default();
             if user_msg.is_empty() {
                 detail
+            } else if let Some((ja, en)) = crate::error::halves(&user_msg) {
+                // A course policy's `Japanese / English` message: the engine's detail
+                // goes with each half, so the reader's half alone still says where.
+                format!("{ja} ({detail}) / {en} ({detail})")
             } else {
                 format!("{user_msg} ({detail})")
             }
