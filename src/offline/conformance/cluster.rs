@@ -461,7 +461,7 @@ impl Cluster {
 
     /// What the CEL policy evaluators see: every object, less the PolicyExceptions when
     /// Kyverno runs with them disabled.
-    fn cel_policy_objects(&self) -> std::borrow::Cow<'_, [Value]> {
+    pub(crate) fn cel_policy_objects(&self) -> std::borrow::Cow<'_, [Value]> {
         if !self.exceptions_disabled {
             return std::borrow::Cow::Borrowed(&self.objects);
         }

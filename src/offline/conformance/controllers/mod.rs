@@ -17,6 +17,7 @@
 pub mod admission;
 pub mod events;
 pub mod reports;
+pub mod reports_cel;
 pub mod status;
 pub mod webhook_rules;
 pub mod webhooks;

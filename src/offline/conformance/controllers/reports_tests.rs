@@ -90,17 +90,18 @@ fn the_background_scan_reports_resources_that_existed_before_the_policy() {
 fn reports_of_unmodelled_sources_are_a_typed_skip() {
     let mut c = Cluster::new("t");
     ok(c.apply(
-        &json!({"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy",
-            "metadata": {"name": "v"},
+        &json!({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy",
+            "metadata": {"name": "m"},
             "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""],
                 "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}]},
-                "validations": [{"expression": "true"}]}}),
+                "mutations": [{"patchType": "ApplyConfiguration",
+                    "applyConfiguration": {"expression": "Object{}"}}]}}),
         false,
     ));
     let expected = json!({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
         "metadata": {"namespace": "t"}});
     let err = candidates(&c, &expected, true).unwrap_err();
-    assert!(err.contains("ValidatingPolicy"), "{err}");
+    assert!(err.contains("MutatingPolicy"), "{err}");
     // Ephemeral reports are merged and deleted: none is left to find.
     let eph = json!({"apiVersion": "reports.kyverno.io/v1", "kind": "EphemeralReport"});
     assert!(candidates(&c, &eph, false).unwrap().is_empty());
