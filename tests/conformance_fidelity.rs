@@ -45,10 +45,10 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("reports", 3, 3),
     ("validate", 54, 54),
     ("validating-admission-policy-reports", 4, 3),
-    ("validating-policies", 20, 20),
+    ("validating-policies", 23, 23),
     ("verify-manifests", 3, 3),
     ("webhooks", 15, 13),
-    ("all", 319, 316),
+    ("all", 322, 319),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.
