@@ -149,6 +149,22 @@ fn next_step(
     live: bool,
     due: usize,
 ) -> Next {
+    // Nothing of the course could be read (no content, or every file broken): not the
+    // end of the course, but where to find out why.
+    if rows
+        .iter()
+        .all(|r| r.lesson.is_none() && r.labs.is_empty() && r.quiz.is_none())
+    {
+        return Next {
+            command: "kca validate".into(),
+            why: tr(
+                lang,
+                "コースの内容を読み込めません。理由は `kca validate` で",
+                "no course content could be read; `kca validate` says why",
+            )
+            .to_string(),
+        };
+    }
     // Started on a cluster before: the next lab goes there too.
     let live = current.is_some() && live;
     for row in rows {
@@ -307,4 +323,24 @@ pub fn mark_read(store: &Store, m: i64) -> Result<()> {
     store.update(LESSONS_FILE, |r: &mut LessonsRead| {
         r.read.entry(m).or_insert_with(lab_progress::now);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_content_read_is_not_the_end_of_the_course() {
+        let next = next_step(Lang::En, &[], None, true, false, 0);
+        assert_eq!(next.command, "kca validate");
+        let empty = ModuleRow {
+            module: 0,
+            lesson: None,
+            labs: Vec::new(),
+            quiz: None,
+        };
+        let next = next_step(Lang::Ja, &[empty], None, true, false, 0);
+        assert_eq!(next.command, "kca validate");
+        assert!(next.why.contains("読み込めません"), "{}", next.why);
+    }
 }
