@@ -9,7 +9,7 @@ mod apiserver;
 mod background;
 mod cel_background;
 mod gctx;
-mod map;
+pub(crate) mod map;
 mod schema;
 mod webhook;
 

@@ -280,6 +280,39 @@ pub fn evaluate_generating_policy(
     CelPolicyOutcome::Applied(out)
 }
 
+/// The `auditAnnotations` of a MutatingPolicy or GeneratingPolicy that ran on `req`
+/// (for a MutatingPolicy `req.object` is the mutated object), as the properties of its
+/// report result: each `valueExpression` that gives a non-empty string, by key; one that
+/// fails or gives no string is the policy's error
+/// (pkg/cel/policies/{mpol,gpol}/compiler/policy.go `evaluateAuditAnnotations`).
+pub fn audit_annotations(
+    policy: &Value,
+    req: &VapRequest,
+) -> Result<Vec<(String, String)>, EvalError> {
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    let mut out = Vec::new();
+    if list(spec, "auditAnnotations").next().is_none() {
+        return Ok(out);
+    }
+    let mut ctx = base_context(req, &Value::Null);
+    ctx.define_variables(spec);
+    for a in list(spec, "auditAnnotations") {
+        let key = a.get("key").and_then(Value::as_str).unwrap_or("");
+        let expr = a.get("valueExpression").and_then(Value::as_str).unwrap_or("");
+        let at = format!("failed to evaluate auditAnnotation {key:?}");
+        match eval(&ctx, expr).map_err(|e| e.within(&at))? {
+            cel::Value::String(s) if s.is_empty() => {}
+            cel::Value::String(s) => out.push((key.to_string(), s.to_string())),
+            other => {
+                return Err(EvalError::failed(format!(
+                    "failed to convert auditAnnotation {key:?} expression: {other:?} is not a string"
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
 const GENERATOR_LIBRARY: &str = "kca.dev/generator-library";
 
 /// Kyverno's `generator.Apply(namespace, objects)` (also spelt `apply`), collecting

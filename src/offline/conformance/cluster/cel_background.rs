@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::background::label;
 use super::{Answer, Cluster, Key, Skip, policy_unsupported, text};
+use crate::offline::conformance::controllers::reports_gpol;
 use crate::offline::kyverno::generate::{MANAGED_BY, SOURCE_UID};
 use crate::offline::vap;
 
@@ -81,16 +82,18 @@ impl Cluster {
             Ok(made) => made,
             Err(e) => match policy_unsupported(&e) {
                 Some(skip) => return Err(Answer::Undecidable(skip)),
-                None => return Ok(Vec::new()),
+                None => Vec::new(),
             },
         };
         let mut keys = Vec::new();
+        let mut placed = Vec::new();
         for mut g in made {
             if self.place(&mut g).is_err() {
                 continue;
             }
             self.made_in_background = true;
             let key = Key::of(&g);
+            placed.push(g.clone());
             self.store(g);
             if enabled(p, "synchronize")
                 && let Some(stored) = self.find(&key).cloned()
@@ -103,6 +106,10 @@ impl Cluster {
                 });
             }
             keys.push(key);
+        }
+        let result = reports_gpol::generated(&self.cel_policy_objects(), p, req, &placed);
+        if let Some(r) = result {
+            self.reports.record(trigger, r);
         }
         Ok(keys)
     }

@@ -12,13 +12,13 @@ use serde_json::{Value, json};
 use super::{Answer, Skip, text};
 use crate::offline::vap::{self, CelPolicyOutcome, VapRequest};
 
-fn is_admission_group(o: &Value) -> bool {
+pub(crate) fn is_admission_group(o: &Value) -> bool {
     text(o, "/apiVersion").starts_with("admissionregistration.k8s.io/")
 }
 
 /// `policy` as a MutatingPolicy the CEL evaluator runs: no autogen copies (the API
 /// server has none), and `constraints` as its match constraints.
-fn as_mutating_policy(policy: &Value, constraints: &Value) -> Value {
+pub(crate) fn as_mutating_policy(policy: &Value, constraints: &Value) -> Value {
     let mut copy = policy.clone();
     copy["kind"] = json!("MutatingPolicy");
     copy["spec"]["autogen"] = json!({"podControllers": {"controllers": []}});
@@ -28,7 +28,11 @@ fn as_mutating_policy(policy: &Value, constraints: &Value) -> Value {
 
 /// Whether a binding's `matchResources` selects the request: its selectors added to
 /// the policy's rules, its own rules (when it has any) checked as a policy of their own.
-fn binding_selects(policy: &Value, binding: &Value, req: &VapRequest) -> Result<bool, Answer> {
+pub(crate) fn binding_selects(
+    policy: &Value,
+    binding: &Value,
+    req: &VapRequest,
+) -> Result<bool, Answer> {
     let Some(mr) = binding
         .pointer("/spec/matchResources")
         .filter(|m| m.is_object())

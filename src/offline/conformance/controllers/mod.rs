@@ -18,6 +18,8 @@ pub mod admission;
 pub mod events;
 pub mod reports;
 pub mod reports_cel;
+pub mod reports_gpol;
+pub mod reports_mpol;
 pub mod status;
 pub mod webhook_rules;
 pub mod webhooks;

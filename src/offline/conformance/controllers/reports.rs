@@ -70,7 +70,7 @@ pub const UNMODELLED_SOURCES: &[&str] = &[
 
 /// `getIncludeReportingLabelRequirement`: only admission policies labelled
 /// `reports.kyverno.io/enabled` are scanned (pkg/controllers/report/utils/utils.go).
-fn vap_reported(o: &Value) -> bool {
+pub(super) fn vap_reported(o: &Value) -> bool {
     o.pointer("/metadata/labels/reports.kyverno.io~1enabled")
         .is_some()
 }
@@ -83,15 +83,7 @@ fn vap_reported(o: &Value) -> bool {
 fn vap_scan(cluster: &Cluster, object: &Value, vaps: &[&Value]) -> Vec<Reported> {
     use crate::offline::vap;
     let mut req = cluster.vap_request(object, None);
-    // `ResolveUser`: no admission user, so the sentinel identity fills username, uid and
-    // groups (pkg/admissionpolicy/user_info.go).
-    let sentinel = "system:kyverno:background-scan";
-    req.user = vap::VapUser {
-        username: sentinel.into(),
-        uid: sentinel.into(),
-        groups: vec![sentinel.into()],
-        ..Default::default()
-    };
+    req.user = background_user();
     let mut out = Vec::new();
     for policy in vaps {
         let name = text(policy, "/metadata/name");
@@ -169,6 +161,18 @@ fn vap_scan(cluster: &Cluster, object: &Value, vaps: &[&Value]) -> Vec<Reported>
         out.extend(decided);
     }
     out
+}
+
+/// `ResolveUser`: no admission user, so the sentinel identity fills username, uid and
+/// groups (pkg/admissionpolicy/user_info.go).
+pub(super) fn background_user() -> crate::offline::vap::VapUser {
+    let sentinel = "system:kyverno:background-scan";
+    crate::offline::vap::VapUser {
+        username: sentinel.into(),
+        uid: sentinel.into(),
+        groups: vec![sentinel.into()],
+        ..Default::default()
+    }
 }
 
 /// Marks a result whose message the model does not word (the judge ignores keys the
@@ -267,6 +271,19 @@ pub fn reference(o: &Value) -> Value {
 }
 
 impl Admissions {
+    /// Records a CEL policy's result for `object` from outside admission's webhooks (a
+    /// GeneratingPolicy's UpdateRequest): it replaces the policy's earlier result, as
+    /// `MergeReports` keys CEL results by (source, policy).
+    pub fn record(&mut self, object: &Value, r: Reported) {
+        let uid = text(object, "/metadata/uid");
+        if uid.is_empty() {
+            return;
+        }
+        let entries = self.by_uid.entry(uid).or_default();
+        entries.retain(|e| !(e.source == r.source && e.policy == r.policy));
+        entries.push(r);
+    }
+
     /// A request admission refused: Kyverno may have emitted its events (blocked).
     pub fn refused(&mut self) {
         self.events_possible = Some("events of a refused request".into());
@@ -432,6 +449,7 @@ pub fn scanned(cluster: &Cluster) -> Vec<(&Value, Vec<Reported>)> {
         .iter()
         .filter(|o| text(o, "/kind") == "ValidatingAdmissionPolicy" && vap_reported(o))
         .collect();
+    let mutating = super::reports_mpol::Background::of(cluster);
     cluster
         .objects
         .iter()
@@ -447,6 +465,7 @@ pub fn scanned(cluster: &Cluster) -> Vec<(&Value, Vec<Reported>)> {
                 .into_iter()
                 .chain(vap_scan(cluster, o, &vaps))
                 .chain(super::reports_cel::vpol_scan(cluster, o, &vpols))
+                .chain(mutating.scan(cluster, o))
                 .collect();
             (o, r)
         })
@@ -467,11 +486,14 @@ pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
         let kind = text(o, "/kind");
         UNMODELLED_SOURCES.contains(&kind.as_str())
             && !super::reports_cel::VPOL_KINDS.contains(&kind.as_str())
-            && (kind != "MutatingAdmissionPolicy" || vap_reported(o))
+            && !super::reports_mpol::KINDS.contains(&kind.as_str())
+            && !super::reports_gpol::KINDS.contains(&kind.as_str())
     }) {
         return Err(format!("reports of a {}", text(o, "/kind")));
     }
-    if let Some(why) = super::reports_cel::vpols_unmodelled(cluster) {
+    if let Some(why) = super::reports_cel::vpols_unmodelled(cluster)
+        .or_else(|| super::reports_mpol::mpols_unmodelled(cluster))
+    {
         return Err(why);
     }
     let (current, _) = kyverno::load_policies(&cluster.objects);
@@ -494,9 +516,10 @@ pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
             .unwrap_or_default();
         // Results of policies or rules no longer there are dropped.
         results.retain(|r| {
-            current
-                .iter()
-                .any(|p| policy_key(p) == r.policy && p.rules.iter().any(|x| x.name == r.rule))
+            super::reports_gpol::still_current(cluster, r)
+                || current.iter().any(|p| {
+                    policy_key(p) == r.policy && p.rules.iter().any(|x| x.name == r.rule)
+                })
         });
         for b in scans.remove(&uid).unwrap_or_default() {
             results.retain(|r| !(r.source == b.source && r.policy == b.policy && r.rule == b.rule));

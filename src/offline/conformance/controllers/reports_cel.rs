@@ -35,7 +35,8 @@ use crate::offline::vap;
 
 pub const VPOL_KINDS: &[&str] = &["ValidatingPolicy", "NamespacedValidatingPolicy"];
 
-fn enabled(p: &Value, field: &str) -> bool {
+/// `evaluation.<field>.enabled`, on unless turned off.
+pub(super) fn enabled(p: &Value, field: &str) -> bool {
     p.pointer(&format!("/spec/evaluation/{field}/enabled"))
         .and_then(Value::as_bool)
         .unwrap_or(true)
@@ -46,7 +47,7 @@ fn is_vpol(o: &Value) -> bool {
 }
 
 /// `IsPolicyReportable`.
-fn reportable(p: &Value) -> bool {
+pub(super) fn reportable(p: &Value) -> bool {
     p.pointer("/metadata/labels/reports.kyverno.io~1disabled")
         .is_none()
 }
@@ -77,9 +78,10 @@ pub fn background_vpols(cluster: &Cluster) -> Vec<&Value> {
         .collect()
 }
 
-fn policy_key(p: &Value) -> String {
+/// `cache.MetaNamespaceKeyFunc`: `namespace/name` for a namespaced policy kind.
+pub(super) fn policy_key(p: &Value) -> String {
     let (ns, name) = (text(p, "/metadata/namespace"), text(p, "/metadata/name"));
-    if text(p, "/kind") == "NamespacedValidatingPolicy" && !ns.is_empty() {
+    if text(p, "/kind").starts_with("Namespaced") && !ns.is_empty() {
         format!("{ns}/{name}")
     } else {
         name
@@ -109,12 +111,12 @@ fn with_validations(p: &Value, validations: Value) -> Value {
 
 /// The decision of one policy on one resource, and why it cannot be written, if it
 /// cannot.
-struct Decision {
-    status: RuleStatus,
-    rule: &'static str,
-    message: Option<String>,
-    properties: Map<String, Value>,
-    unmodelled: Option<String>,
+pub(super) struct Decision {
+    pub(super) status: RuleStatus,
+    pub(super) rule: &'static str,
+    pub(super) message: Option<String>,
+    pub(super) properties: Map<String, Value>,
+    pub(super) unmodelled: Option<String>,
 }
 
 fn scan_one(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Reported> {
@@ -131,20 +133,39 @@ fn scan_one(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Repor
         Some(d) => d,
         None => validated(objects, p, req)?,
     };
+    let process = if enabled(p, "background") {
+        "background scan"
+    } else {
+        "admission review"
+    };
+    Some(reported(
+        p,
+        "KyvernoValidatingPolicy",
+        decision,
+        process,
+        "the events of a ValidatingPolicy",
+    ))
+}
+
+/// A CEL policy's decision as its report result (pkg/utils/report/results.go
+/// `ToPolicyReportResult`: the `process` property, a failure of an unscored policy a
+/// warning); `events` says why the events it makes are not told.
+pub(super) fn reported(
+    p: &Value,
+    source: &'static str,
+    decision: Decision,
+    process: &str,
+    events: &str,
+) -> Reported {
     let annotations = p
         .pointer("/metadata/annotations")
         .cloned()
         .unwrap_or(Value::Null);
     let unscored = text(&annotations, "/policies.kyverno.io~1scored") == "false";
     let mut properties = decision.properties;
-    let process = if enabled(p, "background") {
-        "background scan"
-    } else {
-        "admission review"
-    };
     properties.insert("process".into(), json!(process));
-    Some(Reported {
-        source: "KyvernoValidatingPolicy",
+    Reported {
+        source,
         policy: policy_key(p),
         rule: decision.rule.to_string(),
         status: match decision.status {
@@ -156,14 +177,17 @@ fn scan_one(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Repor
         annotations,
         properties,
         policy_ref: reference(p),
-        events_unmodelled: Some("the events of a ValidatingPolicy".into()),
-    })
+        events_unmodelled: Some(events.into()),
+    }
 }
 
-/// The result of a whole exemption by the CEL PolicyExceptions that hold, if one holds.
-fn exempted(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Decision> {
+/// The result of a whole exemption by the CEL PolicyExceptions that hold, if one holds
+/// (the same for the ValidatingPolicies, MutatingPolicies and GeneratingPolicies:
+/// pkg/cel/policies/{vpol,mpol,gpol}/engine/engine.go). Only a ValidatingPolicy under
+/// `failurePolicy: Ignore` takes an exception that fails to evaluate as not holding.
+pub(super) fn exempted(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Decision> {
     let (name, kind) = (text(p, "/metadata/name"), text(p, "/kind"));
-    let ignore = text(p, "/spec/failurePolicy") == "Ignore";
+    let ignore = is_vpol(p) && text(p, "/spec/failurePolicy") == "Ignore";
     let mut held: Vec<&Value> = Vec::new();
     let mut whole = false;
     for e in objects.iter().filter(|e| {
