@@ -298,7 +298,10 @@ pub fn audit_annotations(
     ctx.define_variables(spec);
     for a in list(spec, "auditAnnotations") {
         let key = a.get("key").and_then(Value::as_str).unwrap_or("");
-        let expr = a.get("valueExpression").and_then(Value::as_str).unwrap_or("");
+        let expr = a
+            .get("valueExpression")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let at = format!("failed to evaluate auditAnnotation {key:?}");
         match eval(&ctx, expr).map_err(|e| e.within(&at))? {
             cel::Value::String(s) if s.is_empty() => {}
@@ -608,5 +611,27 @@ mod tests {
             evaluate_generating_policy(&gpol, &create(pod("dev"))),
             CelPolicyOutcome::NotMatched
         );
+    }
+
+    #[test]
+    fn audit_annotations_give_their_non_empty_strings_and_fail_on_other_values() {
+        let with = |exprs: Value| {
+            let mut p = mpol(json!([]));
+            p["spec"]["auditAnnotations"] = exprs;
+            audit_annotations(&p, &create(pod("dev")))
+        };
+        let got = with(json!([
+            {"key": "who", "valueExpression": "variables.team + '/' + object.metadata.name"},
+            {"key": "empty", "valueExpression": "''"}
+        ]))
+        .unwrap();
+        assert_eq!(got, vec![("who".to_string(), "platform/p".to_string())]);
+        let err = with(json!([{"key": "n", "valueExpression": "1"}])).unwrap_err();
+        assert!(
+            err.message.contains("auditAnnotation \"n\""),
+            "{}",
+            err.message
+        );
+        assert!(with(json!([])).unwrap().is_empty());
     }
 }

@@ -39,8 +39,8 @@ use serde_json::{Value, json};
 pub use autogen::{autogen_kinds, validating_autogen_copy};
 use cel_env::*;
 pub use cel_policy::{
-    CelPolicyOutcome, audit_annotations, evaluate_generating_policy, evaluate_mutating_policy, generate_with_policies,
-    mutate_with_policies,
+    CelPolicyOutcome, audit_annotations, evaluate_generating_policy, evaluate_mutating_policy,
+    generate_with_policies, mutate_with_policies,
 };
 pub use kyverno::{
     CelVerdict, Exemption, evaluate_json_policy, evaluate_kyverno_cel, evaluate_validating_policy,

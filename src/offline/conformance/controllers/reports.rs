@@ -517,9 +517,9 @@ pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
         // Results of policies or rules no longer there are dropped.
         results.retain(|r| {
             super::reports_gpol::still_current(cluster, r)
-                || current.iter().any(|p| {
-                    policy_key(p) == r.policy && p.rules.iter().any(|x| x.name == r.rule)
-                })
+                || current
+                    .iter()
+                    .any(|p| policy_key(p) == r.policy && p.rules.iter().any(|x| x.name == r.rule))
         });
         for b in scans.remove(&uid).unwrap_or_default() {
             results.retain(|r| !(r.source == b.source && r.policy == b.policy && r.rule == b.rule));

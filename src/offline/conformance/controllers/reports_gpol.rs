@@ -39,7 +39,12 @@ const SOURCE: &str = "KyvernoGeneratingPolicy";
 
 /// The result the UpdateRequest of `p` for the trigger in `req` leaves, `None` when it
 /// leaves none; `made` are the objects it generated, as stored.
-pub fn generated(objects: &[Value], p: &Value, req: &VapRequest, made: &[Value]) -> Option<Reported> {
+pub fn generated(
+    objects: &[Value],
+    p: &Value,
+    req: &VapRequest,
+    made: &[Value],
+) -> Option<Reported> {
     // A deleted trigger has no report left.
     if !reportable(p) || req.object.is_null() {
         return None;

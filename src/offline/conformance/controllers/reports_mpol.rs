@@ -62,8 +62,7 @@ pub fn mpols_unmodelled(cluster: &Cluster) -> Option<String> {
     let p = cluster.objects.iter().find(|p| {
         is_mpol(p)
             && reportable(p)
-            && ((!enabled(p, "background") && enabled(p, "admission"))
-                || mutates_existing(p))
+            && ((!enabled(p, "background") && enabled(p, "admission")) || mutates_existing(p))
     })?;
     Some(if mutates_existing(p) {
         "reports of a MutatingPolicy's mutate-existing updates".into()
@@ -165,8 +164,9 @@ fn mpol_one(objects: &[Value], p: &Value, req: &VapRequest) -> Option<Reported> 
             return None;
         }
         let mut d = decision(RuleStatus::Skip, "", None);
-        d.unmodelled =
-            Some("an admission result of a MutatingPolicy the background scan does not redo".into());
+        d.unmodelled = Some(
+            "an admission result of a MutatingPolicy the background scan does not redo".into(),
+        );
         return Some(reported(p, "KyvernoMutatingPolicy", d, "", EVENTS));
     }
     let d = exempted(objects, p, req).unwrap_or_else(|| mutated(objects, p, req));
@@ -221,7 +221,8 @@ fn mutated(objects: &[Value], p: &Value, req: &VapRequest) -> Decision {
 /// `failed to evaluate policy: …` (the Go error's wording is not modelled).
 fn evaluation_error(unsupported: Option<String>) -> Decision {
     let mut d = decision(RuleStatus::Error, "evaluation", None);
-    d.unmodelled = unsupported.map(|u| format!("a MutatingPolicy the engine did not evaluate: {u}"));
+    d.unmodelled =
+        unsupported.map(|u| format!("a MutatingPolicy the engine did not evaluate: {u}"));
     d
 }
 

@@ -92,7 +92,8 @@ fn reports_of_unmodelled_sources_are_a_typed_skip() {
     ok(c.apply(
         &json!({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy",
             "metadata": {"name": "m"},
-            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""],
+            "spec": {"evaluation": {"mutateExisting": {"enabled": true}},
+                "matchConstraints": {"resourceRules": [{"apiGroups": [""],
                 "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}]},
                 "mutations": [{"patchType": "ApplyConfiguration",
                     "applyConfiguration": {"expression": "Object{}"}}]}}),
