@@ -71,6 +71,18 @@ pub(crate) fn binding_selects(
     }
 }
 
+/// The MutatingAdmissionPolicyBindings among `objects` that name the policy `name`.
+pub(crate) fn bindings_of<'a>(objects: &'a [Value], name: &str) -> Vec<&'a Value> {
+    objects
+        .iter()
+        .filter(|o| {
+            text(o, "/kind") == "MutatingAdmissionPolicyBinding"
+                && is_admission_group(o)
+                && text(o, "/spec/policyName") == name
+        })
+        .collect()
+}
+
 /// The object after every bound MutatingAdmissionPolicy among `objects`, in name order.
 pub(super) fn mutate(objects: &[Value], req: &VapRequest) -> Result<Value, Answer> {
     let mut policies: Vec<&Value> = objects
@@ -81,15 +93,7 @@ pub(super) fn mutate(objects: &[Value], req: &VapRequest) -> Result<Value, Answe
     let mut req = req.clone();
     for policy in policies {
         let name = text(policy, "/metadata/name");
-        let bindings: Vec<&Value> = objects
-            .iter()
-            .filter(|o| {
-                text(o, "/kind") == "MutatingAdmissionPolicyBinding"
-                    && is_admission_group(o)
-                    && text(o, "/spec/policyName") == name
-            })
-            .collect();
-        for binding in bindings {
+        for binding in bindings_of(objects, &name) {
             if policy.pointer("/spec/paramKind").is_some()
                 || binding.pointer("/spec/paramRef").is_some()
             {

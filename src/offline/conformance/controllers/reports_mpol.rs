@@ -36,7 +36,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::super::cluster::map::{as_mutating_policy, binding_selects, is_admission_group};
+use super::super::cluster::map::{
+    as_mutating_policy, binding_selects, bindings_of, is_admission_group,
+};
 use super::super::cluster::{Cluster, text};
 use super::reports::{Reported, background_user, vap_reported};
 use super::reports_cel::{Decision, enabled, exempted, reportable, reported};
@@ -229,16 +231,7 @@ fn evaluation_error(unsupported: Option<String>) -> Decision {
 /// One MutatingAdmissionPolicy on one resource: of the bindings that select it, the
 /// last one's result.
 fn map_one(cluster: &Cluster, p: &Value, req: &VapRequest) -> Option<Reported> {
-    let name = text(p, "/metadata/name");
-    let bindings: Vec<&Value> = cluster
-        .objects
-        .iter()
-        .filter(|b| {
-            text(b, "/kind") == "MutatingAdmissionPolicyBinding"
-                && is_admission_group(b)
-                && text(b, "/spec/policyName") == name
-        })
-        .collect();
+    let bindings = bindings_of(&cluster.objects, &text(p, "/metadata/name"));
     let constraints = p
         .pointer("/spec/matchConstraints")
         .cloned()
