@@ -23,12 +23,12 @@
 //!   message, `scored`, `category`/`severity` from the policy's annotations, the
 //!   `process` property; a failure of an unscored policy is a warning.
 //!
-//! ValidatingPolicies' background results: reports_cel.rs.
+//! ValidatingPolicies' background results: reports_cel.rs; MutatingPolicies' and
+//! MutatingAdmissionPolicies': reports_mpol.rs; GeneratingPolicies': reports_gpol.rs.
 //!
 //! What is not modelled makes the assertion a typed skip with its reason: the reports of
-//! the other CEL policy kinds and of ValidatingAdmissionPolicies/MutatingAdmissionPolicies,
-//! results of mutate and generate rules, pod security control properties, exceptions'
-//! properties, `reportProperties`, and messages whose wording the engine does not keep
+//! ImageValidatingPolicies, results of mutate and generate rules, pod security control
+//! properties, exceptions' properties, `reportProperties`, and messages whose wording the engine does not keep
 //! (see [`Reported::message`]).
 
 use std::collections::BTreeMap;
@@ -54,7 +54,8 @@ pub fn is_report_kind(kind: &str) -> bool {
 }
 
 /// Policy kinds whose events are not modelled here, nor their reports but for the
-/// ValidatingPolicies (reports_cel.rs) (their results come from
+/// ValidatingPolicies (reports_cel.rs), MutatingPolicies, MutatingAdmissionPolicies
+/// (reports_mpol.rs) and GeneratingPolicies (reports_gpol.rs) (their results come from
 /// the CEL engines or the API server's mutating admission policies).
 pub const UNMODELLED_SOURCES: &[&str] = &[
     "ValidatingPolicy",
