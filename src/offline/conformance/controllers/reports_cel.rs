@@ -115,6 +115,8 @@ struct Decision {
     message: Option<String>,
     properties: Map<String, Value>,
     unmodelled: Option<String>,
+    /// What the engine lacked was a registry's or the network's.
+    registry: bool,
 }
 
 fn scan_one(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Reported> {
@@ -157,6 +159,7 @@ fn scan_one(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Repor
         properties,
         policy_ref: reference(p),
         events_unmodelled: Some("the events of a ValidatingPolicy".into()),
+        registry: decision.registry,
     })
 }
 
@@ -186,6 +189,10 @@ fn exempted(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Decis
                     rule: "evaluation",
                     message: None,
                     properties: Map::new(),
+                    registry: err
+                        .unsupported
+                        .as_ref()
+                        .is_some_and(vap::Unsupported::needs_registry),
                     unmodelled: err
                         .unsupported
                         .map(|u| format!("a PolicyException the engine did not evaluate: {u}")),
@@ -243,6 +250,7 @@ fn exempted(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Decis
         )),
         properties,
         unmodelled: None,
+        registry: false,
     })
 }
 
@@ -281,6 +289,10 @@ fn validated(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Deci
                 rule: "",
                 message: None,
                 properties,
+                registry: e
+                    .unsupported
+                    .as_ref()
+                    .is_some_and(vap::Unsupported::needs_registry),
                 unmodelled: e
                     .unsupported
                     .as_ref()
@@ -296,6 +308,7 @@ fn validated(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Deci
                 message: worded(&validations[i], &d.message),
                 properties,
                 unmodelled,
+                registry: false,
             });
         }
     }
@@ -305,6 +318,7 @@ fn validated(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Deci
         message: Some("success".into()),
         properties,
         unmodelled,
+        registry: false,
     })
 }
 
