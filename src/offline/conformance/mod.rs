@@ -102,10 +102,10 @@ impl Skip {
     /// A CEL expression the offline evaluator did not evaluate, by what it needed: image
     /// data and outside URLs are a registry's and the network's, the rest the engine's.
     pub fn from_cel(why: &crate::offline::vap::Unsupported) -> Skip {
-        use crate::offline::vap::Unsupported;
-        match why {
-            Unsupported::Registry(_) | Unsupported::Network(_) => Skip::Registry(why.to_string()),
-            _ => Skip::Engine(why.to_string()),
+        if why.needs_registry() {
+            Skip::Registry(why.to_string())
+        } else {
+            Skip::Engine(why.to_string())
         }
     }
 
@@ -409,7 +409,7 @@ impl Run {
         match kind.as_str() {
             k if controllers::reports::is_report_kind(k) => {
                 let found = controllers::reports::candidates(&self.cluster, expected, present)
-                    .map_err(|why| Stop::Skip(Skip::Reports(why)))?;
+                    .map_err(Stop::Skip)?;
                 return self.judged(expected, found.iter(), present, bindings);
             }
             "Event" => {

@@ -87,6 +87,8 @@ fn result(policy: &Policy, rule: &Rule, kind: RuleKind, outcome: Outcome) -> Rul
         status: outcome.status,
         message: outcome.message,
         unsupported: outcome.unsupported,
+        pod_security: outcome.pod_security,
+        exceptions: outcome.exceptions,
     }
 }
 
@@ -120,6 +122,8 @@ enum Gate {
 struct PssExceptions {
     controls: Vec<Value>,
     keys: String,
+    /// The exceptions' names, for the result (`WithExceptions`).
+    names: Vec<String>,
 }
 
 /// `base` is the request's context, shared by every rule (rules add their own values).
@@ -175,6 +179,11 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base
             _ => name.to_string(),
         }
     };
+    // Kyverno's exception index keeps them sorted by namespace, then name
+    // (pkg/controllers/exceptions/controller.go `buildRuleIndex`); a result names them.
+    let name_of = |ex: &Value| text_at(ex, "/metadata/name");
+    let mut sorted = matched.clone();
+    sorted.sort_by_key(|ex| (text_at(ex, "/metadata/namespace"), name_of(ex)));
     let pss_rule = rule
         .validate
         .as_ref()
@@ -199,17 +208,31 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base
                 .map(|ex| key(ex))
                 .collect::<Vec<_>>()
                 .join(", "),
+            names: sorted.iter().map(|ex| name_of(ex)).collect(),
         };
         return Gate::Run(ctx, found);
     }
-    let first = matched
-        .iter()
-        .find(|ex| !pss_rule || controls(ex).is_none())
-        .map(|ex| key(ex))
-        .unwrap_or_default();
-    Gate::Done(Some(Outcome::skip(format!(
-        "rule excluded by PolicyException {first}"
-    ))))
+    let first = sorted.iter().find(|ex| !pss_rule || controls(ex).is_none());
+    let mut o = Outcome::skip(format!(
+        "rule excluded by PolicyException {}",
+        first.map(|ex| key(ex)).unwrap_or_default()
+    ));
+    // A podSecurity rule names the one exception without controls (validate_pss.go);
+    // any other rule every exception that matched (validate_resource.go and the other
+    // handlers).
+    o.exceptions = if pss_rule {
+        first.map(|ex| name_of(ex)).into_iter().collect()
+    } else {
+        sorted.iter().map(|ex| name_of(ex)).collect()
+    };
+    Gate::Done(Some(o))
+}
+
+fn text_at(v: &Value, p: &str) -> String {
+    v.pointer(p)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The values a test gives for this rule; values given for a rule also hold for its
@@ -428,12 +451,20 @@ fn run_validate(
                 &pss_exceptions.controls,
                 &pss_exceptions.keys,
             );
+            let o = if o.status == RuleStatus::Skip {
+                Outcome {
+                    exceptions: pss_exceptions.names.clone(),
+                    ..o
+                }
+            } else {
+                o
+            };
             match o.status {
                 // Kyverno's message, without the rule's `validate.message`.
-                RuleStatus::Fail => Outcome::fail(format!(
-                    "Validation rule '{}' failed. {}",
-                    rule.name, o.message
-                )),
+                RuleStatus::Fail => Outcome {
+                    message: format!("Validation rule '{}' failed. {}", rule.name, o.message),
+                    ..o
+                },
                 _ => o,
             }
         }
@@ -446,6 +477,8 @@ fn run_validate(
         status,
         message: detail,
         unsupported,
+        pod_security,
+        exceptions,
     } = settle(outcome, &ctx);
     if status == RuleStatus::Fail
         && cel.is_none()
@@ -499,6 +532,8 @@ fn run_validate(
             status,
             message,
             unsupported,
+            pod_security,
+            exceptions,
         },
     ))
 }

@@ -141,6 +141,10 @@ pub struct RuleResult {
     pub message: String,
     /// Set when the rule was skipped because the offline engine cannot evaluate it.
     pub unsupported: Option<Unsupported>,
+    /// The controls a failed `podSecurity` rule reports.
+    pub pod_security: Option<Box<pss::Controls>>,
+    /// The names of the PolicyExceptions that made the rule skip.
+    pub exceptions: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]

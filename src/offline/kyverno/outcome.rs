@@ -55,6 +55,19 @@ impl fmt::Display for Unsupported {
     }
 }
 
+impl Unsupported {
+    /// Whether what was missing is a registry's or the network's (image signatures and
+    /// metadata), rather than the engine's.
+    pub fn needs_registry(&self) -> bool {
+        match self {
+            Unsupported::VerifyImages => true,
+            Unsupported::ContextEntry { source, .. } => *source == ContextSource::ImageRegistry,
+            Unsupported::Cel(why) => why.needs_registry(),
+            Unsupported::ManifestSignature(_) | Unsupported::MutateTargets => false,
+        }
+    }
+}
+
 /// A rule's status and message before it is named by policy and rule. `unsupported` is
 /// set exactly when the rule was skipped because the offline engine cannot evaluate it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +75,11 @@ pub struct Outcome {
     pub status: RuleStatus,
     pub message: String,
     pub unsupported: Option<Unsupported>,
+    /// The controls a failed `podSecurity` rule reports.
+    pub pod_security: Option<Box<super::pss::Controls>>,
+    /// The names of the PolicyExceptions that made the rule skip
+    /// (engineapi `RuleResponse.WithExceptions`).
+    pub exceptions: Vec<String>,
 }
 
 impl Outcome {
@@ -70,6 +88,8 @@ impl Outcome {
             status,
             message: message.into(),
             unsupported: None,
+            pod_security: None,
+            exceptions: Vec::new(),
         }
     }
 
@@ -96,6 +116,8 @@ impl Outcome {
             status: RuleStatus::Skip,
             message: format!("{UNSUPPORTED_PREFIX}{why}"),
             unsupported: Some(why),
+            pod_security: None,
+            exceptions: Vec::new(),
         }
     }
 

@@ -47,6 +47,7 @@ pub fn validate_with(pss: &Value, resource: &Value, exceptions: &[Value], keys: 
         Ok(Ok(())) => return Outcome::pass("pod meets the pod security level"),
         Ok(Err(failing)) => failing,
     };
+    let excluded = !exceptions.is_empty() || !list(pss, "exclude").is_empty();
     let failing = if exceptions.is_empty() {
         failing
     } else {
@@ -65,10 +66,170 @@ pub fn validate_with(pss: &Value, resource: &Value, exceptions: &[Value], keys: 
     };
     let level = pss.get("level").and_then(Value::as_str).unwrap_or("");
     let version = pss.get("version").and_then(Value::as_str).unwrap_or("");
-    Outcome::fail(format!(
+    let mut outcome = Outcome::fail(format!(
         "It violates PodSecurity \"{level}:{version}\": {}",
         format_checks(&failing, resource)
-    ))
+    ));
+    outcome.pod_security = Some(Box::new(Controls {
+        level: level.to_string(),
+        version: version.to_string(),
+        failed: failed_controls(pss, resource, &failing),
+        reordered: excluded,
+    }));
+    outcome
+}
+
+/// What a failed `podSecurity` rule tells its report: the engine's `PodSecurityChecks`
+/// as pkg/utils/report/results.go `addPodSecurityProperties` writes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Controls {
+    pub level: String,
+    pub version: String,
+    /// The controls still failing, in the order of the checks.
+    pub failed: Vec<Control>,
+    /// An exclusion (the rule's or an exception's) was applied: evaluate.go
+    /// `exemptExclusions` rebuilds the list from a Go map, so the order of two or more
+    /// controls left is not one Kyverno keeps.
+    pub reordered: bool,
+}
+
+/// One failed control (results.go `Control`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Control {
+    pub id: &'static str,
+    /// `PSSControlIDToName`; empty for a check no control names.
+    pub name: &'static str,
+    /// The images of the containers its detail names, `None` when the detail names none
+    /// (validate_pss.go `addImages`).
+    pub images: Option<Vec<String>>,
+}
+
+impl Controls {
+    /// The result's properties: `standard`, `version`, `controls` and `controlsJSON`
+    /// (`json.Marshal` of the controls, fields in declaration order).
+    pub fn properties(&self) -> Vec<(&'static str, String)> {
+        if self.failed.is_empty() {
+            return Vec::new();
+        }
+        let ids: Vec<&str> = self.failed.iter().map(|c| c.id).collect();
+        let json: Vec<String> = self
+            .failed
+            .iter()
+            .map(|c| {
+                format!(
+                    "{{\"ID\":{},\"Name\":{},\"Images\":{}}}",
+                    Value::from(c.id),
+                    Value::from(c.name),
+                    c.images.as_ref().map_or(Value::Null, |i| json!(i))
+                )
+            })
+            .collect();
+        vec![
+            ("standard", self.level.clone()),
+            ("version", self.version.clone()),
+            ("controls", ids.join(",")),
+            ("controlsJSON", format!("[{}]", json.join(","))),
+        ]
+    }
+}
+
+/// The controls of the checks still failing, each with the images of the containers
+/// the check's detail names. The detail is the one the check wrote before any exclusion
+/// (exclusions remove field errors, never rewrite it), so it is read off the pod's own
+/// evaluation.
+fn failed_controls(pss: &Value, resource: &Value, failing: &[CheckResult]) -> Vec<Control> {
+    let original = match (level_version(pss), pod_parts(resource)) {
+        (Ok(level), Some((meta, spec))) => checks::evaluate(level, meta, spec),
+        _ => Vec::new(),
+    };
+    let spec = pod_parts(resource).map_or(&Value::Null, |(_, s)| s);
+    failing
+        .iter()
+        .map(|f| {
+            let names = original
+                .iter()
+                .find(|o| o.id == f.id)
+                .map(detail_containers)
+                .unwrap_or_default();
+            Control {
+                id: f.id,
+                name: control_name(f.id),
+                images: (!names.is_empty())
+                    .then(|| names.iter().map(|n| image_of(spec, n)).collect()),
+            }
+        })
+        .collect()
+}
+
+/// The containers a check's `ForbiddenDetail` names in its first phrase that reads
+/// `container(s) … must` (validate_pss.go `regexContainerNames`, first match), from
+/// how each check words its detail (kyverno/pod-security-admission `policy/check_*.go`):
+/// - a phrase per kind of violation, the first kind found first: capabilities (a missing
+///   `drop`, then a forbidden `add`), runAsNonRoot (explicit `false`, then unset);
+/// - seccompProfile_restricted reports explicit settings alone, the pod's among them;
+/// - details without that phrase (host namespaces, ports, probes, volumes, sysctls,
+///   SELinux, a pod-level setting alone) name none.
+fn detail_containers(check: &CheckResult) -> Vec<String> {
+    let errs = check.errs.as_deref().unwrap_or_default();
+    let of_container = |e: &&FieldErr| starred(&e.field).1.is_some();
+    let pick = |keep: &dyn Fn(&FieldErr) -> bool| -> Vec<&FieldErr> {
+        errs.iter().filter(|e| keep(e)).collect()
+    };
+    let chosen: Vec<&FieldErr> = match check.id {
+        "allowPrivilegeEscalation"
+        | "appArmorProfile"
+        | "capabilities_baseline"
+        | "privileged"
+        | "procMount"
+        | "runAsUser"
+        | "seccompProfile_baseline"
+        | "windowsHostProcess" => pick(&|_| true),
+        "capabilities_restricted" => {
+            let drop = pick(&|e| e.field.ends_with(".capabilities.drop"));
+            if drop.is_empty() {
+                pick(&|e| e.field.ends_with(".capabilities.add"))
+            } else {
+                drop
+            }
+        }
+        "runAsNonRoot" => {
+            let explicit: Vec<&FieldErr> = pick(&|e| e.kind == ErrType::Forbidden)
+                .into_iter()
+                .filter(of_container)
+                .collect();
+            if explicit.is_empty() {
+                pick(&|e| e.kind == ErrType::Required)
+            } else {
+                explicit
+            }
+        }
+        "seccompProfile_restricted" => {
+            let explicit = pick(&|e| e.kind == ErrType::Forbidden);
+            if explicit.is_empty() {
+                pick(&|e| e.kind == ErrType::Required)
+            } else {
+                explicit
+            }
+        }
+        _ => Vec::new(),
+    };
+    chosen
+        .into_iter()
+        .filter(of_container)
+        .map(|e| e.field.clone())
+        .collect()
+}
+
+/// The image reference of the container at `field` (`spec.initContainers[1]…`), as the
+/// engine's image info writes it (pkg/utils/image/infos.go `String`); the field itself
+/// when it names no container.
+fn image_of(spec: &Value, field: &str) -> String {
+    let (_, at) = starred(field);
+    at.as_ref()
+        .and_then(|(group, i)| spec.get(group)?.get(*i)?.get("image")?.as_str())
+        .map(|image| super::context::image_info(image)["reference"].to_string())
+        .map(|quoted| quoted.trim_matches('"').to_string())
+        .unwrap_or_else(|| field.to_string())
 }
 
 fn list(v: &Value, key: &str) -> Vec<Value> {
@@ -123,26 +284,45 @@ fn pod_parts(obj: &Value) -> Option<(&Value, &Value)> {
     }
 }
 
-/// The check IDs of a control (pkg/pss/utils/mapping.go `PSS_control_name_to_ids`).
+/// The controls and their check IDs (pkg/pss/utils/mapping.go `PSS_control_name_to_ids`).
+const CONTROLS: &[(&str, &[&str])] = &[
+    (
+        "Capabilities",
+        &["capabilities_baseline", "capabilities_restricted"],
+    ),
+    (
+        "Seccomp",
+        &["seccompProfile_baseline", "seccompProfile_restricted"],
+    ),
+    ("Privileged Containers", &["privileged"]),
+    ("Host Ports", &["hostPorts"]),
+    ("/proc Mount Type", &["procMount"]),
+    ("HostProcess", &["windowsHostProcess"]),
+    ("SELinux", &["seLinuxOptions"]),
+    ("Host Namespaces", &["hostNamespaces"]),
+    ("HostPath Volumes", &["hostPathVolumes"]),
+    ("Sysctls", &["sysctls"]),
+    ("AppArmor", &["appArmorProfile"]),
+    ("Privilege Escalation", &["allowPrivilegeEscalation"]),
+    ("Running as Non-root", &["runAsNonRoot"]),
+    ("Running as Non-root user", &["runAsUser"]),
+    ("Volume Types", &["restrictedVolumes"]),
+];
+
+/// The check IDs of a control.
 fn control_ids(control: &str) -> &'static [&'static str] {
-    match control {
-        "Capabilities" => &["capabilities_baseline", "capabilities_restricted"],
-        "Seccomp" => &["seccompProfile_baseline", "seccompProfile_restricted"],
-        "Privileged Containers" => &["privileged"],
-        "Host Ports" => &["hostPorts"],
-        "/proc Mount Type" => &["procMount"],
-        "HostProcess" => &["windowsHostProcess"],
-        "SELinux" => &["seLinuxOptions"],
-        "Host Namespaces" => &["hostNamespaces"],
-        "HostPath Volumes" => &["hostPathVolumes"],
-        "Sysctls" => &["sysctls"],
-        "AppArmor" => &["appArmorProfile"],
-        "Privilege Escalation" => &["allowPrivilegeEscalation"],
-        "Running as Non-root" => &["runAsNonRoot"],
-        "Running as Non-root user" => &["runAsUser"],
-        "Volume Types" => &["restrictedVolumes"],
-        _ => &[],
-    }
+    CONTROLS
+        .iter()
+        .find(|(name, _)| *name == control)
+        .map_or(&[], |(_, ids)| ids)
+}
+
+/// The control a check ID belongs to (`PSSControlIDToName`; empty for none).
+fn control_name(id: &str) -> &'static str {
+    CONTROLS
+        .iter()
+        .find(|(_, ids)| ids.contains(&id))
+        .map_or("", |(name, _)| name)
 }
 
 /// `ApplyPodSecurityExclusion`: each entry is evaluated on a pod cut down to what it

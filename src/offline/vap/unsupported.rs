@@ -29,6 +29,13 @@ pub enum Unsupported {
     Library(String),
 }
 
+impl Unsupported {
+    /// Whether only a registry or the network could answer it.
+    pub fn needs_registry(&self) -> bool {
+        matches!(self, Unsupported::Network(_) | Unsupported::Registry(_))
+    }
+}
+
 impl fmt::Display for Unsupported {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -21,20 +21,24 @@
 //!   `CalculateSummary`, `selectProcess`) and new.go (`NewPolicyReport`: managed by
 //!   Kyverno): each result's policy (`namespace/name` for a Policy), rule, result,
 //!   message, `scored`, `category`/`severity` from the policy's annotations, the
-//!   `process` property; a failure of an unscored policy is a warning.
+//!   `process` property; a failure of an unscored policy is a warning; the `exceptions`
+//!   a skip names and `addPodSecurityProperties` (a failed podSecurity rule's
+//!   `standard`, `version`, `controls`, `controlsJSON`: kyverno::pss `Controls`).
 //!
 //! ValidatingPolicies' background results: reports_cel.rs; MutatingPolicies' and
 //! MutatingAdmissionPolicies': reports_mpol.rs; GeneratingPolicies': reports_gpol.rs.
 //!
 //! What is not modelled makes the assertion a typed skip with its reason: the reports of
-//! ImageValidatingPolicies, results of mutate and generate rules, pod security control
-//! properties, exceptions' properties, `reportProperties`, and messages whose wording the engine does not keep
+//! ImageValidatingPolicies, results of mutate and generate rules, the order of pod
+//! security controls exclusions left, `reportProperties`, and messages whose wording the
+//! engine does not keep
 //! (see [`Reported::message`]).
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use super::super::Skip;
 use super::super::cluster::{Cluster, Key, text};
 use crate::offline::kyverno::{self, Policy, RuleKind, RuleResult, RuleStatus};
 
@@ -157,6 +161,7 @@ fn vap_scan(cluster: &Cluster, object: &Value, vaps: &[&Value]) -> Vec<Reported>
                 policy_ref: reference(policy),
                 events_unmodelled: unmodelled.clone(),
                 unmodelled,
+                registry: false,
             });
         }
         out.extend(decided);
@@ -203,6 +208,9 @@ pub struct Reported {
     pub policy_ref: Value,
     /// Why the events this result makes cannot be told, if they cannot.
     pub events_unmodelled: Option<String>,
+    /// The result needed a registry or the network (verifyImages, image data): what
+    /// cannot be written of it is the registry's to tell, not the report model's.
+    pub registry: bool,
 }
 
 /// The ephemeral reports admission left, by the resource's uid (the latest request's).
@@ -342,12 +350,15 @@ fn reported(policy: &Policy, r: &RuleResult) -> Reported {
     if raw_rule(policy, &r.rule).is_some_and(|x| x.get("reportProperties").is_some()) {
         unmodelled = Some("a rule's reportProperties".into());
     }
-    if r.status == RuleStatus::Skip && r.message.starts_with("rule excluded by PolicyException") {
-        unmodelled = Some("the exceptions property of a result skipped by exceptions".into());
+    if !r.exceptions.is_empty() {
         events_unmodelled = Some("the events of PolicyExceptions".into());
     }
-    if has("podSecurity") && r.status != RuleStatus::Pass {
-        unmodelled = Some("pod security controls in a result's properties".into());
+    // Two or more controls left by exclusions come in a Go map's order (pss.rs).
+    if r.pod_security
+        .as_ref()
+        .is_some_and(|c| c.reordered && c.failed.len() > 1)
+    {
+        unmodelled = Some("the order of the pod security controls exclusions left".into());
     }
     // Kyverno's wording (pkg/engine/handlers/validation/validate_resource.go,
     // validate_cel.go, validate_pss.go); the engine's own for failures.
@@ -379,6 +390,13 @@ fn reported(policy: &Policy, r: &RuleResult) -> Reported {
     };
     let mut properties = Map::new();
     properties.insert("process".into(), json!(process));
+    // `ToPolicyReportResult`: the exceptions a skip names, the failed controls.
+    if !r.exceptions.is_empty() {
+        properties.insert("exceptions".into(), json!(r.exceptions.join(",")));
+    }
+    for (k, v) in r.pod_security.iter().flat_map(|c| c.properties()) {
+        properties.insert(k.into(), json!(v));
+    }
     Reported {
         source: "kyverno",
         policy: policy_key(policy),
@@ -394,6 +412,8 @@ fn reported(policy: &Policy, r: &RuleResult) -> Reported {
         properties,
         policy_ref: reference(&policy.raw),
         events_unmodelled,
+        registry: r.kind == RuleKind::VerifyImages
+            || r.unsupported.as_ref().is_some_and(|u| u.needs_registry()),
     }
 }
 
@@ -477,7 +497,7 @@ pub fn scanned(cluster: &Cluster) -> Vec<(&Value, Vec<Reported>)> {
 #[derive(Debug, Clone)]
 pub struct Built {
     pub report: Value,
-    pub unmodelled: Option<String>,
+    pub unmodelled: Option<Skip>,
 }
 
 /// The PolicyReports and ClusterPolicyReports of the cluster at rest, or why they cannot
@@ -529,7 +549,14 @@ pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
         if results.is_empty() {
             continue;
         }
-        let unmodelled = results.iter().find_map(|r| r.unmodelled.clone());
+        let unmodelled = results.iter().find_map(|r| {
+            let why = r.unmodelled.clone()?;
+            Some(if r.registry {
+                Skip::Registry(why)
+            } else {
+                Skip::Reports(why)
+            })
+        });
         reports.push(Built {
             report: report(object, results),
             unmodelled,
@@ -629,30 +656,31 @@ fn report(object: &Value, mut results: Vec<Reported>) -> Value {
 /// be: PolicyReports and ClusterPolicyReports as modelled; ephemeral reports are merged
 /// and deleted by the reports controller, so none is left at rest (an `error` on one
 /// holds, an `assert` cannot be decided by a replay without the controller's timing).
-pub fn candidates(
-    cluster: &Cluster,
-    expected: &Value,
-    present: bool,
-) -> Result<Vec<Value>, String> {
+/// What cannot be judged is a typed skip: a registry's when a result needed one.
+pub fn candidates(cluster: &Cluster, expected: &Value, present: bool) -> Result<Vec<Value>, Skip> {
     let kind = text(expected, "/kind");
     match kind.as_str() {
         "PolicyReport" | "ClusterPolicyReport" => {}
         "EphemeralReport" | "ClusterEphemeralReport" if !present => return Ok(Vec::new()),
         "EphemeralReport" | "ClusterEphemeralReport" => {
-            return Err("an ephemeral report, before the reports controller merges it".into());
+            return Err(Skip::Reports(
+                "an ephemeral report, before the reports controller merges it".into(),
+            ));
         }
         _ => {
-            return Err(format!(
+            return Err(Skip::Reports(format!(
                 "{kind}, a report kind Kyverno 1.19 no longer makes"
-            ));
+            )));
         }
     }
     // A report's generation counts the controller's rewrites of it (admission, then
     // each scan and merge), whose timing the model does not follow.
     if expected.pointer("/metadata/generation").is_some() {
-        return Err("a report's generation (the controller's rewrites of it)".into());
+        return Err(Skip::Reports(
+            "a report's generation (the controller's rewrites of it)".into(),
+        ));
     }
-    let all = policy_reports(cluster)?;
+    let all = policy_reports(cluster).map_err(Skip::Reports)?;
     let ns = text(expected, "/metadata/namespace");
     let name = text(expected, "/metadata/name");
     // The resource a report is for, when the assertion names it.
@@ -677,7 +705,7 @@ pub fn candidates(
         }
         out.push(b.report);
     }
-    messages_modelled(expected, &out)?;
+    messages_modelled(expected, &out).map_err(Skip::Reports)?;
     Ok(out)
 }
 

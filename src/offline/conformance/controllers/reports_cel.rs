@@ -117,6 +117,8 @@ pub(super) struct Decision {
     pub(super) message: Option<String>,
     pub(super) properties: Map<String, Value>,
     pub(super) unmodelled: Option<String>,
+    /// What the engine lacked was a registry's or the network's.
+    pub(super) registry: bool,
 }
 
 fn scan_one(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Reported> {
@@ -178,6 +180,7 @@ pub(super) fn reported(
         properties,
         policy_ref: reference(p),
         events_unmodelled: Some(events.into()),
+        registry: decision.registry,
     }
 }
 
@@ -210,6 +213,10 @@ pub(super) fn exempted(objects: &[Value], p: &Value, req: &vap::VapRequest) -> O
                     rule: "evaluation",
                     message: None,
                     properties: Map::new(),
+                    registry: err
+                        .unsupported
+                        .as_ref()
+                        .is_some_and(vap::Unsupported::needs_registry),
                     unmodelled: err
                         .unsupported
                         .map(|u| format!("a PolicyException the engine did not evaluate: {u}")),
@@ -267,6 +274,7 @@ pub(super) fn exempted(objects: &[Value], p: &Value, req: &vap::VapRequest) -> O
         )),
         properties,
         unmodelled: None,
+        registry: false,
     })
 }
 
@@ -305,6 +313,10 @@ fn validated(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Deci
                 rule: "",
                 message: None,
                 properties,
+                registry: e
+                    .unsupported
+                    .as_ref()
+                    .is_some_and(vap::Unsupported::needs_registry),
                 unmodelled: e
                     .unsupported
                     .as_ref()
@@ -320,6 +332,7 @@ fn validated(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Deci
                 message: worded(&validations[i], &d.message),
                 properties,
                 unmodelled,
+                registry: false,
             });
         }
     }
@@ -329,6 +342,7 @@ fn validated(objects: &[Value], p: &Value, req: &vap::VapRequest) -> Option<Deci
         message: Some("success".into()),
         properties,
         unmodelled,
+        registry: false,
     })
 }
 

@@ -126,5 +126,5 @@ fn an_assertion_on_a_reports_generation_is_a_typed_skip() {
     let expected = json!({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "ClusterPolicyReport",
         "metadata": {"generation": 1}});
     let why = super::super::reports::candidates(&c, &expected, true).unwrap_err();
-    assert!(why.contains("generation"), "{why}");
+    assert!(why.to_string().contains("generation"), "{why}");
 }

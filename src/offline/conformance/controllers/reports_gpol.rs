@@ -100,6 +100,7 @@ fn evaluated(objects: &[Value], p: &Value, req: &VapRequest, made: &[Value]) -> 
                     message: Some("policy evaluated successfully".into()),
                     properties,
                     unmodelled: None,
+                    registry: false,
                 }
             }
             Err(e) => evaluation_error(e.unsupported.map(|u| u.to_string())),
@@ -118,6 +119,7 @@ fn evaluation_error(unsupported: Option<String>) -> Decision {
         properties: Map::new(),
         unmodelled: unsupported
             .map(|u| format!("a GeneratingPolicy the engine did not evaluate: {u}")),
+        registry: false,
     }
 }
 

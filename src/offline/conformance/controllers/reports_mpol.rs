@@ -151,6 +151,7 @@ fn decision(status: RuleStatus, rule: &'static str, message: Option<&str>) -> De
         message: message.map(str::to_string),
         properties: Map::new(),
         unmodelled: None,
+        registry: false,
     }
 }
 
@@ -312,6 +313,7 @@ fn map_reported(
         message: Some(message.to_string()),
         properties,
         unmodelled,
+        registry: false,
     };
     let mut r = reported(
         p,

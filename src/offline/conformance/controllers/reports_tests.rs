@@ -102,7 +102,7 @@ fn reports_of_unmodelled_sources_are_a_typed_skip() {
     let expected = json!({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
         "metadata": {"namespace": "t"}});
     let err = candidates(&c, &expected, true).unwrap_err();
-    assert!(err.contains("MutatingPolicy"), "{err}");
+    assert!(err.to_string().contains("MutatingPolicy"), "{err}");
     // Ephemeral reports are merged and deleted: none is left to find.
     let eph = json!({"apiVersion": "reports.kyverno.io/v1", "kind": "EphemeralReport"});
     assert!(candidates(&c, &eph, false).unwrap().is_empty());
