@@ -70,6 +70,9 @@ pub struct Cluster {
     /// Kyverno's background controller made or changed an object at some point (its
     /// policy may be gone since).
     pub made_in_background: bool,
+    /// A generate rule or a GeneratingPolicy has had an UpdateRequest (the background
+    /// controller processed one: its failures are `kyverno-generate` events).
+    pub update_requests: bool,
     /// Downstreams of synchronized GeneratingPolicies, as made.
     watched: Vec<cel_background::Watched>,
     uid: u64,
@@ -87,6 +90,7 @@ impl Cluster {
             objects: Vec::new(),
             namespace: namespace.to_string(),
             made_in_background: false,
+            update_requests: false,
             watched: Vec::new(),
             uid: 0,
             exceptions_disabled: false,

@@ -21,6 +21,7 @@ pub mod outcome;
 pub mod pattern;
 pub mod pss;
 pub mod quantity;
+pub mod regen;
 pub mod rule;
 pub mod runner;
 pub mod smp;

@@ -825,6 +825,12 @@ fn register(rt: &mut Runtime) {
         }
         Ok(var(acc.unwrap_or(json!(0))))
     });
+    func!(rt, "random", |a: Args, c: &mut JpContext<'_>| {
+        let pattern = arg_str(a, 0, c)?;
+        super::regen::random(&pattern)
+            .map(|s| var(json!(s)))
+            .map_err(|e| fail(c, format!("random: {e}")))
+    });
     func!(rt, "time_now_utc", |_a: Args, _c: &mut JpContext<'_>| Ok(
         var(json!(
             chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)

@@ -225,7 +225,12 @@ impl Cluster {
                 if writer == Writer::Background && skips_background(policy, rule) {
                     continue;
                 }
-                match self.standing(policy, rule, op, new, old, writer) {
+                let standing = self.standing(policy, rule, op, new, old, writer);
+                // handler.go `handleTrigger`: a passing or failing rule has a request.
+                if !matches!(standing, Standing::Apart) {
+                    self.update_requests = true;
+                }
+                match standing {
                     Standing::Pass(objects) => made.extend(objects),
                     Standing::Fail if op == "DELETE" && matches_delete(rule) => {
                         // Generation fired by the trigger's deletion: the UpdateRequest's
@@ -287,6 +292,7 @@ impl Cluster {
     /// Deletes the downstreams the rule made for `trigger` (cleanup.go
     /// `handleNonPolicyChanges`: by policy and trigger labels, of the pattern's kinds).
     fn delete_downstream(&mut self, policy: &Policy, rule: &Rule, trigger: &Value) {
+        self.update_requests = true;
         let av = text(trigger, "/apiVersion");
         let (group, version) = av.rsplit_once('/').unwrap_or(("", av.as_str()));
         let want = [
@@ -322,6 +328,8 @@ impl Cluster {
         if !is_source && label(old, POLICY_NAME).is_empty() {
             return;
         }
+        // handler.go `processRequest`: a downstream's or clone source's change is a request.
+        self.update_requests = true;
         let deleted = new.is_null();
         let targets: Vec<Value> = if label(old, MANAGED_BY) == "kyverno" {
             vec![old.clone()]
@@ -392,6 +400,7 @@ impl Cluster {
     /// An UpdateRequest for one rule and trigger, processed: the rule runs on the trigger
     /// as it is now and what it makes is stored.
     fn regenerate(&mut self, policy: &Policy, rule: &Rule, trigger: &Value) {
+        self.update_requests = true;
         let req = self.request("CREATE", trigger, &Value::Null, Writer::User);
         let made = self.run_rule(policy, rule, &req).generated;
         self.store_generated(made, 0);
@@ -431,6 +440,7 @@ impl Cluster {
     }
 
     fn delete_rule_downstreams(&mut self, policy: &Policy, rules: &[&Rule]) {
+        self.update_requests = true;
         for rule in rules {
             let orphan = rule
                 .generate

@@ -61,6 +61,9 @@ impl Cluster {
             .filter(|o| is_gpol(o))
             .cloned()
             .collect();
+        // Whether a GeneratingPolicy matched is its engine's to say: any on a trigger may
+        // have had a request.
+        self.update_requests |= !policies.is_empty();
         for p in policies {
             if let Err(answer) = self.generate_one(&p, req, trigger) {
                 return answer;
@@ -441,6 +444,7 @@ impl Cluster {
             .into_iter()
             .partition(|w| w.policy == key);
         self.watched = kept;
+        self.update_requests |= !gone.is_empty();
         if !enabled(old, "orphanDownstreamOnPolicyDelete") {
             for w in gone {
                 self.remove(&Key::of(&w.object));

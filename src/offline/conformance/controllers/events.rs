@@ -15,6 +15,19 @@
 //!   (`kyverno-admission`) come from failures, errors, exceptions and refusals; while
 //!   none of those happened there are none, otherwise an assertion on them is skipped.
 //!
+//! - pkg/background/generate/controller.go, pkg/background/gpol/generate_controller.go,
+//!   pkg/webhooks/resource/generation/handler.go, updaterequest.go: `kyverno-generate`
+//!   events come only from UpdateRequests — their failures (PolicyError), GeneratingPolicy
+//!   exceptions (PolicySkipped), successes (PolicyApplied, dropped without
+//!   `generateSuccessEvents`) — and from failing to create one. While no generate rule or
+//!   GeneratingPolicy has had a request ([`Cluster::update_requests`]) there are none;
+//!   otherwise an assertion on them is skipped.
+//! - pkg/event/controller.go (`emitEvent`): Kyverno's events carry no labels, no
+//!   annotations and no `source` (an events.k8s.io Event: its `reportingController` is
+//!   one of pkg/event/source.go's); an expected Event that has any of them, or another
+//!   reporting component, is not Kyverno's own and is judged against the Events the
+//!   cluster holds (those a generate rule made or the test wrote).
+//!
 //! Events accumulate (a scan repeats, an old failure's event stays): the model knows the
 //! events of the latest scan, so it can tell a background event is present, not that
 //! none is.
@@ -27,6 +40,15 @@ use crate::offline::kyverno::RuleStatus;
 
 const SCAN: &str = "kyverno-scan";
 const ADMISSION: &str = "kyverno-admission";
+const GENERATE: &str = "kyverno-generate";
+/// pkg/event/source.go: every component Kyverno's events are reported by.
+const SOURCES: &[&str] = &[
+    ADMISSION,
+    SCAN,
+    GENERATE,
+    "kyverno-mutate",
+    "kyverno-cleanup",
+];
 
 /// `emitEvent`: the note cut to 1024 characters.
 fn note(message: String) -> String {
@@ -129,12 +151,67 @@ fn scan_events(cluster: &Cluster) -> Result<Vec<Value>, String> {
 }
 
 /// The Events an assertion on `expected` (placed: its namespace filled in) is judged
-/// against, or why it cannot be.
+/// against, or why it cannot be: the Events the cluster holds, and Kyverno's own when
+/// `expected` could be one of them.
 pub fn candidates(
     cluster: &Cluster,
     expected: &Value,
     present: bool,
 ) -> Result<Vec<Value>, String> {
+    let ns = text(expected, "/metadata/namespace");
+    let in_ns = |e: &Value| ns.is_empty() || text(e, "/metadata/namespace") == ns;
+    let mut out: Vec<Value> = cluster
+        .objects
+        .iter()
+        .filter(|o| text(o, "/kind") == "Event" && in_ns(o))
+        .cloned()
+        .collect();
+    if could_be_kyvernos(expected) {
+        out.extend(
+            kyvernos(cluster, expected, present)?
+                .into_iter()
+                .filter(in_ns),
+        );
+    }
+    Ok(out)
+}
+
+/// Whether an Event shaped as `expected` could be one Kyverno emits (`emitEvent`: no
+/// labels, annotations or `source`, reported by one of Kyverno's components). A key
+/// that is an expression could be anything.
+fn could_be_kyvernos(expected: &Value) -> bool {
+    let Some(top) = expected.as_object() else {
+        return true;
+    };
+    if top.keys().any(|k| k.starts_with('(')) {
+        return true;
+    }
+    let meta = expected.get("metadata");
+    let set = |v: Option<&Value>| match v {
+        Some(Value::Object(m)) => m.keys().any(|k| !k.starts_with('(')),
+        Some(Value::String(s)) => !s.is_empty() && !s.starts_with('('),
+        Some(Value::Null) | None => false,
+        Some(_) => true,
+    };
+    if meta.is_some_and(|m| {
+        m.as_object()
+            .is_some_and(|m| m.keys().any(|k| k.starts_with('(')))
+    }) {
+        return true;
+    }
+    if set(meta.and_then(|m| m.get("labels")))
+        || set(meta.and_then(|m| m.get("annotations")))
+        || set(expected.pointer("/source/component"))
+        || set(expected.pointer("/source/host"))
+    {
+        return false;
+    }
+    let component = text(expected, "/reportingComponent");
+    component.is_empty() || component.starts_with('(') || SOURCES.contains(&component.as_str())
+}
+
+/// Kyverno's own Events the model makes for `expected`, or why it cannot tell.
+fn kyvernos(cluster: &Cluster, expected: &Value, present: bool) -> Result<Vec<Value>, String> {
     if let Some(o) = cluster
         .objects
         .iter()
@@ -143,20 +220,22 @@ pub fn candidates(
         return Err(format!("events of a {}", text(o, "/kind")));
     }
     let component = text(expected, "/reportingComponent");
-    let mut out = match component.as_str() {
-        SCAN if !present => {
-            return Err("the absence of past background scans' events".into());
-        }
-        SCAN => scan_events(cluster)?,
+    match component.as_str() {
+        SCAN if !present => Err("the absence of past background scans' events".into()),
+        SCAN => scan_events(cluster),
         // Admission emitted no event unless one of its causes happened.
         ADMISSION => match &cluster.reports.events_possible {
-            Some(why) => return Err(why.clone()),
-            None => Vec::new(),
+            Some(why) => Err(why.clone()),
+            None => Ok(Vec::new()),
         },
-        "" => return Err("an event whatever its reporting component".into()),
-        other => return Err(format!("events of {other}")),
-    };
-    let ns = text(expected, "/metadata/namespace");
-    out.retain(|e| ns.is_empty() || text(e, "/metadata/namespace") == ns);
-    Ok(out)
+        // No UpdateRequest, no event of the generate controller.
+        GENERATE if !cluster.update_requests => Ok(Vec::new()),
+        GENERATE => Err("the events of kyverno-generate's UpdateRequests".into()),
+        "" => Err("an event whatever its reporting component".into()),
+        other => Err(format!("events of {other}")),
+    }
 }
+
+#[cfg(test)]
+#[path = "events_tests.rs"]
+mod tests;
