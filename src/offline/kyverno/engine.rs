@@ -8,7 +8,7 @@ use super::conditions;
 use super::context::Context;
 use super::entries::{Options, load_context, load_entries};
 use super::matching::{Facts, rule_matches, rule_matches_with, wildcard_match};
-use super::outcome::{Outcome, Unsupported};
+use super::outcome::{Outcome, Unsupported, Upstream};
 use super::pattern::{PatternError, check_as_written, validate_pattern};
 use super::rule::Rule;
 use super::vars::{self, VarError};
@@ -89,6 +89,10 @@ fn result(policy: &Policy, rule: &Rule, kind: RuleKind, outcome: Outcome) -> Rul
         unsupported: outcome.unsupported,
         pod_security: outcome.pod_security,
         exceptions: outcome.exceptions,
+        upstream: outcome.upstream.map(|u| {
+            let message = rule.validate_field("message").and_then(Value::as_str);
+            u.render(&rule.name, message.unwrap_or(""))
+        }),
     }
 }
 
@@ -154,7 +158,8 @@ fn gate(policy: &Policy, rule: &Rule, req: &Request, opts: &Options, base: &Base
         match conditions::evaluate_preconditions(pre, &ctx) {
             Ok(true) => {}
             Ok(false) => {
-                let o = Outcome::skip("preconditions not met");
+                let o = Outcome::skip("preconditions not met")
+                    .worded(Upstream::Verbatim("preconditions not met".into()));
                 return Gate::Done(Some(settle(o, &ctx)));
             }
             Err(e) => {
@@ -479,19 +484,33 @@ fn run_validate(
         unsupported,
         pod_security,
         exceptions,
+        upstream,
     } = settle(outcome, &ctx);
     if status == RuleStatus::Fail
         && cel.is_none()
         && manifests.is_none()
         && existing_violation(policy, rule, req, opts)
     {
+        let why = "skipping the rule evaluation as pre-existing violations are allowed";
         return Some(result(
             policy,
             rule,
             RuleKind::Validate,
-            Outcome::skip("skipping the rule evaluation as pre-existing violations are allowed"),
+            Outcome::skip(why).worded(Upstream::Verbatim(why.into())),
         ));
     }
+    // Kyverno's words: `validate.message` with its variables, else an error of its own.
+    let upstream = upstream.and_then(|u| {
+        let Some(m) = validate.get("message") else {
+            return Some(u.render(&rule.name, ""));
+        };
+        let substituted = if rule.validate_vars {
+            vars::substitute(m, &ctx).ok()?
+        } else {
+            m.clone()
+        };
+        Some(u.render(&rule.name, &vars::to_text(&substituted)))
+    });
     let message = match status {
         // Kyverno reports a CEL rule's failure with the expression's message alone, a
         // manifest rule's with the verification's reason alone.
@@ -534,6 +553,7 @@ fn run_validate(
             unsupported,
             pod_security,
             exceptions,
+            upstream: upstream.map(Upstream::Verbatim),
         },
     ))
 }
@@ -640,7 +660,7 @@ fn validate_body(
             validate_pattern(resource, pattern, ctx)
         };
         return match checked {
-            Ok(()) => Outcome::pass("validation rule passed"),
+            Ok(()) => Outcome::pass("validation rule passed").worded(Upstream::Passed),
             Err(e) => pattern_outcome(&e),
         };
     }
@@ -651,25 +671,43 @@ fn validate_body(
             Err(e) => return Outcome::error(format!("variable substitution failed: {e}")),
         };
         let mut failures = Vec::new();
-        let mut skips = 0;
+        let mut worded = Vec::new();
+        let mut skips = Vec::new();
         for (i, p) in patterns.iter().enumerate() {
             match validate_pattern(resource, p, ctx) {
-                Ok(()) => return Outcome::pass("validation rule passed"),
-                Err(e) if e.skip => skips += 1,
-                Err(e) if e.path.is_empty() => return Outcome::error(e.message),
-                Err(e) => failures.push(format!("anyPattern[{i}] failed at path {}", e.path)),
+                Ok(()) => {
+                    return Outcome::pass("validation rule passed").worded(Upstream::AnyPassed(i));
+                }
+                Err(e) if e.skip => skips.push((i, e.message)),
+                Err(e) if e.substitution => return Outcome::error(e.message),
+                // A pattern that failed without a path fails with its error
+                // (validate_resource.go `validatePatterns`).
+                Err(e) if e.path.is_empty() => {
+                    failures.push(format!("anyPattern[{i}] failed: {}", e.message));
+                    worded.push((i, e.message, false));
+                }
+                Err(e) => {
+                    failures.push(format!("anyPattern[{i}] failed at path {}", e.path));
+                    worded.push((i, e.path, true));
+                }
             }
         }
-        if skips == patterns.len() {
-            return Outcome::skip("no pattern applies (conditional anchors)");
+        if failures.is_empty() && !skips.is_empty() {
+            return Outcome::skip("no pattern applies (conditional anchors)")
+                .worded(Upstream::AnySkipped(skips));
         }
-        return Outcome::fail(failures.join("; "));
+        return Outcome::fail(failures.join("; ")).worded(Upstream::AnyFailed(worded));
     }
     if let Some(deny) = validate.get("deny") {
         let conds = deny.get("conditions").cloned().unwrap_or(Value::Null);
+        // Conditions' own `message`s join the rule's when they held; not modelled.
+        let own_messages = has_key(&conds, "message");
         return match conditions::evaluate(&conds, ctx) {
-            Ok(true) => Outcome::fail("denied by conditions"),
-            Ok(false) => Outcome::pass("deny conditions not met"),
+            Ok(true) if own_messages => Outcome::fail("denied by conditions"),
+            Ok(true) => {
+                Outcome::fail("denied by conditions").worded(Upstream::Denied(String::new()))
+            }
+            Ok(false) => Outcome::pass("deny conditions not met").worded(Upstream::Passed),
             Err(e) => Outcome::error(format!(
                 "failed to substitute variables in deny conditions: {e}"
             )),
@@ -681,16 +719,30 @@ fn validate_body(
     Outcome::error("validate rule has no pattern, anyPattern, deny, foreach or podSecurity")
 }
 
+/// Whether `key` is a key of some map in `v`.
+fn has_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key(key) || m.values().any(|v| has_key(v, key)),
+        Value::Array(a) => a.iter().any(|v| has_key(v, key)),
+        _ => false,
+    }
+}
+
 fn pattern_outcome(e: &PatternError) -> Outcome {
     if e.skip {
-        Outcome::skip(e.message.clone())
-    } else if e.path.is_empty() {
+        Outcome::skip(e.message.clone()).worded(Upstream::Verbatim(e.message.clone()))
+    } else if e.substitution {
         Outcome::error(e.message.clone())
+    } else if e.path.is_empty() {
+        Outcome::error(e.message.clone()).worded(Upstream::Execution(e.message.clone()))
     } else {
-        Outcome::fail(format!(
-            "validation failed at path {}: {}",
-            e.path, e.message
-        ))
+        // Kyverno's error names the path again at its end; once is enough here.
+        let detail = e
+            .message
+            .strip_suffix(&format!(" at path {}", e.path))
+            .unwrap_or(&e.message);
+        Outcome::fail(format!("validation failed at path {}: {detail}", e.path))
+            .worded(Upstream::FailedAt(e.path.clone()))
     }
 }
 
@@ -750,20 +802,26 @@ fn validate_foreach(
             } else {
                 validate_body(decl, target, &ectx, opts, false)
             };
+            let wrapped = |u: Option<Upstream>| u.map(|u| Upstream::Foreach(Box::new(u)));
             match body.status {
                 RuleStatus::Pass => applied += 1,
                 RuleStatus::Skip => {}
                 RuleStatus::Fail => {
-                    return Outcome::fail(format!("foreach element {i}: {}", body.message));
+                    let mut o = Outcome::fail(format!("foreach element {i}: {}", body.message));
+                    o.upstream = wrapped(body.upstream);
+                    return o;
                 }
-                _ => return body,
+                _ => {
+                    let upstream = wrapped(body.upstream.clone());
+                    return Outcome { upstream, ..body };
+                }
             }
         }
     }
     if applied == 0 {
         Outcome::skip("no foreach element applies")
     } else {
-        Outcome::pass("validation rule passed")
+        Outcome::pass("validation rule passed").worded(Upstream::Verbatim("rule passed".into()))
     }
 }
 

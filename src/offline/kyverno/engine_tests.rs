@@ -303,3 +303,50 @@ fn pod_security_exception_exempts_only_its_controls() {
         RuleStatus::Skip
     );
 }
+
+/// Kyverno's own words for a validate rule's result, beside kca's
+/// (pkg/engine/handlers/validation/validate_resource.go).
+#[test]
+fn results_carry_kyvernos_wording() {
+    let upstream = |rules: Value, obj: Value| {
+        let p = policy(rules);
+        let req = Request {
+            object: obj,
+            ..Request::default()
+        };
+        admit_with(std::slice::from_ref(&p), &req, &Options::default()).results[0]
+            .upstream
+            .clone()
+    };
+    let m = json!({"any": [{"resources": {"kinds": ["Pod"]}}]});
+    let pattern = json!({"spec": {"containers": [{"image": "!*:latest"}]}});
+    let r = json!([{"name": "r", "match": m, "validate": {"message": "no latest", "pattern": pattern}}]);
+    assert_eq!(
+        upstream(r.clone(), pod("nginx:latest")).as_deref(),
+        Some("validation error: no latest. rule r failed at path /spec/containers/0/image/")
+    );
+    assert_eq!(
+        upstream(r, pod("nginx:1")).as_deref(),
+        Some("validation rule 'r' passed.")
+    );
+    let any = json!([{"name": "r", "match": m, "validate": {"message": "pin it.",
+        "anyPattern": [pattern, {"spec": {"containers": [{"image": "*@sha256:*"}]}}]}}]);
+    assert_eq!(
+        upstream(any, pod("nginx:latest")).as_deref(),
+        Some(
+            "validation error: pin it. rule r[0] failed at path /spec/containers/0/image/ rule r[1] failed at path /spec/containers/0/image/"
+        )
+    );
+    let deny = json!([{"name": "r", "match": m, "validate": {"deny": {"conditions": {"any": [
+        {"key": "{{ request.object.metadata.name }}", "operator": "Equals", "value": "x"}]}}}}]);
+    assert_eq!(
+        upstream(deny, pod("nginx")).as_deref(),
+        Some("validation error: rule r failed")
+    );
+    let each = json!([{"name": "r", "match": m, "validate": {"message": "no latest",
+        "foreach": [{"list": "request.object.spec.containers", "pattern": {"image": "!*:latest"}}]}}]);
+    assert_eq!(
+        upstream(each, pod("nginx:latest")).as_deref(),
+        Some("validation failure: validation error: no latest. rule r failed at path /image/")
+    );
+}

@@ -1,6 +1,7 @@
 //! Kyverno `ClusterPolicy`/`Policy` evaluated in-process: policy model, admission flow and
 //! verdicts. Pure and synchronous; it never talks to a cluster or a registry.
 
+mod anchors;
 pub mod autogen;
 pub mod background;
 pub mod budget;
@@ -12,6 +13,7 @@ pub mod entries;
 pub mod existing;
 pub mod gctx;
 pub mod generate;
+pub mod gofmt;
 mod interp;
 pub mod jsonpatch;
 mod manifest_sig;
@@ -146,6 +148,9 @@ pub struct RuleResult {
     pub pod_security: Option<Box<pss::Controls>>,
     /// The names of the PolicyExceptions that made the rule skip.
     pub exceptions: Vec<String>,
+    /// Kyverno's own wording of the message, where the engine knows it (`message` is
+    /// kca's, for learners).
+    pub upstream: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]

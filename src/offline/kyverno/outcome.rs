@@ -80,6 +80,98 @@ pub struct Outcome {
     /// The names of the PolicyExceptions that made the rule skip
     /// (engineapi `RuleResponse.WithExceptions`).
     pub exceptions: Vec<String>,
+    /// Kyverno's own wording of the message, where the engine knows it.
+    pub upstream: Option<Upstream>,
+}
+
+/// Kyverno's wording of a validate rule's message (engineapi `RuleResponse.Message()`),
+/// before the rule's name and `validate.message` fill it in
+/// (pkg/engine/handlers/validation/validate_resource.go `buildErrorMessage`,
+/// `buildAnyPatternErrorMessage`, `getDenyMessage`, `validateElements`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Upstream {
+    /// Said as it is.
+    Verbatim(String),
+    /// `validation rule '<rule>' passed.`
+    Passed,
+    /// `validation rule '<rule>' anyPattern[i] passed.`
+    AnyPassed(usize),
+    /// A pattern failed at a path.
+    FailedAt(String),
+    /// A pattern failed with no path: an execution error.
+    Execution(String),
+    /// Every pattern of an anyPattern failed: each one's index, path (or error) and
+    /// whether a path was named.
+    AnyFailed(Vec<(usize, String, bool)>),
+    /// Every pattern of an anyPattern skipped: each one's index and message.
+    AnySkipped(Vec<(usize, String)>),
+    /// Deny conditions held (their own messages, if any).
+    Denied(String),
+    /// A foreach element did not pass: the element's own message.
+    Foreach(Box<Upstream>),
+}
+
+impl Upstream {
+    /// The message, for the rule named `rule` whose `validate.message` (variables
+    /// substituted) is `message`.
+    pub fn render(&self, rule: &str, message: &str) -> String {
+        let msg = if message.is_empty() || message.ends_with('.') {
+            message.to_string()
+        } else {
+            format!("{message}.")
+        };
+        let lead = if msg.is_empty() {
+            "validation error:".to_string()
+        } else {
+            format!("validation error: {msg}")
+        };
+        match self {
+            Upstream::Verbatim(s) => s.clone(),
+            Upstream::Passed => format!("validation rule '{rule}' passed."),
+            Upstream::AnyPassed(i) => format!("validation rule '{rule}' anyPattern[{i}] passed."),
+            Upstream::FailedAt(path) => format!("{lead} rule {rule} failed at path {path}"),
+            Upstream::Execution(err) => format!("{lead} rule {rule} execution error: {err}"),
+            Upstream::AnyFailed(fails) => {
+                let each: Vec<String> = fails
+                    .iter()
+                    .map(|(i, at, path)| {
+                        if *path {
+                            format!("rule {rule}[{i}] failed at path {at}")
+                        } else {
+                            format!("rule {rule}[{i}] failed: {at}")
+                        }
+                    })
+                    .collect();
+                let joined = each.join(" ");
+                if message.is_empty() {
+                    format!("validation error: {joined}")
+                } else if message.ends_with('.') {
+                    format!("validation error: {message} {joined}")
+                } else {
+                    format!("validation error: {message}. {joined}")
+                }
+            }
+            Upstream::AnySkipped(skips) => skips
+                .iter()
+                .map(|(i, m)| format!("rule {rule}[{i}] skipped: {m}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            Upstream::Denied(conditions) => {
+                if message.is_empty() && conditions.is_empty() {
+                    format!("validation error: rule {rule} failed")
+                } else {
+                    [message, conditions.as_str()]
+                        .into_iter()
+                        .filter(|s| !s.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                }
+            }
+            Upstream::Foreach(inner) => {
+                format!("validation failure: {}", inner.render(rule, message))
+            }
+        }
+    }
 }
 
 impl Outcome {
@@ -90,7 +182,14 @@ impl Outcome {
             unsupported: None,
             pod_security: None,
             exceptions: Vec::new(),
+            upstream: None,
         }
+    }
+
+    /// With Kyverno's wording of the message.
+    pub fn worded(mut self, upstream: Upstream) -> Outcome {
+        self.upstream = Some(upstream);
+        self
     }
 
     pub fn pass(message: impl Into<String>) -> Outcome {
@@ -118,6 +217,7 @@ impl Outcome {
             unsupported: Some(why),
             pod_security: None,
             exceptions: Vec::new(),
+            upstream: None,
         }
     }
 

@@ -18,6 +18,8 @@ pub struct PatternError {
     pub message: String,
     /// A conditional or global anchor did not hold: the rule is skipped, not failed.
     pub skip: bool,
+    /// The pattern's variables could not be substituted (the message is kca's).
+    pub substitution: bool,
 }
 
 /// Validates `resource` against `pattern` after substituting variables in the pattern.
@@ -42,6 +44,7 @@ pub fn validate_pattern(
             path: String::new(),
             message: e.to_string(),
             skip: false,
+            substitution: true,
         })?;
         &substituted
     };
@@ -50,13 +53,21 @@ pub fn validate_pattern(
 
 /// Validates `resource` against a pattern that holds no variables (checked beforehand,
 /// for instance once per policy).
+/// The walk is Kyverno's (`anchors`), so the path and the message are its.
 pub fn check_as_written(resource: &Value, pattern: &Value) -> Result<(), PatternError> {
-    match element(resource, pattern, &Loc::Root) {
-        Ok(()) => Ok(()),
-        Err(e) => Err(PatternError {
-            skip: matches!(e.kind, Kind::Conditional | Kind::Global),
-            path: e.path,
-            message: e.message,
+    match super::anchors::match_pattern(resource, pattern) {
+        super::anchors::Verdict::Pass => Ok(()),
+        super::anchors::Verdict::Skip(message) => Err(PatternError {
+            path: String::new(),
+            message,
+            skip: true,
+            substitution: false,
+        }),
+        super::anchors::Verdict::Fail { path, message } => Err(PatternError {
+            path,
+            message,
+            skip: false,
+            substitution: false,
         }),
     }
 }
@@ -141,131 +152,6 @@ fn replace_at_in_vars(s: &str, target: &str) -> String {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    Plain,
-    Conditional,
-    Global,
-    Negation,
-}
-
-#[derive(Debug)]
-struct Err_ {
-    kind: Kind,
-    path: String,
-    message: String,
-}
-
-type R = Result<(), Err_>;
-
-/// Where in the resource a check is (`/spec/containers/0/`), written out only when the
-/// check fails.
-#[derive(Clone, Copy)]
-enum Loc<'a> {
-    Root,
-    Key(&'a Loc<'a>, &'a str),
-    Index(&'a Loc<'a>, usize),
-}
-
-impl Loc<'_> {
-    fn render(&self) -> String {
-        let mut out = String::new();
-        self.write(&mut out);
-        out
-    }
-
-    fn write(&self, out: &mut String) {
-        match self {
-            Loc::Root => out.push('/'),
-            Loc::Key(parent, key) => {
-                parent.write(out);
-                out.push_str(key);
-                out.push('/');
-            }
-            Loc::Index(parent, i) => {
-                parent.write(out);
-                out.push_str(&i.to_string());
-                out.push('/');
-            }
-        }
-    }
-}
-
-fn plain(at: &Loc<'_>, message: String) -> Err_ {
-    Err_ {
-        kind: Kind::Plain,
-        path: at.render(),
-        message,
-    }
-}
-
-fn element(resource: &Value, pattern: &Value, at: &Loc<'_>) -> R {
-    match pattern {
-        Value::Object(pm) => match resource {
-            Value::Object(rm) => map(rm, pm, at),
-            other => Err(plain(
-                at,
-                format!("expected a map, found {}", type_name(other)),
-            )),
-        },
-        Value::Array(pa) => match resource {
-            Value::Array(ra) => array(ra, pa, at),
-            other => Err(plain(
-                at,
-                format!("expected an array, found {}", type_name(other)),
-            )),
-        },
-        scalar => {
-            // A scalar pattern against a list holds for every item.
-            if let Value::Array(items) = resource {
-                for (i, item) in items.iter().enumerate() {
-                    if !value_matches(item, scalar) {
-                        return Err(plain(
-                            &Loc::Index(at, i),
-                            format!(
-                                "value {} does not match pattern {}",
-                                short(item),
-                                short(scalar)
-                            ),
-                        ));
-                    }
-                }
-                return Ok(());
-            }
-            if value_matches(resource, scalar) {
-                Ok(())
-            } else {
-                Err(plain(
-                    at,
-                    format!(
-                        "value {} does not match pattern {}",
-                        short(resource),
-                        short(scalar)
-                    ),
-                ))
-            }
-        }
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "nothing",
-        Value::Bool(_) => "a bool",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "a map",
-    }
-}
-
-fn short(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("'{s}'"),
-        other => other.to_string(),
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Anchor {
     None,
     Conditional,
@@ -305,7 +191,7 @@ pub(crate) fn parse_anchor(key: &str) -> (Anchor, &str) {
 }
 
 /// Wildcard keys (`app.kubernetes.io/*`) stand for every matching resource key.
-fn expand_keys<'a>(
+pub(crate) fn expand_keys<'a>(
     rm: &Map<String, Value>,
     pm: &'a Map<String, Value>,
 ) -> Vec<(Cow<'a, str>, &'a Value)> {
@@ -336,166 +222,6 @@ fn rewrap(anchor: Anchor, key: &str) -> String {
         Anchor::Negation => format!("X({key})"),
         Anchor::AddIfAbsent => format!("+({key})"),
     }
-}
-
-fn map(rm: &Map<String, Value>, pm: &Map<String, Value>, at: &Loc<'_>) -> R {
-    // Anchors that decide whether the map applies come first, then plain keys whose
-    // subtree holds conditional or global anchors (so a rule that does not apply is
-    // skipped before an unrelated key fails it), then the other keys.
-    let phase = |k: &str, v: &Value| match parse_anchor(k).0 {
-        Anchor::Conditional | Anchor::Global | Anchor::Existence | Anchor::Negation => 0,
-        _ if holds_condition(v) => 1,
-        _ => 2,
-    };
-    let wildcard_keys = pm.keys().any(|k| parse_anchor(k).1.contains(['*', '?']));
-    if !wildcard_keys {
-        // The pattern's own keys, walked in place.
-        for p in 0..3 {
-            for (k, pv) in pm.iter().filter(|(k, v)| phase(k, v) == p) {
-                map_entry(rm, k, pv, at)?;
-            }
-        }
-        return Ok(());
-    }
-    let entries = expand_keys(rm, pm);
-    for p in 0..3 {
-        for (k, pv) in entries.iter().filter(|(k, v)| phase(k, v) == p) {
-            map_entry(rm, k, pv, at)?;
-        }
-    }
-    Ok(())
-}
-
-/// One key of a map pattern (anchored or plain) against the resource map.
-fn map_entry(rm: &Map<String, Value>, k: &str, pv: &Value, at: &Loc<'_>) -> R {
-    let (anchor, bare) = parse_anchor(k);
-    let sub = Loc::Key(at, bare);
-    let rv = rm.get(bare);
-    match anchor {
-        Anchor::Conditional | Anchor::Global => {
-            let kind = if anchor == Anchor::Global {
-                Kind::Global
-            } else {
-                Kind::Conditional
-            };
-            match rv {
-                Some(v) => {
-                    if let Err(e) = element(v, pv, &sub) {
-                        return Err(Err_ {
-                            kind,
-                            path: e.path,
-                            message: format!("conditional anchor mismatch: {}", e.message),
-                        });
-                    }
-                }
-                None => {
-                    return Err(Err_ {
-                        kind,
-                        path: sub.render(),
-                        message: "conditional anchor key doesn't exist in the resource".into(),
-                    });
-                }
-            }
-        }
-        Anchor::Equality | Anchor::AddIfAbsent => {
-            if let Some(v) = rv {
-                element(v, pv, &sub)?;
-            }
-        }
-        Anchor::Negation => {
-            if rv.is_some() {
-                return Err(Err_ {
-                    kind: Kind::Negation,
-                    path: sub.render(),
-                    message: format!("{bare} is not allowed"),
-                });
-            }
-        }
-        Anchor::Existence => {
-            if let Some(v) = rv {
-                existence(v, pv, &sub)?;
-            }
-        }
-        Anchor::None => {
-            let v = rv.unwrap_or(&Value::Null);
-            element(v, pv, &sub)?;
-        }
-    }
-    Ok(())
-}
-
-fn holds_condition(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m.iter().any(|(k, v)| {
-            matches!(parse_anchor(k).0, Anchor::Conditional | Anchor::Global) || holds_condition(v)
-        }),
-        Value::Array(a) => a.iter().any(holds_condition),
-        _ => false,
-    }
-}
-
-fn existence(rv: &Value, pv: &Value, at: &Loc<'_>) -> R {
-    let Value::Array(items) = rv else {
-        return Err(plain(
-            at,
-            "existence anchor ^() can only be used on a list".into(),
-        ));
-    };
-    let Value::Array(patterns) = pv else {
-        return Err(plain(at, "existence anchor pattern must be a list".into()));
-    };
-    for p in patterns {
-        let found = items
-            .iter()
-            .enumerate()
-            .any(|(i, item)| element(item, p, &Loc::Index(at, i)).is_ok());
-        if !found {
-            return Err(plain(
-                at,
-                "existence anchor: no element matches the pattern".into(),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn array(ra: &[Value], pa: &[Value], at: &Loc<'_>) -> R {
-    let Some(first) = pa.first() else {
-        return Err(plain(at, "pattern array is empty".into()));
-    };
-    if first.is_object() {
-        // Every element must match the map pattern; elements whose conditional anchors do
-        // not hold are left out, and if all are left out the array is skipped.
-        let mut applied = 0;
-        let mut skipped = None;
-        for (i, item) in ra.iter().enumerate() {
-            match element(item, first, &Loc::Index(at, i)) {
-                Ok(()) => applied += 1,
-                Err(e) if matches!(e.kind, Kind::Conditional | Kind::Global) => skipped = Some(e),
-                Err(e) => return Err(e),
-            }
-        }
-        if applied == 0
-            && let Some(e) = skipped
-        {
-            return Err(e);
-        }
-        return Ok(());
-    }
-    if ra.len() < pa.len() {
-        return Err(plain(
-            at,
-            format!(
-                "array length mismatch: resource has {}, pattern has {}",
-                ra.len(),
-                pa.len()
-            ),
-        ));
-    }
-    for (i, p) in pa.iter().enumerate() {
-        element(&ra[i], p, &Loc::Index(at, i))?;
-    }
-    Ok(())
 }
 
 /// A scalar pattern against a resource value.
@@ -700,9 +426,12 @@ mod tests {
         assert!(check(pod.clone(), p).is_ok());
         let p = json!({"spec": {"^(containers)": [{"image": "redis"}]}});
         assert!(check(pod.clone(), p).is_err());
-        // Global anchor that does not hold skips the rule.
-        let p = json!({"spec": {"<(hostNetwork)": true, "containers": [{"name": "zzz"}]}});
+        // Global anchor that does not hold skips the rule; an absent key holds
+        // (pkg/engine/anchor/handlers.go globalAnchorHandler).
+        let p = json!({"spec": {"<(containers)": [{"name": "zzz"}], "x": 1}});
         assert!(check(pod.clone(), p).unwrap_err().skip);
+        let p = json!({"spec": {"<(hostNetwork)": true, "containers": [{"name": "zzz"}]}});
+        assert!(!check(pod.clone(), p).unwrap_err().skip);
         // Plain mismatch fails with a path.
         let p = json!({"spec": {"containers": [{"image": "!*:latest"}]}});
         let e = check(pod, p).unwrap_err();

@@ -361,8 +361,9 @@ fn reported(policy: &Policy, r: &RuleResult) -> Reported {
         unmodelled = Some("the order of the pod security controls exclusions left".into());
     }
     // Kyverno's wording (pkg/engine/handlers/validation/validate_resource.go,
-    // validate_cel.go, validate_pss.go); the engine's own for failures.
+    // validate_cel.go, validate_pss.go): the engine's `upstream` where it has it.
     let message = match r.status {
+        _ if r.upstream.is_some() => r.upstream.clone(),
         RuleStatus::Fail | RuleStatus::Warn => Some(r.message.clone()),
         RuleStatus::Pass if has("cel") || has("podSecurity") => {
             Some(format!("Validation rule '{}' passed.", r.rule))
