@@ -553,7 +553,7 @@ fn run_validate(
             unsupported,
             pod_security,
             exceptions,
-            upstream: upstream.map(Upstream::Verbatim),
+            upstream: upstream.map(|u| Box::new(Upstream::Verbatim(u))),
         },
     ))
 }
@@ -802,7 +802,7 @@ fn validate_foreach(
             } else {
                 validate_body(decl, target, &ectx, opts, false)
             };
-            let wrapped = |u: Option<Upstream>| u.map(|u| Upstream::Foreach(Box::new(u)));
+            let wrapped = |u: Option<Box<Upstream>>| u.map(|u| Box::new(Upstream::Foreach(u)));
             match body.status {
                 RuleStatus::Pass => applied += 1,
                 RuleStatus::Skip => {}

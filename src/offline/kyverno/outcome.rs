@@ -81,7 +81,7 @@ pub struct Outcome {
     /// (engineapi `RuleResponse.WithExceptions`).
     pub exceptions: Vec<String>,
     /// Kyverno's own wording of the message, where the engine knows it.
-    pub upstream: Option<Upstream>,
+    pub upstream: Option<Box<Upstream>>,
 }
 
 /// Kyverno's wording of a validate rule's message (engineapi `RuleResponse.Message()`),
@@ -188,7 +188,7 @@ impl Outcome {
 
     /// With Kyverno's wording of the message.
     pub fn worded(mut self, upstream: Upstream) -> Outcome {
-        self.upstream = Some(upstream);
+        self.upstream = Some(Box::new(upstream));
         self
     }
 
