@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::{Map, Number, Value};
 
+pub mod goyaml;
 mod one;
 mod pieces;
 mod tree;

@@ -724,18 +724,27 @@ fn blocked(policies: &[kyverno::Policy], resp: &kyverno::Response, obj: &Value) 
     if failing.is_empty() {
         return None;
     }
-    let mut by_policy: std::collections::BTreeMap<&str, Vec<&kyverno::RuleResult>> =
-        Default::default();
+    // `failures`: policy → rule → message, written by yaml.v3 (folded at 80 columns).
+    let mut failures = serde_json::Map::new();
     for r in &failing {
-        by_policy.entry(&r.policy).or_default().push(r);
+        let message = r.upstream.as_ref().unwrap_or(&r.message);
+        let rules = failures
+            .entry(r.policy.clone())
+            .or_insert_with(|| json!({}));
+        rules[r.rule.as_str()] = json!(message);
     }
-    let mut body = String::new();
-    for (p, rules) in by_policy {
-        body.push_str(&format!("{p}:\n"));
-        for r in rules {
-            body.push_str(&format!("  {}: {}\n", r.rule, r.message));
+    let failures = Value::Object(failures);
+    let body = crate::yaml::goyaml::encode(&failures).unwrap_or_else(|| {
+        // A message yaml.v3 writes as a literal block: said unfolded.
+        let mut body = String::new();
+        for (p, rules) in failures.as_object().into_iter().flatten() {
+            body.push_str(&format!("{p}:\n"));
+            for (r, m) in rules.as_object().into_iter().flatten() {
+                body.push_str(&format!("  {r}: {}\n", m.as_str().unwrap_or_default()));
+            }
         }
-    }
+        body
+    });
     Some(format!(
         "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource {}/{}/{} was blocked due to the following policies \n\n{body}",
         text(obj, "/kind"),

@@ -113,3 +113,24 @@ fn a_cluster_policys_own_webhook_conditions_filter_its_requests() {
     ok(c.apply(&cpol("object.spec.x == 1", "Ignore"), false));
     ok(c.apply(&config_map(), false));
 }
+
+/// Kyverno's refusal reads as a live one: the rule's message in its words, the failures
+/// written by yaml.v3 and folded at 80 columns (pkg/webhooks/utils/block.go).
+#[test]
+fn a_blocked_request_is_worded_and_folded_as_kyvernos() {
+    let mut c = Cluster::new("default");
+    let policy = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+        "metadata": {"name": "require-ns-owner-label"},
+        "spec": {"validationFailureAction": "Enforce", "rules": [{
+            "name": "check-for-namespace-owner-label",
+            "match": {"any": [{"resources": {"kinds": ["Namespace"]}}]},
+            "validate": {"message": "The label `uw.systems/owner` is required. Check policy at https://example.com/a/very/long/path/that/does/not/break/require-ns-owner-label.yaml for allowed label values.",
+                "pattern": {"metadata": {"labels": {"uw.systems/owner": "?*"}}}}}]}});
+    ok(c.apply(&policy, false));
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "asdfhl", "labels": {"a": "b"}}});
+    assert_eq!(
+        refused(c.apply(&ns, false)),
+        "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Namespace//asdfhl was blocked due to the following policies \n\nrequire-ns-owner-label:\n  check-for-namespace-owner-label: 'validation error: The label `uw.systems/owner`\n    is required. Check policy at https://example.com/a/very/long/path/that/does/not/break/require-ns-owner-label.yaml\n    for allowed label values. rule check-for-namespace-owner-label failed at path\n    /metadata/labels/uw.systems/owner/'\n"
+    );
+}
