@@ -96,7 +96,7 @@ struct Sources {
 fn load_one(entry: &ContextEntry, ctx: &Context, env: &Sources) -> Result<Value, Outcome> {
     let name = entry.name.as_str();
     if let Some(var) = &entry.variable {
-        return variable_entry(var, ctx)
+        return variable_entry(name, var, ctx)
             .map_err(|e| Outcome::error(format!("context entry {name}: {e}")));
     }
     if let Some(cm) = &entry.config_map {
@@ -274,29 +274,50 @@ fn api_get(call: &Value, ctx: &Context, cluster: &[Value]) -> Option<Result<Valu
     }
 }
 
-fn variable_entry(var: &Value, ctx: &Context) -> Result<Value, VarError> {
-    let default = var.get("default");
-    let value = match var.get("value") {
-        Some(v) => Some(vars::substitute(v, ctx)?),
-        None => None,
+/// A `variable` entry as Kyverno loads it (pkg/engine/context/loaders/variable.go
+/// `loadVariable`): `jmesPath` substituted first and a string or an error, `default` when
+/// the query fails or finds nothing, and an entry that comes out `null` is an error.
+fn variable_entry(name: &str, var: &Value, ctx: &Context) -> Result<Value, VarError> {
+    let path = match var.get("jmesPath").and_then(Value::as_str) {
+        Some(expr) if !expr.is_empty() => match vars::substitute(&json!(expr), ctx)? {
+            Value::String(s) => Some(s),
+            _ => {
+                return Err(VarError::Load(format!(
+                    "jmespath value must be a string {name} {expr}: <nil>"
+                )));
+            }
+        },
+        _ => None,
     };
-    let result = match var.get("jmesPath").and_then(Value::as_str) {
-        Some(expr) => {
-            let expr = match vars::substitute(&json!(expr), ctx)? {
-                Value::String(s) => s,
-                other => vars::to_text(&other),
-            };
-            match &value {
-                Some(v) => vars::query(&expr, &Context::from_document(v.clone())),
-                None => vars::query(&expr, ctx),
+    let default = match var.get("default") {
+        Some(d) if !d.is_null() => Some(vars::substitute(d, ctx)?),
+        _ => None,
+    };
+    let mut output = default.clone().unwrap_or(Value::Null);
+    match (var.get("value").filter(|v| !v.is_null()), path) {
+        (Some(v), Some(path)) => {
+            let v = vars::substitute(v, ctx)?;
+            match vars::query(&path, &Context::from_document(v)) {
+                Ok(found) => output = found,
+                Err(e) if default.is_none() => return Err(e),
+                Err(_) => {}
             }
         }
-        None => Ok(value.unwrap_or(Value::Null)),
-    };
-    match (result, default) {
-        (Ok(Value::Null), Some(d)) | (Err(_), Some(d)) => vars::substitute(d, ctx),
-        (r, _) => r,
+        (Some(v), None) => output = vars::substitute(v, ctx)?,
+        (None, Some(path)) => match vars::query(&path, ctx) {
+            Ok(found) if !found.is_null() => output = found,
+            Ok(_) => {}
+            Err(e) if default.is_none() => return Err(e),
+            Err(_) => {}
+        },
+        (None, None) => {}
     }
+    if output.is_null() {
+        return Err(VarError::Load(format!(
+            "failed to add context entry for variable {name} since it evaluated to nil"
+        )));
+    }
+    Ok(output)
 }
 
 #[cfg(test)]
@@ -341,6 +362,40 @@ mod tests {
         assert_eq!(
             ctx.load_failure().unwrap().status,
             super::super::RuleStatus::Error
+        );
+    }
+
+    /// A variable's `jmesPath` is substituted first and must come out a string; an entry
+    /// that comes out null is an error; `default` stands in for a query that finds
+    /// nothing (pkg/engine/context/loaders/variable.go).
+    #[test]
+    fn variable_entries_load_as_kyverno_loads_them() {
+        let value = |var: Value| {
+            let entry: ContextEntry =
+                serde_json::from_value(json!({"name": "v", "variable": var})).unwrap();
+            let mut ctx = Context::from_document(json!({"request": {"object": {"a": [1, 2]}}}));
+            load_entries(&[entry], &mut ctx, &Options::default(), None).unwrap();
+            vars::query("v", &ctx)
+        };
+        assert_eq!(
+            value(json!({"jmesPath": "request.object.a"})).unwrap(),
+            json!([1, 2])
+        );
+        let e = value(json!({"jmesPath": "{{ request.object.a }}"})).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("jmespath value must be a string v {{ request.object.a }}"),
+            "{e}"
+        );
+        let e = value(json!({"jmesPath": "request.object.missing"})).unwrap_err();
+        assert!(e.to_string().contains("evaluated to nil"), "{e}");
+        assert_eq!(
+            value(json!({"jmesPath": "request.object.missing", "default": "d"})).unwrap(),
+            json!("d")
+        );
+        assert_eq!(
+            value(json!({"value": {"x": 1}, "jmesPath": "x"})).unwrap(),
+            json!(1)
         );
     }
 
