@@ -82,6 +82,9 @@ pub struct Cluster {
     pub features: super::controllers::Features,
     /// The ephemeral reports admission left (merged into policy reports when asserted).
     pub reports: super::controllers::reports::Admissions,
+    /// The last write's refusal names rules whose message is kca's, not Kyverno's words
+    /// (which ones): its text must not be judged.
+    pub unworded: Option<String>,
 }
 
 impl Cluster {
@@ -96,6 +99,7 @@ impl Cluster {
             exceptions_disabled: false,
             features: Default::default(),
             reports: Default::default(),
+            unworded: None,
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -210,6 +214,7 @@ impl Cluster {
 
     /// `kubectl apply` (`create_only`: `kubectl create`) of one object.
     pub fn apply(&mut self, obj: &Value, create_only: bool) -> Answer {
+        self.unworded = None;
         let mut obj = obj.clone();
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);
@@ -236,6 +241,7 @@ impl Cluster {
 
     /// `kubectl replace`/update: the object must exist.
     pub fn update(&mut self, obj: &Value, patch: bool) -> Answer {
+        self.unworded = None;
         let mut obj = obj.clone();
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);
@@ -488,7 +494,7 @@ impl Cluster {
     }
 
     /// Admission in the API server's order. `Err` is the answer when it is not stored.
-    fn admit(&self, object: Value, old: Option<Value>) -> Result<Admitted, Answer> {
+    fn admit(&mut self, object: Value, old: Option<Value>) -> Result<Admitted, Answer> {
         let update = old.is_some();
         let mut req = self.vap_request(&object, old.clone());
         req.cluster = Some(Arc::new(self.objects.clone()));
@@ -570,7 +576,8 @@ impl Cluster {
                 )));
             }
         }
-        if let Some(msg) = blocked(&policies, &resp, &patched) {
+        if let Some((msg, unworded)) = blocked(&policies, &resp, &patched) {
+            self.unworded = unworded;
             return Err(Answer::Refused(msg));
         }
         Ok(Admitted {
@@ -583,6 +590,7 @@ impl Cluster {
     /// `kubectl delete`: Kyverno's validate rules see a DELETE; then the object (and a
     /// Namespace's objects) are gone. A missing object is no error.
     pub fn delete(&mut self, obj: &Value) -> Answer {
+        self.unworded = None;
         let mut obj = from_ref(obj);
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);
@@ -603,7 +611,8 @@ impl Cluster {
             };
             // PolicyExceptions hold for a deletion too.
             let resp = kyverno::admit_with(&policies, &kreq, &self.engine_options());
-            if let Some(msg) = blocked(&policies, &resp, &old) {
+            if let Some((msg, unworded)) = blocked(&policies, &resp, &old) {
+                self.unworded = unworded;
                 self.reports.refused();
                 return Answer::Refused(msg);
             }
@@ -700,8 +709,13 @@ struct Admitted {
 }
 
 /// The message of Kyverno's validating webhook when Enforce rules fail
-/// (pkg/webhooks/utils/block.go `GetBlockedMessages`), `None` when nothing blocks.
-fn blocked(policies: &[kyverno::Policy], resp: &kyverno::Response, obj: &Value) -> Option<String> {
+/// (pkg/webhooks/utils/block.go `GetBlockedMessages`), `None` when nothing blocks; with
+/// the rules whose message is not in Kyverno's words, if any.
+fn blocked(
+    policies: &[kyverno::Policy],
+    resp: &kyverno::Response,
+    obj: &Value,
+) -> Option<(String, Option<String>)> {
     let failing: Vec<&kyverno::RuleResult> = resp
         .results
         .iter()
@@ -726,6 +740,12 @@ fn blocked(policies: &[kyverno::Policy], resp: &kyverno::Response, obj: &Value) 
     }
     // `failures`: policy → rule → message, written by yaml.v3 (folded at 80 columns).
     let mut failures = serde_json::Map::new();
+    let unworded: Vec<String> = failing
+        .iter()
+        .filter(|r| r.upstream.is_none())
+        .map(|r| format!("{}/{}", r.policy, r.rule))
+        .collect();
+    let unworded = (!unworded.is_empty()).then(|| unworded.join(", "));
     for r in &failing {
         let message = r.upstream.as_ref().unwrap_or(&r.message);
         let rules = failures
@@ -745,12 +765,13 @@ fn blocked(policies: &[kyverno::Policy], resp: &kyverno::Response, obj: &Value) 
         }
         body
     });
-    Some(format!(
+    let message = format!(
         "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource {}/{}/{} was blocked due to the following policies \n\n{body}",
         text(obj, "/kind"),
         text(obj, "/metadata/namespace"),
         text(obj, "/metadata/name"),
-    ))
+    );
+    Some((message, unworded))
 }
 
 impl Cluster {

@@ -466,10 +466,14 @@ fn run_validate(
             };
             match o.status {
                 // Kyverno's message, without the rule's `validate.message`.
-                RuleStatus::Fail => Outcome {
-                    message: format!("Validation rule '{}' failed. {}", rule.name, o.message),
-                    ..o
-                },
+                RuleStatus::Fail => {
+                    let message = format!("Validation rule '{}' failed. {}", rule.name, o.message);
+                    Outcome {
+                        upstream: Some(Box::new(Upstream::Verbatim(message.clone()))),
+                        message,
+                        ..o
+                    }
+                }
                 _ => o,
             }
         }
@@ -631,7 +635,9 @@ fn validate_cel(cel: &Value, rule: &Rule, req: &Request, opts: &Options) -> Outc
     match vap::evaluate_kyverno_cel(&opts.cluster, cel, rule_message, preconditions, &vreq) {
         vap::CelVerdict::Pass => Outcome::pass("validation rule passed"),
         vap::CelVerdict::Skip(why) => Outcome::skip(why),
-        vap::CelVerdict::Fail(message) => Outcome::fail(message),
+        vap::CelVerdict::Fail(message) => {
+            Outcome::fail(message.clone()).worded(Upstream::Verbatim(message))
+        }
         vap::CelVerdict::Error(message) => Outcome::error(message),
         vap::CelVerdict::Unsupported(why) => Outcome::unsupported(Unsupported::Cel(why)),
     }

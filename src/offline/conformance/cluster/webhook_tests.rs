@@ -133,4 +133,5 @@ fn a_blocked_request_is_worded_and_folded_as_kyvernos() {
         refused(c.apply(&ns, false)),
         "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Namespace//asdfhl was blocked due to the following policies \n\nrequire-ns-owner-label:\n  check-for-namespace-owner-label: 'validation error: The label `uw.systems/owner`\n    is required. Check policy at https://example.com/a/very/long/path/that/does/not/break/require-ns-owner-label.yaml\n    for allowed label values. rule check-for-namespace-owner-label failed at path\n    /metadata/labels/uw.systems/owner/'\n"
     );
+    assert_eq!(c.unworded, None);
 }
