@@ -147,8 +147,63 @@ fn is_expression(s: &str) -> bool {
 
 /// Evaluates `expr` with `actual` as the current node and the bindings as `$name`.
 pub fn evaluate(expr: &str, actual: &Value, b: &Bindings) -> Result<Value, String> {
-    let expr = with_bindings(expr, b);
+    let expr = with_bindings(&chainsaw_functions(expr), b);
     vars::query(&expr, &Context::from_document(actual.clone())).map_err(|e| e.to_string())
+}
+
+/// Chainsaw's own functions written with Kyverno's: `trim_space(x)` (Go's
+/// `strings.TrimSpace`) is `trim(x, <whitespace>)`.
+fn chainsaw_functions(expr: &str) -> String {
+    const NAME: &str = "trim_space(";
+    let mut out = String::with_capacity(expr.len());
+    let chars: Vec<char> = expr.chars().collect();
+    let mut i = 0;
+    // Closing parens that end a `trim_space(` call, by depth.
+    let mut depth = 0usize;
+    let mut closes: Vec<usize> = Vec::new();
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\'' | '`' | '"' => {
+                out.push(c);
+                i += 1;
+                while i < chars.len() && chars[i] != c {
+                    if chars[i] == '\\' && i + 1 < chars.len() {
+                        out.push(chars[i]);
+                        i += 1;
+                    }
+                    out.push(chars[i]);
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+                continue;
+            }
+            '(' => depth += 1,
+            ')' => {
+                if closes.last() == Some(&depth) {
+                    closes.pop();
+                    out.push_str(", `\" \\t\\n\\r\\u000b\\u000c\"`");
+                }
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+        let at_name = chars[i..].iter().take(NAME.len()).copied().eq(NAME.chars())
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'));
+        if at_name {
+            out.push_str("trim(");
+            depth += 1;
+            closes.push(depth);
+            i += NAME.len();
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
 
 /// `$name` outside string literals replaced by the binding's value as a JSON literal
@@ -289,5 +344,24 @@ mod tests {
             judge(&json!({"($error != null)": true}), &actual, &none),
             Judged::Mismatch(_)
         ));
+    }
+}
+
+#[cfg(test)]
+mod chainsaw_function_tests {
+    use super::*;
+
+    #[test]
+    fn trim_space_is_chainsaws() {
+        let mut b = Bindings::new();
+        b.insert("stderr".into(), Value::String("  Error (x)\n\n".into()));
+        assert_eq!(
+            evaluate("trim_space($stderr)", &Value::Null, &b).unwrap(),
+            Value::String("Error (x)".into())
+        );
+        assert_eq!(
+            evaluate("contains(trim_space($stderr), 'Error')", &Value::Null, &b).unwrap(),
+            Value::Bool(true)
+        );
     }
 }

@@ -38,9 +38,34 @@ pub enum Op {
     },
     /// `sleep`: nothing to replay (state is final at once offline).
     Sleep,
+    /// `script` or `command`, run by the replay's shell subset (`script/`).
+    Script(Script),
     /// An operation whose outcome a static replay cannot decide (`script`, `command`,
     /// `wait`, `events`, `podLogs`, `get`, `describe`, `proxy`), by its name.
     Opaque(String),
+}
+
+/// A `script` (`content` run by `sh -c`) or `command` (`entrypoint` + `args`).
+#[derive(Debug, Clone)]
+pub struct Script {
+    /// `script` or `command`.
+    pub op: &'static str,
+    pub body: ScriptBody,
+    /// `env` entries: name and value (an expression over the bindings or a string).
+    pub env: Vec<(String, Value)>,
+    /// `check`, judged with `$stdout`, `$stderr` and `$error` bound.
+    pub check: Option<Value>,
+    /// An option the replay does not model (`shell`, `workDir`, `outputs`…), by name.
+    pub unmodelled: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum ScriptBody {
+    Shell(String),
+    Command {
+        entrypoint: String,
+        args: Vec<String>,
+    },
 }
 
 /// Where an operation's resources come from.
@@ -251,11 +276,65 @@ fn ops_of(v: Option<&Value>, bindings: &Bindings) -> Vec<Op> {
                 expect: expect(),
             },
             ("sleep", _) => Op::Sleep,
+            ("script" | "command", _) => script_of(name, body),
             (other, _) => Op::Opaque(other.to_string()),
         };
         ops.push(op);
     }
     ops
+}
+
+fn script_of(name: &str, body: &Value) -> Op {
+    let op = if name == "script" {
+        "script"
+    } else {
+        "command"
+    };
+    let body_of = if op == "script" {
+        ScriptBody::Shell(text_at(body, "content"))
+    } else {
+        ScriptBody::Command {
+            entrypoint: text_at(body, "entrypoint"),
+            args: (body
+                .get("args")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten())
+            .map(|a| match a {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        }
+    };
+    let env = (body
+        .get("env")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten())
+    .filter_map(|e| {
+        let name = e.get("name").and_then(Value::as_str)?;
+        Some((
+            name.to_string(),
+            e.get("value").cloned().unwrap_or(Value::Null),
+        ))
+    })
+    .collect();
+    let unmodelled = ["shell", "shellArgs", "workDir", "outputs"]
+        .into_iter()
+        .find(|k| body.get(*k).is_some_and(|v| !v.is_null()))
+        .map(str::to_string);
+    Op::Script(Script {
+        op,
+        body: body_of,
+        env,
+        check: body.get("check").filter(|c| !c.is_null()).cloned(),
+        unmodelled,
+    })
+}
+
+fn text_at(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
 }
 
 const OPERATIONS: &[&str] = &[

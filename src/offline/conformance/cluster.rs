@@ -114,7 +114,7 @@ impl Cluster {
         c
     }
 
-    fn mapper(&self) -> Mapper {
+    pub(crate) fn mapper(&self) -> Mapper {
         Mapper::built_in().with_crds(&self.objects)
     }
 

@@ -10,6 +10,7 @@ pub mod assert;
 pub mod chainsaw;
 pub mod cluster;
 pub mod controllers;
+pub mod script;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -314,6 +315,14 @@ impl Run {
         match op {
             Op::Sleep => Ok(()),
             Op::Opaque(name) => Err(Stop::Skip(Skip::Operation(name.clone()))),
+            Op::Script(s) => match script::run(s, &mut self.cluster, &self.dir, bindings) {
+                script::Ran::Agree(written) => {
+                    self.applied.extend(written);
+                    Ok(())
+                }
+                script::Ran::Disagree(why) => Err(Stop::Disagree(why)),
+                script::Ran::Skip(why) => Err(Stop::Skip(Skip::Operation(why))),
+            },
             Op::Apply {
                 create_only,
                 resources,

@@ -1,0 +1,930 @@
+//! `kubectl` against the simulated cluster, for the scripts of the suite: the writes go
+//! through the same admission as Chainsaw's own operations, and what kubectl prints is
+//! its text where the replay knows it exactly (`pod/x created`, `Error from server:
+//! error when creating "f.yaml": admission webhook … denied the request: …`,
+//! `No resources found in x namespace.`) and marked [`Unknown`] where it does not
+//! (tables, warnings, status reasons, a refusal not in Kyverno's words), so a script
+//! that reads such text is skipped rather than judged on a guess. Subcommands and flags
+//! it does not model are skips that name them.
+
+use serde_json::{Value, json};
+
+use super::exec::{Files, Host, Io, Text, Unknown, Unwind};
+use crate::offline::conformance::cluster::{Answer, Cluster, Key, text};
+
+/// The namespace of the kubeconfig a script's kubectl uses.
+const KUBECONFIG_NAMESPACE: &str = "default";
+
+/// Most documents one `-f` may hold.
+const MAX_DOCUMENTS: usize = 256;
+
+pub struct Kubectl<'c> {
+    pub cluster: &'c mut Cluster,
+    /// Keys of what the script wrote.
+    pub written: Vec<Key>,
+}
+
+fn skip(what: impl Into<String>) -> Unwind {
+    Unwind::Skip(what.into())
+}
+
+/// Parsed `kubectl` arguments: positionals and flags (`--f=v`, `--f v`, `-f v`).
+#[derive(Default, Debug)]
+struct Args {
+    positional: Vec<String>,
+    flags: Vec<(String, Option<String>)>,
+}
+
+/// Flags that take a value when written apart from it.
+const VALUED: &[&str] = &[
+    "f",
+    "filename",
+    "n",
+    "namespace",
+    "o",
+    "output",
+    "as",
+    "p",
+    "patch",
+    "type",
+    "replicas",
+    "image",
+    "schedule",
+    "role",
+    "clusterrole",
+    "user",
+    "serviceaccount",
+    "restart",
+    "l",
+    "selector",
+    "from-literal",
+    "grace-period",
+    "timeout",
+    "wait",
+    "group",
+    "field-manager",
+];
+
+/// Flags that change nothing the replay models.
+const HARMLESS: &[&str] = &[
+    "overwrite",
+    "ignore-not-found",
+    "wait",
+    "force",
+    "grace-period",
+    "timeout",
+    "v",
+    "field-manager",
+    "validate",
+    "restart",
+    "record",
+    "save-config",
+];
+
+impl Args {
+    fn parse(argv: &[String]) -> Args {
+        let mut a = Args::default();
+        let mut i = 0;
+        while i < argv.len() {
+            let w = &argv[i];
+            let flag = w.strip_prefix("--").or_else(|| {
+                w.strip_prefix('-')
+                    .filter(|f| !f.is_empty() && !f.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            match flag {
+                Some(f) => {
+                    let (name, value) = match f.split_once('=') {
+                        Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                        None if VALUED.contains(&f)
+                            && i + 1 < argv.len()
+                            && !(f == "wait" || f == "ignore-not-found") =>
+                        {
+                            i += 1;
+                            (f.to_string(), Some(argv[i].clone()))
+                        }
+                        None => (f.to_string(), None),
+                    };
+                    a.flags.push((name, value));
+                }
+                None => a.positional.push(w.clone()),
+            }
+            i += 1;
+        }
+        a
+    }
+
+    fn get(&self, names: &[&str]) -> Option<&str> {
+        self.flags
+            .iter()
+            .rev()
+            .find(|(n, _)| names.contains(&n.as_str()))
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    fn has(&self, names: &[&str]) -> bool {
+        self.flags.iter().any(|(n, _)| names.contains(&n.as_str()))
+    }
+
+    /// The first flag outside `known` and the harmless ones, if any.
+    fn unknown_flag(&self, known: &[&str]) -> Option<String> {
+        self.flags
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .find(|n| !known.contains(n) && !HARMLESS.contains(n))
+            .map(|n| format!("kubectl flag --{n}"))
+    }
+}
+
+impl Host for Kubectl<'_> {
+    fn program(&mut self, argv: &[String], io: &mut Io, files: &mut Files) -> Result<i32, Unwind> {
+        let name = argv.first().map(String::as_str).unwrap_or("");
+        if name != "kubectl" {
+            return Err(skip(format!("the program `{name}`")));
+        }
+        let args = Args::parse(&argv[1..]);
+        if let Some(user) = args.get(&["as"]) {
+            return Err(skip(format!("kubectl --as {user} (impersonation)")));
+        }
+        if args.has(&["kubeconfig", "context", "server", "token"]) {
+            return Err(skip("kubectl against another kubeconfig"));
+        }
+        // Kyverno's own install (its ConfigMaps, Deployments, UpdateRequests) is not in
+        // the replay's cluster.
+        if args.get(&["n", "namespace"]) == Some("kyverno") {
+            return Err(skip("kubectl on Kyverno's own namespace"));
+        }
+        let Some(verb) = args.positional.first().cloned() else {
+            return Err(skip("kubectl without a subcommand"));
+        };
+        match verb.as_str() {
+            "apply" | "create" if args.has(&["f", "filename"]) => {
+                self.apply_files(&verb, &args, io, files)
+            }
+            "create" => self.create_generated(&args, io),
+            "run" => self.run_pod(&args, io),
+            "delete" => self.delete(&args, io, files),
+            "get" => self.get(&args, io),
+            "label" | "annotate" => self.label(&verb, &args, io),
+            "patch" => self.patch(&args, io),
+            other => Err(skip(format!("kubectl {other}"))),
+        }
+    }
+}
+
+impl Kubectl<'_> {
+    /// `-n`, else the kubeconfig's namespace: `default` (a script names the test's
+    /// namespace itself, with `$NAMESPACE`; live, a script's `kubectl apply` of an object
+    /// without a namespace lands in `default`).
+    fn namespace(&self, args: &Args) -> String {
+        args.get(&["n", "namespace"])
+            .unwrap_or(KUBECONFIG_NAMESPACE)
+            .to_string()
+    }
+
+    /// Warnings kubectl may print that the replay does not make: Kyverno's on policies
+    /// it validates, and on requests when a policy asks for them (`emitWarning`).
+    fn warnings_unmodelled(&self, obj: &Value) -> Option<Unknown> {
+        let group = text(obj, "/apiVersion");
+        let policy_kind = group.contains("kyverno.io");
+        let emits = self.cluster.objects.iter().any(|o| {
+            matches!(text(o, "/kind").as_str(), "ClusterPolicy" | "Policy")
+                && o.pointer("/spec/emitWarning").and_then(Value::as_bool) == Some(true)
+        });
+        (policy_kind || emits).then(|| Unknown {
+            why: "warnings kubectl may print (not modelled)".into(),
+            lines_exact: false,
+        })
+    }
+
+    fn documents(&self, args: &Args, files: &Files) -> Result<Vec<(String, Value)>, Unwind> {
+        let mut out = Vec::new();
+        for (n, v) in &args.flags {
+            if n != "f" && n != "filename" {
+                continue;
+            }
+            let Some(file) = v else {
+                return Err(skip("kubectl -f without a file"));
+            };
+            if file == "-" || file.contains("://") {
+                return Err(skip(format!("kubectl -f {file}")));
+            }
+            if files.written.contains_key(file.as_str()) {
+                return Err(skip(format!(
+                    "kubectl -f of a file the script wrote ({file})"
+                )));
+            }
+            let path = files.dir.join(file);
+            if path.is_dir() {
+                return Err(skip(format!("kubectl -f of a folder ({file})")));
+            }
+            let docs = crate::offline::conformance::chainsaw::read_documents(&path)
+                .map_err(|e| skip(format!("kubectl -f {file}: {e}")))?;
+            for d in docs {
+                let items = match d.get("items") {
+                    Some(Value::Array(items)) => items.clone(),
+                    _ => vec![d],
+                };
+                for i in items.into_iter().filter(|i| !i.is_null()) {
+                    out.push((file.clone(), i));
+                }
+            }
+        }
+        if out.len() > MAX_DOCUMENTS {
+            return Err(skip("kubectl -f of more documents than the replay's bound"));
+        }
+        Ok(out)
+    }
+
+    /// What kubectl calls an object: `deployment.apps/name`.
+    fn reference(&self, obj: &Value) -> String {
+        let (av, kind) = (text(obj, "/apiVersion"), text(obj, "/kind"));
+        let group = av.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+        let kind = kind.to_lowercase();
+        let name = text(obj, "/metadata/name");
+        if group.is_empty() {
+            format!("{kind}/{name}")
+        } else {
+            format!("{kind}.{group}/{name}")
+        }
+    }
+
+    /// Prints a refusal as kubectl does; what it cannot word exactly is marked.
+    fn refused(&self, io: &mut Io, doing: &str, file: Option<&str>, message: &str) {
+        let webhook = message.starts_with("admission webhook ");
+        let s = match (webhook, file) {
+            (true, Some(f)) => {
+                format!("Error from server: error when {doing} \"{f}\": {message}\n")
+            }
+            _ => format!("Error from server: {message}\n"),
+        };
+        let unknown = if let Some(rules) = &self.cluster.unworded {
+            Some(format!("the refusal's wording (rules {rules} are kca's)"))
+        } else if !webhook || (doing != "creating" && file.is_some()) {
+            Some("kubectl's wording of this refusal (status reason, patch)".into())
+        } else {
+            None
+        };
+        io.write(
+            2,
+            Text {
+                s,
+                unknown: unknown.map(|why| Unknown {
+                    why,
+                    lines_exact: false,
+                }),
+            },
+        );
+    }
+
+    fn apply_files(
+        &mut self,
+        verb: &str,
+        args: &Args,
+        io: &mut Io,
+        files: &Files,
+    ) -> Result<i32, Unwind> {
+        if let Some(f) = args.unknown_flag(&["f", "filename", "n", "namespace"]) {
+            return Err(skip(f));
+        }
+        if args.positional.len() > 1 {
+            return Err(skip(format!(
+                "kubectl {verb} {}",
+                args.positional[1..].join(" ")
+            )));
+        }
+        let ns = args.get(&["n", "namespace"]);
+        let mut status = 0;
+        for (file, mut obj) in self.documents(args, files)? {
+            let namespaced = self
+                .cluster
+                .namespaced(&text(&obj, "/apiVersion"), &text(&obj, "/kind"));
+            let written = text(&obj, "/metadata/namespace");
+            if namespaced == Some(true) && obj.get("metadata").is_some_and(Value::is_object) {
+                match ns {
+                    Some(ns) if !written.is_empty() && written != ns => {
+                        io.print(2, format!("error: the namespace from the provided object \"{written}\" does not match the namespace \"{ns}\". You must pass '--namespace={written}' to perform this operation.\n"));
+                        status = 1;
+                        continue;
+                    }
+                    Some(ns) => obj["metadata"]["namespace"] = json!(ns),
+                    None if written.is_empty() => {
+                        obj["metadata"]["namespace"] = json!(KUBECONFIG_NAMESPACE)
+                    }
+                    None => {}
+                }
+            }
+            let mut placed = obj.clone();
+            self.cluster
+                .place(&mut placed)
+                .map_err(|s| skip(s.to_string()))?;
+            let existed = self.cluster.find(&Key::of(&placed)).cloned();
+            let answer = self.cluster.apply(&obj, verb == "create");
+            let warnings = self.warnings_unmodelled(&placed);
+            if let Some(w) = &warnings {
+                io.write(
+                    2,
+                    Text {
+                        s: String::new(),
+                        unknown: Some(w.clone()),
+                    },
+                );
+            }
+            match answer {
+                Answer::Ok => {
+                    self.written.push(Key::of(&placed));
+                    let now = self.cluster.find(&Key::of(&placed)).cloned();
+                    let said = match (&existed, verb) {
+                        (None, _) | (_, "create") => "created",
+                        (Some(o), _) if Some(o) == now.as_ref() => "unchanged",
+                        _ => "configured",
+                    };
+                    io.print(1, format!("{} {said}\n", self.reference(&placed)));
+                }
+                Answer::Refused(m) => {
+                    let doing = if existed.is_some() && verb == "apply" {
+                        "patching"
+                    } else {
+                        "creating"
+                    };
+                    self.refused(io, doing, Some(&file), &m);
+                    status = 1;
+                }
+                Answer::Undecidable(s) => return Err(skip(s.to_string())),
+            }
+        }
+        Ok(status)
+    }
+
+    /// `kubectl create namespace|deployment|cronjob|rolebinding|clusterrolebinding NAME`.
+    fn create_generated(&mut self, args: &Args, io: &mut Io) -> Result<i32, Unwind> {
+        let (what, name) = match (args.positional.get(1), args.positional.get(2)) {
+            (Some(w), Some(n)) => (w.as_str(), n.clone()),
+            _ => return Err(skip("kubectl create without a kind and a name")),
+        };
+        let ns = self.namespace(args);
+        let image = args.get(&["image"]).unwrap_or("").to_string();
+        let obj = match what {
+            "namespace" | "ns" => {
+                if let Some(f) = args.unknown_flag(&[]) {
+                    return Err(skip(f));
+                }
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            }
+            "deployment" | "deploy" => {
+                if let Some(f) = args.unknown_flag(&["image", "replicas", "n", "namespace"]) {
+                    return Err(skip(f));
+                }
+                let replicas: i64 = args
+                    .get(&["replicas"])
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or(1);
+                let container = image_name(&image);
+                json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
+                    "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                        "strategy": {},
+                        "template": {"metadata": {"labels": {"app": name}},
+                            "spec": {"containers": [{"name": container, "image": image, "resources": {}}]}}},
+                    "status": {}})
+            }
+            "cronjob" | "cj" => {
+                if let Some(f) = args.unknown_flag(&["image", "schedule", "n", "namespace"]) {
+                    return Err(skip(f));
+                }
+                let schedule = args.get(&["schedule"]).unwrap_or("");
+                json!({"apiVersion": "batch/v1", "kind": "CronJob",
+                    "metadata": {"name": name, "namespace": ns},
+                    "spec": {"schedule": schedule, "jobTemplate": {"metadata": {"name": name},
+                        "spec": {"template": {"metadata": {}, "spec": {
+                            "containers": [{"name": name, "image": image, "resources": {}}],
+                            "restartPolicy": "OnFailure"}}}}},
+                    "status": {}})
+            }
+            "rolebinding" | "clusterrolebinding" => {
+                if let Some(f) = args.unknown_flag(&[
+                    "role",
+                    "clusterrole",
+                    "user",
+                    "group",
+                    "serviceaccount",
+                    "n",
+                    "namespace",
+                ]) {
+                    return Err(skip(f));
+                }
+                let (rkind, rname) = match (args.get(&["role"]), args.get(&["clusterrole"])) {
+                    (Some(r), None) => ("Role", r),
+                    (None, Some(r)) => ("ClusterRole", r),
+                    _ => return Err(skip("kubectl create rolebinding without one role")),
+                };
+                let mut subjects = Vec::new();
+                for (n, v) in &args.flags {
+                    let v = v.clone().unwrap_or_default();
+                    match n.as_str() {
+                        "user" => subjects.push(json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": v})),
+                        "group" => subjects.push(json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": v})),
+                        "serviceaccount" => {
+                            let (sns, sname) = v.split_once(':').unwrap_or(("", &v));
+                            subjects.push(json!({"kind": "ServiceAccount", "namespace": sns, "name": sname}));
+                        }
+                        _ => {}
+                    }
+                }
+                let kind = if what == "rolebinding" {
+                    "RoleBinding"
+                } else {
+                    "ClusterRoleBinding"
+                };
+                let mut o = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+                    "metadata": {"name": name},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": rkind, "name": rname},
+                    "subjects": subjects});
+                if what == "rolebinding" {
+                    o["metadata"]["namespace"] = json!(ns);
+                }
+                o
+            }
+            other => return Err(skip(format!("kubectl create {other}"))),
+        };
+        self.create_one(obj, io)
+    }
+
+    /// `kubectl run NAME --image=I`: a Pod labelled `run=NAME`.
+    fn run_pod(&mut self, args: &Args, io: &mut Io) -> Result<i32, Unwind> {
+        if let Some(f) = args.unknown_flag(&["image", "n", "namespace", "restart"]) {
+            return Err(skip(f));
+        }
+        if args.positional.len() != 2 {
+            return Err(skip("kubectl run with a command"));
+        }
+        let name = args.positional[1].clone();
+        let image = args.get(&["image"]).unwrap_or("").to_string();
+        let mut spec = json!({"containers": [{"name": name, "image": image, "resources": {}}],
+            "dnsPolicy": "ClusterFirst", "restartPolicy": "Always"});
+        if let Some(r) = args.get(&["restart"]) {
+            spec["restartPolicy"] = json!(r);
+        }
+        let obj = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": self.namespace(args), "labels": {"run": name}},
+            "spec": spec, "status": {}});
+        self.create_one(obj, io)
+    }
+
+    fn create_one(&mut self, obj: Value, io: &mut Io) -> Result<i32, Unwind> {
+        let mut placed = obj.clone();
+        self.cluster
+            .place(&mut placed)
+            .map_err(|s| skip(s.to_string()))?;
+        let answer = self.cluster.apply(&obj, true);
+        if let Some(w) = self.warnings_unmodelled(&placed) {
+            io.write(
+                2,
+                Text {
+                    s: String::new(),
+                    unknown: Some(w),
+                },
+            );
+        }
+        match answer {
+            Answer::Ok => {
+                self.written.push(Key::of(&placed));
+                io.print(1, format!("{} created\n", self.reference(&placed)));
+                Ok(0)
+            }
+            Answer::Refused(m) => {
+                self.refused(io, "creating", None, &m);
+                Ok(1)
+            }
+            Answer::Undecidable(s) => Err(skip(s.to_string())),
+        }
+    }
+
+    /// The object `TYPE NAME` names, resolved as kubectl's REST mapper does.
+    fn named(
+        &self,
+        ty: &str,
+        name: &str,
+        ns: &str,
+    ) -> Result<(Key, Option<Value>, String), Unwind> {
+        let mapper = self.cluster.mapper();
+        let Some(r) = mapper.resolve(ty) else {
+            return Err(skip(format!("kubectl of the type `{ty}`")));
+        };
+        let key = Key {
+            group: r.group.clone(),
+            kind: r.kind.clone(),
+            namespace: if r.namespaced {
+                ns.to_string()
+            } else {
+                String::new()
+            },
+            name: name.to_string(),
+        };
+        let what = if r.group.is_empty() {
+            r.plural.clone()
+        } else {
+            format!("{}.{}", r.plural, r.group)
+        };
+        Ok((key.clone(), self.cluster.find(&key).cloned(), what))
+    }
+
+    fn not_found(&self, io: &mut Io, what: &str, name: &str) {
+        io.print(
+            2,
+            format!("Error from server (NotFound): {what} \"{name}\" not found\n"),
+        );
+    }
+
+    fn delete(&mut self, args: &Args, io: &mut Io, files: &Files) -> Result<i32, Unwind> {
+        if let Some(f) = args.unknown_flag(&["f", "filename", "n", "namespace"]) {
+            return Err(skip(f));
+        }
+        let ignore = args
+            .flags
+            .iter()
+            .any(|(n, v)| n == "ignore-not-found" && v.as_deref() != Some("false"));
+        let targets: Vec<Value> = if args.has(&["f", "filename"]) {
+            let ns = self.namespace(args);
+            let mut out = Vec::new();
+            for (_, mut o) in self.documents(args, files)? {
+                let namespaced = self
+                    .cluster
+                    .namespaced(&text(&o, "/apiVersion"), &text(&o, "/kind"));
+                if namespaced == Some(true)
+                    && text(&o, "/metadata/namespace").is_empty()
+                    && o.get("metadata").is_some_and(Value::is_object)
+                {
+                    o["metadata"]["namespace"] = json!(ns);
+                }
+                out.push(o);
+            }
+            out
+        } else {
+            let (Some(ty), rest) = (
+                args.positional.get(1),
+                &args.positional[2.min(args.positional.len())..],
+            ) else {
+                return Err(skip("kubectl delete without a type"));
+            };
+            if rest.is_empty() {
+                return Err(skip("kubectl delete without a name"));
+            }
+            let ns = self.namespace(args);
+            let mut out = Vec::new();
+            for name in rest {
+                let (key, found, what) = self.named(ty, name, &ns)?;
+                match found {
+                    Some(o) => out.push(o),
+                    None if ignore => {}
+                    None => {
+                        self.not_found(io, &what, &key.name);
+                        return Ok(1);
+                    }
+                }
+            }
+            out
+        };
+        let mut status = 0;
+        for obj in targets {
+            let mut placed = obj.clone();
+            self.cluster
+                .place(&mut placed)
+                .map_err(|s| skip(s.to_string()))?;
+            if self.cluster.find(&Key::of(&placed)).is_none() {
+                if !ignore {
+                    let r = self.reference(&placed);
+                    let (kind, name) = r.split_once('/').unwrap_or((&r, ""));
+                    let what = self
+                        .cluster
+                        .mapper()
+                        .for_kind(&text(&placed, "/apiVersion"), &text(&placed, "/kind"))
+                        .map(|r| {
+                            if r.group.is_empty() {
+                                r.plural.clone()
+                            } else {
+                                format!("{}.{}", r.plural, r.group)
+                            }
+                        })
+                        .unwrap_or_else(|| kind.to_string());
+                    self.not_found(io, &what, name);
+                    status = 1;
+                }
+                continue;
+            }
+            match self.cluster.delete(&placed) {
+                Answer::Ok => {
+                    let r = self.reference(&placed);
+                    let (kind, name) = r.split_once('/').unwrap_or((&r, ""));
+                    io.print(1, format!("{kind} \"{name}\" deleted\n"));
+                }
+                Answer::Refused(m) => {
+                    self.refused(io, "deleting", None, &m);
+                    status = 1;
+                }
+                Answer::Undecidable(s) => return Err(skip(s.to_string())),
+            }
+        }
+        Ok(status)
+    }
+
+    /// `kubectl label|annotate TYPE NAME k=v … [--overwrite]`.
+    fn label(&mut self, verb: &str, args: &Args, io: &mut Io) -> Result<i32, Unwind> {
+        if let Some(f) = args.unknown_flag(&["n", "namespace"]) {
+            return Err(skip(f));
+        }
+        let (Some(ty), Some(name)) = (args.positional.get(1), args.positional.get(2)) else {
+            return Err(skip(format!("kubectl {verb} without a type and a name")));
+        };
+        let ns = self.namespace(args);
+        let (key, found, what) = self.named(ty, name, &ns)?;
+        let Some(mut obj) = found else {
+            self.not_found(io, &what, &key.name);
+            return Ok(1);
+        };
+        let field = if verb == "label" {
+            "labels"
+        } else {
+            "annotations"
+        };
+        let overwrite = args.has(&["overwrite"]);
+        let mut map = obj
+            .pointer(&format!("/metadata/{field}"))
+            .cloned()
+            .unwrap_or(json!({}));
+        for change in &args.positional[3..] {
+            if let Some(k) = change.strip_suffix('-') {
+                if let Some(m) = map.as_object_mut() {
+                    m.remove(k);
+                }
+                continue;
+            }
+            let Some((k, v)) = change.split_once('=') else {
+                return Err(skip(format!("kubectl {verb} {change}")));
+            };
+            if !overwrite && map.get(k).is_some_and(|old| old != v) {
+                io.print(
+                    2,
+                    format!(
+                        "error: '{k}' already has a value ({}), and --overwrite is false\n",
+                        map[k].as_str().unwrap_or("")
+                    ),
+                );
+                return Ok(1);
+            }
+            map[k] = json!(v);
+        }
+        obj["metadata"][field] = map;
+        let r = self.reference(&obj);
+        match self.cluster.update(&obj, false) {
+            Answer::Ok => {
+                io.print(
+                    1,
+                    format!(
+                        "{r} {}\n",
+                        if verb == "label" {
+                            "labeled"
+                        } else {
+                            "annotated"
+                        }
+                    ),
+                );
+                Ok(0)
+            }
+            Answer::Refused(m) => {
+                self.refused(io, "patching", None, &m);
+                Ok(1)
+            }
+            Answer::Undecidable(s) => Err(skip(s.to_string())),
+        }
+    }
+
+    /// `kubectl patch TYPE NAME -p '{…}'` (a merge of maps; lists replaced).
+    fn patch(&mut self, args: &Args, io: &mut Io) -> Result<i32, Unwind> {
+        if let Some(f) = args.unknown_flag(&["n", "namespace", "p", "patch", "type"]) {
+            return Err(skip(f));
+        }
+        if args.get(&["type"]).is_some_and(|t| t != "merge") {
+            return Err(skip("kubectl patch of a JSON or strategic patch type"));
+        }
+        let (Some(ty), Some(name)) = (args.positional.get(1), args.positional.get(2)) else {
+            return Err(skip("kubectl patch without a type and a name"));
+        };
+        let Some(p) = args.get(&["p", "patch"]) else {
+            return Err(skip("kubectl patch without -p"));
+        };
+        let patch: Value = serde_json::from_str(p).map_err(|_| skip("kubectl patch of YAML"))?;
+        let ns = self.namespace(args);
+        let (key, found, what) = self.named(ty, name, &ns)?;
+        let Some(old) = found else {
+            self.not_found(io, &what, &key.name);
+            return Ok(1);
+        };
+        // A strategic merge patch merges lists by key: only plain maps are modelled.
+        if args.get(&["type"]).is_none() && has_list(&patch) {
+            return Err(skip("kubectl patch (strategic merge of a list)"));
+        }
+        let new = merge_patch(&old, &patch);
+        let r = self.reference(&old);
+        if new == old {
+            io.print(1, format!("{r} patched (no change)\n"));
+            return Ok(0);
+        }
+        match self.cluster.update(&new, false) {
+            Answer::Ok => {
+                io.print(1, format!("{r} patched\n"));
+                Ok(0)
+            }
+            Answer::Refused(m) => {
+                self.refused(io, "patching", None, &m);
+                Ok(1)
+            }
+            Answer::Undecidable(s) => Err(skip(s.to_string())),
+        }
+    }
+
+    /// `kubectl get TYPE [NAME] [-n NS|-A] [-o jsonpath=…|name|json]`.
+    fn get(&mut self, args: &Args, io: &mut Io) -> Result<i32, Unwind> {
+        if let Some(f) = args.unknown_flag(&[
+            "n",
+            "namespace",
+            "o",
+            "output",
+            "A",
+            "all-namespaces",
+            "no-headers",
+        ]) {
+            return Err(skip(f));
+        }
+        let Some(ty) = args.positional.get(1) else {
+            return Err(skip("kubectl get without a type"));
+        };
+        if ty.contains(',') {
+            return Err(skip("kubectl get of several types"));
+        }
+        let all = args.has(&["A", "all-namespaces"]);
+        let ns = if all {
+            String::new()
+        } else {
+            self.namespace(args)
+        };
+        let mapper = self.cluster.mapper();
+        let Some(r) = mapper.resolve(ty).cloned() else {
+            return Err(skip(format!("kubectl get of the type `{ty}`")));
+        };
+        let what = if r.group.is_empty() {
+            r.plural.clone()
+        } else {
+            format!("{}.{}", r.plural, r.group)
+        };
+        let output = args.get(&["o", "output"]).map(str::to_string);
+        let names = &args.positional[2..];
+        let mut items: Vec<Value> = Vec::new();
+        if names.is_empty() {
+            let key = Key {
+                group: r.group.clone(),
+                kind: r.kind.clone(),
+                namespace: if r.namespaced {
+                    ns.clone()
+                } else {
+                    String::new()
+                },
+                name: String::new(),
+            };
+            items = self.cluster.list(&key).cloned().collect();
+        } else {
+            for n in names {
+                let (key, found, _) = self.named(ty, n, &ns)?;
+                match found {
+                    Some(o) => items.push(o),
+                    None if !self.cluster_holds_all_of(&r.kind) => {
+                        return Err(skip(format!(
+                            "kubectl get {ty} {n}: an object a controller may have made"
+                        )));
+                    }
+                    None => {
+                        self.not_found(io, &what, &key.name);
+                        return Ok(1);
+                    }
+                }
+            }
+        }
+        if names.is_empty() && !self.cluster_holds_all_of(&r.kind) {
+            return Err(skip(format!(
+                "kubectl get {ty}: objects the replay's controllers would make"
+            )));
+        }
+        if items.is_empty() && names.is_empty() {
+            let said = if !r.namespaced || all {
+                "No resources found\n".to_string()
+            } else {
+                format!("No resources found in {ns} namespace.\n")
+            };
+            io.print(2, said);
+            return Ok(0);
+        }
+        let single = names.len() == 1;
+        match output.as_deref() {
+            Some(o) if o.starts_with("jsonpath=") => {
+                let template = &o["jsonpath=".len()..];
+                let root = if single {
+                    items.remove(0)
+                } else {
+                    json!({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}})
+                };
+                let s = super::jsonpath::render(template, &root).map_err(skip)?;
+                io.print(1, s);
+                Ok(0)
+            }
+            Some("name") => {
+                for o in &items {
+                    let r = self.reference(o);
+                    io.print(1, format!("{r}\n"));
+                }
+                Ok(0)
+            }
+            Some(other) if other != "wide" => Err(skip(format!("kubectl get -o {other}"))),
+            _ => {
+                // A table: one line per item (and a header without --no-headers).
+                let mut s = String::new();
+                if !args.has(&["no-headers"]) {
+                    s.push_str("NAME\n");
+                }
+                for o in &items {
+                    s.push_str(&text(o, "/metadata/name"));
+                    s.push('\n');
+                }
+                io.write(
+                    1,
+                    Text {
+                        s,
+                        unknown: Some(Unknown {
+                            why: "a kubectl table's columns".into(),
+                            lines_exact: true,
+                        }),
+                    },
+                );
+                Ok(0)
+            }
+        }
+    }
+
+    /// Whether the replay holds every object of `kind` a live cluster would: no
+    /// controller it does not run makes them, and no namespace starts with some
+    /// (`kube-root-ca.crt`, the `default` ServiceAccount).
+    fn cluster_holds_all_of(&self, kind: &str) -> bool {
+        !matches!(
+            kind,
+            "Pod"
+                | "ReplicaSet"
+                | "Job"
+                | "Event"
+                | "Node"
+                | "Lease"
+                | "Endpoints"
+                | "EndpointSlice"
+                | "UpdateRequest"
+                | "ControllerRevision"
+                | "Secret"
+                | "ServiceAccount"
+                | "ConfigMap"
+                | "PolicyReport"
+                | "ClusterPolicyReport"
+                | "EphemeralReport"
+                | "ClusterEphemeralReport"
+        )
+    }
+}
+
+fn has_list(v: &Value) -> bool {
+    match v {
+        Value::Array(_) => true,
+        Value::Object(m) => m.values().any(has_list),
+        _ => false,
+    }
+}
+
+/// RFC 7386 JSON merge patch.
+fn merge_patch(target: &Value, patch: &Value) -> Value {
+    match patch {
+        Value::Object(p) => {
+            let mut out = target.as_object().cloned().unwrap_or_default();
+            for (k, v) in p {
+                if v.is_null() {
+                    out.remove(k);
+                } else {
+                    let merged = merge_patch(out.get(k).unwrap_or(&Value::Null), v);
+                    out.insert(k.clone(), merged);
+                }
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// The container name `kubectl create deployment` derives from an image.
+fn image_name(image: &str) -> String {
+    let last = image.rsplit('/').next().unwrap_or(image);
+    let base = last.split(['@', ':']).next().unwrap_or(last);
+    base.to_string()
+}

@@ -1,0 +1,123 @@
+//! Chainsaw's `script` and `command` operations in the replay: the script runs in a
+//! bounded POSIX-shell subset ([`shell`], [`exec`], [`tools`]) whose one outside program
+//! is `kubectl` against the simulated cluster ([`kubectl`]); then the operation is judged
+//! as Chainsaw judges it (kyverno/chainsaw pkg/runner/operations/script and command:
+//! without `check`, a non-zero exit fails it; with `check`, `$stdout`, `$stderr` and
+//! `$error` — `exit status N` or null — are bound and the check is asserted). What the
+//! subset does not model, or output the replay knows only in part that the check or the
+//! script reads, is a skip naming it.
+
+pub mod exec;
+pub mod jsonpath;
+pub mod kubectl;
+pub mod shell;
+pub mod tools;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::assert::{Judged, judge};
+use super::chainsaw::{Bindings, Script, ScriptBody};
+use super::cluster::{Cluster, Key};
+use exec::{Files, Io, Shell};
+
+/// How a script operation came out.
+pub enum Ran {
+    /// As the test expects; the keys of what it wrote.
+    Agree(Vec<Key>),
+    Disagree(String),
+    Skip(String),
+}
+
+/// Runs `script` in the test's folder `dir` against `cluster`.
+pub fn run(script: &Script, cluster: &mut Cluster, dir: &Path, bindings: &Bindings) -> Ran {
+    if let Some(opt) = &script.unmodelled {
+        return Ran::Skip(format!("{} with `{opt}`", script.op));
+    }
+    let mut vars = BTreeMap::new();
+    let ns = bindings
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(&cluster.namespace)
+        .to_string();
+    vars.insert("NAMESPACE".to_string(), ns);
+    for (name, value) in &script.env {
+        let v = match value {
+            Value::String(s) if s.starts_with("($") && s.ends_with(')') => {
+                match super::assert::evaluate(&s[1..s.len() - 1], &Value::Null, bindings) {
+                    Ok(Value::String(v)) => v,
+                    Ok(other) => other.to_string(),
+                    Err(e) => return Ran::Skip(format!("{} env {name}: {e}", script.op)),
+                }
+            }
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        vars.insert(name.clone(), v);
+    }
+    let files = Files {
+        dir: dir.to_path_buf(),
+        written: BTreeMap::new(),
+    };
+    let mut host = kubectl::Kubectl {
+        cluster,
+        written: Vec::new(),
+    };
+    let mut io = Io::default();
+    let status = {
+        let mut sh = Shell::new(vars, files, &mut host);
+        match &script.body {
+            ScriptBody::Shell(src) => sh.run_script(src, &mut io),
+            ScriptBody::Command { entrypoint, args } => {
+                let mut argv = vec![entrypoint.clone()];
+                argv.extend(args.iter().cloned());
+                sh.run_argv(&argv, &mut io)
+            }
+        }
+    };
+    let status = match status {
+        Ok(s) => s,
+        Err(why) => return Ran::Skip(format!("{}: {why}", script.op)),
+    };
+    let written = std::mem::take(&mut host.written);
+    let error = if status == 0 {
+        Value::Null
+    } else {
+        Value::String(format!("exit status {status}"))
+    };
+    let Some(check) = &script.check else {
+        return if status == 0 {
+            Ran::Agree(written)
+        } else {
+            Ran::Disagree(format!("{} exited with {status}", script.op))
+        };
+    };
+    let mut b = bindings.clone();
+    b.insert("error".into(), error);
+    let check_text = check.to_string();
+    for (name, fd) in [("stdout", 1u8), ("stderr", 2u8)] {
+        let t = io.stream(fd);
+        if check_text.contains(&format!("${name}")) {
+            match t.exact(&format!("the check's ${name}")) {
+                Ok(s) => {
+                    b.insert(name.into(), Value::String(s.to_string()));
+                }
+                Err(exec::Unwind::Skip(why)) => return Ran::Skip(format!("{}: {why}", script.op)),
+                Err(_) => return Ran::Skip(format!("{}: ${name}", script.op)),
+            }
+        } else {
+            b.insert(name.into(), Value::String(t.s.clone()));
+        }
+    }
+    match judge(check, &Value::Null, &b) {
+        Judged::Match => Ran::Agree(written),
+        Judged::Mismatch(why) => Ran::Disagree(format!("{} check {why}", script.op)),
+        Judged::Undecidable(why) => Ran::Skip(format!("{} check: {why}", script.op)),
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

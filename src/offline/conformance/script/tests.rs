@@ -1,0 +1,93 @@
+use super::*;
+use crate::offline::conformance::chainsaw::{Script, ScriptBody};
+use serde_json::json;
+
+fn script(content: &str, check: Option<Value>) -> Script {
+    Script {
+        op: "script",
+        body: ScriptBody::Shell(content.into()),
+        env: Vec::new(),
+        check,
+        unmodelled: None,
+    }
+}
+
+/// A folder holding `files`, and a cluster whose policy requires a `team` label.
+fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, Cluster) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in files {
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let mut c = Cluster::new("chainsaw-kca");
+    let policy = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+        "metadata": {"name": "require-team"},
+        "spec": {"rules": [{"name": "team", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"failureAction": "Enforce", "message": "label team is required",
+                "pattern": {"metadata": {"labels": {"team": "?*"}}}}}]}});
+    assert!(matches!(
+        c.apply(&policy, false),
+        super::super::cluster::Answer::Ok
+    ));
+    (dir, c)
+}
+
+const BAD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\nspec:\n  containers:\n  - name: c\n    image: nginx\n";
+const GOOD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: good\n  labels:\n    team: a\nspec:\n  containers:\n  - name: c\n    image: nginx\n";
+
+fn ran(s: &Script, c: &mut Cluster, dir: &Path) -> Ran {
+    run(s, c, dir, &Bindings::new())
+}
+
+#[test]
+fn a_refusal_reads_as_kubectls_and_the_check_sees_it() {
+    let (dir, mut c) = setup(&[("bad.yaml", BAD)]);
+    let check = json!({"($error != null)": true,
+        "(contains($stderr, 'Error from server: error when creating \"bad.yaml\": admission webhook'))": true,
+        "(contains($stderr, 'rule team failed at path /metadata/labels/'))": true});
+    let s = script("kubectl apply -f bad.yaml", Some(check));
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    // The opposite expectation disagrees: the check is judged, not assumed.
+    let s = script(
+        "kubectl apply -f bad.yaml",
+        Some(json!({"($error != null)": false})),
+    );
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Disagree(_)));
+}
+
+#[test]
+fn exit_codes_decide_without_a_check() {
+    let (dir, mut c) = setup(&[("bad.yaml", BAD), ("good.yaml", GOOD)]);
+    let s = script(
+        "if kubectl apply -f bad.yaml\nthen\n  exit 1\nelse\n  exit 0\nfi",
+        None,
+    );
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    let s = script(
+        "kubectl apply -f good.yaml && kubectl get pod good -o jsonpath='{.metadata.labels.team}' | grep -q a",
+        None,
+    );
+    let Ran::Agree(written) = ran(&s, &mut c, dir.path()) else {
+        panic!("expected agreement")
+    };
+    assert_eq!(written.len(), 1);
+    assert_eq!(written[0].namespace, "default");
+    let s = script("kubectl apply -f bad.yaml", None);
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Disagree(_)));
+}
+
+#[test]
+fn what_is_not_modelled_is_a_skip() {
+    let (dir, mut c) = setup(&[("good.yaml", GOOD)]);
+    for src in [
+        "kubectl get pods | grep -q good",
+        "kubectl scale deployment x --replicas 2",
+        "kyverno apply policy.yaml --cluster",
+        "kubectl apply -f good.yaml --as nancy",
+        "kubectl patch configmap kyverno -n kyverno -p '{}'",
+    ] {
+        assert!(
+            matches!(ran(&script(src, None), &mut c, dir.path()), Ran::Skip(_)),
+            "{src}"
+        );
+    }
+}
