@@ -85,10 +85,7 @@ impl Skip {
             return Some(Skip::Cleanup);
         }
         match kind.as_str() {
-            "CleanupPolicy"
-            | "ClusterCleanupPolicy"
-            | "DeletingPolicy"
-            | "NamespacedDeletingPolicy" => Some(Skip::Cleanup),
+            "DeletingPolicy" | "NamespacedDeletingPolicy" => Some(Skip::Cleanup),
             "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => {
                 Some(Skip::Registry(kind))
             }
@@ -406,6 +403,9 @@ impl Run {
     /// `assert` (`present`) or `error` of one expected object.
     fn assert(&self, expected: &Value, present: bool, bindings: &Bindings) -> Result<(), Stop> {
         let kind = text(expected, "/kind");
+        if let Some(s) = controllers::cleanup::unmodelled(&self.cluster.objects, &kind) {
+            return Err(Stop::Skip(s));
+        }
         match kind.as_str() {
             k if controllers::reports::is_report_kind(k) => {
                 let found = controllers::reports::candidates(&self.cluster, expected, present)
