@@ -273,6 +273,11 @@ impl Cluster {
         if let Some(skip) = Skip::for_kind(&new) {
             return Answer::Undecidable(skip);
         }
+        if let Some(skip) =
+            super::controllers::cleanup::ttl(&new, &self.cleanup_authorizer(), &self.mapper())
+        {
+            return Answer::Undecidable(skip);
+        }
         if let Some(why) = schema::required_missing(&new) {
             return Answer::Refused(why);
         }

@@ -78,12 +78,6 @@ impl Skip {
     /// Writing this object starts work the replay does not model.
     pub fn for_kind(obj: &Value) -> Option<Skip> {
         let kind = text(obj, "/kind");
-        if obj
-            .pointer("/metadata/labels/cleanup.kyverno.io~1ttl")
-            .is_some()
-        {
-            return Some(Skip::Cleanup);
-        }
         match kind.as_str() {
             "DeletingPolicy" | "NamespacedDeletingPolicy" => Some(Skip::Cleanup),
             "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => {

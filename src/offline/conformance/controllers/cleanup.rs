@@ -1,7 +1,8 @@
 //! The cleanup controller: admission of `CleanupPolicy`/`ClusterCleanupPolicy` as its
 //! webhook does it, and which later observations its scheduled deletions would change (the
-//! replay does not run its cron ticks). It does not delete anything and does not judge
-//! `DeletingPolicy` kinds or TTL labels (those stay `Skip::Cleanup`).
+//! replay does not run its cron ticks), and which TTL-labelled objects its TTL controller
+//! would delete. It does not delete anything and does not judge `DeletingPolicy` kinds
+//! (those stay `Skip::Cleanup`).
 
 use serde_json::Value;
 
@@ -181,11 +182,7 @@ fn permission(
                 for verb in ["delete", "list"] {
                     let req = AccessRequest {
                         user: CLEANUP_SA.into(),
-                        groups: vec![
-                            "system:serviceaccounts".into(),
-                            "system:serviceaccounts:kyverno".into(),
-                            "system:authenticated".into(),
-                        ],
+                        groups: sa_groups(),
                         verb: verb.into(),
                         api_group: r.group.clone(),
                         resource: r.plural.clone(),
@@ -303,6 +300,110 @@ pub fn unmodelled(objects: &[Value], observed_kind: &str) -> Option<Skip> {
         .iter()
         .any(|o| is_cleanup_kind(&text(o, "/kind")))
         .then_some(Skip::Cleanup)
+}
+
+/// The TTL controller (pkg/controllers/ttl) on a `cleanup.kyverno.io/ttl`-labelled object:
+/// it watches only resources the cleanup controller may `watch`, `list` and `delete`
+/// cluster-wide (manager.go, utils.go `HasResourcePermissions`), and ignores a label its
+/// `parseDeletionTime` cannot read (the resource webhook, cmd/cleanup-controller/handlers/
+/// admission/resource/handlers.go, admits either way, with a warning). An object it would
+/// delete goes when its time passes, which this replay does not follow: `Skip::Cleanup`.
+/// `None`: the object stays (no label, an unreadable one, or no permission).
+pub fn ttl(obj: &Value, authorizer: &Authorizer, mapper: &Mapper) -> Option<Skip> {
+    let value = obj.pointer("/metadata/labels/cleanup.kyverno.io~1ttl")?;
+    if !value.as_str().is_some_and(ttl_parses) {
+        return None;
+    }
+    let r = mapper.for_kind(&text(obj, "/apiVersion"), &text(obj, "/kind"))?;
+    let allowed = ["watch", "list", "delete"].iter().all(|verb| {
+        let req = AccessRequest {
+            user: CLEANUP_SA.into(),
+            groups: sa_groups(),
+            verb: verb.to_string(),
+            api_group: r.group.clone(),
+            resource: r.plural.clone(),
+            subresource: String::new(),
+            namespace: String::new(),
+            name: String::new(),
+            non_resource_path: None,
+        };
+        authorizer.authorize(&req).allowed
+    });
+    allowed.then_some(Skip::Cleanup)
+}
+
+fn sa_groups() -> Vec<String> {
+    vec![
+        "system:serviceaccounts".into(),
+        "system:serviceaccounts:kyverno".into(),
+        "system:authenticated".into(),
+    ]
+}
+
+/// utils.go `parseDeletionTime`: a duration as kube-openapi's `strfmt.ParseDuration` reads
+/// it (Go's `time.ParseDuration`, else number–unit pairs with its unit names), else a time
+/// in `2006-01-02T150405Z` or a date in `2006-01-02` (api/kyverno/constants.go).
+pub fn ttl_parses(v: &str) -> bool {
+    if crate::offline::kyverno::quantity::parse_duration(v).is_some() {
+        return true;
+    }
+    if strfmt_duration(v) {
+        return true;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let date = |s: &str| {
+        let p: Vec<&str> = s.split('-').collect();
+        p.len() == 3
+            && p[0].len() == 4
+            && p[1].len() == 2
+            && p[2].len() == 2
+            && p.iter().all(|x| digits(x))
+            && (1..=12).contains(&p[1].parse::<u32>().unwrap_or(0))
+            && (1..=31).contains(&p[2].parse::<u32>().unwrap_or(0))
+    };
+    match v.split_once('T') {
+        Some((d, t)) => {
+            let Some(t) = t.strip_suffix('Z') else {
+                return false;
+            };
+            let field = |i: usize, max: u32| t[i..i + 2].parse::<u32>().is_ok_and(|n| n <= max);
+            date(d) && t.len() == 6 && digits(t) && field(0, 23) && field(2, 59) && field(4, 59)
+        }
+        None => date(v),
+    }
+}
+
+/// strfmt's duration: one or more `<digits><spaces?><unit>` with its units.
+fn strfmt_duration(v: &str) -> bool {
+    const UNITS: [&str; 25] = [
+        "ns", "us", "µs", "ms", "s", "sec", "secs", "second", "seconds", "m", "min", "mins",
+        "minute", "minutes", "h", "hr", "hour", "hours", "d", "day", "days", "w", "wk", "week",
+        "weeks",
+    ];
+    let mut rest = v.trim();
+    if rest.is_empty() {
+        return false;
+    }
+    let mut pairs = 0;
+    while !rest.is_empty() && pairs < 64 {
+        let n = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if n == 0 {
+            return false;
+        }
+        rest = rest[n..].trim_start();
+        let u = rest
+            .find(|c: char| !(c.is_alphabetic()))
+            .unwrap_or(rest.len());
+        let unit = &rest[..u];
+        if !UNITS.contains(&unit) {
+            return false;
+        }
+        rest = rest[u..].trim_start();
+        pairs += 1;
+    }
+    rest.is_empty()
 }
 
 #[cfg(test)]
