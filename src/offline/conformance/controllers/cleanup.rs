@@ -64,7 +64,7 @@ pub fn admission(
     if matches_empty_set(policy) {
         errs.push("spec: Invalid value: CleanupPolicy is matching an empty set".to_string());
     }
-    if let Some(why) = match_problem(policy) {
+    if let Some(why) = match_problem(policy, mapper) {
         return Err(why);
     }
     if !errs.is_empty() {
@@ -88,14 +88,44 @@ fn refusal(errs: &[String]) -> String {
     format!("admission webhook \"{WEBHOOK}\" denied the request: {body}")
 }
 
-/// What of the match/exclude blocks this model does not check (user info, which Kyverno
-/// refuses with its own wording, and the match validation of `MatchResources.Validate`).
-fn match_problem(policy: &Value) -> Option<Skip> {
+/// What of the match/exclude blocks this model does not check: user info
+/// (`ValidateNoUserInfo`) and what `MatchResources.Validate` judges
+/// (api/kyverno/v2beta1/match_resources_types.go, resource_description_types.go: `any`
+/// with `all`, names, selectors, and in a namespaced policy namespaces and cluster-wide
+/// kinds), each refused with its own wording.
+fn match_problem(policy: &Value, mapper: &Mapper) -> Option<Skip> {
+    let namespaced = text(policy, "/kind") == "CleanupPolicy";
+    let unmodelled = |what: &str| Some(Skip::Engine(format!("cleanup policy {what}")));
     for block in ["match", "exclude"] {
         let Some(m) = policy.pointer(&format!("/spec/{block}")) else {
             continue;
         };
+        let nonempty = |k: &str| {
+            m.get(k)
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+        };
+        if nonempty("any") && nonempty("all") {
+            return unmodelled(&format!("`{block}` with both any and all"));
+        }
         for f in filters(m) {
+            let r = f.get("resources").unwrap_or(&Value::Null);
+            for key in ["names", "selector"] {
+                if r.get(key).is_some() {
+                    return unmodelled(&format!("`{block}` resources with {key}"));
+                }
+            }
+            if namespaced {
+                if r.get("namespaces").is_some() {
+                    return unmodelled(&format!("`{block}` namespaces in a namespaced policy"));
+                }
+                let kinds = r.get("kinds").and_then(Value::as_array);
+                for k in kinds.into_iter().flatten().filter_map(Value::as_str) {
+                    if resolve(mapper, k).is_none_or(|r| !r.namespaced) {
+                        return unmodelled(&format!("`{block}` kind {k:?} in a namespaced policy"));
+                    }
+                }
+            }
             for key in ["subjects", "roles", "clusterRoles"] {
                 if f.get(key).is_some() {
                     return Some(Skip::Engine(format!(

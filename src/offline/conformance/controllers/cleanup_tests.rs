@@ -127,3 +127,24 @@ fn the_ttl_controller_acts_only_where_it_may_watch_list_and_delete() {
     bad["metadata"]["labels"]["cleanup.kyverno.io/ttl"] = json!("10ay");
     assert_eq!(ttl(&bad, &auth, &mapper), None);
 }
+
+#[test]
+fn match_validation_it_does_not_model_is_a_skip() {
+    let auth = pods_allowed();
+    let mapper = Mapper::built_in();
+    let ns = json!({"apiVersion": "kyverno.io/v2", "kind": "CleanupPolicy",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"match": {"any": [{"resources": {"kinds": ["Namespace"]}}]}, "schedule": "* * * * *"}});
+    assert!(matches!(
+        admission(&ns, &auth, &mapper),
+        Err(Skip::Engine(_))
+    ));
+    let names = policy(
+        json!({"match": {"any": [{"resources": {"kinds": ["Pod"], "names": ["a"]}}]},
+        "schedule": "* * * * *"}),
+    );
+    assert!(matches!(
+        admission(&names, &auth, &mapper),
+        Err(Skip::Engine(_))
+    ));
+}
