@@ -273,11 +273,24 @@ impl Cluster {
         if let Some(skip) = Skip::for_kind(&new) {
             return Answer::Undecidable(skip);
         }
+        if let Some(skip) =
+            super::controllers::cleanup::ttl(&new, &self.cleanup_authorizer(), &self.mapper())
+        {
+            return Answer::Undecidable(skip);
+        }
         if let Some(why) = schema::required_missing(&new) {
             return Answer::Refused(why);
         }
         if let Some(why) = gctx::refusal(&new) {
             return Answer::Refused(why);
+        }
+        if super::controllers::cleanup::is_cleanup_policy(&kind) {
+            let authorizer = self.cleanup_authorizer();
+            match super::controllers::cleanup::admission(&new, &authorizer, &self.mapper()) {
+                Ok(None) => {}
+                Ok(Some(why)) => return Answer::Refused(why),
+                Err(skip) => return Answer::Undecidable(skip),
+            }
         }
         // The policy webhook (validate-policy.kyverno.svc) refuses what Kyverno cannot run.
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
@@ -394,6 +407,23 @@ impl Cluster {
     /// (scripts/config/standard/kyverno.yaml, `admissionController` and
     /// `backgroundController` `.rbac.clusterRole.extraResources`, aggregated into each
     /// controller's role as the chart renders them), and whatever roles the test applies.
+    /// The cleanup controller's RBAC: the chart's roles and the suite's Helm values
+    /// (scripts/config/standard/kyverno.yaml `cleanupController.rbac.clusterRole.
+    /// extraResources`: pods, list and delete), and whatever roles the test applies.
+    fn cleanup_authorizer(&self) -> Authorizer {
+        let mut objects: Vec<Value> = crate::lab::offline::baseline_rbac().to_vec();
+        objects.push(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "kyverno:cleanup-controller:additional", "labels": {
+                "app.kubernetes.io/component": "cleanup-controller",
+                "app.kubernetes.io/instance": "kyverno",
+                "app.kubernetes.io/part-of": "kyverno"}},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "delete"]}]}),
+        );
+        objects.extend(super::controllers::rbac_objects(&self.objects).cloned());
+        Authorizer::new(&objects)
+    }
+
     fn kyverno_authorizer(&self) -> Authorizer {
         let extra = |component: &str, resources: Value| {
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

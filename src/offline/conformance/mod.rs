@@ -79,17 +79,8 @@ impl Skip {
     /// Writing this object starts work the replay does not model.
     pub fn for_kind(obj: &Value) -> Option<Skip> {
         let kind = text(obj, "/kind");
-        if obj
-            .pointer("/metadata/labels/cleanup.kyverno.io~1ttl")
-            .is_some()
-        {
-            return Some(Skip::Cleanup);
-        }
         match kind.as_str() {
-            "CleanupPolicy"
-            | "ClusterCleanupPolicy"
-            | "DeletingPolicy"
-            | "NamespacedDeletingPolicy" => Some(Skip::Cleanup),
+            "DeletingPolicy" | "NamespacedDeletingPolicy" => Some(Skip::Cleanup),
             "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => {
                 Some(Skip::Registry(kind))
             }
@@ -415,6 +406,9 @@ impl Run {
     /// `assert` (`present`) or `error` of one expected object.
     fn assert(&self, expected: &Value, present: bool, bindings: &Bindings) -> Result<(), Stop> {
         let kind = text(expected, "/kind");
+        if let Some(s) = controllers::cleanup::unmodelled(&self.cluster.objects, &kind) {
+            return Err(Stop::Skip(s));
+        }
         match kind.as_str() {
             k if controllers::reports::is_report_kind(k) => {
                 let found = controllers::reports::candidates(&self.cluster, expected, present)

@@ -15,6 +15,7 @@
 //! here; see [`super::Skip::Controller`].
 
 pub mod admission;
+pub mod cleanup;
 pub mod events;
 pub mod reports;
 pub mod reports_cel;

@@ -1,0 +1,150 @@
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn schedules_parse_as_robfig_cron_parse_standard() {
+    for ok in [
+        "*/2 * * * *",
+        "0 0 1 jan *",
+        "5-10/2 1,2 * * MON-FRI",
+        "@hourly",
+        "@every 5m",
+    ] {
+        assert!(valid_schedule(ok), "{ok}");
+    }
+    for bad in [
+        "invalid-schedule",
+        "* * * *",
+        "60 * * * *",
+        "*/0 * * * *",
+        "* * * * * *",
+        "@every x",
+    ] {
+        assert!(!valid_schedule(bad), "{bad}");
+    }
+}
+
+fn policy(spec: serde_json::Value) -> serde_json::Value {
+    json!({"apiVersion": "kyverno.io/v2", "kind": "ClusterCleanupPolicy",
+        "metadata": {"name": "p"}, "spec": spec})
+}
+
+fn pods_allowed() -> Authorizer {
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "r"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "delete"]}]});
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"},
+        "subjects": [{"kind": "ServiceAccount", "name": "kyverno-cleanup-controller", "namespace": "kyverno"}]});
+    Authorizer::new(&[role, binding])
+}
+
+#[test]
+fn context_entries_and_schedule_are_refused_and_permissions_checked() {
+    let auth = pods_allowed();
+    let mapper = Mapper::built_in();
+    let m = json!({"any": [{"resources": {"kinds": ["Pod"]}}]});
+    let ok = policy(json!({"match": m, "schedule": "*/1 * * * *"}));
+    assert_eq!(admission(&ok, &auth, &mapper), Ok(None));
+    let cm = policy(json!({"match": m, "schedule": "*/1 * * * *",
+        "context": [{"name": "c", "configMap": {"name": "x", "namespace": "default"}}]}));
+    let why = admission(&cm, &auth, &mapper)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    assert!(
+        why.contains("ConfigMap is not allowed in CleanUp Policy"),
+        "{why}"
+    );
+    let bad = policy(json!({"match": m, "schedule": "invalid-schedule"}));
+    let why = admission(&bad, &auth, &mapper)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    assert!(why.contains("not in proper cron format"), "{why}");
+    let secrets = policy(
+        json!({"match": {"any": [{"resources": {"kinds": ["Secret"]}}]},
+        "schedule": "*/1 * * * *"}),
+    );
+    let why = admission(&secrets, &auth, &mapper)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    assert!(
+        why.ends_with("cleanup controller has no permission to delete kind Secret"),
+        "{why}"
+    );
+    let empty = policy(json!({"match": m, "exclude": m, "schedule": "*/1 * * * *"}));
+    let why = admission(&empty, &auth, &mapper)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    assert!(why.contains("matching an empty set"), "{why}");
+}
+
+#[test]
+fn observations_after_a_cleanup_policy_wait_on_its_ticks() {
+    let objs = vec![policy(json!({}))];
+    assert_eq!(unmodelled(&objs, "Pod"), Some(Skip::Cleanup));
+    assert_eq!(unmodelled(&objs, "ClusterCleanupPolicy"), None);
+    assert_eq!(unmodelled(&[], "Pod"), None);
+}
+
+#[test]
+fn ttl_labels_read_as_the_ttl_controller_reads_them() {
+    for ok in [
+        "10s",
+        "1h30m",
+        "2 days",
+        "1w",
+        "2026-12-03",
+        "2026-12-03T101500Z",
+    ] {
+        assert!(ttl_parses(ok), "{ok}");
+    }
+    for bad in ["10ay", "", "2026-13-03", "2026-12-03T10:15:00Z", "tomorrow"] {
+        assert!(!ttl_parses(bad), "{bad}");
+    }
+}
+
+#[test]
+fn the_ttl_controller_acts_only_where_it_may_watch_list_and_delete() {
+    let mapper = Mapper::built_in();
+    let auth = pods_allowed();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"cleanup.kyverno.io/ttl": "10s"}}});
+    assert_eq!(ttl(&cm, &auth, &mapper), None);
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "r"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["watch", "list", "delete"]}]});
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"},
+        "subjects": [{"kind": "ServiceAccount", "name": "kyverno-cleanup-controller", "namespace": "kyverno"}]});
+    let auth = Authorizer::new(&[role, binding]);
+    assert_eq!(ttl(&cm, &auth, &mapper), Some(Skip::Cleanup));
+    let mut bad = cm.clone();
+    bad["metadata"]["labels"]["cleanup.kyverno.io/ttl"] = json!("10ay");
+    assert_eq!(ttl(&bad, &auth, &mapper), None);
+}
+
+#[test]
+fn match_validation_it_does_not_model_is_a_skip() {
+    let auth = pods_allowed();
+    let mapper = Mapper::built_in();
+    let ns = json!({"apiVersion": "kyverno.io/v2", "kind": "CleanupPolicy",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"match": {"any": [{"resources": {"kinds": ["Namespace"]}}]}, "schedule": "* * * * *"}});
+    assert!(matches!(
+        admission(&ns, &auth, &mapper),
+        Err(Skip::Engine(_))
+    ));
+    let names = policy(
+        json!({"match": {"any": [{"resources": {"kinds": ["Pod"], "names": ["a"]}}]},
+        "schedule": "* * * * *"}),
+    );
+    assert!(matches!(
+        admission(&names, &auth, &mapper),
+        Err(Skip::Engine(_))
+    ));
+}
