@@ -629,6 +629,7 @@ fn validate_cel(cel: &Value, rule: &Rule, req: &Request, opts: &Options) -> Outc
         services: None,
         parent: None,
         exceptions: Default::default(),
+        trigger: None,
     };
     let rule_message = rule.validate_field("message").and_then(Value::as_str);
     let preconditions = rule.cel_preconditions.as_ref();

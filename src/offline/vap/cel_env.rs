@@ -338,6 +338,9 @@ fn variable_refs(expr: &cel::IdedExpr) -> Option<Refs> {
 pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
     let mut ctx = Context::with_env(env().clone());
     register_functions(&mut ctx);
+    let target = req;
+    // A mutate-existing target is seen under its trigger's request.
+    let req = req.trigger.as_deref().unwrap_or(req);
     let obj = if req.object.is_null() {
         &req.old_object
     } else {
@@ -375,15 +378,20 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
         vars: Default::default(),
         unset: Default::default(),
     };
-    let (object, old_object) = (to_cel(&req.object), to_cel(&req.old_object));
+    let (object, old_object) = (to_cel(&target.object), to_cel(&target.old_object));
     // Kyverno's request carries the objects too (`pkg/cel/compiler/request.go` adds
     // `object` and `oldObject` to the API server's request type); they are the same
-    // values as the root variables, shared, not copies.
+    // values as the root variables, shared, not copies — the trigger's under a trigger.
     let mut request = match to_cel(&request) {
         cel::Value::Map(m) => (*m.map).clone(),
         _ => unreachable!("a JSON object is a CEL map"),
     };
-    for (k, v) in [("object", &object), ("oldObject", &old_object)] {
+    let (r_object, r_old) = if target.trigger.is_some() {
+        (to_cel(&req.object), to_cel(&req.old_object))
+    } else {
+        (object.clone(), old_object.clone())
+    };
+    for (k, v) in [("object", &r_object), ("oldObject", &r_old)] {
         request.insert(cel::objects::Key::String(Arc::new(k.into())), v.clone());
     }
     scope.set_cel("object", object);

@@ -88,6 +88,11 @@ pub struct VapRequest {
     /// What the CEL PolicyExceptions that hold for this request allow without exempting
     /// it whole (`exceptions.allowedImages`, `exceptions.allowedValues`).
     pub exceptions: Allowances,
+    /// The admission request that triggered a background mutation of this object (a
+    /// MutatingPolicy's mutate-existing target): `request` is the trigger's, `object` the
+    /// target (pkg/background/mpol/processor.go passes the UpdateRequest's admission
+    /// request with the target's attributes).
+    pub trigger: Option<Arc<VapRequest>>,
 }
 
 /// The images and values CEL PolicyExceptions allow (their `images` and

@@ -4,8 +4,8 @@
 //! `targetMatchConditions`, then mutated (Kyverno pkg/background/mpol/processor.go
 //! `getTargetsFromExpression`, `resolveTargetRoute`;
 //! pkg/cel/policies/mpol/compiler/policy.go `EvaluateTargetExpression`, `EvaluateTarget`).
-//! Offline, `request.*` on a target describe the target itself (Kyverno keeps the
-//! trigger's admission request there).
+//! `request.*` on a target describe the trigger's admission request, as Kyverno keeps
+//! it there (processor.go `Process`: the UpdateRequest's admission request).
 
 use super::cel_policy::{mutate, prepare};
 use super::*;
@@ -79,7 +79,9 @@ pub fn mutate_targets(
     // The target runs as written: no pod-controller copies.
     runnable["spec"]["autogen"] = json!({"podControllers": {"controllers": []}});
     let mut out = Vec::new();
+    let trigger = trigger.map(|t| std::sync::Arc::new(t.clone()));
     for mut treq in targets {
+        treq.trigger = trigger.clone();
         treq.operation = "UPDATE".into();
         treq.old_object = treq.object.clone();
         treq.sub_resource = route(&constraints, &treq.object);
