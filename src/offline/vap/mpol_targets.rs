@@ -109,3 +109,48 @@ fn route(constraints: &Value, target: &Value) -> String {
         .map(|(_, sub)| sub.to_string())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A target is `object`; `request` is the trigger's admission request
+    /// (pkg/background/mpol/processor.go `Process`).
+    #[test]
+    fn a_target_sees_its_triggers_request() {
+        let policy = json!({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy",
+            "metadata": {"name": "bind"},
+            "spec": {"evaluation": {"mutateExisting": {"enabled": true}},
+                "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["serviceaccounts"]}]},
+                "targetMatchConstraints": {"resourceRules": [{"apiGroups": ["rbac.authorization.k8s.io"],
+                    "apiVersions": ["v1"], "resources": ["clusterrolebindings"]}]},
+                "variables": [{"name": "sa", "expression": "request.object.metadata.name"},
+                    {"name": "ns", "expression": "request.object.metadata.namespace"}],
+                "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression":
+                    "[JSONPatch{op: 'add', path: '/subjects/-', value: dyn({'kind': 'ServiceAccount', 'name': variables.sa, 'namespace': variables.ns})}]"}}]}});
+        let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "robot", "namespace": "team"}});
+        let crb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "crb"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole", "name": "view"}, "subjects": []});
+        let trigger = VapRequest {
+            operation: "CREATE".into(),
+            object: sa,
+            ..Default::default()
+        };
+        let target = VapRequest {
+            object: crb,
+            ..Default::default()
+        };
+        let CelPolicyOutcome::Applied(out) = mutate_targets(&policy, Some(&trigger), vec![target])
+        else {
+            panic!("expected the target mutated")
+        };
+        assert_eq!(
+            out[0]["subjects"],
+            json!([{"kind": "ServiceAccount", "name": "robot", "namespace": "team"}])
+        );
+    }
+}
