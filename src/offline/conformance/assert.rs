@@ -151,6 +151,27 @@ pub fn evaluate(expr: &str, actual: &Value, b: &Bindings) -> Result<Value, Strin
     vars::query(&expr, &Context::from_document(actual.clone())).map_err(|e| e.to_string())
 }
 
+/// Copies the string literal opening at `i` through (backslash escapes kept); the index
+/// after it.
+fn copy_literal(chars: &[char], mut i: usize, out: &mut String) -> usize {
+    let quote = chars[i];
+    out.push(quote);
+    i += 1;
+    while i < chars.len() && chars[i] != quote {
+        if chars[i] == '\\' && i + 1 < chars.len() {
+            out.push(chars[i]);
+            i += 1;
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    if i < chars.len() {
+        out.push(chars[i]);
+        i += 1;
+    }
+    i
+}
+
 /// Chainsaw's own functions written with Kyverno's: `trim_space(x)` (Go's
 /// `strings.TrimSpace`) is `trim(x, <whitespace>)`.
 fn chainsaw_functions(expr: &str) -> String {
@@ -165,20 +186,7 @@ fn chainsaw_functions(expr: &str) -> String {
         let c = chars[i];
         match c {
             '\'' | '`' | '"' => {
-                out.push(c);
-                i += 1;
-                while i < chars.len() && chars[i] != c {
-                    if chars[i] == '\\' && i + 1 < chars.len() {
-                        out.push(chars[i]);
-                        i += 1;
-                    }
-                    out.push(chars[i]);
-                    i += 1;
-                }
-                if i < chars.len() {
-                    out.push(chars[i]);
-                    i += 1;
-                }
+                i = copy_literal(&chars, i, &mut out);
                 continue;
             }
             '(' => depth += 1,
@@ -215,23 +223,7 @@ fn with_bindings(expr: &str, b: &Bindings) -> String {
     while i < chars.len() {
         let c = chars[i];
         match c {
-            '\'' | '`' | '"' => {
-                // Copy the literal through, honouring backslash escapes.
-                out.push(c);
-                i += 1;
-                while i < chars.len() && chars[i] != c {
-                    if chars[i] == '\\' && i + 1 < chars.len() {
-                        out.push(chars[i]);
-                        i += 1;
-                    }
-                    out.push(chars[i]);
-                    i += 1;
-                }
-                if i < chars.len() {
-                    out.push(chars[i]);
-                    i += 1;
-                }
-            }
+            '\'' | '`' | '"' => i = copy_literal(&chars, i, &mut out),
             '$' => {
                 let start = i + 1;
                 let mut end = start;

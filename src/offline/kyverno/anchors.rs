@@ -333,21 +333,7 @@ impl Walk {
         };
         match first {
             // Every item against the first map (`validateArrayOfMaps`).
-            Value::Object(_) => {
-                let mut applied = 0usize;
-                let mut skipped = Vec::new();
-                for (i, item) in ra.iter().enumerate() {
-                    match self.element(item, first, &format!("{path}{i}/")) {
-                        Ok(()) => applied += 1,
-                        Err(e) if e.skips() => skipped.push(e),
-                        Err(e) => return Err(e),
-                    }
-                }
-                if applied == 0 && !skipped.is_empty() {
-                    return Err(combined(path, &skipped));
-                }
-                Ok(())
-            }
+            Value::Object(_) => self.items(ra.iter().map(|item| (item, first)), path),
             Value::Array(_) => {
                 if ra.len() < pa.len() {
                     return Err(Failure::plain(
@@ -359,23 +345,31 @@ impl Walk {
                         ),
                     ));
                 }
-                let mut applied = 0usize;
-                let mut skipped = Vec::new();
-                for (i, p) in pa.iter().enumerate() {
-                    match self.element(&ra[i], p, &format!("{path}{i}/")) {
-                        Ok(()) => applied += 1,
-                        Err(e) if e.skips() => skipped.push(e),
-                        Err(e) => return Err(e),
-                    }
-                }
-                if applied == 0 && !skipped.is_empty() {
-                    return Err(combined(path, &skipped));
-                }
-                Ok(())
+                self.items(ra.iter().zip(pa), path)
             }
             // A scalar pattern: every item against it.
             scalar => self.element(&Value::Array(ra.to_vec()), scalar, path),
         }
+    }
+}
+
+impl Walk {
+    /// Items against their patterns, at `path` + index: a failure ends the walk, and if
+    /// every item skipped, their errors combine into one skip.
+    fn items<'v>(&mut self, pairs: impl Iterator<Item = (&'v Value, &'v Value)>, path: &str) -> R {
+        let mut applied = 0usize;
+        let mut skipped = Vec::new();
+        for (i, (item, p)) in pairs.enumerate() {
+            match self.element(item, p, &format!("{path}{i}/")) {
+                Ok(()) => applied += 1,
+                Err(e) if e.skips() => skipped.push(e),
+                Err(e) => return Err(e),
+            }
+        }
+        if applied == 0 && !skipped.is_empty() {
+            return Err(combined(path, &skipped));
+        }
+        Ok(())
     }
 }
 
