@@ -38,7 +38,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("globalcontext", 1, 1),
     ("mutate", 32, 32),
     ("mutating-admission-policy-reports-v1", 1, 1),
-    ("mutating-policies", 15, 14),
+    ("mutating-policies", 15, 15),
     ("namespaced-generating-policies", 1, 1),
     ("namespaced-mutating-policies", 2, 2),
     ("namespaced-validating-policies", 4, 4),
@@ -51,7 +51,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("validating-policies", 23, 23),
     ("verify-manifests", 3, 3),
     ("webhooks", 15, 13),
-    ("all", 357, 352),
+    ("all", 357, 353),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

@@ -655,6 +655,12 @@ impl Cluster {
         }
         self.watched_write(&Value::Null, &old);
         self.watched_policy_deleted(&old);
+        if !filtered(&old) {
+            match self.cel_targets_on_delete(&old) {
+                Answer::Ok => {}
+                other => return other,
+            }
+        }
         let answer = if filtered(&old) {
             Answer::Ok
         } else {

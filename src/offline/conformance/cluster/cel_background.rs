@@ -370,6 +370,24 @@ impl Cluster {
         trigger: &Value,
         old: Option<&Value>,
     ) -> Answer {
+        let mut req = self.cel_request(trigger);
+        if let Some(o) = old {
+            req.operation = "UPDATE".into();
+            req.old_object = o.clone();
+        }
+        self.cel_targets_for(req)
+    }
+
+    /// A trigger deleted: the DELETE request (its old object) triggers the same way.
+    pub(super) fn cel_targets_on_delete(&mut self, old: &Value) -> Answer {
+        let mut req = self.cel_request(old);
+        req.operation = "DELETE".into();
+        req.old_object = old.clone();
+        req.object = Value::Null;
+        self.cel_targets_for(req)
+    }
+
+    fn cel_targets_for(&mut self, req: vap::VapRequest) -> Answer {
         let policies: Vec<Value> = self
             .objects
             .iter()
@@ -384,11 +402,6 @@ impl Cluster {
             .collect();
         if policies.is_empty() {
             return Answer::Ok;
-        }
-        let mut req = self.cel_request(trigger);
-        if let Some(o) = old {
-            req.operation = "UPDATE".into();
-            req.old_object = o.clone();
         }
         let existing = self.existing_objects(None);
         for p in policies {
