@@ -40,7 +40,7 @@ fn map(value: &Value, indent: usize, out: &mut String) -> Option<()> {
             Value::String(s) => {
                 out.push(' ');
                 let column = out[start..].chars().count();
-                scalar_at(s, indent + INDENT, column, out)?;
+                write(s, style(s)?, indent + INDENT, column, true, out);
                 out.push('\n');
             }
             v @ Value::Object(_) => {
@@ -60,11 +60,6 @@ enum Style {
     Double,
 }
 
-fn scalar_at(s: &str, indent: usize, column: usize, out: &mut String) -> Option<()> {
-    write(s, style(s)?, indent, column, true, out);
-    Some(())
-}
-
 /// yaml.v3 `stringv` then `select_scalar_style`, for a block context.
 fn style(s: &str) -> Option<Style> {
     if s.contains('\n') {
@@ -79,18 +74,13 @@ fn style(s: &str) -> Option<Style> {
         return Some(Style::Double);
     }
     if s.is_empty() || !a.block_plain {
-        return Some(if a.single {
-            Style::Single
-        } else {
-            Style::Double
-        });
+        return Some(Style::Single);
     }
     Some(Style::Plain)
 }
 
 struct Analysis {
     block_plain: bool,
-    single: bool,
     special: bool,
 }
 
@@ -129,7 +119,6 @@ fn analyze(s: &str) -> Analysis {
     let trailing_space = n > 0 && chars[n - 1] == ' ';
     Analysis {
         block_plain: !(block_indicators || leading_space || trailing_space),
-        single: true,
         special,
     }
 }
@@ -267,20 +256,7 @@ fn natural(a: &str, b: &str) -> Ordering {
                 j -= 1;
             }
         }
-        let mut ai = i;
-        while ai < ar.len() && ar[ai].is_ascii_digit() {
-            an = an
-                .saturating_mul(10)
-                .saturating_add(ar[ai] as u128 - '0' as u128);
-            ai += 1;
-        }
-        let mut bi = i;
-        while bi < br.len() && br[bi].is_ascii_digit() {
-            bn = bn
-                .saturating_mul(10)
-                .saturating_add(br[bi] as u128 - '0' as u128);
-            bi += 1;
-        }
+        let (ai, bi) = (digits_at(&ar, i, &mut an), digits_at(&br, i, &mut bn));
         if an != bn {
             return an.cmp(&bn);
         }
@@ -290,6 +266,17 @@ fn natural(a: &str, b: &str) -> Ordering {
         return ar[i].cmp(&br[i]);
     }
     ar.len().cmp(&br.len())
+}
+
+/// Reads the run of digits at `i` into `n` (after what it holds); the index past it.
+fn digits_at(chars: &[char], mut i: usize, n: &mut u128) -> usize {
+    while i < chars.len() && chars[i].is_ascii_digit() {
+        *n = n
+            .saturating_mul(10)
+            .saturating_add(chars[i] as u128 - '0' as u128);
+        i += 1;
+    }
+    i
 }
 
 #[cfg(test)]

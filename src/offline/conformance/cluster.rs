@@ -258,7 +258,8 @@ impl Cluster {
         self.write(new, Some(old))
     }
 
-    fn resource_name(&self, obj: &Value) -> String {
+    /// `plural` or `plural.group` of `obj`'s kind, as the API server names it.
+    pub(crate) fn resource_name(&self, obj: &Value) -> String {
         let (av, kind) = (text(obj, "/apiVersion"), text(obj, "/kind"));
         match self.mapper().for_kind(&av, &kind) {
             Some(r) if r.group.is_empty() => r.plural.clone(),

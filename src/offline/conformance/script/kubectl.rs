@@ -485,18 +485,11 @@ impl Kubectl<'_> {
                 },
             );
         }
-        match answer {
-            Answer::Ok => {
-                self.written.push(Key::of(&placed));
-                io.print(1, format!("{} created\n", self.reference(&placed)));
-                Ok(0)
-            }
-            Answer::Refused(m) => {
-                self.refused(io, "creating", None, &m);
-                Ok(1)
-            }
-            Answer::Undecidable(s) => Err(skip(s.to_string())),
+        if matches!(answer, Answer::Ok) {
+            self.written.push(Key::of(&placed));
         }
+        let r = self.reference(&placed);
+        self.said(answer, io, "creating", format!("{r} created"))
     }
 
     /// The object `TYPE NAME` names, resolved as kubectl's REST mapper does.
@@ -520,12 +513,23 @@ impl Kubectl<'_> {
             },
             name: name.to_string(),
         };
-        let what = if r.group.is_empty() {
-            r.plural.clone()
-        } else {
-            format!("{}.{}", r.plural, r.group)
-        };
+        let what = served_as(r);
         Ok((key.clone(), self.cluster.find(&key).cloned(), what))
+    }
+
+    /// What kubectl prints for a write's answer: `ok` on success, the refusal else.
+    fn said(&self, answer: Answer, io: &mut Io, doing: &str, ok: String) -> Result<i32, Unwind> {
+        match answer {
+            Answer::Ok => {
+                io.print(1, format!("{ok}\n"));
+                Ok(0)
+            }
+            Answer::Refused(m) => {
+                self.refused(io, doing, None, &m);
+                Ok(1)
+            }
+            Answer::Undecidable(s) => Err(skip(s.to_string())),
+        }
     }
 
     fn not_found(&self, io: &mut Io, what: &str, name: &str) {
@@ -593,19 +597,8 @@ impl Kubectl<'_> {
             if self.cluster.find(&Key::of(&placed)).is_none() {
                 if !ignore {
                     let r = self.reference(&placed);
-                    let (kind, name) = r.split_once('/').unwrap_or((&r, ""));
-                    let what = self
-                        .cluster
-                        .mapper()
-                        .for_kind(&text(&placed, "/apiVersion"), &text(&placed, "/kind"))
-                        .map(|r| {
-                            if r.group.is_empty() {
-                                r.plural.clone()
-                            } else {
-                                format!("{}.{}", r.plural, r.group)
-                            }
-                        })
-                        .unwrap_or_else(|| kind.to_string());
+                    let (_, name) = r.split_once('/').unwrap_or((&r, ""));
+                    let what = self.cluster.resource_name(&placed);
                     self.not_found(io, &what, name);
                     status = 1;
                 }
@@ -675,27 +668,13 @@ impl Kubectl<'_> {
         }
         obj["metadata"][field] = map;
         let r = self.reference(&obj);
-        match self.cluster.update(&obj, false) {
-            Answer::Ok => {
-                io.print(
-                    1,
-                    format!(
-                        "{r} {}\n",
-                        if verb == "label" {
-                            "labeled"
-                        } else {
-                            "annotated"
-                        }
-                    ),
-                );
-                Ok(0)
-            }
-            Answer::Refused(m) => {
-                self.refused(io, "patching", None, &m);
-                Ok(1)
-            }
-            Answer::Undecidable(s) => Err(skip(s.to_string())),
-        }
+        let done = if verb == "label" {
+            "labeled"
+        } else {
+            "annotated"
+        };
+        let answer = self.cluster.update(&obj, false);
+        self.said(answer, io, "patching", format!("{r} {done}"))
     }
 
     /// `kubectl patch TYPE NAME -p '{…}'` (a merge of maps; lists replaced).
@@ -723,23 +702,15 @@ impl Kubectl<'_> {
         if args.get(&["type"]).is_none() && has_list(&patch) {
             return Err(skip("kubectl patch (strategic merge of a list)"));
         }
-        let new = merge_patch(&old, &patch);
+        let mut new = old.clone();
+        crate::lab::tree::merge_patch(&mut new, &patch);
         let r = self.reference(&old);
         if new == old {
             io.print(1, format!("{r} patched (no change)\n"));
             return Ok(0);
         }
-        match self.cluster.update(&new, false) {
-            Answer::Ok => {
-                io.print(1, format!("{r} patched\n"));
-                Ok(0)
-            }
-            Answer::Refused(m) => {
-                self.refused(io, "patching", None, &m);
-                Ok(1)
-            }
-            Answer::Undecidable(s) => Err(skip(s.to_string())),
-        }
+        let answer = self.cluster.update(&new, false);
+        self.said(answer, io, "patching", format!("{r} patched"))
     }
 
     /// `kubectl get TYPE [NAME] [-n NS|-A] [-o jsonpath=…|name|json]`.
@@ -771,11 +742,7 @@ impl Kubectl<'_> {
         let Some(r) = mapper.resolve(ty).cloned() else {
             return Err(skip(format!("kubectl get of the type `{ty}`")));
         };
-        let what = if r.group.is_empty() {
-            r.plural.clone()
-        } else {
-            format!("{}.{}", r.plural, r.group)
-        };
+        let what = served_as(&r);
         // A cleanup policy may have deleted what is read, at a tick the replay does not
         // follow.
         if crate::offline::conformance::controllers::cleanup::unmodelled(
@@ -907,30 +874,20 @@ impl Kubectl<'_> {
     }
 }
 
+/// `plural` or `plural.group`, as kubectl names a resource in its messages.
+fn served_as(r: &crate::offline::rbac::resource::ApiResource) -> String {
+    if r.group.is_empty() {
+        r.plural.clone()
+    } else {
+        format!("{}.{}", r.plural, r.group)
+    }
+}
+
 fn has_list(v: &Value) -> bool {
     match v {
         Value::Array(_) => true,
         Value::Object(m) => m.values().any(has_list),
         _ => false,
-    }
-}
-
-/// RFC 7386 JSON merge patch.
-fn merge_patch(target: &Value, patch: &Value) -> Value {
-    match patch {
-        Value::Object(p) => {
-            let mut out = target.as_object().cloned().unwrap_or_default();
-            for (k, v) in p {
-                if v.is_null() {
-                    out.remove(k);
-                } else {
-                    let merged = merge_patch(out.get(k).unwrap_or(&Value::Null), v);
-                    out.insert(k.clone(), merged);
-                }
-            }
-            Value::Object(out)
-        }
-        other => other.clone(),
     }
 }
 
