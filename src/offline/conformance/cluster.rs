@@ -85,6 +85,8 @@ pub struct Cluster {
     /// The last write's refusal names rules whose message is kca's, not Kyverno's words
     /// (which ones): its text must not be judged.
     pub unworded: Option<String>,
+    /// The warnings the last write's admission returned (kubectl prints them).
+    pub warnings: validation::Warned,
 }
 
 impl Cluster {
@@ -100,6 +102,7 @@ impl Cluster {
             features: Default::default(),
             reports: Default::default(),
             unworded: None,
+            warnings: Default::default(),
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -215,6 +218,7 @@ impl Cluster {
     /// `kubectl apply` (`create_only`: `kubectl create`) of one object.
     pub fn apply(&mut self, obj: &Value, create_only: bool) -> Answer {
         self.unworded = None;
+        self.warnings = Default::default();
         let mut obj = obj.clone();
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);
@@ -242,6 +246,7 @@ impl Cluster {
     /// `kubectl replace`/update: the object must exist.
     pub fn update(&mut self, obj: &Value, patch: bool) -> Answer {
         self.unworded = None;
+        self.warnings = Default::default();
         let mut obj = obj.clone();
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);
@@ -287,6 +292,11 @@ impl Cluster {
         }
         if super::controllers::cleanup::is_cleanup_policy(&kind) {
             let authorizer = self.cleanup_authorizer();
+            // The cleanup controller's webhook adds the legacy kinds' notice
+            // (cmd/cleanup-controller/handlers/admission/policy/handlers.go).
+            if let Some(d) = validation::deprecation(&kind) {
+                self.warnings.push(d);
+            }
             match super::controllers::cleanup::admission(&new, &authorizer, &self.mapper()) {
                 Ok(None) => {}
                 Ok(Some(why)) => return Answer::Refused(why),
@@ -297,31 +307,43 @@ impl Cluster {
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             let authorizer = self.kyverno_authorizer();
             let mapper = self.mapper();
-            let problems = validation::validate_policy(
+            let (problems, warned) = validation::admission(
                 &new,
+                old.as_ref(),
                 validation::Mode::Cluster {
                     authorizer: &authorizer,
                     mapper: &mapper,
                 },
             );
+            self.warnings = warned;
             if let Some(text) = validation::denial_text(&problems) {
-                return Answer::Refused(text);
-            }
-            if let Some(p) = old
-                .as_ref()
-                .and_then(|o| validation::immutable_generate(&new, o))
-                && let Some(text) = validation::denial_text(&[p])
-            {
                 return Answer::Refused(text);
             }
         }
         if kind == "PolicyException" && text(&new, "/apiVersion").starts_with("kyverno.io/") {
+            // pkg/webhooks/exception/validate.go adds the legacy kind's notice.
+            if self.exceptions_disabled {
+                self.warnings
+                    .push("PolicyException resources would not be processed until it is enabled.");
+            }
+            if let Some(d) = validation::deprecation(&kind) {
+                self.warnings.push(d);
+            }
             let problems = validation::validate_exception(&new);
             if let Some(m) = validation::message(&problems) {
                 return Answer::Refused(format!(
                     "admission webhook \"{}\" denied the request: {m}",
                     validation::EXCEPTION_WEBHOOK
                 ));
+            }
+        }
+        if let Some(errors) = validation::cel_policy_problems(&new) {
+            // Kyverno returns each error as a warning too (pkg/cel/policies/*/validate.go).
+            for e in &errors {
+                self.warnings.push(e.message.clone());
+            }
+            if let Some(text) = validation::denial_text(&errors) {
+                return Answer::Refused(text);
             }
         }
         // The API server sets the uid before validating admission, where Kyverno's
@@ -611,6 +633,7 @@ impl Cluster {
             self.unworded = unworded;
             return Err(Answer::Refused(msg));
         }
+        emitted_warnings(&policies, &resp, &mut self.warnings);
         Ok(Admitted {
             object: patched,
             response: resp,
@@ -622,6 +645,7 @@ impl Cluster {
     /// Namespace's objects) are gone. A missing object is no error.
     pub fn delete(&mut self, obj: &Value) -> Answer {
         self.unworded = None;
+        self.warnings = Default::default();
         let mut obj = from_ref(obj);
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);
@@ -669,6 +693,35 @@ impl Cluster {
         };
         super::controllers::reconcile(self);
         answer
+    }
+}
+
+/// The warnings Kyverno's resource webhook returns on an admitted request
+/// (pkg/webhooks/utils/warning.go `GetWarningMessages`): for each rule of a policy with
+/// `emitWarning` that did not skip, `policy <policy>.<rule>: <message>`. Only a validate
+/// rule's message is known in Kyverno's words.
+fn emitted_warnings(
+    policies: &[kyverno::Policy],
+    resp: &kyverno::Response,
+    w: &mut validation::Warned,
+) {
+    let emits = |name: &str| {
+        policies.iter().any(|p| {
+            p.name == name
+                && p.raw.pointer("/spec/emitWarning").and_then(Value::as_bool) == Some(true)
+        })
+    };
+    for r in &resp.results {
+        if r.status == RuleStatus::Skip || !emits(&r.policy) {
+            continue;
+        }
+        match (&r.upstream, r.kind) {
+            (Some(m), RuleKind::Validate) => w.push(format!("policy {}.{}: {m}", r.policy, r.rule)),
+            _ => w.unknown(format!(
+                "the warning emitWarning makes for rule {}/{} (its message is kca's)",
+                r.policy, r.rule
+            )),
+        }
     }
 }
 

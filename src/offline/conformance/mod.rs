@@ -271,7 +271,7 @@ enum Stop {
 
 struct Run {
     cluster: Cluster,
-    /// Keys of the objects the test itself wrote.
+    /// Keys of the objects the test itself wrote or tried to write.
     applied: Vec<Key>,
     dir: PathBuf,
 }
@@ -361,13 +361,13 @@ impl Run {
         let error = match answer {
             Answer::Undecidable(s) => return Err(Stop::Skip(s)),
             Answer::Ok => {
-                let mut placed = obj.clone();
-                if self.cluster.place(&mut placed).is_ok() {
-                    self.applied.push(Key::of(&placed));
-                }
+                self.tried(obj);
                 Value::Null
             }
-            Answer::Refused(m) => Value::String(m),
+            Answer::Refused(m) => {
+                self.tried(obj);
+                Value::String(m)
+            }
         };
         let mut b = bindings.clone();
         b.insert("error".into(), error.clone());
@@ -463,6 +463,15 @@ impl Run {
             self.cluster.find(&key).into_iter().collect()
         };
         self.judged(&placed, candidates.into_iter(), present, bindings)
+    }
+
+    /// Records that the test wrote (or tried to write) `obj`: a missing object of its
+    /// kind is then the test's doing, not a controller's.
+    fn tried(&mut self, obj: &Value) {
+        let mut placed = obj.clone();
+        if self.cluster.place(&mut placed).is_ok() {
+            self.applied.push(Key::of(&placed));
+        }
     }
 
     /// `assert` (`present`) or `error` of `placed` against the objects that could be it.

@@ -12,15 +12,20 @@ use serde_json::Value;
 use crate::offline::rbac::resource::{ApiResource, Mapper};
 use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
 
+#[path = "validation_background.rs"]
+mod background_checks;
 #[path = "validation_exception.rs"]
 mod exception_checks;
 #[path = "validation_mutate.rs"]
 mod mutate_checks;
 #[path = "validation_update.rs"]
 mod update_checks;
+#[path = "validation_warnings.rs"]
+mod warnings;
 
 pub use exception_checks::{EXCEPTION_WEBHOOK, validate_exception};
-pub use update_checks::immutable_generate;
+pub use update_checks::{Immutable, immutable_generate};
+pub use warnings::{REPORTS_SA, Warned, deprecation};
 
 /// The background controller's user, as the chart passes it to the admission
 /// controller (`--backgroundServiceAccountName`).
@@ -51,6 +56,34 @@ pub enum Mode<'a> {
 /// The problems Kyverno reports for `policy`, empty when it is accepted. Kyverno stops at
 /// the first failing stage: the field checks together, then the first rule-level error.
 pub fn validate_policy(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
+    validate_with(policy, None, mode, &mut Warned::default())
+}
+
+/// What the policy webhook answers on a create (`old` is `None`) or an update: its
+/// problems and its warnings (see `validation_warnings.rs`). `None` when the CRD's
+/// schema refuses the policy first: the webhook never sees it, and the text is the
+/// schema's.
+pub fn admission(policy: &Value, old: Option<&Value>, mode: Mode<'_>) -> (Vec<Problem>, Warned) {
+    let mut w = Warned::default();
+    let problems = validate_with(policy, old, mode, &mut w);
+    let kind = policy.get("kind").and_then(Value::as_str).unwrap_or("");
+    let schema = matches!(mode, Mode::Cluster { .. })
+        && super::validation_kinds::subject_kinds(policy, &rules_of(policy)).is_some();
+    if !schema && let Some(d) = deprecation(kind) {
+        w.push(d);
+    }
+    if schema {
+        w = Warned::default();
+    }
+    (problems, w)
+}
+
+fn validate_with(
+    policy: &Value,
+    old: Option<&Value>,
+    mode: Mode<'_>,
+    w: &mut Warned,
+) -> Vec<Problem> {
     let kind = policy.get("kind").and_then(Value::as_str).unwrap_or("");
     if kind != "ClusterPolicy" && kind != "Policy" {
         return Vec::new();
@@ -61,7 +94,9 @@ pub fn validate_policy(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
             .and_then(Value::as_str)
             .is_some_and(|ns| !ns.is_empty())
     {
-        return problem("A clusterpolicy should not have the namespace defined");
+        let msg = "A clusterpolicy should not have the namespace defined";
+        w.push(msg);
+        return problem(msg);
     }
     let rules = rules_of(policy);
     // The CRD's schema answers before the webhook sees the policy.
@@ -70,9 +105,28 @@ pub fn validate_policy(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
     {
         return problem(e);
     }
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    warnings::failure_actions(spec, &rules, w);
     // `ValidateVariables` runs before the field checks.
+    if let Some(e) = background_checks::background_problem(policy, &rules) {
+        return problem(e);
+    }
     if let Some(e) = mutate_checks::variables_problem(&rules) {
         return problem(e);
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        let Some(g) = rule.get("generate").filter(|g| g.is_object()) else {
+            continue;
+        };
+        match g.get("foreach").and_then(Value::as_array) {
+            Some(entries) => {
+                for (j, e) in entries.iter().enumerate() {
+                    let at = format!("spec.rules[{i}].generate.foreach[{j}]");
+                    warnings::clone_variables(e, &at, w);
+                }
+            }
+            None => warnings::clone_variables(g, &format!("spec.rules[{i}].generate"), w),
+        }
     }
     let fields = field_checks(policy, mode);
     if !fields.is_empty() {
@@ -81,12 +135,75 @@ pub fn validate_policy(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
     if let Some(e) = super::validation_kinds::policy_checks(policy, &rules, mode) {
         return problem(e);
     }
-    for (i, rule) in rules.iter().enumerate() {
-        if let Some(message) = rule_checks(i, rule, mode) {
-            return problem(message);
+    if let Some(old) = old {
+        match immutable_generate(policy, old) {
+            Immutable::Kept => {}
+            Immutable::Stale(why) => {
+                w.push(format!(
+                    "no synchronization will be performed to the old target resource upon policy updates: {why}"
+                ));
+                return Vec::new();
+            }
+            Immutable::Refused(p) => {
+                w.push(
+                    "no synchronization will be performed to the old target resource upon policy updates: ",
+                );
+                return vec![p];
+            }
         }
     }
+    for (i, rule) in rules.iter().enumerate() {
+        if let Some(message) = rule_checks(i, rule, mode, w) {
+            return problem(message);
+        }
+        warnings::rule_hints(policy, rule, w);
+    }
+    warnings::cel_type_checks(&rules, w);
     Vec::new()
+}
+
+/// The structural checks of the policy webhook on the CEL policy kinds
+/// (pkg/cel/policies/{vpol,mpol,gpol}/validate.go `Validate`): a `matchConstraints` with
+/// resource rules, and for a MutatingPolicy at least one evaluation mode. `None` for
+/// other kinds. The CEL compiler's own errors are not modelled here.
+pub fn cel_policy_problems(policy: &Value) -> Option<Vec<Problem>> {
+    let group = policy
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = policy.get("kind").and_then(Value::as_str).unwrap_or("");
+    let base = kind.strip_prefix("Namespaced").unwrap_or(kind);
+    if !group.starts_with("policies.kyverno.io/")
+        || !matches!(
+            base,
+            "ValidatingPolicy" | "MutatingPolicy" | "GeneratingPolicy"
+        )
+    {
+        return None;
+    }
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    let mut out = Vec::new();
+    let rules = spec
+        .pointer("/matchConstraints/resourceRules")
+        .and_then(Value::as_array);
+    if rules.is_none_or(Vec::is_empty) {
+        out.push(Problem {
+            message: "spec.matchConstraints: Required value: a matchConstraints with at least one resource rule is required".into(),
+        });
+    }
+    if base == "MutatingPolicy" {
+        let enabled =
+            |p: &str, default: bool| spec.pointer(p).and_then(Value::as_bool).unwrap_or(default);
+        if !enabled("/evaluation/admission/enabled", true)
+            && !enabled("/evaluation/mutateExisting/enabled", false)
+        {
+            out.push(forbidden(
+                "spec.evaluation",
+                "disabling both admission and mutateExisting evaluation modes is not allowed",
+            ));
+        }
+    }
+    Some(out)
 }
 
 /// The message Kyverno returns for these problems (field errors are aggregated as
@@ -389,8 +506,9 @@ fn namespaced_scope(pattern: &Value, mode: Mode<'_>, policy_ns: &str) -> Option<
     None
 }
 
-/// The rule-level checks of `pkg/validation/policy/validate.go`, first error only.
-fn rule_checks(i: usize, rule: &Value, mode: Mode<'_>) -> Option<String> {
+/// The rule-level checks of `pkg/validation/policy/validate.go`, first error only; the
+/// warnings of `jsonPatchOnPod` and `validateActions` go to `w`.
+fn rule_checks(i: usize, rule: &Value, mode: Mode<'_>, w: &mut Warned) -> Option<String> {
     if let Some(patch) = rule
         .pointer("/mutate/patchesJson6902")
         .and_then(Value::as_str)
@@ -398,19 +516,30 @@ fn rule_checks(i: usize, rule: &Value, mode: Mode<'_>) -> Option<String> {
     {
         return Some(e);
     }
+    warnings::json_patch_on_pod(rule, w);
     if let Some(e) = mutate_checks::auth_problem(i, rule, mode) {
         return Some(e);
     }
-    let generate = rule.get("generate").filter(|g| g.is_object())?;
-    if let Some(e) = generate_action(i, rule, generate, mode) {
-        return Some(e);
+    // `validateActions` returns its warnings only when it accepts the rule.
+    let mut actions = Warned::default();
+    warnings::reports_permissions(rule, mode, &mut actions);
+    if let Some(generate) = rule.get("generate").filter(|g| g.is_object()) {
+        if let Some(e) = generate_action(i, rule, generate, mode) {
+            return Some(e);
+        }
+        let gen_kind = generate.get("kind").and_then(Value::as_str).unwrap_or("");
+        let match_kinds = rule
+            .pointer("/match/resources/kinds")
+            .and_then(Value::as_array);
+        if match_kinds.is_some_and(|k| k.iter().any(|k| k.as_str() == Some(gen_kind))) {
+            return Some("generation kind and match resource kind should not be the same".into());
+        }
     }
-    let gen_kind = generate.get("kind").and_then(Value::as_str).unwrap_or("");
-    let match_kinds = rule
-        .pointer("/match/resources/kinds")
-        .and_then(Value::as_array);
-    if match_kinds.is_some_and(|k| k.iter().any(|k| k.as_str() == Some(gen_kind))) {
-        return Some("generation kind and match resource kind should not be the same".into());
+    for line in actions.lines {
+        w.push(line);
+    }
+    if let Some(why) = actions.unknown {
+        w.unknown(why);
     }
     None
 }

@@ -9,8 +9,17 @@ use serde_json::{Map, Value};
 
 use super::Problem;
 
-/// The refusal of `new` replacing `old`, `None` when Kyverno accepts it.
-pub fn immutable_generate(new: &Value, old: &Value) -> Option<Problem> {
+/// How `immutableGenerateFields` judges `new` replacing `old`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Immutable {
+    Kept,
+    /// A generate pattern changed: accepted with this warning, no later check runs.
+    Stale(&'static str),
+    Refused(Problem),
+}
+
+/// How Kyverno judges `new` replacing `old` (see [`Immutable`]).
+pub fn immutable_generate(new: &Value, old: &Value) -> Immutable {
     let old_rules = generate_rules(old);
     let new_rules = generate_rules(new);
     let old_sync = old_rules
@@ -21,15 +30,17 @@ pub fn immutable_generate(new: &Value, old: &Value) -> Option<Problem> {
         |rules: &[Value]| -> Vec<Value> { rules.iter().map(|r| rule_key(r, old_sync)).collect() };
     let covers = |new: &[Value], old: &[Value]| old.iter().all(|o| new.contains(o));
     if !covers(&patterns(&new_rules), &patterns(&old_rules)) {
-        return None;
+        return Immutable::Stale(
+            "changes in the generate rule pattern could result in stale targets",
+        );
     }
     if !covers(&rest(&new_rules), &rest(&old_rules)) {
-        return Some(Problem {
+        return Immutable::Refused(Problem {
             message: "changes of immutable fields of a rule spec in a generate rule is disallowed"
                 .into(),
         });
     }
-    None
+    Immutable::Kept
 }
 
 fn generate_rules(policy: &Value) -> Vec<Value> {
@@ -120,12 +131,21 @@ mod tests {
         );
         let rematched = policy("r", json!(["Secret", "ServiceAccount"]), json!({}), true);
         let new_data = policy("r", json!(["Secret"]), json!({"data": {"a": "2"}}), false);
-        assert!(immutable_generate(&renamed, &old).is_some());
-        assert!(immutable_generate(&rematched, &old).is_some());
-        assert_eq!(immutable_generate(&new_data, &old), None);
+        assert!(matches!(
+            immutable_generate(&renamed, &old),
+            Immutable::Refused(_)
+        ));
+        assert!(matches!(
+            immutable_generate(&rematched, &old),
+            Immutable::Refused(_)
+        ));
+        assert_eq!(immutable_generate(&new_data, &old), Immutable::Kept);
         // Without a synchronized rule, the match may change.
         let old_nosync = policy("r", json!(["Secret"]), json!({}), false);
         let rematched_nosync = policy("r", json!(["ServiceAccount"]), json!({}), false);
-        assert_eq!(immutable_generate(&rematched_nosync, &old_nosync), None);
+        assert_eq!(
+            immutable_generate(&rematched_nosync, &old_nosync),
+            Immutable::Kept
+        );
     }
 }

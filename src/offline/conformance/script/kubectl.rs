@@ -20,7 +20,7 @@ const MAX_DOCUMENTS: usize = 256;
 
 pub struct Kubectl<'c> {
     pub cluster: &'c mut Cluster,
-    /// Keys of what the script wrote.
+    /// Keys of what the script wrote or tried to write.
     pub written: Vec<Key>,
 }
 
@@ -181,19 +181,18 @@ impl Kubectl<'_> {
             .to_string()
     }
 
-    /// Warnings kubectl may print that the replay does not make: Kyverno's on policies
-    /// it validates, and on requests when a policy asks for them (`emitWarning`).
-    fn warnings_unmodelled(&self, obj: &Value) -> Option<Unknown> {
-        let group = text(obj, "/apiVersion");
-        let policy_kind = group.contains("kyverno.io");
-        let emits = self.cluster.objects.iter().any(|o| {
-            matches!(text(o, "/kind").as_str(), "ClusterPolicy" | "Policy")
-                && o.pointer("/spec/emitWarning").and_then(Value::as_bool) == Some(true)
-        });
-        (policy_kind || emits).then(|| Unknown {
-            why: "warnings kubectl may print (not modelled)".into(),
+    /// Prints the warnings the last write's admission returned, as kubectl does
+    /// (`Warning: …` on stderr); ones the replay does not make are marked unknown.
+    fn print_warnings(&self, io: &mut Io) {
+        let w = &self.cluster.warnings;
+        let s: String = w.lines.iter().map(|l| format!("Warning: {l}\n")).collect();
+        let unknown = w.unknown.as_ref().map(|why| Unknown {
+            why: format!("warnings kubectl may print: {why}"),
             lines_exact: false,
-        })
+        });
+        if !s.is_empty() || unknown.is_some() {
+            io.write(2, Text { s, unknown });
+        }
     }
 
     fn documents(&self, args: &Args, files: &Files) -> Result<Vec<(String, Value)>, Unwind> {
@@ -319,16 +318,7 @@ impl Kubectl<'_> {
                 .map_err(|s| skip(s.to_string()))?;
             let existed = self.cluster.find(&Key::of(&placed)).cloned();
             let answer = self.cluster.apply(&obj, verb == "create");
-            let warnings = self.warnings_unmodelled(&placed);
-            if let Some(w) = &warnings {
-                io.write(
-                    2,
-                    Text {
-                        s: String::new(),
-                        unknown: Some(w.clone()),
-                    },
-                );
-            }
+            self.print_warnings(io);
             match answer {
                 Answer::Ok => {
                     self.written.push(Key::of(&placed));
@@ -341,6 +331,7 @@ impl Kubectl<'_> {
                     io.print(1, format!("{} {said}\n", self.reference(&placed)));
                 }
                 Answer::Refused(m) => {
+                    self.written.push(Key::of(&placed));
                     let doing = if existed.is_some() && verb == "apply" {
                         "patching"
                     } else {
@@ -476,15 +467,7 @@ impl Kubectl<'_> {
             .place(&mut placed)
             .map_err(|s| skip(s.to_string()))?;
         let answer = self.cluster.apply(&obj, true);
-        if let Some(w) = self.warnings_unmodelled(&placed) {
-            io.write(
-                2,
-                Text {
-                    s: String::new(),
-                    unknown: Some(w),
-                },
-            );
-        }
+        self.print_warnings(io);
         if matches!(answer, Answer::Ok) {
             self.written.push(Key::of(&placed));
         }
@@ -604,7 +587,9 @@ impl Kubectl<'_> {
                 }
                 continue;
             }
-            match self.cluster.delete(&placed) {
+            let answer = self.cluster.delete(&placed);
+            self.print_warnings(io);
+            match answer {
                 Answer::Ok => {
                     let r = self.reference(&placed);
                     let (kind, name) = r.split_once('/').unwrap_or((&r, ""));
@@ -674,6 +659,7 @@ impl Kubectl<'_> {
             "annotated"
         };
         let answer = self.cluster.update(&obj, false);
+        self.print_warnings(io);
         self.said(answer, io, "patching", format!("{r} {done}"))
     }
 
@@ -710,6 +696,7 @@ impl Kubectl<'_> {
             return Ok(0);
         }
         let answer = self.cluster.update(&new, false);
+        self.print_warnings(io);
         self.said(answer, io, "patching", format!("{r} patched"))
     }
 
