@@ -29,7 +29,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("exceptions", 11, 11),
     ("filter", 6, 6),
     ("force-failure-policy-ignore", 3, 3),
-    ("generate", 68, 68),
+    ("generate", 73, 73),
     ("generate-mutating-admission-policy", 3, 3),
     ("generate-mutating-admission-policy-alpha", 3, 3),
     ("generate-mutating-admission-policy-v1", 2, 2),
@@ -51,7 +51,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("validating-policies", 23, 23),
     ("verify-manifests", 3, 3),
     ("webhooks", 15, 13),
-    ("all", 357, 353),
+    ("all", 362, 358),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

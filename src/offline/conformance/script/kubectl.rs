@@ -15,6 +15,8 @@ use crate::offline::conformance::cluster::{Answer, Cluster, Key, text};
 /// The namespace of the kubeconfig a script's kubectl uses.
 const KUBECONFIG_NAMESPACE: &str = "default";
 
+mod all;
+
 /// Most documents one `-f` may hold.
 const MAX_DOCUMENTS: usize = 256;
 
@@ -523,6 +525,9 @@ impl Kubectl<'_> {
     }
 
     fn delete(&mut self, args: &Args, io: &mut Io, files: &Files) -> Result<i32, Unwind> {
+        if args.has(&["all"]) {
+            return self.delete_all(args, io);
+        }
         if let Some(f) = args.unknown_flag(&["f", "filename", "n", "namespace"]) {
             return Err(skip(f));
         }

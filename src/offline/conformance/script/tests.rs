@@ -91,3 +91,23 @@ fn what_is_not_modelled_is_a_skip() {
         );
     }
 }
+
+#[test]
+fn delete_all_removes_what_the_cluster_holds_and_update_requests_exit_zero() {
+    let (dir, mut c) = setup(&[]);
+    let s = script("kubectl delete ur -A --all", None);
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    // Its output is not known: a reader of it is a skip.
+    let s = script("kubectl delete ur -A --all | grep -q deleted", None);
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Skip(_)));
+    // A kind a controller may make is a skip.
+    let s = script("kubectl delete pods --all -n default", None);
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Skip(_)));
+    let s = script("kubectl delete clusterpolicies --all", None);
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    assert!(
+        c.objects
+            .iter()
+            .all(|o| super::super::cluster::text(o, "/kind") != "ClusterPolicy")
+    );
+}
