@@ -11,6 +11,7 @@ mod cel_background;
 mod gctx;
 pub(crate) mod map;
 mod schema;
+mod subresource;
 mod webhook;
 
 use std::sync::Arc;

@@ -583,10 +583,14 @@ fn existing_violation(policy: &Policy, rule: &Rule, req: &Request, opts: &Option
     {
         return false;
     }
+    // The old object is matched with its own kind and no subresource
+    // (pkg/engine/handlers/validation/utils.go `matchResource`): an old `Scale` never
+    // matches a `Deployment/scale` rule.
     let old = Request {
         operation: "CREATE".into(),
         object: req.old_object.clone(),
         old_object: Value::Null,
+        subresource: None,
         ..req.clone()
     };
     run_validate(policy, rule, &old, opts, &Base::of(&old))

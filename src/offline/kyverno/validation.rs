@@ -305,6 +305,7 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
         }
     }
     for (i, rule) in rules.iter().enumerate() {
+        out.extend(pss_exclude_fields(i, rule));
         if let Some(generate) = rule.get("generate").filter(|g| g.is_object()) {
             let at = format!("spec.rules[{i}].generate");
             out.extend(generation_fields(
@@ -322,6 +323,37 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
             "spec.validationFailureActionOverrides",
             "Use of validationFailureActionOverrides is supported only with ClusterPolicy",
         ));
+    }
+    out
+}
+
+/// `PodSecurityStandard.Validate` (api/kyverno/v1/common_types.go) on each
+/// `podSecurity.exclude` entry: `restrictedField` and `values` come together. (Its
+/// image checks per control level are not modelled.)
+fn pss_exclude_fields(i: usize, rule: &Value) -> Vec<Problem> {
+    let excludes = rule
+        .pointer("/validate/podSecurity/exclude")
+        .and_then(Value::as_array);
+    let mut out = Vec::new();
+    for (j, e) in excludes.into_iter().flatten().enumerate() {
+        let field = e
+            .get("restrictedField")
+            .and_then(Value::as_str)
+            .is_some_and(|f| !f.is_empty());
+        let values = e
+            .get("values")
+            .and_then(Value::as_array)
+            .is_some_and(|v| !v.is_empty());
+        let at = format!("spec.rules[{i}].podSecurity.exclude[{j}]");
+        if field && !values {
+            out.push(forbidden(&format!("{at}.values"), "values is required"));
+        }
+        if !field && values {
+            out.push(forbidden(
+                &format!("{at}.restrictedField"),
+                "restrictedField is required",
+            ));
+        }
     }
     out
 }

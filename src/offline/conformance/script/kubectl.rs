@@ -10,6 +10,9 @@
 use serde_json::{Value, json};
 
 use super::exec::{Files, Host, Io, Text, Unknown, Unwind};
+
+#[path = "subresource.rs"]
+mod subresource;
 use crate::offline::conformance::cluster::{Answer, Cluster, Key, text};
 
 /// The namespace of the kubeconfig a script's kubectl uses.
@@ -168,6 +171,7 @@ impl Host for Kubectl<'_> {
             "get" => self.get(&args, io),
             "label" | "annotate" => self.label(&verb, &args, io),
             "patch" => self.patch(&args, io),
+            "scale" => self.scale(&args, io),
             other => Err(skip(format!("kubectl {other}"))),
         }
     }
