@@ -216,10 +216,15 @@ impl Cluster {
         });
     }
 
-    /// `kubectl apply` (`create_only`: `kubectl create`) of one object.
-    pub fn apply(&mut self, obj: &Value, create_only: bool) -> Answer {
+    /// A new request starts: what the last one's answer said is gone.
+    fn forget_last_answer(&mut self) {
         self.unworded = None;
         self.warnings = Default::default();
+    }
+
+    /// `kubectl apply` (`create_only`: `kubectl create`) of one object.
+    pub fn apply(&mut self, obj: &Value, create_only: bool) -> Answer {
+        self.forget_last_answer();
         let mut obj = obj.clone();
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);
@@ -246,8 +251,7 @@ impl Cluster {
 
     /// `kubectl replace`/update: the object must exist.
     pub fn update(&mut self, obj: &Value, patch: bool) -> Answer {
-        self.unworded = None;
-        self.warnings = Default::default();
+        self.forget_last_answer();
         let mut obj = obj.clone();
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);
@@ -645,8 +649,7 @@ impl Cluster {
     /// `kubectl delete`: Kyverno's validate rules see a DELETE; then the object (and a
     /// Namespace's objects) are gone. A missing object is no error.
     pub fn delete(&mut self, obj: &Value) -> Answer {
-        self.unworded = None;
-        self.warnings = Default::default();
+        self.forget_last_answer();
         let mut obj = from_ref(obj);
         if let Err(skip) = self.place(&mut obj) {
             return Answer::Undecidable(skip);

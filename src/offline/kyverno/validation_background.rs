@@ -60,31 +60,17 @@ fn user_match(rules: &[Value]) -> Option<String> {
         })
     };
     for (idx, rule) in rules.iter().enumerate() {
-        let m = rule.get("match").unwrap_or(&Value::Null);
-        let e = rule.get("exclude");
-        let mut places: Vec<(String, &Value)> = vec![("match".into(), m)];
-        for list in ["any", "all"] {
-            for (i, f) in m
-                .get(list)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                places.push((format!("match/{list}[{i}]"), f));
-            }
-        }
-        if let Some(e) = e {
-            places.push(("exclude".into(), e));
-            for list in ["all", "any"] {
-                for (i, f) in e
-                    .get(list)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .enumerate()
-                {
-                    places.push((format!("exclude/{list}[{i}]"), f));
+        // Kyverno reads match's `any` before `all`, exclude's `all` before `any`.
+        let mut places: Vec<(String, &Value)> = Vec::new();
+        for (name, lists) in [("match", ["any", "all"]), ("exclude", ["all", "any"])] {
+            let Some(block) = rule.get(name) else {
+                continue;
+            };
+            places.push((name.to_string(), block));
+            for list in lists {
+                let entries = block.get(list).and_then(Value::as_array);
+                for (i, f) in entries.into_iter().flatten().enumerate() {
+                    places.push((format!("{name}/{list}[{i}]"), f));
                 }
             }
         }

@@ -237,11 +237,7 @@ pub(super) fn rule_hints(policy: &Value, rule: &Value, w: &mut Warned) {
     let mut all_kinds = kinds_of(rule.get("match"));
     all_kinds.extend(kinds_of(rule.get("exclude")));
     if let Some(v) = rule.get("validate").filter(|v| v.is_object()) {
-        let mut v = v.clone();
-        if let Some(d) = v.get_mut("deny").and_then(Value::as_object_mut) {
-            d.shift_remove("conditions");
-        }
-        subresource_hints(&v, &all_kinds, w);
+        subresource_hints(&without_deny_conditions(v), &all_kinds, w);
     }
     if let Some(m) = rule.get("mutate").filter(|m| m.is_object()) {
         let mut kinds = all_kinds.clone();
@@ -281,14 +277,19 @@ pub(super) fn rule_hints(policy: &Value, rule: &Value, w: &mut Warned) {
     }
     for iv in images.into_iter().flatten() {
         if let Some(v) = iv.get("validate").filter(|v| v.is_object()) {
-            let mut v = v.clone();
-            if let Some(d) = v.get_mut("deny").and_then(Value::as_object_mut) {
-                d.shift_remove("conditions");
-            }
-            subresource_hints(&v, &all_kinds, w);
+            subresource_hints(&without_deny_conditions(v), &all_kinds, w);
         }
     }
     deprecated_operators(rule, w);
+}
+
+/// A validation with its deny conditions cleared, as Kyverno marshals it for the hints.
+fn without_deny_conditions(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(d) = v.get_mut("deny").and_then(Value::as_object_mut) {
+        d.shift_remove("conditions");
+    }
+    v
 }
 
 /// `podControllerAutoGenExclusion` on a rule that matches Pods only.

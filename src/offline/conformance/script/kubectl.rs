@@ -596,22 +596,28 @@ impl Kubectl<'_> {
                 }
                 continue;
             }
-            let answer = self.cluster.delete(&placed);
-            self.print_warnings(io);
-            match answer {
-                Answer::Ok => {
-                    let r = self.reference(&placed);
-                    let (kind, name) = r.split_once('/').unwrap_or((&r, ""));
-                    io.print(1, format!("{kind} \"{name}\" deleted\n"));
-                }
-                Answer::Refused(m) => {
-                    self.refused(io, "deleting", None, &m);
-                    status = 1;
-                }
-                Answer::Undecidable(s) => return Err(skip(s.to_string())),
-            }
+            status = status.max(self.delete_one(&placed, io)?);
         }
         Ok(status)
+    }
+
+    /// Deletes one object and prints kubectl's answer; the exit status.
+    fn delete_one(&mut self, obj: &Value, io: &mut Io) -> Result<i32, Unwind> {
+        let answer = self.cluster.delete(obj);
+        self.print_warnings(io);
+        match answer {
+            Answer::Ok => {
+                let r = self.reference(obj);
+                let (kind, name) = r.split_once('/').unwrap_or((&r, ""));
+                io.print(1, format!("{kind} \"{name}\" deleted\n"));
+                Ok(0)
+            }
+            Answer::Refused(m) => {
+                self.refused(io, "deleting", None, &m);
+                Ok(1)
+            }
+            Answer::Undecidable(s) => Err(skip(s.to_string())),
+        }
     }
 
     /// `kubectl label|annotate TYPE NAME k=v … [--overwrite]`.

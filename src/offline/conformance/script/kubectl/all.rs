@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Args, Kubectl, skip};
-use crate::offline::conformance::cluster::{Answer, Key};
+use crate::offline::conformance::cluster::Key;
 use crate::offline::conformance::script::exec::{Io, Text, Unknown, Unwind};
 
 /// Most objects one `--all` deletes.
@@ -88,18 +88,7 @@ impl Kubectl<'_> {
         }
         let mut status = 0;
         for obj in targets {
-            match self.cluster.delete(&obj) {
-                Answer::Ok => {
-                    let r = self.reference(&obj);
-                    let (kind, name) = r.split_once('/').unwrap_or((&r, ""));
-                    io.print(1, format!("{kind} \"{name}\" deleted\n"));
-                }
-                Answer::Refused(m) => {
-                    self.refused(io, "deleting", None, &m);
-                    status = 1;
-                }
-                Answer::Undecidable(s) => return Err(skip(s.to_string())),
-            }
+            status = status.max(self.delete_one(&obj, io)?);
         }
         Ok(status)
     }
