@@ -10,7 +10,9 @@ mod background;
 mod cel_background;
 mod gctx;
 pub(crate) mod map;
+mod requester;
 mod schema;
+pub use requester::Requester;
 mod subresource;
 mod webhook;
 
@@ -88,6 +90,8 @@ pub struct Cluster {
     pub unworded: Option<String>,
     /// The warnings the last write's admission returned (kubectl prints them).
     pub warnings: validation::Warned,
+    /// Who the current request comes from (`kubectl --as`; the admin otherwise).
+    pub requester: requester::Requester,
 }
 
 impl Cluster {
@@ -104,6 +108,7 @@ impl Cluster {
             reports: Default::default(),
             unworded: None,
             warnings: Default::default(),
+            requester: Default::default(),
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -174,7 +179,7 @@ impl Cluster {
 
     /// [`Cluster::store`] of a new object under the uid admission already gave it.
     fn store_as(&mut self, mut obj: Value, given: Option<Value>) {
-        secret_string_data(&mut obj);
+        decoded(&mut obj);
         let key = Key::of(&obj);
         let old = self.objects.iter().position(|o| Key::of(o) == key);
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -242,6 +247,17 @@ impl Cluster {
                 key.name
             ));
         }
+        // kubectl apply reads the object first, then creates or patches it.
+        let verbs: &[&str] = match (&old, create_only) {
+            (_, true) => &["create"],
+            (None, false) => &["get", "create"],
+            (Some(_), false) => &["get", "patch"],
+        };
+        for verb in verbs {
+            if let Err(answer) = self.authorize(verb, &obj, "") {
+                return answer;
+            }
+        }
         let new = match &old {
             Some(o) => merged(o, &obj),
             None => obj,
@@ -264,6 +280,13 @@ impl Cluster {
                 key.name
             ));
         };
+        // The writers of an existing object (kubectl label, annotate, patch) read it and
+        // send a patch.
+        for verb in ["get", "patch"] {
+            if let Err(answer) = self.authorize(verb, &old, "") {
+                return answer;
+            }
+        }
         let new = if patch { merged(&old, &obj) } else { obj };
         self.write(new, Some(old))
     }
@@ -354,7 +377,7 @@ impl Cluster {
         // The API server sets the uid before validating admission, where Kyverno's
         // generate handling runs (the UpdateRequest names the trigger by it).
         let mut new = new;
-        secret_string_data(&mut new);
+        decoded(&mut new);
         let uid = match old.as_ref().and_then(|o| o.pointer("/metadata/uid")) {
             Some(u) => u.clone(),
             None => self.new_uid(),
@@ -482,6 +505,7 @@ impl Cluster {
                 "pods"
             ]),
         ));
+        objects.extend(requester::bootstrap_rbac());
         objects.extend(super::controllers::rbac_objects(&self.objects).cloned());
         Authorizer::new(&objects)
     }
@@ -513,11 +537,7 @@ impl Cluster {
             object: object.clone(),
             old_object: old.unwrap_or(Value::Null),
             namespace_object,
-            user: vap::VapUser {
-                username: "kubernetes-admin".into(),
-                groups: vec!["system:masters".into(), "system:authenticated".into()],
-                ..Default::default()
-            },
+            user: self.vap_user(),
             // Kyverno's CEL libraries: the global context store; image data and outside
             // URLs stay the registry's and the network's.
             services: Some(Arc::new(vap::CliServices::live(
@@ -559,7 +579,12 @@ impl Cluster {
         req.object = map::mutate(&self.objects, &req)?;
         let cel_objects =
             webhook::gated(&self.cel_policy_objects(), webhook::MUTATING_KINDS, &req)?;
-        let object = match vap::mutate_with_policies(&cel_objects, &req) {
+        let mutating: Vec<Value> = cel_objects
+            .iter()
+            .filter(|o| !(is_mutating_policy(o) && self.skips_cel_policy(o)))
+            .cloned()
+            .collect();
+        let object = match vap::mutate_with_policies(&mutating, &req) {
             Ok(o) => o,
             Err(e) => {
                 return Err(match policy_unsupported(&e) {
@@ -579,7 +604,7 @@ impl Cluster {
             operation: if update { "UPDATE" } else { "CREATE" }.into(),
             object: object.clone(),
             old_object: old.clone().unwrap_or(Value::Null),
-            user_info: admin(),
+            user_info: self.user_info(&ns),
             namespace_labels: self.namespace_labels(&ns),
             ..Default::default()
         };
@@ -658,6 +683,9 @@ impl Cluster {
         let Some(old) = self.find(&key).cloned() else {
             return Answer::Ok;
         };
+        if let Err(answer) = self.authorize("delete", &old, "") {
+            return answer;
+        }
         if !filtered(&old) {
             let policies = self.admission_policies();
             let kreq = kyverno::Request {
@@ -665,7 +693,7 @@ impl Cluster {
                 object: Value::Null,
                 old_object: old.clone(),
                 namespace_labels: self.namespace_labels(&key.namespace),
-                user_info: admin(),
+                user_info: self.user_info(&key.namespace),
                 ..Default::default()
             };
             // PolicyExceptions hold for a deletion too.
@@ -729,12 +757,45 @@ fn emitted_warnings(
     }
 }
 
-/// The user a test's `kubectl` acts as.
-fn admin() -> kyverno::UserInfo {
-    kyverno::UserInfo {
-        username: "kubernetes-admin".into(),
-        groups: vec!["system:masters".into(), "system:authenticated".into()],
-        ..Default::default()
+fn is_mutating_policy(o: &Value) -> bool {
+    matches!(
+        text(o, "/kind").as_str(),
+        "MutatingPolicy" | "NamespacedMutatingPolicy"
+    )
+}
+
+/// What the API server's decoding and defaulting change in an object it is sent.
+fn decoded(obj: &mut Value) {
+    secret_string_data(obj);
+    rbac_subject_defaults(obj);
+}
+
+/// A binding's User and Group subjects get the RBAC API group, a ServiceAccount's none
+/// (k8s.io/kubernetes pkg/apis/rbac/v1/defaults.go `SetDefaults_Subject`).
+fn rbac_subject_defaults(obj: &mut Value) {
+    if !matches!(
+        text(obj, "/kind").as_str(),
+        "RoleBinding" | "ClusterRoleBinding"
+    ) || !text(obj, "/apiVersion").starts_with("rbac.authorization.k8s.io/")
+    {
+        return;
+    }
+    let Some(subjects) = obj.get_mut("subjects").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for s in subjects.iter_mut().filter_map(Value::as_object_mut) {
+        if s.get("apiGroup")
+            .and_then(Value::as_str)
+            .is_some_and(|g| !g.is_empty())
+        {
+            continue;
+        }
+        let group = match s.get("kind").and_then(Value::as_str) {
+            Some("User" | "Group") => "rbac.authorization.k8s.io",
+            Some("ServiceAccount") => "",
+            _ => continue,
+        };
+        s.insert("apiGroup".into(), json!(group));
     }
 }
 

@@ -95,16 +95,11 @@ impl Cluster {
         let subject = if object.is_null() { old } else { object };
         let ns = text(subject, "/metadata/namespace");
         let user_info = match writer {
-            Writer::User => super::admin(),
-            Writer::Background => kyverno::UserInfo {
-                username: format!("system:serviceaccount:{BACKGROUND_SA}"),
-                groups: vec![
-                    "system:serviceaccounts".into(),
-                    "system:serviceaccounts:kyverno".into(),
-                    "system:authenticated".into(),
-                ],
-                ..Default::default()
-            },
+            Writer::User => self.user_info(&ns),
+            Writer::Background => self.user_info_of(
+                &super::requester::Requester::impersonating(BACKGROUND_SA, &[]),
+                &ns,
+            ),
         };
         kyverno::Request {
             operation: operation.into(),
@@ -222,7 +217,7 @@ impl Cluster {
         let mut made = Vec::new();
         for policy in &policies {
             for rule in policy.rules.iter().filter(|r| r.generate.is_some()) {
-                if writer == Writer::Background && skips_background(policy, rule) {
+                if self.background_writes(writer) && skips_background(policy, rule) {
                     continue;
                 }
                 let standing = self.standing(policy, rule, op, new, old, writer);

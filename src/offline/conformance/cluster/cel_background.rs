@@ -58,7 +58,7 @@ impl Cluster {
         let policies: Vec<Value> = self
             .objects
             .iter()
-            .filter(|o| is_gpol(o))
+            .filter(|o| is_gpol(o) && !self.skips_cel_policy(o))
             .cloned()
             .collect();
         // Whether a GeneratingPolicy matched is its engine's to say: any on a trigger may
@@ -397,6 +397,7 @@ impl Cluster {
                     "MutatingPolicy" | "NamespacedMutatingPolicy"
                 ) && enabled(p, "mutateExisting")
                     && p.pointer("/spec/targetMatchConstraints").is_some()
+                    && !self.skips_cel_policy(p)
             })
             .cloned()
             .collect();

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Answer, Cluster, Key, admin, blocked, filtered, text};
+use super::{Answer, Cluster, Key, blocked, filtered, text};
 use crate::offline::conformance::Skip;
 use crate::offline::kyverno::{self, RuleKind};
 
@@ -47,6 +47,12 @@ impl Cluster {
         if !SCALABLE.contains(&key.kind.as_str()) {
             return Answer::Undecidable(Skip::Engine(format!("the scale of a {}", key.kind)));
         }
+        // kubectl reads the object, then patches its scale (kubectl pkg/scale `ScaleSimple`).
+        for (verb, sub) in [("get", ""), ("patch", "scale")] {
+            if let Err(answer) = self.authorize(verb, &old, sub) {
+                return answer;
+            }
+        }
         let old_replicas = old.pointer("/spec/replicas").cloned().unwrap_or(json!(1));
         let (Some(new_scale), Some(old_scale)) = (
             scale_of(&old, key, &json!(replicas)),
@@ -77,7 +83,7 @@ impl Cluster {
                 operation: "UPDATE".into(),
                 object: new_scale.clone(),
                 old_object: old_scale,
-                user_info: admin(),
+                user_info: self.user_info(&key.namespace),
                 namespace_labels: self.namespace_labels(&key.namespace),
                 subresource: Some(kyverno::Subresource {
                     parent_api_version: text(&old, "/apiVersion"),

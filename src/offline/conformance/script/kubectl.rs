@@ -13,7 +13,7 @@ use super::exec::{Files, Host, Io, Text, Unknown, Unwind};
 
 #[path = "subresource.rs"]
 mod subresource;
-use crate::offline::conformance::cluster::{Answer, Cluster, Key, text};
+use crate::offline::conformance::cluster::{Answer, Cluster, Key, Requester, text};
 
 /// The namespace of the kubeconfig a script's kubectl uses.
 const KUBECONFIG_NAMESPACE: &str = "default";
@@ -68,6 +68,7 @@ const VALUED: &[&str] = &[
     "wait",
     "group",
     "field-manager",
+    "as-group",
 ];
 
 /// Flags that change nothing the replay models.
@@ -84,6 +85,9 @@ const HARMLESS: &[&str] = &[
     "restart",
     "record",
     "save-config",
+    // Who the request comes from: the cluster's requester (see `program`).
+    "as",
+    "as-group",
 ];
 
 impl Args {
@@ -147,9 +151,6 @@ impl Host for Kubectl<'_> {
             return Err(skip(format!("the program `{name}`")));
         }
         let args = Args::parse(&argv[1..]);
-        if let Some(user) = args.get(&["as"]) {
-            return Err(skip(format!("kubectl --as {user} (impersonation)")));
-        }
         if args.has(&["kubeconfig", "context", "server", "token"]) {
             return Err(skip("kubectl against another kubeconfig"));
         }
@@ -161,17 +162,53 @@ impl Host for Kubectl<'_> {
         let Some(verb) = args.positional.first().cloned() else {
             return Err(skip("kubectl without a subcommand"));
         };
-        match verb.as_str() {
-            "apply" | "create" if args.has(&["f", "filename"]) => {
-                self.apply_files(&verb, &args, io, files)
+        let groups: Vec<String> = args
+            .flags
+            .iter()
+            .filter(|(n, _)| n == "as-group")
+            .filter_map(|(_, v)| v.clone())
+            .collect();
+        let requester = match args.get(&["as"]) {
+            // Reads are not authorized by the replay: what a `get` as someone else shows
+            // is not known.
+            Some(user) if verb == "get" => {
+                return Err(skip(format!(
+                    "kubectl get --as {user} (an impersonated read)"
+                )));
             }
-            "create" => self.create_generated(&args, io),
-            "run" => self.run_pod(&args, io),
-            "delete" => self.delete(&args, io, files),
-            "get" => self.get(&args, io),
-            "label" | "annotate" => self.label(&verb, &args, io),
-            "patch" => self.patch(&args, io),
-            "scale" => self.scale(&args, io),
+            Some(user) => Requester::impersonating(user, &groups),
+            None if !groups.is_empty() => {
+                return Err(skip("kubectl --as-group without --as"));
+            }
+            None => Requester::default(),
+        };
+        self.cluster.requester = requester;
+        let answer = self.subcommand(&verb, &args, io, files);
+        self.cluster.requester = Requester::default();
+        answer
+    }
+}
+
+impl Kubectl<'_> {
+    /// One subcommand, as the cluster's current requester.
+    fn subcommand(
+        &mut self,
+        verb: &str,
+        args: &Args,
+        io: &mut Io,
+        files: &mut Files,
+    ) -> Result<i32, Unwind> {
+        match verb {
+            "apply" | "create" if args.has(&["f", "filename"]) => {
+                self.apply_files(verb, args, io, files)
+            }
+            "create" => self.create_generated(args, io),
+            "run" => self.run_pod(args, io),
+            "delete" => self.delete(args, io, files),
+            "get" => self.get(args, io),
+            "label" | "annotate" => self.label(verb, args, io),
+            "patch" => self.patch(args, io),
+            "scale" => self.scale(args, io),
             other => Err(skip(format!("kubectl {other}"))),
         }
     }

@@ -82,7 +82,7 @@ fn what_is_not_modelled_is_a_skip() {
         "kubectl get pods | grep -q good",
         "kubectl exec p -- ls",
         "kyverno apply policy.yaml --cluster",
-        "kubectl apply -f good.yaml --as nancy",
+        "kubectl get pods good --as nancy",
         "kubectl patch configmap kyverno -n kyverno -p '{}'",
     ] {
         assert!(
@@ -90,6 +90,43 @@ fn what_is_not_modelled_is_a_skip() {
             "{src}"
         );
     }
+}
+
+#[test]
+fn an_impersonated_write_is_authorized_by_rbac() {
+    let (dir, mut c) = setup(&[("good.yaml", GOOD)]);
+    // nancy may do nothing: the API server refuses before admission.
+    let s = script(
+        "if kubectl apply -f good.yaml --as nancy; then exit 1; fi",
+        None,
+    );
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    assert!(
+        c.find(&Key::of(
+            &serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "good", "namespace": "default"}})
+        ))
+        .is_none()
+    );
+    // Bound to a role that may create and read pods, she may.
+    let rbac = r#"{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "nancy"}, "subjects": [{"kind": "User", "name": "nancy"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}}"#;
+    c.store(serde_json::from_str(rbac).expect("valid JSON"));
+    let s = script(
+        "kubectl apply -f good.yaml --as nancy --as-group team",
+        None,
+    );
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    // The API server defaulted the subject's API group.
+    let stored = c
+        .objects
+        .iter()
+        .find(|o| o["kind"] == "ClusterRoleBinding" && o["metadata"]["name"] == "nancy");
+    assert_eq!(
+        stored.map(|b| b["subjects"][0]["apiGroup"].clone()),
+        Some(serde_json::json!("rbac.authorization.k8s.io"))
+    );
 }
 
 #[test]

@@ -1,0 +1,396 @@
+//! Who a request comes from: the test's `kubectl` acts as the cluster's admin unless it
+//! impersonates someone (`--as`, `--as-group`). The API server then authorizes the write
+//! as that user before admission (RBAC over the cluster's bindings), and Kyverno sees
+//! that user: its webhooks add the user's roles and cluster roles
+//! (pkg/webhooks/handlers/enrich.go `withRoles`, pkg/userinfo/roleRef.go `GetRoleRef`),
+//! and requests from its own background controller skip the policies that skip
+//! background requests (pkg/webhooks/resource/utils.go `skipBackgroundRequests`,
+//! pkg/webhooks/resource/{gpol,mpol}/handler.go).
+
+use serde_json::{Value, json};
+
+use super::{Answer, Cluster, text};
+use crate::offline::kyverno;
+use crate::offline::kyverno::validation::BACKGROUND_SA;
+use crate::offline::rbac::{self, AccessRequest};
+use crate::offline::vap;
+
+/// The user and groups the API server authenticated (or impersonated).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requester {
+    pub username: String,
+    pub groups: Vec<String>,
+}
+
+impl Default for Requester {
+    /// The kubeconfig's user of a kind cluster.
+    fn default() -> Requester {
+        Requester {
+            username: "kubernetes-admin".into(),
+            groups: vec![rbac::SUPERUSER_GROUP.into(), rbac::AUTHENTICATED.into()],
+        }
+    }
+}
+
+impl Requester {
+    /// `kubectl --as USER [--as-group G]…`: what the API server's impersonation filter
+    /// makes of it (service-account groups, `system:authenticated`).
+    pub fn impersonating(user: &str, groups: &[String]) -> Requester {
+        let (username, groups) = rbac::impersonated(user, groups);
+        Requester { username, groups }
+    }
+
+    /// Kyverno's background controller, by the name Kyverno compares
+    /// (`--backgroundServiceAccountName`).
+    pub fn is_background_controller(&self) -> bool {
+        self.username == BACKGROUND_SA
+    }
+}
+
+/// The ClusterRoles and bindings every cluster's API server bootstraps for all users
+/// (Kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go: `system:basic-user`,
+/// `system:discovery`, `system:public-info-viewer`).
+pub(super) fn bootstrap_rbac() -> Vec<Value> {
+    let role = |name: &str, rules: Value| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": name}, "rules": rules})
+    };
+    let binding = |name: &str, groups: &[&str]| {
+        let subjects: Vec<Value> = groups
+            .iter()
+            .map(|g| json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g}))
+            .collect();
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": subjects})
+    };
+    vec![
+        role(
+            "system:basic-user",
+            json!([
+                {"apiGroups": ["authorization.k8s.io"],
+                 "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                 "verbs": ["create"]},
+                {"apiGroups": ["authentication.k8s.io"],
+                 "resources": ["selfsubjectreviews"], "verbs": ["create"]}
+            ]),
+        ),
+        role(
+            "system:discovery",
+            json!([{"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
+                "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"],
+                "verbs": ["get"]}]),
+        ),
+        role(
+            "system:public-info-viewer",
+            json!([{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version",
+                "/version/"], "verbs": ["get"]}]),
+        ),
+        binding("system:basic-user", &[rbac::AUTHENTICATED]),
+        binding("system:discovery", &[rbac::AUTHENTICATED]),
+        binding(
+            "system:public-info-viewer",
+            &[rbac::AUTHENTICATED, rbac::UNAUTHENTICATED],
+        ),
+    ]
+}
+
+/// One binding subject names the user (pkg/userinfo/roleRef.go `matchBindingSubjects`):
+/// a ServiceAccount by its user name (a RoleBinding's namespace when the subject has
+/// none), a Group among the user's groups, a User by name.
+fn names_user(binding: &Value, who: &Requester) -> bool {
+    let own_ns = text(binding, "/metadata/namespace");
+    binding
+        .get("subjects")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|s| {
+            let name = text(s, "/name");
+            match text(s, "/kind").as_str() {
+                "ServiceAccount" => {
+                    let ns = match text(s, "/namespace") {
+                        ns if ns.is_empty() => own_ns.clone(),
+                        ns => ns,
+                    };
+                    !ns.is_empty() && who.username == format!("system:serviceaccount:{ns}:{name}")
+                }
+                "Group" => who.groups.contains(&name),
+                "User" => who.username == name,
+                _ => false,
+            }
+        })
+}
+
+/// The user's roles (`NS:NAME`) and cluster roles, as Kyverno's webhook finds them for a
+/// request in `namespace` (pkg/userinfo/roleRef.go `GetRoleRef`): a RoleBinding's
+/// ClusterRole counts only in the request's namespace; both lists sorted, without
+/// duplicates.
+pub(super) fn role_refs<'a>(
+    bindings: impl Iterator<Item = &'a Value>,
+    who: &Requester,
+    namespace: &str,
+) -> (Vec<String>, Vec<String>) {
+    let (mut roles, mut cluster_roles) = (Vec::new(), Vec::new());
+    for b in bindings {
+        let kind = text(b, "/kind");
+        if !matches!(kind.as_str(), "RoleBinding" | "ClusterRoleBinding") || !names_user(b, who) {
+            continue;
+        }
+        let (ref_kind, ref_name) = (text(b, "/roleRef/kind"), text(b, "/roleRef/name"));
+        match (kind.as_str(), ref_kind.as_str()) {
+            ("RoleBinding", "Role") => {
+                roles.push(format!("{}:{ref_name}", text(b, "/metadata/namespace")))
+            }
+            ("RoleBinding", "ClusterRole") if text(b, "/metadata/namespace") == namespace => {
+                cluster_roles.push(ref_name)
+            }
+            ("ClusterRoleBinding", "ClusterRole") => cluster_roles.push(ref_name),
+            _ => {}
+        }
+    }
+    for list in [&mut roles, &mut cluster_roles] {
+        list.sort();
+        list.dedup();
+    }
+    (roles, cluster_roles)
+}
+
+impl Cluster {
+    /// Every RoleBinding and ClusterRoleBinding the cluster holds: Kubernetes' bootstrap
+    /// ones, the chart's, and the test's.
+    fn all_bindings(&self) -> Vec<Value> {
+        let mut out: Vec<Value> = bootstrap_rbac();
+        out.extend(crate::lab::offline::baseline_rbac().iter().cloned());
+        out.extend(super::super::controllers::rbac_objects(&self.objects).cloned());
+        out
+    }
+
+    /// The requester as Kyverno's webhook sees it for a request in `namespace`.
+    pub(crate) fn user_info(&self, namespace: &str) -> kyverno::UserInfo {
+        self.user_info_of(&self.requester, namespace)
+    }
+
+    /// Whether a write comes from Kyverno's background controller: its own (a generated
+    /// object admitted) or one a test makes as it (`--as`).
+    pub(super) fn background_writes(&self, writer: super::Writer) -> bool {
+        writer == super::Writer::Background || self.requester.is_background_controller()
+    }
+
+    /// A MutatingPolicy or GeneratingPolicy the current request skips: it comes from
+    /// Kyverno's background controller and the policy's `evaluation.skipBackgroundRequests`
+    /// is not false (the default skips).
+    pub(super) fn skips_cel_policy(&self, policy: &Value) -> bool {
+        self.requester.is_background_controller()
+            && policy
+                .pointer("/spec/evaluation/skipBackgroundRequests")
+                .and_then(Value::as_bool)
+                .unwrap_or(true)
+    }
+
+    /// `who` as Kyverno's webhook sees them for a request in `namespace`.
+    pub(super) fn user_info_of(&self, who: &Requester, namespace: &str) -> kyverno::UserInfo {
+        let (roles, cluster_roles) = role_refs(self.all_bindings().iter(), who, namespace);
+        kyverno::UserInfo {
+            username: who.username.clone(),
+            groups: who.groups.clone(),
+            roles,
+            cluster_roles,
+        }
+    }
+
+    /// The requester as a CEL policy's `request.userInfo`.
+    pub(crate) fn vap_user(&self) -> vap::VapUser {
+        vap::VapUser {
+            username: self.requester.username.clone(),
+            groups: self.requester.groups.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// The API server's authorization of the requester's `verb` on `obj` (its
+    /// `subresource`, if any), before admission: the RBAC refusal as kubectl shows it
+    /// (k8s.io/apiserver endpoints/handlers/responsewriters `forbiddenMessage`).
+    pub(crate) fn authorize(
+        &self,
+        verb: &str,
+        obj: &Value,
+        subresource: &str,
+    ) -> Result<(), Answer> {
+        if self.requester == Requester::default() {
+            return Ok(());
+        }
+        let (av, kind) = (text(obj, "/apiVersion"), text(obj, "/kind"));
+        let mapper = self.mapper();
+        let Some(r) = mapper.for_kind(&av, &kind) else {
+            return Err(Answer::Undecidable(super::Skip::Operation(format!(
+                "authorizing {verb} of kind {kind} (not served)"
+            ))));
+        };
+        let namespace = if r.namespaced {
+            text(obj, "/metadata/namespace")
+        } else {
+            String::new()
+        };
+        let name = if verb == "create" {
+            String::new()
+        } else {
+            text(obj, "/metadata/name")
+        };
+        let req = AccessRequest {
+            user: self.requester.username.clone(),
+            groups: self.requester.groups.clone(),
+            verb: verb.into(),
+            api_group: r.group.clone(),
+            resource: r.plural.clone(),
+            subresource: subresource.into(),
+            namespace: namespace.clone(),
+            name: name.clone(),
+            non_resource_path: None,
+        };
+        if self.kyverno_authorizer().authorize(&req).allowed {
+            return Ok(());
+        }
+        let qualified = if r.group.is_empty() {
+            r.plural.clone()
+        } else {
+            format!("{}.{}", r.plural, r.group)
+        };
+        let resource = if subresource.is_empty() {
+            r.plural.clone()
+        } else {
+            format!("{}/{subresource}", r.plural)
+        };
+        let what = if name.is_empty() {
+            qualified
+        } else {
+            format!("{qualified} \"{name}\"")
+        };
+        let scope = if namespace.is_empty() {
+            "at the cluster scope".to_string()
+        } else {
+            format!("in the namespace \"{namespace}\"")
+        };
+        Err(Answer::Refused(format!(
+            "{what} is forbidden: User \"{}\" cannot {verb} resource \"{resource}\" in API group \"{}\" {scope}",
+            self.requester.username, r.group
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rb(kind: &str, ns: &str, role_kind: &str, role: &str, subjects: Value) -> Value {
+        let mut meta = json!({"name": format!("{kind}-{role}")});
+        if !ns.is_empty() {
+            meta["namespace"] = json!(ns);
+        }
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+            "subjects": subjects})
+    }
+
+    #[test]
+    fn roles_are_found_as_kyverno_finds_them() {
+        let chip = Requester::impersonating("chip", &["mygroup".to_string()]);
+        let bindings = [
+            rb(
+                "RoleBinding",
+                "qa",
+                "ClusterRole",
+                "chip",
+                json!([{"kind": "User", "name": "chip"}]),
+            ),
+            rb(
+                "RoleBinding",
+                "qa",
+                "Role",
+                "special",
+                json!([{"kind": "User", "name": "chip"}]),
+            ),
+            rb(
+                "RoleBinding",
+                "other",
+                "ClusterRole",
+                "elsewhere",
+                json!([{"kind": "User", "name": "chip"}]),
+            ),
+            rb(
+                "ClusterRoleBinding",
+                "",
+                "ClusterRole",
+                "grouped",
+                json!([{"kind": "Group", "name": "mygroup"}]),
+            ),
+            rb(
+                "ClusterRoleBinding",
+                "",
+                "ClusterRole",
+                "not-mine",
+                json!([{"kind": "User", "name": "ned"}]),
+            ),
+        ];
+        let mut all = bootstrap_rbac();
+        all.extend(bindings);
+        let (roles, cluster_roles) = role_refs(all.iter(), &chip, "qa");
+        assert_eq!(roles, vec!["qa:special".to_string()]);
+        assert_eq!(
+            cluster_roles,
+            [
+                "chip",
+                "grouped",
+                "system:basic-user",
+                "system:discovery",
+                "system:public-info-viewer"
+            ]
+            .map(String::from)
+            .to_vec()
+        );
+    }
+
+    #[test]
+    fn a_service_account_subject_takes_the_binding_namespace() {
+        let sa = Requester::impersonating("system:serviceaccount:default:robot", &[]);
+        assert!(
+            sa.groups
+                .contains(&"system:serviceaccounts:default".to_string())
+        );
+        let b = rb(
+            "RoleBinding",
+            "default",
+            "Role",
+            "r",
+            json!([{"kind": "ServiceAccount", "name": "robot"}]),
+        );
+        assert_eq!(
+            role_refs([b].iter(), &sa, "default").0,
+            vec!["default:r".to_string()]
+        );
+    }
+
+    #[test]
+    fn an_impersonated_write_is_authorized_first() {
+        let mut c = Cluster::new("default");
+        c.requester = Requester::impersonating("nancy", &[]);
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}});
+        match c.authorize("create", &ns, "") {
+            Err(Answer::Refused(m)) => assert_eq!(
+                m,
+                "namespaces is forbidden: User \"nancy\" cannot create resource \"namespaces\" in API group \"\" at the cluster scope"
+            ),
+            other => panic!("{other:?}"),
+        }
+        c.requester = Requester::default();
+        assert!(c.authorize("create", &ns, "").is_ok());
+    }
+
+    #[test]
+    fn the_background_controller_is_known_by_name() {
+        let bg = Requester::impersonating(BACKGROUND_SA, &[]);
+        assert!(bg.is_background_controller());
+        assert!(!Requester::default().is_background_controller());
+    }
+}
