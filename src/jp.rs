@@ -39,8 +39,15 @@ pub fn evaluate(expr: &str, input: &Value) -> std::result::Result<Value, String>
     let ctx = Context::from_document(input.clone());
     match vars::query(expr, &ctx) {
         Ok(v) => Ok(v),
-        Err(VarError::NotResolved(_)) => Ok(Value::Null),
-        Err(VarError::Invalid { reason, .. } | VarError::Load(reason)) => Err(reason),
+        Err(e) => match e.root() {
+            VarError::NotResolved(_) => Ok(Value::Null),
+            VarError::Invalid { reason, .. }
+            | VarError::Load(reason)
+            | VarError::LoadWorded {
+                message: reason, ..
+            } => Err(reason.clone()),
+            other => Err(other.to_string()),
+        },
     }
 }
 

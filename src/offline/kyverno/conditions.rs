@@ -65,8 +65,17 @@ fn one(cond: &Value, ctx: &Context, lenient: bool) -> Result<bool, VarError> {
             vars::substitute(v, ctx)
         }
     };
-    let key = sub(cond.get("key").unwrap_or(&Value::Null))?;
-    let value = sub(cond.get("value").unwrap_or(&Value::Null))?;
+    let side = |side: &'static str| {
+        move |e: VarError| match e {
+            e @ VarError::Resolving { .. } => VarError::InCondition {
+                side,
+                inner: Box::new(e),
+            },
+            other => other,
+        }
+    };
+    let key = sub(cond.get("key").unwrap_or(&Value::Null)).map_err(side("key"))?;
+    let value = sub(cond.get("value").unwrap_or(&Value::Null)).map_err(side("value"))?;
     let op = cond
         .get("operator")
         .and_then(Value::as_str)

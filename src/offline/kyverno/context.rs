@@ -175,7 +175,7 @@ impl Context {
 
     /// Loads, in declaration order, every deferred entry `query` mentions. A failed
     /// entry stays deferred and its outcome is kept ([`Context::load_failure`]).
-    pub fn load_mentioned(&self, query: &str) -> Result<(), String> {
+    pub fn load_mentioned(&self, query: &str) -> Result<(), super::VarError> {
         loop {
             let limit = self.limit.get();
             let next = self
@@ -195,11 +195,21 @@ impl Context {
                 Ok(value) => self.set_variable(&entry.name, value),
                 Err(outcome) => {
                     let message = outcome.message.clone();
+                    // Kyverno's own text of the failure, where the loader knows it.
+                    let err = match outcome.upstream.as_deref() {
+                        Some(super::outcome::Upstream::Verbatim(kyverno)) => {
+                            super::VarError::LoadWorded {
+                                message,
+                                kyverno: kyverno.clone(),
+                            }
+                        }
+                        _ => super::VarError::Load(message),
+                    };
                     self.failure.borrow_mut().get_or_insert(outcome);
                     let mut pending = self.pending.borrow_mut();
                     let at = pending.partition_point(|d| d.seq < entry.seq);
                     pending.insert(at, entry);
-                    return Err(message);
+                    return Err(err);
                 }
             }
         }

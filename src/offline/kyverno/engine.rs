@@ -719,9 +719,19 @@ fn validate_body(
                 Outcome::fail("denied by conditions").worded(Upstream::Denied(String::new()))
             }
             Ok(false) => Outcome::pass("deny conditions not met").worded(Upstream::Passed),
-            Err(e) => Outcome::error(format!(
-                "failed to substitute variables in deny conditions: {e}"
-            )),
+            Err(e) => {
+                let worded = e.kyverno_text().map(|t| {
+                    // pkg/engine/handlers/validation/validate_resource.go `validateDeny`.
+                    Upstream::Verbatim(format!("failed to check deny conditions: {t}"))
+                });
+                let o = Outcome::error(format!(
+                    "failed to substitute variables in deny conditions: {e}"
+                ));
+                match worded {
+                    Some(w) => o.worded(w),
+                    None => o,
+                }
+            }
         };
     }
     if let Some(foreach) = validate.get("foreach").and_then(Value::as_array) {

@@ -343,6 +343,25 @@ fn results_carry_kyvernos_wording() {
         upstream(deny, pod("nginx")).as_deref(),
         Some("validation error: rule r failed")
     );
+    // A context entry that fails to load, read by a deny condition's key or value: the
+    // failure in Kyverno's chain of wrappers (variables/vars.go, variables/evaluate.go,
+    // validate_resource.go).
+    for (side, key, value) in [
+        ("key", json!("{{ image }}"), json!("x")),
+        ("value", json!("x"), json!(["a", "{{ image }}"])),
+    ] {
+        let path = if side == "key" { "" } else { "/1" };
+        let broken = json!([{"name": "r", "match": m,
+            "context": [{"name": "image", "variable": {"jmesPath": "{{ request.object.spec.containers }}"}}],
+            "validate": {"deny": {"conditions": {"all": [
+                {"key": key, "operator": "AnyNotIn", "value": value}]}}}}]);
+        assert_eq!(
+            upstream(broken, pod("nginx")).as_deref(),
+            Some(format!(
+                "failed to check deny conditions: failed to substitute variables in condition {side}: failed to resolve image at path {path}: jmespath value must be a string image {{{{ request.object.spec.containers }}}}: <nil>"
+            ).as_str())
+        );
+    }
     let each = json!([{"name": "r", "match": m, "validate": {"message": "no latest",
         "foreach": [{"list": "request.object.spec.containers", "pattern": {"image": "!*:latest"}}]}}]);
     assert_eq!(

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{Value, json};
 
 use super::context::Context;
-use super::outcome::{ContextSource, Outcome, Unsupported};
+use super::outcome::{ContextSource, Outcome, Unsupported, Upstream};
 use super::rule::ContextEntry;
 use super::vars::{self, VarError};
 use crate::offline::rbac::resource::resource_for_kind;
@@ -96,8 +96,16 @@ struct Sources {
 fn load_one(entry: &ContextEntry, ctx: &Context, env: &Sources) -> Result<Value, Outcome> {
     let name = entry.name.as_str();
     if let Some(var) = &entry.variable {
-        return variable_entry(name, var, ctx)
-            .map_err(|e| Outcome::error(format!("context entry {name}: {e}")));
+        // Kyverno's variable loader says its failure as it is
+        // (pkg/engine/context/loaders/variable.go).
+        return variable_entry(name, var, ctx).map_err(|e| {
+            let kyverno = e.kyverno_text();
+            let o = Outcome::error(format!("context entry {name}: {e}"));
+            match kyverno {
+                Some(k) => o.worded(Upstream::Verbatim(k)),
+                None => o,
+            }
+        });
     }
     if let Some(cm) = &entry.config_map {
         let cm = vars::substitute(cm, ctx)

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::context::Context;
 use super::entries::ApiCallError;
-use super::outcome::{ContextSource, Outcome, Unsupported};
+use super::outcome::{ContextSource, Outcome, Unsupported, Upstream};
 use super::vars;
 use crate::offline::rbac::{AccessRequest, Authorizer};
 use crate::offline::vap::GlobalData;
@@ -27,10 +27,10 @@ pub fn global_reference(
     ctx: &Context,
     store: &Store,
 ) -> Result<Value, Outcome> {
+    // Kyverno's words (pkg/engine/context/loaders/globalcontext.go `LoadData`).
     let fail = |e: String| {
-        Outcome::error(format!(
-            "failed to marshal APICall data for context entry {name}: {e}"
-        ))
+        let text = format!("failed to marshal APICall data for context entry {name}: {e}");
+        Outcome::error(text.clone()).worded(Upstream::Verbatim(text))
     };
     let reference = vars::substitute(reference, ctx).map_err(|e| fail(e.to_string()))?;
     let full = reference.get("name").and_then(Value::as_str).unwrap_or("");

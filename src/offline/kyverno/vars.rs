@@ -25,6 +25,56 @@ pub enum VarError {
     /// A context entry the expression reads failed to load.
     #[error("{0}")]
     Load(String),
+    /// A context entry failed to load, with Kyverno's own text of the failure.
+    #[error("{message}")]
+    LoadWorded { message: String, kyverno: String },
+    /// A failure resolving `variable` in the string at JSON pointer `path` of the
+    /// document being substituted; said as the failure itself.
+    #[error("{inner}")]
+    Resolving {
+        variable: String,
+        path: String,
+        inner: Box<VarError>,
+    },
+    /// A failure substituting a condition's `key` or `value` (`side`); said as the
+    /// failure itself.
+    #[error("{inner}")]
+    InCondition {
+        side: &'static str,
+        inner: Box<VarError>,
+    },
+}
+
+impl VarError {
+    /// Kyverno's own text of the failure, where it is known: a context entry's load
+    /// failure as its loader says it, inside `failed to resolve V at path P: …`
+    /// (pkg/engine/variables/vars.go `substituteVariablesIfAny`) and `failed to substitute
+    /// variables in condition key|value: …` (pkg/engine/variables/evaluate.go `Evaluate`).
+    pub fn kyverno_text(&self) -> Option<String> {
+        match self {
+            VarError::Load(s) => Some(s.clone()),
+            VarError::LoadWorded { kyverno, .. } => Some(kyverno.clone()),
+            VarError::Resolving {
+                variable,
+                path,
+                inner,
+            } => inner
+                .kyverno_text()
+                .map(|t| format!("failed to resolve {variable} at path {path}: {t}")),
+            VarError::InCondition { side, inner } => inner
+                .kyverno_text()
+                .map(|t| format!("failed to substitute variables in condition {side}: {t}")),
+            VarError::NotResolved(_) | VarError::Invalid { .. } => None,
+        }
+    }
+
+    /// The failure under the wrappers that only say where it happened.
+    pub fn root(&self) -> &VarError {
+        match self {
+            VarError::Resolving { inner, .. } | VarError::InCondition { inner, .. } => inner.root(),
+            other => other,
+        }
+    }
 }
 
 /// Replaces every `{{ }}` in every string of `value`; an unresolvable variable is an error.
@@ -143,26 +193,61 @@ pub fn any_text(value: &Value, test: &impl Fn(&str) -> bool) -> bool {
 }
 
 fn substitute_with(value: &Value, ctx: &Context, lenient: bool) -> Result<Value, VarError> {
+    substitute_at(value, ctx, lenient, &mut String::new())
+}
+
+/// [`substitute_with`] of the value at JSON pointer `path` of the document.
+fn substitute_at(
+    value: &Value,
+    ctx: &Context,
+    lenient: bool,
+    path: &mut String,
+) -> Result<Value, VarError> {
     match value {
         Value::String(s) if !s.contains("{{") => Ok(value.clone()),
-        Value::String(s) => substitute_str(s, ctx, lenient),
-        Value::Array(items) => items
-            .iter()
-            .map(|v| substitute_with(v, ctx, lenient))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array),
+        Value::String(s) => substitute_str(s, ctx, lenient).map_err(|e| at_path(e, path)),
+        Value::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, v) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("/{i}"));
+                let r = substitute_at(v, ctx, lenient, path);
+                path.truncate(len);
+                out.push(r?);
+            }
+            Ok(Value::Array(out))
+        }
         Value::Object(map) => {
             let mut out = Map::new();
             for (k, v) in map {
-                let key = match substitute_str(k, ctx, lenient)? {
+                let key = match substitute_str(k, ctx, lenient).map_err(|e| at_path(e, path))? {
                     Value::String(s) => s,
                     other => to_text(&other),
                 };
-                out.insert(key, substitute_with(v, ctx, lenient)?);
+                let len = path.len();
+                path.push('/');
+                path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                let r = substitute_at(v, ctx, lenient, path);
+                path.truncate(len);
+                out.insert(key, r?);
             }
             Ok(Value::Object(out))
         }
         other => Ok(other.clone()),
+    }
+}
+
+/// Names the path of a resolving failure that does not have one yet.
+fn at_path(e: VarError, path: &str) -> VarError {
+    match e {
+        VarError::Resolving {
+            variable, inner, ..
+        } => VarError::Resolving {
+            variable,
+            path: path.to_string(),
+            inner,
+        },
+        other => other,
     }
 }
 
@@ -224,6 +309,13 @@ fn substitute_str(s: &str, ctx: &Context, lenient: bool) -> Result<Value, VarErr
         let value = match query(&expr, ctx) {
             Ok(v) => v,
             Err(VarError::NotResolved(_)) if lenient => Value::String(String::new()),
+            Err(e @ (VarError::Load(_) | VarError::LoadWorded { .. })) => {
+                return Err(VarError::Resolving {
+                    variable: expr,
+                    path: String::new(),
+                    inner: Box::new(e),
+                });
+            }
             Err(e) => return Err(e),
         };
         if start == 0 && end == current.len() {
@@ -285,7 +377,7 @@ fn query_unbounded(expr: &str, ctx: &Context) -> Result<Value, VarError> {
     {
         expr = expr.replace("request.object", "request.oldObject");
     }
-    ctx.load_mentioned(&expr).map_err(VarError::Load)?;
+    ctx.load_mentioned(&expr)?;
     if expr == "@" {
         return Ok(ctx.document().get("@").cloned().unwrap_or(Value::Null));
     }

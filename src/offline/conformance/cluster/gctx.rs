@@ -276,14 +276,11 @@ impl Cluster {
             ..Default::default()
         };
         if !self.kyverno_authorizer().authorize(&request).allowed {
-            let scope = if namespace.is_empty() {
-                "at the cluster scope".to_string()
-            } else {
-                format!("in the namespace \"{namespace}\"")
-            };
-            return Err(failed(format!(
-                "permission denied: {plural} is forbidden: User \"{ADMISSION_SA}\" cannot {verb} resource \"{plural}\" in API group \"{group}\" {scope}"
-            )));
+            // The raw request's client reads no Status from a JSON error body: its
+            // message is `unknown` (client-go rest/request.go `DoRaw`,
+            // `newUnstructuredResponseError`); pkg/engine/apicall/executor.go `Execute`
+            // names a Forbidden one.
+            return Err(failed("permission denied: unknown".into()));
         }
         if self.mapper().namespaced(group, plural).is_none() {
             return Err(failed(
