@@ -510,6 +510,20 @@ impl Cluster {
         Authorizer::new(&objects)
     }
 
+    /// The cluster's RBAC for the policies that ask it (an access review in an API call,
+    /// CEL's `authorizer`); built only when one does.
+    pub(crate) fn rbac_for_policies(&self) -> Option<Arc<Authorizer>> {
+        self.objects
+            .iter()
+            .any(|o| {
+                super::is_policy_kind(&text(o, "/kind")) && {
+                    let s = o.to_string();
+                    s.contains("accessreviews") || s.contains("authorizer")
+                }
+            })
+            .then(|| Arc::new(self.kyverno_authorizer()))
+    }
+
     pub(crate) fn namespace_labels(&self, ns: &str) -> std::collections::BTreeMap<String, String> {
         let mut out = std::collections::BTreeMap::new();
         if let Some(Value::Object(labels)) = self
@@ -543,6 +557,7 @@ impl Cluster {
             services: Some(Arc::new(vap::CliServices::live(
                 self.global_context_store(),
             ))),
+            authorizer: self.rbac_for_policies(),
             ..Default::default()
         }
     }

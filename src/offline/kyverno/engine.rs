@@ -634,6 +634,9 @@ fn validate_cel(cel: &Value, rule: &Rule, req: &Request, opts: &Options) -> Outc
         parent: None,
         exceptions: Default::default(),
         trigger: None,
+        // The `authorizer` library asks the RBAC the API server answers access reviews
+        // from, when the caller has it.
+        authorizer: opts.authorizer.clone(),
     };
     let rule_message = rule.validate_field("message").and_then(Value::as_str);
     let preconditions = rule.cel_preconditions.as_ref();

@@ -102,6 +102,8 @@ pub(super) struct Scope<'a> {
     vars: std::cell::RefCell<Variables>,
     /// Names the policy's environment declares that this evaluation does not bind (yet).
     unset: std::cell::RefCell<std::collections::BTreeSet<&'static str>>,
+    /// `authorizer` is bound (the request carries the cluster's RBAC).
+    authorizer: bool,
 }
 
 /// The policy's variables: their definitions in order, and those evaluated so far.
@@ -370,6 +372,9 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
         to_cel(&json!({"kca.dev/jsonpatch-library": true})),
     );
     super::services::add_libraries(&mut ctx, req);
+    if let Some(rbac) = &req.authorizer {
+        super::authz::add_library(&mut ctx, req, rbac.clone());
+    }
     let mut scope = Scope {
         cel: std::cell::RefCell::new(ctx),
         roots: Default::default(),
@@ -377,6 +382,7 @@ pub(super) fn base_context<'a>(req: &VapRequest, params: &Value) -> Scope<'a> {
         made: Default::default(),
         vars: Default::default(),
         unset: Default::default(),
+        authorizer: req.authorizer.is_some(),
     };
     let (object, old_object) = (to_cel(&target.object), to_cel(&target.old_object));
     // Kyverno's request carries the objects too (`pkg/cel/compiler/request.go` adds
@@ -503,10 +509,17 @@ pub(super) fn register_functions(ctx: &mut Context<'_, '_>) {
     debug_assert!(results.iter().all(Result::is_ok), "{results:?}");
 }
 
+/// One expression on `req` alone, for tests of the libraries.
+#[cfg(test)]
+pub(super) fn eval_for_test(req: &VapRequest, expr: &str) -> Result<cel::Value, String> {
+    let scope = base_context(req, &Value::Null);
+    eval(&scope, expr).map_err(|e| format!("{e:?}"))
+}
+
 /// Compiles and runs one expression, after the variables it uses. Compile failures, the
 /// `authorizer` and calls the interpreter does not know are `unsupported`.
 pub(super) fn eval(scope: &Scope<'_>, expr: &str) -> Result<cel::Value, EvalError> {
-    if mentions(expr, "authorizer") {
+    if !scope.authorizer && mentions(expr, "authorizer") {
         return Err(EvalError::unsupported(Unsupported::Authorizer));
     }
     let compiled = compiled(expr)?;

@@ -6,6 +6,7 @@
 //! synchronous; it must not touch the network, and what the CEL interpreter cannot do
 //! comes back as an error with its typed reason ([`Unsupported`]), never as an allow.
 
+mod authz;
 mod autogen;
 mod cel_env;
 mod cel_policy;
@@ -93,6 +94,9 @@ pub struct VapRequest {
     /// target (pkg/background/mpol/processor.go passes the UpdateRequest's admission
     /// request with the target's attributes).
     pub trigger: Option<Arc<VapRequest>>,
+    /// The cluster's RBAC, which the `authorizer` library asks; `None` leaves it
+    /// unsupported.
+    pub authorizer: Option<Arc<crate::offline::rbac::Authorizer>>,
 }
 
 /// The images and values CEL PolicyExceptions allow (their `images` and

@@ -72,14 +72,7 @@ impl Cluster {
             cluster: std::sync::Arc::new(self.objects.clone()),
             // The API server answers access reviews from the cluster's RBAC (built only
             // when a policy posts one); globalReference entries read the store.
-            authorizer: self
-                .objects
-                .iter()
-                .any(|o| {
-                    super::super::is_policy_kind(&text(o, "/kind"))
-                        && o.to_string().contains("accessreviews")
-                })
-                .then(|| std::sync::Arc::new(self.kyverno_authorizer())),
+            authorizer: self.rbac_for_policies(),
             global_context: Some(std::sync::Arc::new(self.global_context_store())),
             ..Default::default()
         }
