@@ -114,10 +114,11 @@ fn step(member: &str, check: &Value, args: &[cel::Value], rbac: &Authorizer) -> 
             Some(json!({"kind": "decision", "allowed": d.allowed, "reason": d.reason}))
         }
         ("allowed", "decision", 0) => Some(check.get("allowed")?.clone()),
-        // RBAC gives no reason for what it allows or denies to a policy's reader: its
-        // decisions carry none (k8s.io/apiserver authorizer `RBACAuthorizer.Authorize`
-        // returns "" for a denial without an error and a binding's name for an allow).
-        ("reason", "decision", 0) => Some(json!("")),
+        // RBAC's reason for a denial is empty (k8s.io/kubernetes plugin/pkg/auth/
+        // authorizer/rbac `RBACAuthorizer.Authorize` gives none when no rule allows);
+        // for an allow it names the binding in its own words, which are not modelled.
+        ("reason", "decision", 0) if check.get("allowed") == Some(&json!(false)) => Some(json!("")),
+        ("reason", "decision", 0) => Some(json!({"kind": "unknown-reason"})),
         ("errored", "decision", 0) => Some(json!(false)),
         ("error", "decision", 0) => Some(json!("")),
         _ => None,
@@ -183,18 +184,23 @@ pub(super) fn add_library(ctx: &mut Context<'_, '_>, req: &VapRequest, rbac: Arc
                 _ => None,
             }
             .or_else(|| check_of(&target));
-            check
-                .and_then(|c| step(member, &c, &args, &rbac))
-                .map(|next| match next {
-                    Value::Bool(_) | Value::String(_) => to_cel(&next),
-                    other => wrap(other),
-                })
-                .ok_or_else(|| {
-                    ExecutionError::function_error(
-                        member,
-                        format!("no such overload: {member} with {} argument(s)", args.len()),
-                    )
-                })
+            let next = check.and_then(|c| step(member, &c, &args, &rbac));
+            if next.as_ref().and_then(|n| n.get("kind")) == Some(&json!("unknown-reason")) {
+                return Err(ExecutionError::function_error(
+                    super::services::NEEDS_DATA,
+                    "the reason text RBAC gives for an allowed check",
+                ));
+            }
+            next.map(|next| match next {
+                Value::Bool(_) | Value::String(_) => to_cel(&next),
+                other => wrap(other),
+            })
+            .ok_or_else(|| {
+                ExecutionError::function_error(
+                    member,
+                    format!("no such overload: {member} with {} argument(s)", args.len()),
+                )
+            })
         };
         let added = ctx.add_function(member, f);
         debug_assert!(added.is_ok(), "{added:?}");
@@ -262,6 +268,15 @@ mod tests {
             ),
             Ok(cel::Value::Bool(false))
         );
+        assert_eq!(
+            eval(
+                "authorizer.path('/healthz').check('get').reason()",
+                "nobody"
+            ),
+            Ok(cel::Value::String(Arc::new(String::new())))
+        );
+        let reason = eval(&format!("{sa}.check('get').reason()"), "anyone");
+        assert!(reason.is_err_and(|e| e.contains("reason text")));
         // A member on the wrong receiver is an error, not an answer.
         assert!(eval("authorizer.check('get').allowed()", "nobody").is_err());
     }
