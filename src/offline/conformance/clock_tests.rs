@@ -83,3 +83,19 @@ fn a_tick_that_may_or_may_not_have_come_is_a_skip() {
 fn no_time_passed_no_tick_came() {
     assert_eq!(run(vec![observe(true, 30.0)]), Verdict::Agree);
 }
+
+#[test]
+fn an_error_that_waited_for_a_tick_leaves_the_clock_at_its_earliest() {
+    // Held after the tick, which may have come at once: 30 more seconds do not make a
+    // second object's deletion certain.
+    let other = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "example", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    let v = run(vec![
+        observe(false, 90.0),
+        apply(other),
+        Op::Sleep(Some(30.0)),
+        observe(true, 30.0),
+    ]);
+    assert!(is_timing_skip(&v), "{v:?}");
+}
