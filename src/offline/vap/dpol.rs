@@ -55,6 +55,51 @@ pub fn deleting_policy_unparsed(policy: &Value) -> Option<String> {
     None
 }
 
+/// `compiler.ExpressionsUseHTTP` (pkg/cel/compiler/http.go) over the policy's
+/// `variables` and `conditions`: an identifier `http` anywhere in a parsed expression
+/// (one that does not parse is not counted).
+pub fn deleting_policy_uses_http(policy: &Value) -> bool {
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    ["variables", "conditions"].iter().any(|key| {
+        list(spec, key).any(|v| {
+            let expr = v.get("expression").and_then(Value::as_str).unwrap_or("");
+            compiled(expr).is_ok_and(|c| has_ident(c.program.expression(), "http", 0))
+        })
+    })
+}
+
+/// Whether `name` is an identifier in `e` (to a bounded depth: deeper parts are not
+/// searched, and a parse that deep is refused by the evaluator anyway).
+fn has_ident(e: &cel::IdedExpr, name: &str, depth: usize) -> bool {
+    use cel::common::ast::{EntryExpr, Expr};
+    if depth > 256 {
+        return false;
+    }
+    let deeper = |x: &cel::IdedExpr| has_ident(x, name, depth + 1);
+    let entry = |en: &cel::common::ast::EntryExpr| match en {
+        EntryExpr::MapEntry(me) => deeper(&me.key) || deeper(&me.value),
+        EntryExpr::StructField(f) => deeper(&f.value),
+    };
+    match &e.expr {
+        Expr::Ident(n) => n == name,
+        Expr::Select(s) => deeper(&s.operand),
+        Expr::Call(c) => c.target.as_deref().is_some_and(&deeper) || c.args.iter().any(&deeper),
+        Expr::List(l) => l.elements.iter().any(&deeper),
+        Expr::Map(m) => m.entries.iter().any(|en| entry(&en.expr)),
+        Expr::Struct(st) => st.entries.iter().any(|en| entry(&en.expr)),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .any(&deeper),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,5 +163,13 @@ mod tests {
         let why = deleting_policy_unparsed(&p).unwrap_or_default();
         assert!(why.starts_with("spec.conditions[0].expression"), "{why}");
         assert_eq!(deleting_policy_unparsed(&policy(json!([]))), None);
+    }
+
+    #[test]
+    fn http_counts_as_an_identifier_not_as_text() {
+        let call = policy(json!([{"name": "h", "expression": "http.Get('x').ok == true"}]));
+        assert!(deleting_policy_uses_http(&call));
+        let text = policy(json!([{"name": "t", "expression": "object.metadata.name == 'http'"}]));
+        assert!(!deleting_policy_uses_http(&text));
     }
 }

@@ -138,6 +138,7 @@ pub fn selected(
                 }
             }
             if may("delete", &ns, &text(obj, "/metadata/name")) {
+                super::deleting::no_dependents(cluster, obj)?;
                 out.push(Key::of(obj));
             }
         }

@@ -48,7 +48,7 @@ pub fn admission(policy: &Value, warnings: &mut Vec<String>) -> Result<Option<St
         )));
     }
     let namespaced = !text(policy, "/metadata/namespace").is_empty();
-    if namespaced && uses_http(spec) {
+    if namespaced && vap::deleting_policy_uses_http(policy) {
         problems.push("spec: Forbidden: http.* is not allowed in namespaced policies; set --allowHTTPInNamespacedPolicies to enable".to_string());
     }
     warnings.extend(problems.iter().cloned());
@@ -57,24 +57,6 @@ pub fn admission(policy: &Value, warnings: &mut Vec<String>) -> Result<Option<St
         .map(|message| Problem { message })
         .collect();
     Ok(validation::denial_text(&problems))
-}
-
-/// `compiler.ExpressionsUseHTTP` over `variables` and `conditions`: a call into the
-/// `http` library.
-fn uses_http(spec: &Value) -> bool {
-    ["variables", "conditions"].iter().any(|k| {
-        spec.get(*k)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.get("expression").and_then(Value::as_str))
-            .any(|e| {
-                e.contains("http.Get(")
-                    || e.contains("http.get(")
-                    || e.contains("http.Post(")
-                    || e.contains("http.post(")
-            })
-    })
 }
 
 /// What one tick of `policy` deletes (controller.go `deleting`): the objects of the
@@ -129,10 +111,30 @@ pub fn selected(
         }
         let name = text(obj, "/metadata/name");
         if may("delete", &ns, &name) {
+            no_dependents(cluster, obj)?;
             out.push(Key::of(obj));
         }
     }
     Ok(out)
+}
+
+/// What the garbage collector does to the dependents of a deleted object (by the
+/// policy's `deletionPropagationPolicy`) is kube-controller-manager's, not modelled: an
+/// object with dependents in the cluster is a skip when a tick deletes it.
+pub(crate) fn no_dependents(cluster: &Cluster, obj: &Value) -> Result<(), Skip> {
+    let uid = obj.pointer("/metadata/uid");
+    let owned = |o: &&Value| {
+        o.pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .is_some_and(|refs| refs.iter().any(|r| r.get("uid") == uid))
+    };
+    if uid.is_some() && cluster.objects.iter().any(|o| owned(&o)) {
+        return Err(Skip::Controller(super::Maker::KubeControllerManager {
+            from: text(obj, "/kind"),
+            makes: "garbage collection of its dependents".into(),
+        }));
+    }
+    Ok(())
 }
 
 /// Whether a resource rule of the policy names the resource (`admissionpolicy.GetGVRs`:

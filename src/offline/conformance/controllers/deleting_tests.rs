@@ -101,3 +101,20 @@ fn a_namespaced_policy_deletes_in_its_namespace_only() {
         vec!["a"]
     );
 }
+
+#[test]
+fn deleting_an_owner_of_dependents_is_left_to_the_garbage_collector() {
+    let mut cluster = Cluster::new("default");
+    let owner = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "owner", "namespace": "default", "uid": "u-1"}});
+    cluster.store(owner.clone());
+    assert_eq!(no_dependents(&cluster, &owner), Ok(()));
+    cluster.store(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "child", "namespace": "default",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                "uid": "u-1"}]}}));
+    assert!(matches!(
+        no_dependents(&cluster, &owner),
+        Err(Skip::Controller(_))
+    ));
+}
