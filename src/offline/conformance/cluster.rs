@@ -342,9 +342,7 @@ impl Cluster {
                 ));
             }
         }
-        if super::controllers::deleting::is_deleting_policy(&kind)
-            && text(&new, "/apiVersion").starts_with("policies.kyverno.io/")
-        {
+        if super::controllers::deleting::validated(&new) {
             let mut warned = Vec::new();
             let refused = super::controllers::deleting::admission(&new, &mut warned);
             for w in warned {

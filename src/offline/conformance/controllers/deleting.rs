@@ -18,6 +18,15 @@ pub fn is_deleting_policy(kind: &str) -> bool {
     matches!(kind, "DeletingPolicy" | "NamespacedDeletingPolicy")
 }
 
+/// Whether Kyverno's policy webhook sees writes of `policy`: its rules name
+/// `deletingpolicies` and not `namespaceddeletingpolicies`
+/// (pkg/controllers/webhook/controller.go `deletingPolicyRule`), so a
+/// NamespacedDeletingPolicy meets only its CRD's schema.
+pub fn validated(policy: &Value) -> bool {
+    text(policy, "/kind") == "DeletingPolicy"
+        && text(policy, "/apiVersion").starts_with("policies.kyverno.io/")
+}
+
 /// The policy webhook on a DeletingPolicy (pkg/webhooks/policy/handlers.go →
 /// pkg/cel/policies/dpol/validate.go `Validate`): the compile step (here: every condition
 /// and variable parses), a `matchConstraints` with resource rules, a cron `schedule`, and
