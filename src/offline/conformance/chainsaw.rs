@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::chainsaw_timeouts::{Timeouts, seconds};
+
 /// A name bound for the test's expressions (`$name`, `$file`, …).
 pub type Bindings = Map<String, Value>;
 
@@ -29,15 +31,20 @@ pub enum Op {
         resources: Resources,
         expect: Vec<Expectation>,
     },
-    /// `assert` (`present`) or `error` (must not match).
-    Assert { present: bool, resources: Resources },
+    /// `assert` (`present`) or `error` (must not match), retried for `timeout` seconds.
+    Assert {
+        present: bool,
+        resources: Resources,
+        timeout: f64,
+    },
     /// `delete` of a `ref` or of a file's resources.
     Delete {
         resources: Resources,
         expect: Vec<Expectation>,
     },
-    /// `sleep`: nothing to replay (state is final at once offline).
-    Sleep,
+    /// `sleep` for its `duration` in seconds (`None`: unreadable); it advances the
+    /// replay's clock.
+    Sleep(Option<f64>),
     /// `script` or `command`, run by the replay's shell subset (`script/`).
     Script(Script),
     /// An operation whose outcome a static replay cannot decide (`script`, `command`,
@@ -155,6 +162,7 @@ pub fn read_test(path: &Path) -> Result<Test, ReadError> {
         .ok_or_else(|| bad("no chainsaw Test in the file"))?;
     let spec = doc.get("spec").cloned().unwrap_or(Value::Null);
     let bindings = bindings_of(spec.get("bindings"));
+    let timeouts = Timeouts::configured(&dir).over(spec.get("timeouts"));
     let mut steps = Vec::new();
     for (i, step) in spec
         .get("steps")
@@ -168,6 +176,7 @@ pub fn read_test(path: &Path) -> Result<Test, ReadError> {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| format!("step {}", i + 1));
+        let timeouts = timeouts.over(step.get("timeouts"));
         let mut step_bindings = bindings.clone();
         step_bindings.extend(bindings_of(step.get("bindings")));
         let ops = if let Some(template) = step.pointer("/use/template").and_then(Value::as_str) {
@@ -183,9 +192,9 @@ pub fn read_test(path: &Path) -> Result<Test, ReadError> {
                 .and_then(|d| d.get("spec").cloned())
                 .ok_or_else(|| bad(&format!("{template}: no StepTemplate")))?;
             step_bindings.extend(bindings_of(tspec.get("bindings")));
-            ops_of(tspec.get("try"), &step_bindings)
+            ops_of(tspec.get("try"), &step_bindings, timeouts)
         } else {
-            ops_of(step.get("try"), &step_bindings)
+            ops_of(step.get("try"), &step_bindings, timeouts)
         };
         steps.push(Step {
             name,
@@ -233,7 +242,7 @@ fn resolve_str(s: &str, bindings: &Bindings) -> String {
     s.to_string()
 }
 
-fn ops_of(v: Option<&Value>, bindings: &Bindings) -> Vec<Op> {
+fn ops_of(v: Option<&Value>, bindings: &Bindings, timeouts: Timeouts) -> Vec<Op> {
     let mut ops = Vec::new();
     for op in v.and_then(Value::as_array).into_iter().flatten() {
         let Some(map) = op.as_object() else { continue };
@@ -267,15 +276,29 @@ fn ops_of(v: Option<&Value>, bindings: &Bindings) -> Vec<Op> {
                 resources: r,
                 expect: expect(),
             },
-            ("assert" | "error", Some(r)) => Op::Assert {
-                present: name == "assert",
-                resources: r,
-            },
+            ("assert" | "error", Some(r)) => {
+                let base = if name == "assert" {
+                    timeouts.assert
+                } else {
+                    timeouts.error
+                };
+                Op::Assert {
+                    present: name == "assert",
+                    resources: r,
+                    timeout: (body.get("timeout").and_then(Value::as_str))
+                        .and_then(seconds)
+                        .unwrap_or(base),
+                }
+            }
             ("delete", Some(r)) => Op::Delete {
                 resources: r,
                 expect: expect(),
             },
-            ("sleep", _) => Op::Sleep,
+            ("sleep", _) => Op::Sleep(
+                body.get("duration")
+                    .and_then(Value::as_str)
+                    .and_then(seconds),
+            ),
             ("script" | "command", _) => script_of(name, body),
             (other, _) => Op::Opaque(other.to_string()),
         };

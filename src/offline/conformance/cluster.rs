@@ -365,6 +365,18 @@ impl Cluster {
                 ));
             }
         }
+        if super::controllers::deleting::validated(&new) {
+            let mut warned = Vec::new();
+            let refused = super::controllers::deleting::admission(&new, &mut warned);
+            for w in warned {
+                self.warnings.push(w);
+            }
+            match refused {
+                Ok(None) => {}
+                Ok(Some(text)) => return Answer::Refused(text),
+                Err(skip) => return Answer::Undecidable(skip),
+            }
+        }
         if let Some(errors) = validation::cel_policy_problems(&new) {
             // Kyverno returns each error as a warning too (pkg/cel/policies/*/validate.go).
             for e in &errors {
@@ -461,7 +473,7 @@ impl Cluster {
     /// The cleanup controller's RBAC: the chart's roles and the suite's Helm values
     /// (scripts/config/standard/kyverno.yaml `cleanupController.rbac.clusterRole.
     /// extraResources`: pods, list and delete), and whatever roles the test applies.
-    fn cleanup_authorizer(&self) -> Authorizer {
+    pub(crate) fn cleanup_authorizer(&self) -> Authorizer {
         let mut objects: Vec<Value> = crate::lab::offline::baseline_rbac().to_vec();
         objects.push(
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

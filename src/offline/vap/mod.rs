@@ -15,6 +15,7 @@ pub(crate) use codecs::gunzip;
 #[cfg(test)]
 pub(crate) use codecs::gzip;
 mod cost;
+mod dpol;
 mod image;
 mod kyverno;
 mod libs;
@@ -43,6 +44,7 @@ pub use cel_policy::{
     CelPolicyOutcome, audit_annotations, evaluate_generating_policy, evaluate_mutating_policy,
     generate_with_policies, mutate_with_policies,
 };
+pub use dpol::{deleting_policy_unparsed, deleting_policy_uses_http, evaluate_deleting_policy};
 pub use kyverno::{
     CelVerdict, Exemption, evaluate_json_policy, evaluate_kyverno_cel, evaluate_validating_policy,
     exception_applies, exemption,

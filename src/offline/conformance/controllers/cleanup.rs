@@ -1,8 +1,7 @@
 //! The cleanup controller: admission of `CleanupPolicy`/`ClusterCleanupPolicy` as its
-//! webhook does it, and which later observations its scheduled deletions would change (the
-//! replay does not run its cron ticks), and which TTL-labelled objects its TTL controller
-//! would delete. It does not delete anything and does not judge `DeletingPolicy` kinds
-//! (those stay `Skip::Cleanup`).
+//! webhook does it, and which TTL-labelled objects its TTL controller would delete. What
+//! its ticks delete is [`super::cleanup_run`]'s and [`super::deleting`]'s; when they fall,
+//! the replay clock's. It does not delete anything.
 
 use serde_json::Value;
 
@@ -235,7 +234,7 @@ fn permission(
 
 /// A match kind (`Pod`, `v1/Pod`, `apps/v1/Deployment`) as discovery resolves it; `None`
 /// for wildcards and kinds discovery does not serve.
-fn resolve<'a>(
+pub(crate) fn resolve<'a>(
     mapper: &'a Mapper,
     kind: &str,
 ) -> Option<&'a crate::offline::rbac::resource::ApiResource> {
@@ -318,20 +317,6 @@ fn valid_field(field: &str, lo: u32, hi: u32, names: &[&str]) -> bool {
     })
 }
 
-/// What the cleanup controller's scheduled deletions would change that this replay cannot
-/// know: once a cleanup policy (or a TTL-labelled object) is in the cluster, whether an
-/// object the test observes is still there depends on its cron ticks. Observations of the
-/// cleanup kinds themselves are the webhook's and stay judged.
-pub fn unmodelled(objects: &[Value], observed_kind: &str) -> Option<Skip> {
-    if is_cleanup_kind(observed_kind) {
-        return None;
-    }
-    objects
-        .iter()
-        .any(|o| is_cleanup_kind(&text(o, "/kind")))
-        .then_some(Skip::Cleanup)
-}
-
 /// The TTL controller (pkg/controllers/ttl) on a `cleanup.kyverno.io/ttl`-labelled object:
 /// it watches only resources the cleanup controller may `watch`, `list` and `delete`
 /// cluster-wide (manager.go, utils.go `HasResourcePermissions`), and ignores a label its
@@ -359,10 +344,12 @@ pub fn ttl(obj: &Value, authorizer: &Authorizer, mapper: &Mapper) -> Option<Skip
         };
         authorizer.authorize(&req).allowed
     });
-    allowed.then_some(Skip::Cleanup)
+    allowed.then(|| {
+        Skip::Cleanup("an object the TTL controller deletes when its label's time passes".into())
+    })
 }
 
-fn sa_groups() -> Vec<String> {
+pub(crate) fn sa_groups() -> Vec<String> {
     vec![
         "system:serviceaccounts".into(),
         "system:serviceaccounts:kyverno".into(),

@@ -16,11 +16,14 @@
 
 pub mod admission;
 pub mod cleanup;
+pub mod cleanup_run;
+pub mod deleting;
 pub mod events;
 pub mod reports;
 pub mod reports_cel;
 pub mod reports_gpol;
 pub mod reports_mpol;
+pub mod schedule;
 pub mod status;
 pub mod webhook_rules;
 pub mod webhooks;

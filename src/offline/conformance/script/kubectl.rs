@@ -783,12 +783,8 @@ impl Kubectl<'_> {
         };
         let what = served_as(&r);
         // A cleanup policy may have deleted what is read, at a tick the replay does not
-        // follow.
-        if crate::offline::conformance::controllers::cleanup::unmodelled(
-            &self.cluster.objects,
-            &r.kind,
-        )
-        .is_some()
+        // compute.
+        if crate::offline::conformance::controllers::deleting::ticks_unknown(self.cluster, &r.kind)
         {
             return Err(skip(format!(
                 "kubectl get {ty} while a cleanup policy runs"
