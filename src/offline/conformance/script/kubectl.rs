@@ -172,6 +172,8 @@ impl Host for Kubectl<'_> {
             "label" | "annotate" => self.label(&verb, &args, io),
             "patch" => self.patch(&args, io),
             "scale" => self.scale(&args, io),
+            "exec" => self.exec(&argv[1..], io),
+            "debug" => self.debug(&args, io),
             other => Err(skip(format!("kubectl {other}"))),
         }
     }
