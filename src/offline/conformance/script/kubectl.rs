@@ -19,6 +19,7 @@ use crate::offline::conformance::cluster::{Answer, Cluster, Key, text};
 const KUBECONFIG_NAMESPACE: &str = "default";
 
 mod all;
+mod printed;
 
 /// Most documents one `-f` may hold.
 const MAX_DOCUMENTS: usize = 256;
@@ -823,6 +824,11 @@ impl Kubectl<'_> {
                     let r = self.reference(o);
                     io.print(1, format!("{r}\n"));
                 }
+                Ok(0)
+            }
+            Some(f @ ("yaml" | "json")) => {
+                let doc = printed::document(items, single, f);
+                io.write(1, doc.unwrap_or_default());
                 Ok(0)
             }
             Some(other) if other != "wide" => Err(skip(format!("kubectl get -o {other}"))),
