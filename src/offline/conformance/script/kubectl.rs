@@ -20,6 +20,7 @@ const KUBECONFIG_NAMESPACE: &str = "default";
 
 mod all;
 mod printed;
+mod strategic;
 
 /// Most documents one `-f` may hold.
 const MAX_DOCUMENTS: usize = 256;
@@ -599,14 +600,15 @@ impl Kubectl<'_> {
                 }
                 continue;
             }
-            status = status.max(self.delete_one(&placed, io)?);
+            status = status.max(self.delete_one(&placed, waits(args), io)?);
         }
         Ok(status)
     }
 
-    /// Deletes one object and prints kubectl's answer; the exit status.
-    fn delete_one(&mut self, obj: &Value, io: &mut Io) -> Result<i32, Unwind> {
-        let answer = self.cluster.delete(obj);
+    /// Deletes one object and prints kubectl's answer; the exit status. `wait`: kubectl
+    /// waits until the object is gone.
+    fn delete_one(&mut self, obj: &Value, wait: bool, io: &mut Io) -> Result<i32, Unwind> {
+        let answer = self.cluster.delete_waiting(obj, wait);
         self.print_warnings(io);
         match answer {
             Answer::Ok => {
@@ -702,12 +704,19 @@ impl Kubectl<'_> {
             self.not_found(io, &what, &key.name);
             return Ok(1);
         };
-        // A strategic merge patch merges lists by key: only plain maps are modelled.
-        if args.get(&["type"]).is_none() && has_list(&patch) {
-            return Err(skip("kubectl patch (strategic merge of a list)"));
-        }
         let mut new = old.clone();
-        crate::lab::tree::merge_patch(&mut new, &patch);
+        if args.get(&["type"]).is_none() && has_list(&patch) {
+            // Custom resources take no strategic merge patch.
+            let built_in = crate::offline::rbac::resource::Mapper::built_in()
+                .for_kind(&text(&old, "/apiVersion"), &key.kind)
+                .is_some();
+            if !built_in {
+                return Err(skip("kubectl patch (strategic merge of a custom resource)"));
+            }
+            new = strategic::patch(&old, &patch, &key.kind).map_err(skip)?;
+        } else {
+            crate::lab::tree::merge_patch(&mut new, &patch);
+        }
         let r = self.reference(&old);
         if new == old {
             io.print(1, format!("{r} patched (no change)\n"));
@@ -891,6 +900,11 @@ fn served_as(r: &crate::offline::rbac::resource::ApiResource) -> String {
     } else {
         format!("{}.{}", r.plural, r.group)
     }
+}
+
+/// Whether `kubectl delete` waits for the deletion (`--wait`, true unless `=false`).
+fn waits(args: &Args) -> bool {
+    args.get(&["wait"]) != Some("false")
 }
 
 fn has_list(v: &Value) -> bool {
