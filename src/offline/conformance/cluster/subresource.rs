@@ -11,6 +11,9 @@
 //!   storage.go `ScaleREST.Update`); the parent's new `spec.replicas` is stored.
 //! - `exec` (`kubectl exec` → `pods/exec`): a CONNECT whose object is a `PodExecOptions`
 //!   without metadata (pkg/registry/core/pod/rest/subresources.go `ExecREST`).
+//! - `eviction` (a POST to `pods/NAME/eviction`): a CREATE whose object is the
+//!   `policy/v1` `Eviction` (pkg/registry/core/pod/storage/eviction.go `EvictionREST`);
+//!   admitted, the Pod is deleted by the storage, with no admission of its own.
 //! - `ephemeralcontainers` (`kubectl debug` → `pods/ephemeralcontainers`): an UPDATE
 //!   whose object and oldObject are the whole Pod (pkg/registry/core/pod/storage/
 //!   storage.go `EphemeralContainersREST`).
@@ -213,6 +216,33 @@ impl Cluster {
         }
     }
 
+    /// A CREATE of `pod`'s `eviction` with `eviction` (a `policy/v1` `Eviction`). A
+    /// PodDisruptionBudget in the Pod's namespace is decided by its status, which the
+    /// disruption controller keeps: a skip.
+    pub fn evict(&mut self, pod: &Value, eviction: Value) -> Answer {
+        let ns = text(pod, "/metadata/namespace");
+        if self.objects.iter().any(|o| {
+            text(o, "/kind") == "PodDisruptionBudget" && text(o, "/metadata/namespace") == ns
+        }) {
+            return Answer::Undecidable(Skip::Controller(
+                crate::offline::conformance::controllers::Maker::Other(
+                    "a PodDisruptionBudget's status (the disruption controller)".into(),
+                ),
+            ));
+        }
+        let req = SubresourceRequest {
+            parent: pod,
+            operation: "CREATE",
+            name: "eviction",
+            object: eviction,
+            old_object: Value::Null,
+        };
+        if let Err(answer) = self.admit_subresource(&req) {
+            return answer;
+        }
+        self.removed(pod.clone())
+    }
+
     /// An UPDATE of `old`'s `ephemeralcontainers` to the Pod `new`; stored when admitted.
     pub fn update_ephemeral_containers(&mut self, old: &Value, new: Value) -> Answer {
         let req = SubresourceRequest {
@@ -228,5 +258,45 @@ impl Cluster {
         self.store(new);
         crate::offline::conformance::controllers::reconcile(self);
         Answer::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_eviction_is_a_create_kyverno_sees_with_the_pods_name() {
+        let mut c = Cluster::new("t");
+        let policy = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "metadata": {"name": "no-evict"},
+            "spec": {"background": false, "rules": [{"name": "r",
+                "match": {"any": [{"resources": {"kinds": ["Pod/eviction"]}}]},
+                "validate": {"failureAction": "Enforce", "message": "kept",
+                    "deny": {"conditions": {"all": [{"key": "{{ request.name }}",
+                        "operator": "Equals", "value": "keep"}]}}}}]}});
+        assert!(matches!(c.apply(&policy, false), Answer::Ok));
+        for name in ["keep", "go"] {
+            let pod = json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "t"},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+            assert!(matches!(c.apply(&pod, false), Answer::Ok));
+        }
+        let eviction = |name: &str| {
+            json!({"apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": name, "namespace": "t"}})
+        };
+        for (name, refused) in [("keep", true), ("go", false)] {
+            let key = Key {
+                group: String::new(),
+                kind: "Pod".into(),
+                namespace: "t".into(),
+                name: name.into(),
+            };
+            let pod = c.find(&key).cloned().unwrap_or_default();
+            let answer = c.evict(&pod, eviction(name));
+            assert_eq!(matches!(answer, Answer::Refused(_)), refused, "{name}");
+            assert_eq!(c.find(&key).is_some(), refused, "{name}");
+        }
     }
 }
