@@ -359,6 +359,16 @@ mod tests {
     }
 
     #[test]
+    fn a_namespaced_policy_matches_an_exec_in_its_namespace() {
+        let mut policy = deny_exec_by_label();
+        policy["kind"] = json!("Policy");
+        policy["metadata"]["namespace"] = json!("t");
+        let mut c = cluster(&[policy], &[pod("t", json!({"exec": "false"}))]);
+        let (status, err) = kubectl(&mut c, &["-n", "t", "exec", "nginx", "--", "sh"]);
+        assert_eq!(status, Ok(1), "{err}");
+    }
+
+    #[test]
     fn an_admitted_exec_is_a_skip_and_a_missing_pod_is_not_found() {
         let mut c = cluster(
             &[deny_exec_by_label()],
