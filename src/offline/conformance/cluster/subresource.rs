@@ -243,19 +243,39 @@ impl Cluster {
         self.removed(pod.clone())
     }
 
-    /// An UPDATE of `old`'s `ephemeralcontainers` to the Pod `new`; stored when admitted.
-    pub fn update_ephemeral_containers(&mut self, old: &Value, new: Value) -> Answer {
-        let req = SubresourceRequest {
-            parent: old,
-            operation: "UPDATE",
-            name: "ephemeralcontainers",
-            object: new.clone(),
-            old_object: old.clone(),
-        };
-        if let Err(answer) = self.admit_subresource(&req) {
-            return answer;
+    /// An UPDATE of `old`'s `ephemeralcontainers` to each of `candidates` (the Pod as
+    /// the kubectl versions a test may run make it): stored (the first) when all are
+    /// admitted, refused when all are refused alike, undecidable when they differ.
+    pub fn update_ephemeral_containers(&mut self, old: &Value, candidates: Vec<Value>) -> Answer {
+        let mut answers = Vec::with_capacity(candidates.len());
+        for new in &candidates {
+            let req = SubresourceRequest {
+                parent: old,
+                operation: "UPDATE",
+                name: "ephemeralcontainers",
+                object: new.clone(),
+                old_object: old.clone(),
+            };
+            match self.admit_subresource(&req) {
+                Ok(()) => answers.push(None),
+                Err(Answer::Refused(m)) => answers.push(Some(m)),
+                Err(other) => return other,
+            }
         }
-        self.store(new);
+        let Some(first) = answers.first().cloned() else {
+            return Answer::Undecidable(Skip::Engine("a debug container without a Pod".into()));
+        };
+        if answers.iter().any(|a| *a != first) {
+            return Answer::Undecidable(Skip::Engine(
+                "a debug container admitted or refused by the kubectl version's profile".into(),
+            ));
+        }
+        if let Some(m) = first {
+            return Answer::Refused(m);
+        }
+        if let Some(new) = candidates.into_iter().next() {
+            self.store(new);
+        }
         crate::offline::conformance::controllers::reconcile(self);
         Answer::Ok
     }

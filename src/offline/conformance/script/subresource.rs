@@ -140,6 +140,7 @@ impl Kubectl<'_> {
             "c",
             "q",
             "quiet",
+            "profile",
         ];
         known.extend(INTERACTIVE);
         if let Some(f) = args.unknown_flag(&known) {
@@ -160,28 +161,44 @@ impl Kubectl<'_> {
         };
         let (stdin, tty) = interactive(args);
         let quiet = args.has(&["q", "quiet"]);
+        // Without `--profile` the profile is the kubectl version's: `legacy` (which warns
+        // that it is deprecated) until 1.36, `general` since (kubernetes/kubernetes#135874).
+        let profiles: &[&str] = match args.get(&["profile"]) {
+            None if args.has(&["profile"]) => {
+                return Err(skip("kubectl debug --profile with its value apart"));
+            }
+            None => &["legacy", "general"],
+            Some("legacy") => &["legacy"],
+            Some("general") => &["general"],
+            Some(p) => return Err(skip(format!("kubectl debug --profile={p}"))),
+        };
         // A name kubectl does not get told is `debugger-` and five random characters
         // (`computeDebugContainerName`): the replay's is a stand-in.
-        let name = match container_flag(args)? {
-            Some(c) => c,
-            None => {
-                if !quiet {
-                    io.write(
-                        2,
-                        Text {
-                            s: "Defaulting debug container name to debugger-xxxxx.\n".into(),
-                            unknown: Some(Unknown {
-                                why: "the random name kubectl debug gives its container".into(),
-                                lines_exact: true,
-                            }),
-                        },
-                    );
-                }
-                "debugger-xxxxx".to_string()
+        let named = container_flag(args)?;
+        let name = named
+            .clone()
+            .unwrap_or_else(|| "debugger-xxxxx".to_string());
+        if !quiet && (named.is_none() || profiles.contains(&"legacy")) {
+            let mut s = String::new();
+            if named.is_none() {
+                s.push_str("Defaulting debug container name to debugger-xxxxx.\n");
             }
-        };
-        // `generateDebugContainer` under the legacy profile (what the profiles add is
-        // securityContext, not modelled); the API server's defaults are left out.
+            io.write(
+                2,
+                Text {
+                    s,
+                    unknown: Some(Unknown {
+                        why: "kubectl debug's notes (its random container name, the legacy \
+                              profile's deprecation)"
+                            .into(),
+                        lines_exact: false,
+                    }),
+                },
+            );
+        }
+        // `generateDebugContainer`, then the profile: `general` lets the container trace
+        // processes (profiles.go `allowProcessTracing`). The API server's defaults are
+        // left out.
         let mut ec = json!({"name": name, "image": image,
             "terminationMessagePolicy": "File"});
         if stdin {
@@ -193,21 +210,29 @@ impl Kubectl<'_> {
         if let Some(t) = args.get(&["target"]) {
             ec["targetContainerName"] = json!(t);
         }
-        let mut new = old.clone();
-        let spec = new
-            .get_mut("spec")
-            .and_then(Value::as_object_mut)
-            .ok_or_else(|| skip("kubectl debug of a Pod without a spec"))?;
-        let list = spec
-            .entry("ephemeralContainers")
-            .or_insert_with(|| json!([]));
-        let Some(list) = list.as_array_mut() else {
-            return Err(skip(
-                "kubectl debug of a Pod whose ephemeralContainers is no list",
-            ));
-        };
-        list.push(ec);
-        match self.cluster.update_ephemeral_containers(&old, new) {
+        let mut candidates = Vec::new();
+        for profile in profiles {
+            let mut ec = ec.clone();
+            if *profile == "general" {
+                ec["securityContext"] = json!({"capabilities": {"add": ["SYS_PTRACE"]}});
+            }
+            let mut new = old.clone();
+            let spec = new
+                .get_mut("spec")
+                .and_then(Value::as_object_mut)
+                .ok_or_else(|| skip("kubectl debug of a Pod without a spec"))?;
+            let list = spec
+                .entry("ephemeralContainers")
+                .or_insert_with(|| json!([]));
+            let Some(list) = list.as_array_mut() else {
+                return Err(skip(
+                    "kubectl debug of a Pod whose ephemeralContainers is no list",
+                ));
+            };
+            list.push(ec);
+            candidates.push(new);
+        }
+        match self.cluster.update_ephemeral_containers(&old, candidates) {
             Answer::Ok if stdin => Err(skip(
                 "kubectl debug -i admitted: it attaches to the new container (no kubelet)",
             )),
@@ -409,6 +434,27 @@ mod tests {
         assert_eq!(stored["spec"]["ephemeralContainers"][0]["image"], "busybox");
         let (status, _) = kubectl(&mut c, &["debug", "-it", "-n", "t", "--image=b", "nginx"]);
         assert!(matches!(status, Err(Unwind::Skip(_))));
+    }
+
+    #[test]
+    fn a_debug_decided_by_the_kubectl_versions_profile_is_a_skip() {
+        let vap = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "no-ptrace"},
+            "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [{
+                "apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                "resources": ["pods/ephemeralcontainers"]}]},
+                "validations": [{"expression":
+                    "object.spec.ephemeralContainers.all(c, !has(c.securityContext))"}]}});
+        let binding = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "no-ptrace"},
+            "spec": {"policyName": "no-ptrace", "validationActions": ["Deny"]}});
+        let mut c = cluster(&[vap, binding], &[pod("t", json!({}))]);
+        let (status, _) = kubectl(&mut c, &["debug", "-n", "t", "--image=b", "nginx"]);
+        assert!(matches!(status, Err(Unwind::Skip(_))), "{status:?}");
+        let general = ["debug", "-n", "t", "--image=b", "--profile=general", "nginx"];
+        assert_eq!(kubectl(&mut c, &general).0, Ok(1));
+        let legacy = ["debug", "-n", "t", "--image=b", "--profile=legacy", "nginx"];
+        assert_eq!(kubectl(&mut c, &legacy).0, Ok(0));
     }
 
     #[test]
