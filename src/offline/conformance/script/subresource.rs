@@ -451,7 +451,14 @@ mod tests {
         let mut c = cluster(&[vap, binding], &[pod("t", json!({}))]);
         let (status, _) = kubectl(&mut c, &["debug", "-n", "t", "--image=b", "nginx"]);
         assert!(matches!(status, Err(Unwind::Skip(_))), "{status:?}");
-        let general = ["debug", "-n", "t", "--image=b", "--profile=general", "nginx"];
+        let general = [
+            "debug",
+            "-n",
+            "t",
+            "--image=b",
+            "--profile=general",
+            "nginx",
+        ];
         assert_eq!(kubectl(&mut c, &general).0, Ok(1));
         let legacy = ["debug", "-n", "t", "--image=b", "--profile=legacy", "nginx"];
         assert_eq!(kubectl(&mut c, &legacy).0, Ok(0));
