@@ -8,6 +8,7 @@
 mod apiserver;
 mod background;
 mod cel_background;
+mod finalizers;
 mod gctx;
 pub(crate) mod map;
 mod requester;
@@ -318,6 +319,10 @@ impl Cluster {
         if let Some(why) = gctx::refusal(&new) {
             return Answer::Refused(why);
         }
+        let mut new = new;
+        if let Err(answer) = self.deletion_kept(&mut new, old.as_ref()) {
+            return answer;
+        }
         if super::controllers::cleanup::is_cleanup_policy(&kind) {
             let authorizer = self.cleanup_authorizer();
             // The cleanup controller's webhook adds the legacy kinds' notice
@@ -432,6 +437,7 @@ impl Cluster {
             },
             other => other,
         };
+        let answer = self.finalized(&object, answer);
         // Kyverno's controllers (admission-policy generator, status) catch up.
         super::controllers::reconcile(self);
         answer
@@ -701,6 +707,11 @@ impl Cluster {
     /// `kubectl delete`: Kyverno's validate rules see a DELETE; then the object (and a
     /// Namespace's objects) are gone. A missing object is no error.
     pub fn delete(&mut self, obj: &Value) -> Answer {
+        self.delete_waiting(obj, true)
+    }
+
+    /// [`Cluster::delete`]; `wait`: the client waits until the object is gone.
+    pub fn delete_waiting(&mut self, obj: &Value, wait: bool) -> Answer {
         self.forget_last_answer();
         let mut obj = from_ref(obj);
         if let Err(skip) = self.place(&mut obj) {
@@ -732,6 +743,15 @@ impl Cluster {
             }
             self.reports.admitted(&Value::Null, &policies, &resp);
         }
+        if let Some(answer) = self.finalizing(&old, wait) {
+            return answer;
+        }
+        self.removed(old)
+    }
+
+    /// `old` is gone: what Kyverno's controllers and watchers do then.
+    fn removed(&mut self, old: Value) -> Answer {
+        let key = Key::of(&old);
         self.remove(&key);
         self.after_write("DELETE", &Value::Null, &old, Writer::User);
         if matches!(key.kind.as_str(), "ClusterPolicy" | "Policy") {

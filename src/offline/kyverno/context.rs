@@ -83,6 +83,7 @@ impl Context {
             .pointer("/metadata/namespace")
             .or_else(|| req.old_object.pointer("/metadata/namespace"))
             .cloned()
+            .or_else(|| req.subresource.as_ref().map(|s| json!(s.parent_namespace)))
             .unwrap_or(json!(""));
         let user = &req.user_info.username;
         let (sa_ns, sa_name) = match user.strip_prefix("system:serviceaccount:") {
@@ -105,7 +106,11 @@ impl Context {
             "object": req.object,
             "oldObject": req.old_object,
             "namespace": namespace,
-            "name": subject.pointer("/metadata/name").cloned().unwrap_or(json!("")),
+            "name": subject
+                .pointer("/metadata/name")
+                .cloned()
+                .or_else(|| req.subresource.as_ref().map(|s| json!(s.parent_name)))
+                .unwrap_or(json!("")),
             "kind": {"kind": subject.get("kind").cloned().unwrap_or(json!(""))},
             "userInfo": {},
         });

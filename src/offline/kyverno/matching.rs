@@ -39,7 +39,12 @@ impl Facts {
                 .or_else(|| field("generateName"))
                 .unwrap_or("")
                 .to_string(),
-            namespace: field("namespace").unwrap_or("").to_string(),
+            // The request's namespace stands in for a subresource object's own
+            // (pkg/utils/admission/resource.go `ConvertResource`: a PodExecOptions).
+            namespace: field("namespace")
+                .map(str::to_string)
+                .or_else(|| req.subresource.as_ref().map(|s| s.parent_namespace.clone()))
+                .unwrap_or_default(),
             labels: labels_of(meta.and_then(|m| m.get("labels"))),
         }
     }

@@ -90,6 +90,11 @@ pub struct Subresource {
     pub parent_kind: String,
     /// `exec`, `scale`, `status`, …
     pub name: String,
+    /// The parent object's namespace and name: the admission request's `namespace` and
+    /// `name`, which a subresource object without metadata (`PodExecOptions`) does not
+    /// carry itself.
+    pub parent_namespace: String,
+    pub parent_name: String,
 }
 
 impl Default for Request {

@@ -19,6 +19,8 @@ use crate::offline::conformance::cluster::{Answer, Cluster, Key, Requester, text
 const KUBECONFIG_NAMESPACE: &str = "default";
 
 mod all;
+mod printed;
+mod strategic;
 
 /// Most documents one `-f` may hold.
 const MAX_DOCUMENTS: usize = 256;
@@ -183,7 +185,7 @@ impl Host for Kubectl<'_> {
             None => Requester::default(),
         };
         self.cluster.requester = requester;
-        let answer = self.subcommand(&verb, &args, io, files);
+        let answer = self.subcommand(&verb, argv, &args, io, files);
         self.cluster.requester = Requester::default();
         answer
     }
@@ -194,6 +196,7 @@ impl Kubectl<'_> {
     fn subcommand(
         &mut self,
         verb: &str,
+        argv: &[String],
         args: &Args,
         io: &mut Io,
         files: &mut Files,
@@ -209,6 +212,8 @@ impl Kubectl<'_> {
             "label" | "annotate" => self.label(verb, args, io),
             "patch" => self.patch(args, io),
             "scale" => self.scale(args, io),
+            "exec" => self.exec(&argv[1..], io),
+            "debug" => self.debug(args, io),
             other => Err(skip(format!("kubectl {other}"))),
         }
     }
@@ -633,14 +638,15 @@ impl Kubectl<'_> {
                 }
                 continue;
             }
-            status = status.max(self.delete_one(&placed, io)?);
+            status = status.max(self.delete_one(&placed, waits(args), io)?);
         }
         Ok(status)
     }
 
-    /// Deletes one object and prints kubectl's answer; the exit status.
-    fn delete_one(&mut self, obj: &Value, io: &mut Io) -> Result<i32, Unwind> {
-        let answer = self.cluster.delete(obj);
+    /// Deletes one object and prints kubectl's answer; the exit status. `wait`: kubectl
+    /// waits until the object is gone.
+    fn delete_one(&mut self, obj: &Value, wait: bool, io: &mut Io) -> Result<i32, Unwind> {
+        let answer = self.cluster.delete_waiting(obj, wait);
         self.print_warnings(io);
         match answer {
             Answer::Ok => {
@@ -736,12 +742,19 @@ impl Kubectl<'_> {
             self.not_found(io, &what, &key.name);
             return Ok(1);
         };
-        // A strategic merge patch merges lists by key: only plain maps are modelled.
-        if args.get(&["type"]).is_none() && has_list(&patch) {
-            return Err(skip("kubectl patch (strategic merge of a list)"));
-        }
         let mut new = old.clone();
-        crate::lab::tree::merge_patch(&mut new, &patch);
+        if args.get(&["type"]).is_none() && has_list(&patch) {
+            // Custom resources take no strategic merge patch.
+            let built_in = crate::offline::rbac::resource::Mapper::built_in()
+                .for_kind(&text(&old, "/apiVersion"), &key.kind)
+                .is_some();
+            if !built_in {
+                return Err(skip("kubectl patch (strategic merge of a custom resource)"));
+            }
+            new = strategic::patch(&old, &patch, &key.kind).map_err(skip)?;
+        } else {
+            crate::lab::tree::merge_patch(&mut new, &patch);
+        }
         let r = self.reference(&old);
         if new == old {
             io.print(1, format!("{r} patched (no change)\n"));
@@ -856,6 +869,11 @@ impl Kubectl<'_> {
                 }
                 Ok(0)
             }
+            Some(f @ ("yaml" | "json")) => {
+                let doc = printed::document(items, single, f);
+                io.write(1, doc.unwrap_or_default());
+                Ok(0)
+            }
             Some(other) if other != "wide" => Err(skip(format!("kubectl get -o {other}"))),
             _ => {
                 // A table: one line per item (and a header without --no-headers).
@@ -916,6 +934,11 @@ fn served_as(r: &crate::offline::rbac::resource::ApiResource) -> String {
     } else {
         format!("{}.{}", r.plural, r.group)
     }
+}
+
+/// Whether `kubectl delete` waits for the deletion (`--wait`, true unless `=false`).
+fn waits(args: &Args) -> bool {
+    args.get(&["wait"]) != Some("false")
 }
 
 fn has_list(v: &Value) -> bool {

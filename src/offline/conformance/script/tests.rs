@@ -80,7 +80,7 @@ fn what_is_not_modelled_is_a_skip() {
     let (dir, mut c) = setup(&[("good.yaml", GOOD)]);
     for src in [
         "kubectl get pods | grep -q good",
-        "kubectl exec p -- ls",
+        "kubectl attach p",
         "kyverno apply policy.yaml --cluster",
         "kubectl get pods good --as nancy",
         "kubectl patch configmap kyverno -n kyverno -p '{}'",

@@ -166,6 +166,8 @@ pub(crate) fn parse_values(doc: &Value) -> Result<Values, ValuesError> {
                 },
                 parent_kind: parent.kind,
                 name: sub.name.rsplit('/').next().unwrap_or("").to_string(),
+                parent_namespace: String::new(),
+                parent_name: String::new(),
             },
         );
     }

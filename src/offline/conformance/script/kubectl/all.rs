@@ -88,7 +88,7 @@ impl Kubectl<'_> {
         }
         let mut status = 0;
         for obj in targets {
-            status = status.max(self.delete_one(&obj, io)?);
+            status = status.max(self.delete_one(&obj, super::waits(args), io)?);
         }
         Ok(status)
     }
