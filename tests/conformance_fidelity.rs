@@ -24,6 +24,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("autogen", 9, 9),
     ("background-only", 7, 7),
     ("cleanup", 2, 2),
+    ("cli", 3, 3),
     ("deferred", 3, 3),
     ("events", 2, 2),
     ("exceptions", 11, 11),
@@ -51,7 +52,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("validating-policies", 24, 24),
     ("verify-manifests", 3, 3),
     ("webhooks", 15, 13),
-    ("all", 377, 372),
+    ("all", 380, 375),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

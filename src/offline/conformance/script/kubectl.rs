@@ -143,6 +143,9 @@ impl Args {
 impl Host for Kubectl<'_> {
     fn program(&mut self, argv: &[String], io: &mut Io, files: &mut Files) -> Result<i32, Unwind> {
         let name = argv.first().map(String::as_str).unwrap_or("");
+        if name == "kyverno" {
+            return super::kyverno::run(self, &argv[1..], io, files);
+        }
         if name != "kubectl" {
             return Err(skip(format!("the program `{name}`")));
         }
@@ -852,7 +855,7 @@ impl Kubectl<'_> {
     /// Whether the replay holds every object of `kind` a live cluster would: no
     /// controller it does not run makes them, and no namespace starts with some
     /// (`kube-root-ca.crt`, the `default` ServiceAccount).
-    fn cluster_holds_all_of(&self, kind: &str) -> bool {
+    pub(super) fn cluster_holds_all_of(&self, kind: &str) -> bool {
         !matches!(
             kind,
             "Pod"

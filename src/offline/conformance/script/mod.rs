@@ -10,6 +10,8 @@
 pub mod exec;
 pub mod jsonpath;
 pub mod kubectl;
+pub mod kyverno;
+pub mod partial;
 pub mod shell;
 pub mod tools;
 
@@ -97,6 +99,7 @@ pub fn run(script: &Script, cluster: &mut Cluster, dir: &Path, bindings: &Bindin
     let mut b = bindings.clone();
     b.insert("error".into(), error);
     let check_text = check.to_string();
+    let mut check = check.clone();
     for (name, fd) in [("stdout", 1u8), ("stderr", 2u8)] {
         let t = io.stream(fd);
         if check_text.contains(&format!("${name}")) {
@@ -104,14 +107,25 @@ pub fn run(script: &Script, cluster: &mut Cluster, dir: &Path, bindings: &Bindin
                 Ok(s) => {
                     b.insert(name.into(), Value::String(s.to_string()));
                 }
-                Err(exec::Unwind::Skip(why)) => return Ran::Skip(format!("{}: {why}", script.op)),
+                Err(exec::Unwind::Skip(why)) => {
+                    let pieces: Vec<&exec::Text> = io
+                        .out
+                        .iter()
+                        .filter(|(f, _)| *f == fd)
+                        .map(|(_, t)| t)
+                        .collect();
+                    match partial::bind(&check, name, &pieces, &mut b) {
+                        Ok(c) => check = c,
+                        Err(p) => return Ran::Skip(format!("{}: {why} ({p})", script.op)),
+                    }
+                }
                 Err(_) => return Ran::Skip(format!("{}: ${name}", script.op)),
             }
         } else {
             b.insert(name.into(), Value::String(t.s.clone()));
         }
     }
-    match judge(check, &Value::Null, &b) {
+    match judge(&check, &Value::Null, &b) {
         Judged::Match => Ran::Agree(written),
         Judged::Mismatch(why) => Ran::Disagree(format!("{} check {why}", script.op)),
         Judged::Undecidable(why) => Ran::Skip(format!("{} check: {why}", script.op)),
