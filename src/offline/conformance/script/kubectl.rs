@@ -19,6 +19,7 @@ use crate::offline::conformance::cluster::{Answer, Cluster, Key, text};
 const KUBECONFIG_NAMESPACE: &str = "default";
 
 mod all;
+mod listing;
 
 /// Most documents one `-f` may hold.
 const MAX_DOCUMENTS: usize = 256;
@@ -796,10 +797,16 @@ impl Kubectl<'_> {
             items =
                 crate::offline::conformance::controllers::reports_list::listed(self.cluster, &ns)
                     .map_err(|why| skip(format!("kubectl get {ty}: {why}")))?;
-        } else if names.is_empty() && !self.cluster_holds_all_of(&r.kind) {
+        } else if names.is_empty()
+            && crate::offline::conformance::controllers::reports::is_report_kind(&r.kind)
+        {
             return Err(skip(format!(
                 "kubectl get {ty}: objects the replay's controllers would make"
             )));
+        } else if names.is_empty()
+            && let listing::Listing::Made(m) = self.listing(&r.kind, &ns)
+        {
+            return Err(Unwind::Controller(m));
         }
         if items.is_empty() && names.is_empty() {
             let said = if !r.namespaced || all {

@@ -31,6 +31,8 @@ pub enum Ran {
     Agree(Vec<Key>),
     Disagree(String),
     Skip(String),
+    /// It reads objects a controller the replay does not run makes.
+    Controller(super::controllers::Maker),
 }
 
 /// Runs `script` in the test's folder `dir` against `cluster`.
@@ -81,7 +83,9 @@ pub fn run(script: &Script, cluster: &mut Cluster, dir: &Path, bindings: &Bindin
     };
     let status = match status {
         Ok(s) => s,
-        Err(why) => return Ran::Skip(format!("{}: {why}", script.op)),
+        Err(exec::Unwind::Controller(m)) => return Ran::Controller(m),
+        Err(exec::Unwind::Skip(why)) => return Ran::Skip(format!("{}: {why}", script.op)),
+        Err(_) => return Ran::Skip(format!("{}: a stray `exit` or `break`", script.op)),
     };
     let written = std::mem::take(&mut host.written);
     let error = if status == 0 {
