@@ -41,7 +41,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("mutating-admission-policy-reports", 1, 1),
     ("mutating-admission-policy-reports-alpha", 1, 1),
     ("mutating-admission-policy-reports-v1", 2, 2),
-    ("mutating-policies", 15, 15),
+    ("mutating-policies", 16, 16),
     ("namespaced-generating-policies", 1, 1),
     ("namespaced-mutating-policies", 2, 2),
     ("namespaced-validating-policies", 4, 4),
@@ -55,7 +55,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("validating-policies", 24, 24),
     ("verify-manifests", 3, 3),
     ("webhooks", 15, 13),
-    ("all", 385, 380),
+    ("all", 386, 381),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

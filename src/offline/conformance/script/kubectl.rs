@@ -803,10 +803,17 @@ impl Kubectl<'_> {
             return Err(skip(format!(
                 "kubectl get {ty}: objects the replay's controllers would make"
             )));
-        } else if names.is_empty()
-            && let listing::Listing::Made(m) = self.listing(&r.kind, &ns)
-        {
-            return Err(Unwind::Controller(m));
+        } else if names.is_empty() {
+            match self.listing(&r.kind, &ns) {
+                listing::Listing::Held => {}
+                listing::Listing::With(more) => {
+                    items.extend(more);
+                    items.sort_by_key(|o| {
+                        (text(o, "/metadata/namespace"), text(o, "/metadata/name"))
+                    });
+                }
+                listing::Listing::Made(m) => return Err(Unwind::Controller(m)),
+            }
         }
         if items.is_empty() && names.is_empty() {
             let said = if !r.namespaced || all {
@@ -827,7 +834,20 @@ impl Kubectl<'_> {
                     json!({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}})
                 };
                 let s = super::jsonpath::render(template, &root).map_err(skip)?;
-                io.print(1, s);
+                if s.contains(listing::UNKNOWN_VALUE) {
+                    io.write(
+                        1,
+                        Text {
+                            s,
+                            unknown: Some(Unknown {
+                                why: "a value of an object the replay models in part".into(),
+                                lines_exact: false,
+                            }),
+                        },
+                    );
+                } else {
+                    io.print(1, s);
+                }
                 Ok(0)
             }
             Some("name") => {

@@ -135,3 +135,37 @@ fn pods_of_a_namespace_without_workloads_are_the_replays() {
         Ran::Controller(_)
     ));
 }
+
+#[test]
+fn a_namespaces_configmaps_hold_its_published_root_ca() {
+    let (dir, mut c) = setup(&[]);
+    let names = script(
+        "kubectl get configmaps -n default -o jsonpath='{.items[*].metadata.name}'",
+        Some(json!({"($stdout)": "kube-root-ca.crt"})),
+    );
+    assert!(matches!(ran(&names, &mut c, dir.path()), Ran::Agree(_)));
+    // Its CA bundle is not the replay's to know.
+    let data = script(
+        "kubectl get configmaps -n default -o jsonpath='{.items[*].data}'",
+        Some(json!({"($stdout)": "x"})),
+    );
+    assert!(matches!(ran(&data, &mut c, dir.path()), Ran::Skip(_)));
+    // A MutatingPolicy that mutates existing ConfigMaps may have changed it.
+    let mpol = json!({"apiVersion": "policies.kyverno.io/v1beta1", "kind": "MutatingPolicy",
+        "metadata": {"name": "m"},
+        "spec": {"evaluation": {"mutateExisting": {"enabled": true}},
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["namespaces"]}]},
+            "targetMatchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]},
+            "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+                "Object{metadata: Object.metadata{labels: Object.metadata.labels{foo: \"bar\"}}}"}}]}});
+    assert!(matches!(
+        c.apply(&mpol, false),
+        super::super::cluster::Answer::Ok
+    ));
+    assert!(matches!(
+        ran(&names, &mut c, dir.path()),
+        Ran::Controller(_)
+    ));
+}
