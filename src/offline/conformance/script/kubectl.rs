@@ -19,7 +19,7 @@ use crate::offline::conformance::cluster::{Answer, Cluster, Key, text};
 const KUBECONFIG_NAMESPACE: &str = "default";
 
 mod all;
-mod listing;
+pub(super) mod listing;
 
 /// Most documents one `-f` may hold.
 const MAX_DOCUMENTS: usize = 256;

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::exec::{Files, Io, Text, Unknown, Unwind};
 use super::kubectl::Kubectl;
+use super::kubectl::listing::{Listing, SYSTEM_NAMESPACES};
 use crate::offline::conformance::cluster::{Cluster, Key, map, text};
 use crate::offline::kyverno::{self, RuleKind, RuleStatus};
 use crate::offline::vap::{self, CelPolicyOutcome};
@@ -28,29 +29,6 @@ use crate::offline::vap::{self, CelPolicyOutcome};
 const MAX_DOCUMENTS: usize = 256;
 /// Most objects one run evaluates.
 const MAX_OBJECTS: usize = 2_000;
-
-/// The namespaces whose Pods, ReplicaSets and Jobs the replay cannot list (a kind
-/// cluster's and Kyverno's own workloads run there).
-const SYSTEM_NAMESPACES: &[&str] = &[
-    "kube-system",
-    "kube-public",
-    "kube-node-lease",
-    "kyverno",
-    "local-path-storage",
-];
-
-/// Kinds whose objects controllers make from workloads: complete in a namespace the
-/// replay holds no workload in.
-const WORKLOAD_MADE: &[&str] = &["Pod", "ReplicaSet", "Job", "ControllerRevision"];
-const WORKLOADS: &[&str] = &[
-    "Deployment",
-    "ReplicaSet",
-    "StatefulSet",
-    "DaemonSet",
-    "Job",
-    "CronJob",
-    "ReplicationController",
-];
 
 fn skip(what: impl Into<String>) -> Unwind {
     Unwind::Skip(what.into())
@@ -113,18 +91,18 @@ fn parse(args: &[String]) -> Result<Flags, Unwind> {
 fn documents(paths: &[String], files: &Files) -> Result<Vec<Value>, Unwind> {
     let mut out = Vec::new();
     for p in paths {
-        let text = files.read(p).map_err(|_| {
+        let source = files.read(p).map_err(|_| {
             skip(format!(
                 "`kyverno apply` of a file the replay does not have ({p})"
             ))
         })?;
-        let docs = crate::yaml::parse_json_stream(&text).map_err(|e| {
+        let docs = crate::yaml::parse_json_stream(&source).map_err(|e| {
             skip(format!(
                 "`kyverno apply` of {p}, not YAML the replay reads: {e}"
             ))
         })?;
         for d in docs {
-            if text_of(&d, "/kind") == "List" {
+            if text(&d, "/kind") == "List" {
                 out.extend(d["items"].as_array().cloned().unwrap_or_default());
             } else if d.is_object() {
                 out.push(d);
@@ -137,10 +115,6 @@ fn documents(paths: &[String], files: &Files) -> Result<Vec<Value>, Unwind> {
         }
     }
     Ok(out)
-}
-
-fn text_of(v: &Value, pointer: &str) -> String {
-    text(v, pointer)
 }
 
 /// The policies of a run, by the processor's kinds.
@@ -159,7 +133,7 @@ impl Policies {
         let mut p = Policies::default();
         let mut classic_raw = Vec::new();
         for d in docs {
-            let (av, kind) = (text_of(d, "/apiVersion"), text_of(d, "/kind"));
+            let (av, kind) = (text(d, "/apiVersion"), text(d, "/kind"));
             let group = av.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
             match (group, kind.as_str()) {
                 ("kyverno.io", "ClusterPolicy" | "Policy") => classic_raw.push(d.clone()),
@@ -363,12 +337,9 @@ fn complete(k: &Kubectl<'_>, f: &Fetched, namespace: Option<&str>) -> bool {
     if SYSTEM_NAMESPACES.contains(&ns) || ns == "default" {
         return NOT_BOOTSTRAPPED.contains(&f.kind.as_str());
     }
-    k.cluster_holds_all_of(&f.kind)
-        || WORKLOAD_MADE.contains(&f.kind.as_str())
-            && !k.cluster.objects.iter().any(|o| {
-                WORKLOADS.contains(&text_of(o, "/kind").as_str())
-                    && text_of(o, "/metadata/namespace") == ns
-            })
+    // A ConfigMap list's published `kube-root-ca.crt` is known only in part: not
+    // evaluated here.
+    matches!(k.listing(&f.kind, ns), Listing::Held)
 }
 
 /// Whether objects of `f` the replay does not hold cannot be selected by any policy:
@@ -456,10 +427,7 @@ pub(super) fn run(
     let mut exceptions = Vec::new();
     let mut cel_exceptions = 0usize;
     for e in exception_docs {
-        match (
-            text_of(&e, "/apiVersion").as_str(),
-            text_of(&e, "/kind").as_str(),
-        ) {
+        match (text(&e, "/apiVersion").as_str(), text(&e, "/kind").as_str()) {
             (av, "PolicyException") if av.starts_with("kyverno.io/") => exceptions.push(e),
             (av, "PolicyException") if av.starts_with("policies.kyverno.io/") => {
                 cel_exceptions += 1;
@@ -504,9 +472,9 @@ pub(super) fn run(
         for o in k.cluster.list(&key) {
             // The CLI keys objects by kind, namespace and name.
             let same = |p: &Value| {
-                text_of(p, "/kind") == f.kind
-                    && text_of(p, "/metadata/namespace") == text_of(o, "/metadata/namespace")
-                    && text_of(p, "/metadata/name") == text_of(o, "/metadata/name")
+                text(p, "/kind") == f.kind
+                    && text(p, "/metadata/namespace") == text(o, "/metadata/namespace")
+                    && text(p, "/metadata/name") == text(o, "/metadata/name")
             };
             if !objects.iter().any(same) {
                 objects.push(o.clone());
@@ -613,9 +581,9 @@ fn evaluate(
 ) -> Result<Evaluated, Unwind> {
     let mut e = Evaluated::default();
     let (kind, ns, name) = (
-        text_of(obj, "/kind"),
-        text_of(obj, "/metadata/namespace"),
-        text_of(obj, "/metadata/name"),
+        text(obj, "/kind"),
+        text(obj, "/metadata/namespace"),
+        text(obj, "/metadata/name"),
     );
     let path = format!("{ns}/{kind}/{name}");
     if !p.classic.is_empty() {
@@ -698,7 +666,7 @@ fn evaluate(
             CelPolicyOutcome::NotMatched => {}
             CelPolicyOutcome::Applied(_) => {
                 counts.pass += 1;
-                printed_object(&mut e.during, &text_of(policy, "/metadata/name"), &path);
+                printed_object(&mut e.during, &text(policy, "/metadata/name"), &path);
                 e.during
                     .known("\n\nMutation:\nMutation has been applied successfully.");
             }
@@ -719,7 +687,7 @@ fn evaluate(
             CelPolicyOutcome::Applied(made) => {
                 counts.pass += 1;
                 for _ in &made {
-                    printed_object(&mut e.during, &text_of(policy, "/metadata/name"), &path);
+                    printed_object(&mut e.during, &text(policy, "/metadata/name"), &path);
                     e.during
                         .known("\n\nGenerate:\nGeneration completed successfully.");
                 }

@@ -36,7 +36,7 @@ const WORKLOAD_MADE: &[&str] = &["Pod", "ReplicaSet", "Job", "ControllerRevision
 
 /// Namespaces a kind cluster with Kyverno runs its own workloads in (`default` starts
 /// with objects the replay does not hold too: the `kubernetes` Service, its endpoints).
-const SYSTEM_NAMESPACES: &[&str] = &[
+pub(in crate::offline::conformance::script) const SYSTEM_NAMESPACES: &[&str] = &[
     "kube-system",
     "kube-public",
     "kube-node-lease",
@@ -45,7 +45,7 @@ const SYSTEM_NAMESPACES: &[&str] = &[
 ];
 
 /// What a list of `kind` in `namespace` (`""`: every namespace) is.
-pub(super) enum Listing {
+pub(in crate::offline::conformance::script) enum Listing {
     /// The replay holds every object of it.
     Held,
     /// The replay's objects and the ones a controller makes, known in part.
@@ -55,7 +55,11 @@ pub(super) enum Listing {
 }
 
 impl Kubectl<'_> {
-    pub(super) fn listing(&self, kind: &str, namespace: &str) -> Listing {
+    pub(in crate::offline::conformance::script) fn listing(
+        &self,
+        kind: &str,
+        namespace: &str,
+    ) -> Listing {
         if self.cluster_holds_all_of(kind) {
             return Listing::Held;
         }
