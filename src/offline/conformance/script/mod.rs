@@ -1,11 +1,14 @@
 //! Chainsaw's `script` and `command` operations in the replay: the script runs in a
-//! bounded POSIX-shell subset ([`shell`], [`exec`], [`tools`]) whose one outside program
-//! is `kubectl` against the simulated cluster ([`kubectl`]); then the operation is judged
-//! as Chainsaw judges it (kyverno/chainsaw pkg/runner/operations/script and command:
-//! without `check`, a non-zero exit fails it; with `check`, `$stdout`, `$stderr` and
-//! `$error` — `exit status N` or null — are bound and the check is asserted). What the
-//! subset does not model, or output the replay knows only in part that the check or the
-//! script reads, is a skip naming it.
+//! bounded POSIX-shell subset ([`shell`], [`exec`], [`tools`]) whose outside programs
+//! are `kubectl` against the simulated cluster ([`kubectl`]) and `kyverno apply
+//! --cluster` ([`kyverno`]); then the operation is judged as Chainsaw judges it
+//! (kyverno/chainsaw pkg/runner/operations/script and command: without `check`, a
+//! non-zero exit fails it; with `check`, `$stdout`, `$stderr` and `$error` — `exit
+//! status N` or null — are bound and the check is asserted). A check that reads output
+//! known only in part is decided where that is enough ([`partial`]). What the subset
+//! does not model, or output the replay knows only in part that the check or the script
+//! reads, is a skip naming it; objects a controller the replay does not run makes, a
+//! `Controller` skip naming it.
 
 pub mod exec;
 pub mod jsonpath;
