@@ -319,6 +319,7 @@ impl Run {
                 }
                 script::Ran::Disagree(why) => Err(Stop::Disagree(why)),
                 script::Ran::Skip(why) => Err(Stop::Skip(Skip::Operation(why))),
+                script::Ran::Controller(m) => Err(Stop::Skip(Skip::Controller(m))),
             },
             Op::Apply {
                 create_only,

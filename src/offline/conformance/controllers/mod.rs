@@ -22,6 +22,7 @@ pub mod events;
 pub mod reports;
 pub mod reports_cel;
 pub mod reports_gpol;
+pub mod reports_list;
 pub mod reports_mpol;
 pub mod schedule;
 pub mod status;
@@ -48,6 +49,9 @@ pub struct Features {
     /// `features.forceFailurePolicyIgnore` (the `force-failure-policy-ignore`
     /// configuration): every policy's webhook fails open.
     pub force_failure_ignore: bool,
+    /// `features.reporting.allowedResults` (`--allowedResults`): only failures are
+    /// reported under the `exclude-result` configuration, every status otherwise.
+    pub report_only_failures: bool,
 }
 
 impl Default for Features {
@@ -56,6 +60,7 @@ impl Default for Features {
             generate_vap: true,
             generate_map: false,
             force_failure_ignore: false,
+            report_only_failures: false,
         }
     }
 }
@@ -71,6 +76,7 @@ impl Features {
         Features {
             generate_map: in_area("generate-mutating-admission-policy"),
             force_failure_ignore: in_area("force-failure-policy-ignore"),
+            report_only_failures: in_area("reports-exclude-result"),
             ..Features::default()
         }
     }

@@ -547,6 +547,7 @@ pub fn policy_reports(cluster: &Cluster) -> Result<Vec<Built>, String> {
             results.retain(|r| !(r.source == b.source && r.policy == b.policy && r.rule == b.rule));
             results.push(b);
         }
+        super::reports_list::allowed_only(cluster.features, &mut results);
         if results.is_empty() {
             continue;
         }

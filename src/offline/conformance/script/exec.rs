@@ -96,6 +96,8 @@ pub enum Unwind {
     Break,
     /// Something the replay does not model (what exactly).
     Skip(String),
+    /// Objects a controller the replay does not run makes (which).
+    Controller(crate::offline::conformance::controllers::Maker),
 }
 
 /// The outside programs a script may call.
@@ -155,22 +157,22 @@ impl<'h> Shell<'h> {
     }
 
     /// Runs a script's source; the exit status, or a skip.
-    pub fn run_script(&mut self, src: &str, io: &mut Io) -> Result<i32, String> {
-        let node = parse(src).map_err(|u| u.0)?;
+    pub fn run_script(&mut self, src: &str, io: &mut Io) -> Result<i32, Unwind> {
+        let node = parse(src).map_err(|u| Unwind::Skip(u.0))?;
         match self.run(&node, io, false) {
             Ok(s) => Ok(s),
             Err(Unwind::Exit(s)) => Ok(s),
             Err(Unwind::Break) => Ok(self.status),
-            Err(Unwind::Skip(why)) => Err(why),
+            Err(e) => Err(e),
         }
     }
 
     /// Runs one command's argv without a shell (Chainsaw's `command`).
-    pub fn run_argv(&mut self, argv: &[String], io: &mut Io) -> Result<i32, String> {
+    pub fn run_argv(&mut self, argv: &[String], io: &mut Io) -> Result<i32, Unwind> {
         match self.command(argv, io) {
             Ok(s) | Err(Unwind::Exit(s)) => Ok(s),
             Err(Unwind::Break) => Ok(self.status),
-            Err(Unwind::Skip(why)) => Err(why),
+            Err(e) => Err(e),
         }
     }
 

@@ -19,6 +19,7 @@ use crate::offline::conformance::cluster::{Answer, Cluster, Key, Requester, text
 const KUBECONFIG_NAMESPACE: &str = "default";
 
 mod all;
+pub(super) mod listing;
 mod printed;
 mod strategic;
 
@@ -149,6 +150,9 @@ impl Args {
 impl Host for Kubectl<'_> {
     fn program(&mut self, argv: &[String], io: &mut Io, files: &mut Files) -> Result<i32, Unwind> {
         let name = argv.first().map(String::as_str).unwrap_or("");
+        if name == "kyverno" {
+            return super::kyverno::run(self, &argv[1..], io, files);
+        }
         if name != "kubectl" {
             return Err(skip(format!("the program `{name}`")));
         }
@@ -835,10 +839,27 @@ impl Kubectl<'_> {
                 }
             }
         }
-        if names.is_empty() && !self.cluster_holds_all_of(&r.kind) {
+        if names.is_empty() && r.kind == "PolicyReport" && r.group == "wgpolicyk8s.io" {
+            items =
+                crate::offline::conformance::controllers::reports_list::listed(self.cluster, &ns)
+                    .map_err(|why| skip(format!("kubectl get {ty}: {why}")))?;
+        } else if names.is_empty()
+            && crate::offline::conformance::controllers::reports::is_report_kind(&r.kind)
+        {
             return Err(skip(format!(
                 "kubectl get {ty}: objects the replay's controllers would make"
             )));
+        } else if names.is_empty() {
+            match self.listing(&r.kind, &ns) {
+                listing::Listing::Held => {}
+                listing::Listing::With(more) => {
+                    items.extend(more);
+                    items.sort_by_key(|o| {
+                        (text(o, "/metadata/namespace"), text(o, "/metadata/name"))
+                    });
+                }
+                listing::Listing::Made(m) => return Err(Unwind::Controller(m)),
+            }
         }
         if items.is_empty() && names.is_empty() {
             let said = if !r.namespaced || all {
@@ -859,7 +880,20 @@ impl Kubectl<'_> {
                     json!({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}})
                 };
                 let s = super::jsonpath::render(template, &root).map_err(skip)?;
-                io.print(1, s);
+                if s.contains(listing::UNKNOWN_VALUE) {
+                    io.write(
+                        1,
+                        Text {
+                            s,
+                            unknown: Some(Unknown {
+                                why: "a value of an object the replay models in part".into(),
+                                lines_exact: false,
+                            }),
+                        },
+                    );
+                } else {
+                    io.print(1, s);
+                }
                 Ok(0)
             }
             Some("name") => {
@@ -903,7 +937,7 @@ impl Kubectl<'_> {
     /// Whether the replay holds every object of `kind` a live cluster would: no
     /// controller it does not run makes them, and no namespace starts with some
     /// (`kube-root-ca.crt`, the `default` ServiceAccount).
-    fn cluster_holds_all_of(&self, kind: &str) -> bool {
+    pub(super) fn cluster_holds_all_of(&self, kind: &str) -> bool {
         !matches!(
             kind,
             "Pod"

@@ -8,9 +8,9 @@ use super::exec::{Files, Io, Text, Unwind};
 /// Programs the replay does not run (their output is not the cluster's to decide, or the
 /// subset leaves them out).
 const UNMODELLED: &[&str] = &[
-    "awk", "sed", "base64", "openssl", "jq", "yq", "python3", "python", "curl", "wget", "kyverno",
-    "cut", "xargs", "printf", "bash", "sh", "cd", "source", ".", "eval", "trap", "read",
-    "envsubst", "date", "uuidgen", "helm", "kind", "docker", "cosign", "chainsaw",
+    "awk", "sed", "base64", "openssl", "jq", "yq", "python3", "python", "curl", "wget", "cut",
+    "xargs", "printf", "bash", "sh", "cd", "source", ".", "eval", "trap", "read", "envsubst",
+    "date", "uuidgen", "helm", "kind", "docker", "cosign", "chainsaw",
 ];
 
 /// dash's `echo`: `-n`, and backslash escapes in the words.
