@@ -180,7 +180,7 @@ impl Cluster {
 
     /// [`Cluster::store`] of a new object under the uid admission already gave it.
     fn store_as(&mut self, mut obj: Value, given: Option<Value>) {
-        decoded(&mut obj);
+        apiserver::decoded(&mut obj);
         let key = Key::of(&obj);
         let old = self.objects.iter().position(|o| Key::of(o) == key);
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -394,7 +394,7 @@ impl Cluster {
         // The API server sets the uid before validating admission, where Kyverno's
         // generate handling runs (the UpdateRequest names the trigger by it).
         let mut new = new;
-        decoded(&mut new);
+        apiserver::decoded(&mut new);
         let uid = match old.as_ref().and_then(|o| o.pointer("/metadata/uid")) {
             Some(u) => u.clone(),
             None => self.new_uid(),
@@ -809,64 +809,6 @@ fn is_mutating_policy(o: &Value) -> bool {
         text(o, "/kind").as_str(),
         "MutatingPolicy" | "NamespacedMutatingPolicy"
     )
-}
-
-/// What the API server's decoding and defaulting change in an object it is sent.
-fn decoded(obj: &mut Value) {
-    secret_string_data(obj);
-    rbac_subject_defaults(obj);
-}
-
-/// A binding's User and Group subjects get the RBAC API group, a ServiceAccount's none
-/// (k8s.io/kubernetes pkg/apis/rbac/v1/defaults.go `SetDefaults_Subject`).
-fn rbac_subject_defaults(obj: &mut Value) {
-    if !matches!(
-        text(obj, "/kind").as_str(),
-        "RoleBinding" | "ClusterRoleBinding"
-    ) || !text(obj, "/apiVersion").starts_with("rbac.authorization.k8s.io/")
-    {
-        return;
-    }
-    let Some(subjects) = obj.get_mut("subjects").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for s in subjects.iter_mut().filter_map(Value::as_object_mut) {
-        if s.get("apiGroup")
-            .and_then(Value::as_str)
-            .is_some_and(|g| !g.is_empty())
-        {
-            continue;
-        }
-        let group = match s.get("kind").and_then(Value::as_str) {
-            Some("User" | "Group") => "rbac.authorization.k8s.io",
-            Some("ServiceAccount") => "",
-            _ => continue,
-        };
-        s.insert("apiGroup".into(), json!(group));
-    }
-}
-
-/// The API server folds a Secret's `stringData` into `data` (base64) and drops it.
-fn secret_string_data(obj: &mut Value) {
-    if text(obj, "/kind") != "Secret" || text(obj, "/apiVersion") != "v1" {
-        return;
-    }
-    let Some(m) = obj.as_object_mut() else {
-        return;
-    };
-    let Some(Value::Object(sd)) = m.shift_remove("stringData") else {
-        return;
-    };
-    let data = m.entry("data").or_insert_with(|| Value::Object(Map::new()));
-    if !data.is_object() {
-        *data = Value::Object(Map::new());
-    }
-    let data = data.as_object_mut().expect("made an object above");
-    for (k, v) in sd {
-        if let Some(v) = v.as_str() {
-            data.insert(k, json!(kyverno::vars::base64_encode(v.as_bytes())));
-        }
-    }
 }
 
 /// A Chainsaw `ref` (`apiVersion`, `kind`, `name`, `namespace` side by side) as the

@@ -1,5 +1,6 @@
-//! What the API server's own admission plugins change before the webhooks see a
-//! request. Only the ServiceAccount plugin is modelled (k8s.io/kubernetes
+//! What the API server itself changes in an object before the webhooks see it: its
+//! decoding and defaulting ([`decoded`]: a Secret's `stringData`, RBAC subjects' API
+//! group) and its own admission plugins. Only the ServiceAccount plugin is modelled (k8s.io/kubernetes
 //! plugin/pkg/admission/serviceaccount/admission.go, on by default, ahead of
 //! MutatingAdmissionWebhook): a new Pod runs as `default` unless it names an account,
 //! gets the account's image pull secrets when it has none, and — unless the Pod or the
@@ -7,9 +8,10 @@
 //! read-only at the token path in every init and regular container that does not mount
 //! something there already.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::{Cluster, Key, text};
+use crate::offline::kyverno;
 
 const TOKEN_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 const VOLUME_PREFIX: &str = "kube-api-access-";
@@ -129,5 +131,63 @@ impl Cluster {
                 c
             })
             .collect()
+    }
+}
+
+/// What the API server's decoding and defaulting change in an object it is sent.
+pub(super) fn decoded(obj: &mut Value) {
+    secret_string_data(obj);
+    rbac_subject_defaults(obj);
+}
+
+/// A binding's User and Group subjects get the RBAC API group, a ServiceAccount's none
+/// (k8s.io/kubernetes pkg/apis/rbac/v1/defaults.go `SetDefaults_Subject`).
+fn rbac_subject_defaults(obj: &mut Value) {
+    if !matches!(
+        text(obj, "/kind").as_str(),
+        "RoleBinding" | "ClusterRoleBinding"
+    ) || !text(obj, "/apiVersion").starts_with("rbac.authorization.k8s.io/")
+    {
+        return;
+    }
+    let Some(subjects) = obj.get_mut("subjects").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for s in subjects.iter_mut().filter_map(Value::as_object_mut) {
+        if s.get("apiGroup")
+            .and_then(Value::as_str)
+            .is_some_and(|g| !g.is_empty())
+        {
+            continue;
+        }
+        let group = match s.get("kind").and_then(Value::as_str) {
+            Some("User" | "Group") => "rbac.authorization.k8s.io",
+            Some("ServiceAccount") => "",
+            _ => continue,
+        };
+        s.insert("apiGroup".into(), json!(group));
+    }
+}
+
+/// The API server folds a Secret's `stringData` into `data` (base64) and drops it.
+fn secret_string_data(obj: &mut Value) {
+    if text(obj, "/kind") != "Secret" || text(obj, "/apiVersion") != "v1" {
+        return;
+    }
+    let Some(m) = obj.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Object(sd)) = m.shift_remove("stringData") else {
+        return;
+    };
+    let data = m.entry("data").or_insert_with(|| Value::Object(Map::new()));
+    if !data.is_object() {
+        *data = Value::Object(Map::new());
+    }
+    let data = data.as_object_mut().expect("made an object above");
+    for (k, v) in sd {
+        if let Some(v) = v.as_str() {
+            data.insert(k, json!(kyverno::vars::base64_encode(v.as_bytes())));
+        }
     }
 }
