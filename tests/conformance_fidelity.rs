@@ -25,7 +25,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("background-only", 7, 7),
     ("cleanup", 2, 2),
     ("deferred", 3, 3),
-    ("events", 2, 2),
+    ("events", 4, 4),
     ("exceptions", 11, 11),
     ("filter", 6, 6),
     ("force-failure-policy-ignore", 3, 3),
@@ -36,7 +36,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("generate-validating-admission-policy", 22, 22),
     ("generating-policies", 37, 36),
     ("globalcontext", 1, 1),
-    ("mutate", 32, 32),
+    ("mutate", 36, 36),
     ("mutating-admission-policy-reports-v1", 1, 1),
     ("mutating-policies", 15, 15),
     ("namespaced-generating-policies", 1, 1),
@@ -51,7 +51,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("validating-policies", 24, 24),
     ("verify-manifests", 3, 3),
     ("webhooks", 15, 13),
-    ("all", 377, 372),
+    ("all", 383, 378),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

@@ -35,8 +35,9 @@
 use serde_json::{Value, json};
 
 use super::super::cluster::{Cluster, text};
+use super::install::Settings;
 use super::reports::{self, Reported};
-use crate::offline::kyverno::RuleStatus;
+use crate::offline::kyverno::{Policy, Response, RuleKind, RuleStatus};
 
 const SCAN: &str = "kyverno-scan";
 const ADMISSION: &str = "kyverno-admission";
@@ -223,10 +224,11 @@ fn kyvernos(cluster: &Cluster, expected: &Value, present: bool) -> Result<Vec<Va
     match component.as_str() {
         SCAN if !present => Err("the absence of past background scans' events".into()),
         SCAN => scan_events(cluster),
-        // Admission emitted no event unless one of its causes happened.
+        // Admission emitted no event unless one of its causes happened, besides the
+        // successes it recorded.
         ADMISSION => match &cluster.reports.events_possible {
             Some(why) => Err(why.clone()),
-            None => Ok(Vec::new()),
+            None => Ok(cluster.reports.applied.clone()),
         },
         // No UpdateRequest, no event of the generate controller.
         GENERATE if !cluster.update_requests => Ok(Vec::new()),
@@ -234,6 +236,113 @@ fn kyvernos(cluster: &Cluster, expected: &Value, present: bool) -> Result<Vec<Va
         "" => Err("an event whatever its reporting component".into()),
         other => Err(format!("events of {other}")),
     }
+}
+
+/// pkg/event/action.go: the actions of PolicyApplied events.
+const RESOURCE_PASSED: &str = "Resource Passed";
+const RESOURCE_MUTATED: &str = "Resource Mutated";
+
+/// A reference to a Kyverno policy as its events carry it (`kyverno.io/v1`).
+fn policy_reference(policy: &Policy) -> Value {
+    let mut r = reports::reference(&policy.raw);
+    r["apiVersion"] = json!("kyverno.io/v1");
+    r["kind"] = json!(if policy.namespace.is_some() {
+        "Policy"
+    } else {
+        "ClusterPolicy"
+    });
+    r["name"] = json!(policy.name);
+    if let Some(ns) = &policy.namespace {
+        r["namespace"] = json!(ns);
+    }
+    r
+}
+
+/// The PolicyApplied events admission of `object` emits (pkg/webhooks/utils/event.go
+/// `GenerateEvents`, pkg/event/events.go `NewPolicyAppliedEvent`): one per engine
+/// response — a policy's standard mutate rules (mutation.go), its validate rules
+/// (handlers.go) — that has results, none failing or erring and none skipped; on the
+/// policy, related to the resource. Those `settings` drop are left out (controller.go
+/// `Add`). `Err` when admission ran what the model has no success events for (image
+/// verification).
+pub fn admission_applied(
+    object: &Value,
+    policies: &[Policy],
+    resp: &Response,
+    settings: &Settings,
+) -> Result<Vec<Value>, String> {
+    if !settings.success_events {
+        return Ok(Vec::new());
+    }
+    if resp
+        .results
+        .iter()
+        .any(|r| r.kind == RuleKind::VerifyImages)
+    {
+        return Err("the success events of image verification".into());
+    }
+    let name = text(object, "/metadata/name");
+    if name.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ns = text(object, "/metadata/namespace");
+    let subject = if ns.is_empty() {
+        format!("{} {name}", text(object, "/kind"))
+    } else {
+        format!("{} {ns}/{name}", text(object, "/kind"))
+    };
+    let mut out = Vec::new();
+    for policy in policies {
+        let validates = policy
+            .rules
+            .iter()
+            .any(|r| r.validate.is_some() || r.verify_images.is_some());
+        let standard_mutate = |rule: &str| {
+            policy.rules.iter().any(|r| {
+                r.name == rule
+                    && r.mutate
+                        .as_ref()
+                        .is_some_and(|m| m.get("targets").is_none())
+            })
+        };
+        for webhook in [RuleKind::Mutate, RuleKind::Validate] {
+            let rules: Vec<RuleStatus> = resp
+                .results
+                .iter()
+                .filter(|r| r.policy == policy.name && r.kind == webhook)
+                .filter(|r| webhook != RuleKind::Mutate || standard_mutate(&r.rule))
+                .map(|r| r.status)
+                .collect();
+            let failed = rules
+                .iter()
+                .any(|s| matches!(s, RuleStatus::Fail | RuleStatus::Error));
+            if rules.is_empty() || failed || rules.contains(&RuleStatus::Skip) {
+                continue;
+            }
+            let (message, action) = if validates {
+                (format!("{subject}: pass"), RESOURCE_PASSED)
+            } else {
+                (
+                    format!("{subject} is successfully mutated"),
+                    RESOURCE_MUTATED,
+                )
+            };
+            if !settings.emits_success(action) {
+                continue;
+            }
+            let mut e = event(
+                &policy_reference(policy),
+                Some(&reports::reference(object)),
+                message,
+                ADMISSION,
+            );
+            e["reason"] = json!("PolicyApplied");
+            e["type"] = json!("Normal");
+            e["action"] = json!(action);
+            out.push(e);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -83,7 +83,10 @@ fn what_is_not_modelled_is_a_skip() {
         "kubectl exec p -- ls",
         "kyverno apply policy.yaml --cluster",
         "kubectl apply -f good.yaml --as nancy",
-        "kubectl patch configmap kyverno -n kyverno -p '{}'",
+        "kubectl get deployment kyverno-admission-controller -n kyverno",
+        "kubectl get secrets -n kyverno",
+        "kubectl get configmap kyverno -n kyverno -o json",
+        "kubectl patch configmap kyverno -n kyverno -p '{\"data\":{\"resourceFilters\":\"\"}}'",
     ] {
         assert!(
             matches!(ran(&script(src, None), &mut c, dir.path()), Ran::Skip(_)),
@@ -110,4 +113,24 @@ fn delete_all_removes_what_the_cluster_holds_and_update_requests_exit_zero() {
             .iter()
             .all(|o| super::super::cluster::text(o, "/kind") != "ClusterPolicy")
     );
+}
+
+#[test]
+fn kyvernos_config_map_takes_the_honoured_keys_and_no_update_request_is_left() {
+    let (dir, mut c) = setup(&[]);
+    let patch = script(
+        "kubectl patch configmap kyverno -p '{\"data\":{\"generateSuccessEvents\":\"true\"}}' -n kyverno",
+        None,
+    );
+    let Ran::Agree(written) = ran(&patch, &mut c, dir.path()) else {
+        panic!("expected agreement")
+    };
+    assert_eq!(written.len(), 1);
+    assert!(crate::offline::conformance::controllers::install::settings(&c.objects).success_events);
+    let check: Value = serde_json::from_str(
+        r#"{"(trim_space($stderr))": "No resources found in kyverno namespace."}"#,
+    )
+    .unwrap();
+    let get = script("kubectl get updaterequests -n kyverno", Some(check));
+    assert!(matches!(ran(&get, &mut c, dir.path()), Ran::Agree(_)));
 }
