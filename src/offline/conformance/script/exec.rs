@@ -11,6 +11,9 @@ use std::path::PathBuf;
 use super::shell::{Node, Redir, RedirKind, parse, substitution_end};
 use super::tools;
 
+#[path = "helper.rs"]
+mod helper;
+
 /// Bounds of one run.
 const MAX_STEPS: usize = 100_000;
 const MAX_DEPTH: usize = 48;
@@ -130,6 +133,10 @@ pub struct Shell<'h> {
     status: i32,
     steps: usize,
     depth: usize,
+    /// `$0` and the positional parameters.
+    args: Vec<String>,
+    /// Helper scripts running ([`helper`]).
+    helpers: usize,
 }
 
 /// A fd's destination while a command runs.
@@ -151,6 +158,8 @@ impl<'h> Shell<'h> {
             status: 0,
             steps: 0,
             depth: 0,
+            args: vec!["sh".into()],
+            helpers: 0,
         }
     }
 
@@ -490,7 +499,7 @@ impl<'h> Shell<'h> {
                     return Ok(status);
                 }
                 if name.contains('/') {
-                    return Err(Unwind::Skip(format!("helper script `{name}`")));
+                    return self.helper(name, args, io);
                 }
                 let files = &mut self.files;
                 self.host.program(argv, io, files)
@@ -644,7 +653,11 @@ impl<'h> Shell<'h> {
                 let name: String = chars[i + 1..j].iter().collect();
                 Ok((Some(self.var(&name, io)?), j))
             }
-            Some(c) if c.is_ascii_digit() || matches!(c, '#' | '@' | '*' | '$' | '!' | '-') => {
+            Some(c) if c.is_ascii_digit() || *c == '#' => match self.positional(*c) {
+                Some(v) => Ok((Some(v), i + 2)),
+                None => Err(Unwind::Skip(format!("special parameter `${c}`"))),
+            },
+            Some(c) if matches!(c, '@' | '*' | '$' | '!' | '-') => {
                 Err(Unwind::Skip(format!("special parameter `${c}`")))
             }
             _ => Ok((None, i + 1)),

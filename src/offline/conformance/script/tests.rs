@@ -134,3 +134,26 @@ fn kyvernos_config_map_takes_the_honoured_keys_and_no_update_request_is_left() {
     let get = script("kubectl get updaterequests -n kyverno", Some(check));
     assert!(matches!(ran(&get, &mut c, dir.path()), Ran::Agree(_)));
 }
+
+#[test]
+fn a_helper_script_of_the_folder_runs_as_a_child_shell() {
+    let helper = "#!/usr/bin/env bash\nset -e\nif [ $# -ne 1 ]; then\n  echo \"usage: $0 NAME\"\n  exit 3\nfi\nX=changed\nkubectl get pod \"$1\" -o jsonpath='{.metadata.name}'\n";
+    let (dir, mut c) = setup(&[("good.yaml", GOOD), ("check.sh", helper)]);
+    let s = script(
+        "kubectl apply -f good.yaml\nX=kept\n./check.sh good\necho \" $X\"",
+        None,
+    );
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    let check: Value = serde_json::from_str(
+        r#"{"($stdout)": "usage: ./check.sh NAME\n", "($error)": "exit status 3"}"#,
+    )
+    .unwrap();
+    let s = script("./check.sh", Some(check));
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    for src in ["../x.sh", "/bin/x.sh"] {
+        assert!(
+            matches!(ran(&script(src, None), &mut c, dir.path()), Ran::Skip(_)),
+            "{src}"
+        );
+    }
+}
