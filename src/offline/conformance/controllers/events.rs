@@ -228,11 +228,17 @@ fn kyvernos(cluster: &Cluster, expected: &Value, present: bool) -> Result<Vec<Va
         // successes it recorded.
         ADMISSION => match &cluster.reports.events_possible {
             Some(why) => Err(why.clone()),
-            None => Ok(cluster.reports.applied.clone()),
+            None => Ok(cluster
+                .reports
+                .applied
+                .iter()
+                .filter(|e| text(e, "/reportingComponent") == ADMISSION)
+                .cloned()
+                .collect()),
         },
         // No UpdateRequest, no event of the generate controller.
         GENERATE if !cluster.update_requests => Ok(Vec::new()),
-        GENERATE => Err("the events of kyverno-generate's UpdateRequests".into()),
+        GENERATE => generate_events(cluster, expected, present),
         "" => Err("an event whatever its reporting component".into()),
         other => Err(format!("events of {other}")),
     }
@@ -330,19 +336,129 @@ pub fn admission_applied(
             if !settings.emits_success(action) {
                 continue;
             }
-            let mut e = event(
+            let e = event(
                 &policy_reference(policy),
                 Some(&reports::reference(object)),
                 message,
                 ADMISSION,
             );
-            e["reason"] = json!("PolicyApplied");
-            e["type"] = json!("Normal");
-            e["action"] = json!(action);
-            out.push(e);
+            out.push(applied(e, action));
         }
     }
     Ok(out)
+}
+
+/// pkg/event/action.go: the action of a generated resource's event.
+const RESOURCE_GENERATED: &str = "Resource Generated";
+const NO_ACTION: &str = "None";
+
+/// The PolicyApplied events of the generate controller when an UpdateRequest made or
+/// updated `made` (pkg/background/generate/controller.go `applyGenerate`, events.go
+/// `NewResourceGenerationEvent` on the resource, `NewBackgroundSuccessEvent` on the
+/// policy, related to the resource), as `settings` let them through. The policy and rule
+/// are read from the labels Kyverno puts on what it generates.
+pub fn generated(objects: &[Value], made: &Value, settings: &Settings) -> Vec<Value> {
+    use crate::offline::kyverno::generate::{POLICY_NAME, POLICY_NAMESPACE, RULE_NAME};
+    let label = |k: &str| {
+        made.pointer("/metadata/labels")
+            .and_then(|l| l.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let (name, ns, rule) = (
+        label(POLICY_NAME),
+        label(POLICY_NAMESPACE),
+        label(RULE_NAME),
+    );
+    if name.is_empty() {
+        return Vec::new();
+    }
+    let kind = if ns.is_empty() {
+        "ClusterPolicy"
+    } else {
+        "Policy"
+    };
+    let mut regarding = objects
+        .iter()
+        .find(|o| {
+            text(o, "/kind") == kind
+                && text(o, "/metadata/name") == name
+                && text(o, "/metadata/namespace") == ns
+        })
+        .map(reports::reference)
+        .unwrap_or_else(|| json!({"kind": kind, "name": name}));
+    regarding["apiVersion"] = json!("kyverno.io/v1");
+    let key = if ns.is_empty() {
+        name.clone()
+    } else {
+        format!("{ns}/{name}")
+    };
+    let resource = reports::reference(made);
+    let mut out = Vec::new();
+    if settings.emits_success(NO_ACTION) {
+        let message = format!(
+            "Created {} {} as a result of applying policy {key}/{rule}",
+            text(made, "/kind"),
+            text(made, "/metadata/name")
+        );
+        out.push(applied(
+            event(&resource, None, message, GENERATE),
+            NO_ACTION,
+        ));
+    }
+    if settings.emits_success(RESOURCE_GENERATED) {
+        let e = event(
+            &regarding,
+            Some(&resource),
+            "resource generated".into(),
+            GENERATE,
+        );
+        out.push(applied(e, RESOURCE_GENERATED));
+    }
+    out
+}
+
+fn applied(mut e: Value, action: &str) -> Value {
+    e["reason"] = json!("PolicyApplied");
+    e["type"] = json!("Normal");
+    e["action"] = json!(action);
+    e
+}
+
+/// The generate controller's events an assertion on `expected` is judged against: the
+/// successes recorded when `expected` is one of them; otherwise (a failure, an absence,
+/// a success the model missed) the UpdateRequests' events are not known.
+fn generate_events(
+    cluster: &Cluster,
+    expected: &Value,
+    present: bool,
+) -> Result<Vec<Value>, String> {
+    let unknown = || Err("the events of kyverno-generate's UpdateRequests".to_string());
+    let cel = cluster.objects.iter().any(|o| {
+        matches!(
+            text(o, "/kind").as_str(),
+            "GeneratingPolicy" | "NamespacedGeneratingPolicy"
+        )
+    });
+    if !present || cel {
+        return unknown();
+    }
+    let recorded: Vec<Value> = cluster
+        .reports
+        .applied
+        .iter()
+        .filter(|e| text(e, "/reportingComponent") == GENERATE)
+        .cloned()
+        .collect();
+    let bindings = Default::default();
+    let found = recorded.iter().any(|e| {
+        matches!(
+            crate::offline::conformance::assert::judge(expected, e, &bindings),
+            crate::offline::conformance::assert::Judged::Match
+        )
+    });
+    if found { Ok(recorded) } else { unknown() }
 }
 
 #[cfg(test)]

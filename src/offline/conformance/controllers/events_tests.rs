@@ -171,3 +171,37 @@ fn a_failing_rule_makes_no_policy_applied_event() {
     ok(c.apply(&config_map(json!({})), false));
     assert!(c.reports.applied.is_empty());
 }
+
+#[test]
+fn a_generated_resource_has_its_success_events_with_generate_success_events() {
+    let policy_event = json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"namespace": "default"},
+        "involvedObject": {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "name": "default"},
+        "type": "Normal", "reason": "PolicyApplied", "message": "resource generated",
+        "action": "Resource Generated", "reportingComponent": "kyverno-generate"});
+    let resource_event = json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"namespace": "ns-2"},
+        "involvedObject": {"apiVersion": "v1", "kind": "ConfigMap", "name": "made",
+            "namespace": "ns-2"},
+        "type": "Normal", "reason": "PolicyApplied", "action": "None",
+        "reportingComponent": "kyverno-generate"});
+    let mut c = Cluster::new("t");
+    success_events(&mut c, "true");
+    ok(c.apply(&netpol_policy(), false));
+    ok(c.apply(&namespace("ns-2"), false));
+    for expected in [&policy_event, &resource_event] {
+        let found = candidates(&c, expected, true).unwrap();
+        assert!(
+            found
+                .iter()
+                .any(|e| matches!(judge(expected, e, &Default::default()), Judged::Match)),
+            "{expected}"
+        );
+    }
+    // Without the setting the successes are dropped, and a failure is not told.
+    let mut c = Cluster::new("t");
+    ok(c.apply(&netpol_policy(), false));
+    ok(c.apply(&namespace("ns-2"), false));
+    assert!(candidates(&c, &policy_event, true).is_err());
+}

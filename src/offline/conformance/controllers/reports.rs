@@ -222,7 +222,9 @@ pub struct Admissions {
     /// `GenerateEvents`: failures, errors and exceptions make events; successes make
     /// PolicyApplied events, dropped without `generateSuccessEvents`).
     pub events_possible: Option<String>,
-    /// The PolicyApplied events admission emitted ([`super::events::admission_applied`]).
+    /// The PolicyApplied events Kyverno emitted: admission's
+    /// ([`super::events::admission_applied`]), the generate controller's
+    /// ([`super::events::generated`]).
     pub applied: Vec<Value>,
 }
 
