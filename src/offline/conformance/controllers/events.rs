@@ -223,6 +223,10 @@ fn kyvernos(cluster: &Cluster, expected: &Value, present: bool) -> Result<Vec<Va
     let component = text(expected, "/reportingComponent");
     match component.as_str() {
         SCAN if !present => Err("the absence of past background scans' events".into()),
+        // A scan's successes are PolicyApplied events with generateSuccessEvents.
+        SCAN if super::install::settings(&cluster.objects).success_events => {
+            Err("the success events of background scans".into())
+        }
         SCAN => scan_events(cluster),
         // Admission emitted no event unless one of its causes happened, besides the
         // successes it recorded.
@@ -459,6 +463,50 @@ fn generate_events(
         )
     });
     if found { Ok(recorded) } else { unknown() }
+}
+
+/// Kyverno's reasons (pkg/event/reason.go): no event of Kubernetes' own components
+/// carries them, so whether a listing of Events holds one is told by Kyverno's events.
+pub const REASONS: &[&str] = &[
+    "PolicyViolation",
+    "PolicyApplied",
+    "PolicyError",
+    "PolicySkipped",
+];
+
+/// Every Event in `namespace` (all namespaces when empty) the cluster holds and Kyverno
+/// emitted, when the model knows all of Kyverno's; Kubernetes' own components' events are
+/// not among them.
+pub fn listed(cluster: &Cluster, namespace: &str) -> Result<Vec<Value>, String> {
+    if let Some(o) = cluster
+        .objects
+        .iter()
+        .find(|o| reports::UNMODELLED_SOURCES.contains(&text(o, "/kind").as_str()))
+    {
+        return Err(format!("events of a {}", text(o, "/kind")));
+    }
+    if reports::scanned(cluster).iter().any(|(_, results)| {
+        results
+            .iter()
+            .any(|r| !matches!(r.status, RuleStatus::Skip) || r.events_unmodelled.is_some())
+    }) {
+        return Err("the events of background scans".into());
+    }
+    if cluster.update_requests || cluster.made_in_background {
+        return Err("the events of Kyverno's background controller".into());
+    }
+    if let Some(why) = &cluster.reports.events_possible {
+        return Err(why.clone());
+    }
+    let in_ns = |e: &&Value| namespace.is_empty() || text(e, "/metadata/namespace") == namespace;
+    Ok(cluster
+        .objects
+        .iter()
+        .filter(|o| text(o, "/kind") == "Event")
+        .chain(cluster.reports.applied.iter())
+        .filter(in_ns)
+        .cloned()
+        .collect())
 }
 
 #[cfg(test)]

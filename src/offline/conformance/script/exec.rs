@@ -20,11 +20,14 @@ const MAX_DEPTH: usize = 48;
 const MAX_OUTPUT: usize = 4 << 20;
 
 /// Why a text is not exactly what the live command prints.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Unknown {
     pub why: String,
     /// Its lines are one per item even so (a table without headers): `wc -l` may count.
     pub lines_exact: bool,
+    /// Words whose presence in the live text the known part decides (the unknown parts
+    /// never hold them): `contains(…, word)` may be judged ([`super::words`]).
+    pub decides: Vec<String>,
 }
 
 /// Text on a stream.
@@ -44,8 +47,11 @@ impl Text {
 
     fn push(&mut self, t: &Text) {
         self.s.push_str(&t.s);
-        if self.unknown.is_none() {
-            self.unknown.clone_from(&t.unknown);
+        match (&mut self.unknown, &t.unknown) {
+            (None, _) => self.unknown.clone_from(&t.unknown),
+            // Both in part: only the words both decide stay decided.
+            (Some(u), Some(v)) => u.decides.retain(|w| v.decides.contains(w)),
+            (Some(_), None) => {}
         }
     }
 

@@ -20,6 +20,7 @@ use crate::offline::conformance::controllers::install;
 const KUBECONFIG_NAMESPACE: &str = "default";
 
 mod all;
+mod events;
 
 /// Most documents one `-f` may hold.
 const MAX_DOCUMENTS: usize = 256;
@@ -191,6 +192,7 @@ impl Kubectl<'_> {
         let unknown = w.unknown.as_ref().map(|why| Unknown {
             why: format!("warnings kubectl may print: {why}"),
             lines_exact: false,
+            ..Default::default()
         });
         if !s.is_empty() || unknown.is_some() {
             io.write(2, Text { s, unknown });
@@ -272,6 +274,7 @@ impl Kubectl<'_> {
                 unknown: unknown.map(|why| Unknown {
                     why,
                     lines_exact: false,
+                    ..Default::default()
                 }),
             },
         );
@@ -805,6 +808,9 @@ impl Kubectl<'_> {
         {
             return Err(skip(why));
         }
+        if names.is_empty() && r.kind == "Event" {
+            return self.get_events(args, &ns, io);
+        }
         // install.rs: the UpdateRequests the replay's background work stands for are done
         // and deleted.
         if names.is_empty() && r.kind != "UpdateRequest" && !self.cluster_holds_all_of(&r.kind) {
@@ -859,6 +865,7 @@ impl Kubectl<'_> {
                         unknown: Some(Unknown {
                             why: "a kubectl table's columns".into(),
                             lines_exact: true,
+                            ..Default::default()
                         }),
                     },
                 );

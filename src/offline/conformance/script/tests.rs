@@ -157,3 +157,25 @@ fn a_helper_script_of_the_folder_runs_as_a_child_shell() {
         );
     }
 }
+
+#[test]
+fn an_event_listing_tells_whether_it_holds_kyvernos_reasons() {
+    let (dir, mut c) = setup(&[("good.yaml", GOOD)]);
+    let check = |word: &str, expected: bool| -> Value {
+        serde_json::from_str(&format!(
+            r#"{{"(contains($stdout, '{word}'))": {expected}}}"#
+        ))
+        .unwrap()
+    };
+    let get = |chk: Value| script("kubectl get event -n default", Some(chk));
+    // Nothing admitted or scanned yet: no event of Kyverno's.
+    assert!(matches!(
+        ran(&get(check("PolicyApplied", false)), &mut c, dir.path()),
+        Ran::Agree(_)
+    ));
+    // A word Kubernetes' own events may hold is not told.
+    assert!(matches!(
+        ran(&get(check("Scheduled", false)), &mut c, dir.path()),
+        Ran::Skip(_)
+    ));
+}
