@@ -380,8 +380,16 @@ impl<'h> Shell<'h> {
         let mut targets: BTreeMap<u8, Target> = [(1, Target::Fd(1)), (2, Target::Fd(2))].into();
         let mut stdin = io.stdin.clone();
         for r in redirs {
-            let target = self.single(&r.target, io)?;
+            let target = match r.kind {
+                RedirKind::HereRaw => r.target.clone(),
+                RedirKind::Here if r.target.contains('`') => {
+                    return Err(Unwind::Skip("backquotes in a here-document".into()));
+                }
+                RedirKind::Here => self.single(&here_quoted(&r.target), io)?,
+                _ => self.single(&r.target, io)?,
+            };
             match r.kind {
+                RedirKind::Here | RedirKind::HereRaw => stdin = Text::known(target),
                 RedirKind::In => match self.files.read(&target) {
                     Ok(s) => stdin = Text::known(s),
                     Err(e) => {
@@ -680,6 +688,28 @@ impl<'h> Shell<'h> {
             None => Ok(String::new()),
         }
     }
+}
+
+/// A here-document's body as a double-quoted word: expanded alike (`$`, `` ` ``, `\\`
+/// and a newline stay special after a backslash), its `"` literal.
+fn here_quoted(body: &str) -> String {
+    let mut out = String::from("\"");
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some('$' | '`' | '\\' | '\n')) => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            }
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn is_name(s: &str) -> bool {

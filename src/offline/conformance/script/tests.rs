@@ -179,3 +179,22 @@ fn an_event_listing_tells_whether_it_holds_kyvernos_reasons() {
         Ran::Skip(_)
     ));
 }
+
+#[test]
+fn a_here_document_is_the_commands_stdin() {
+    let (dir, mut c) = setup(&[]);
+    let check: Value =
+        serde_json::from_str(r#"{"($stdout)": "name: a \"b\" $X\nname: x\n"}"#).unwrap();
+    let s = script(
+        "X=x\ncat <<'EOF'\nname: a \"b\" $X\nEOF\ncat <<-EOF | cat\n\tname: $X\n\tEOF\n",
+        Some(check),
+    );
+    let r = ran(&s, &mut c, dir.path());
+    assert!(
+        matches!(r, Ran::Agree(_)),
+        "{:?}",
+        matches!(r, Ran::Skip(_))
+    );
+    let s = script("cat <<EOF\nno end\n", None);
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Skip(_)));
+}
