@@ -293,7 +293,12 @@ pub fn admission_applied(
     }
     let name = text(object, "/metadata/name");
     if name.is_empty() {
-        return Ok(Vec::new());
+        // A deletion's response names the old object: its successes are not made here.
+        return if resp.results.iter().any(|r| r.status == RuleStatus::Pass) {
+            Err("the success events of a deletion".into())
+        } else {
+            Ok(Vec::new())
+        };
     }
     let ns = text(object, "/metadata/namespace");
     let subject = if ns.is_empty() {
