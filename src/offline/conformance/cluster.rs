@@ -307,7 +307,9 @@ impl Cluster {
     /// Admission of a create or update, then the object stored and the background work.
     fn write(&mut self, new: Value, old: Option<Value>) -> Answer {
         let kind = text(&new, "/kind");
-        if let Some(skip) = Skip::for_kind(&new) {
+        if let Some(skip) = Skip::for_kind(&new)
+            .or_else(|| super::controllers::install::unmodelled_write(&new, old.as_ref()))
+        {
             return Answer::Undecidable(skip);
         }
         if let Some(skip) =
@@ -426,8 +428,9 @@ impl Cluster {
         let uid = object.pointer("/metadata/uid").cloned();
         self.store_as(object.clone(), uid);
         self.global_context_written(&object);
+        let settings = super::controllers::install::settings(&self.objects);
         self.reports
-            .admitted(&object, &admitted.policies, &admitted.response);
+            .admitted(&object, &admitted.policies, &admitted.response, &settings);
         let answer = self.background(&object, old.as_ref(), &admitted.response);
         if matches!(kind.as_str(), "ClusterPolicy" | "Policy") {
             self.policy_written(&object, old.as_ref());
@@ -743,7 +746,9 @@ impl Cluster {
                 self.reports.refused();
                 return Answer::Refused(msg);
             }
-            self.reports.admitted(&Value::Null, &policies, &resp);
+            let settings = super::controllers::install::settings(&self.objects);
+            self.reports
+                .admitted(&Value::Null, &policies, &resp, &settings);
         }
         if let Some(answer) = self.finalizing(&old, wait) {
             return answer;

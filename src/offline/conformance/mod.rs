@@ -86,9 +86,6 @@ impl Skip {
             "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => {
                 Some(Skip::Registry(kind))
             }
-            "ConfigMap" if text(obj, "/metadata/namespace") == "kyverno" => {
-                Some(Skip::KyvernoConfig)
-            }
             _ => None,
         }
     }

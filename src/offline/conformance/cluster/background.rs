@@ -253,6 +253,10 @@ impl Cluster {
             self.made_in_background = true;
             self.store(g.clone());
             let stored = self.find(&Key::of(&g)).cloned().unwrap_or(g);
+            let settings = super::super::controllers::install::settings(&self.objects);
+            let events =
+                super::super::controllers::events::generated(&self.objects, &stored, &settings);
+            self.reports.applied.extend(events);
             let op = if old.is_some() { "UPDATE" } else { "CREATE" };
             let old = old.unwrap_or(Value::Null);
             self.trigger_sync(op, &stored, &old, Writer::Background, depth + 1);

@@ -35,8 +35,9 @@
 use serde_json::{Value, json};
 
 use super::super::cluster::{Cluster, text};
+use super::install::Settings;
 use super::reports::{self, Reported};
-use crate::offline::kyverno::RuleStatus;
+use crate::offline::kyverno::{Policy, Response, RuleKind, RuleStatus};
 
 const SCAN: &str = "kyverno-scan";
 const ADMISSION: &str = "kyverno-admission";
@@ -222,18 +223,295 @@ fn kyvernos(cluster: &Cluster, expected: &Value, present: bool) -> Result<Vec<Va
     let component = text(expected, "/reportingComponent");
     match component.as_str() {
         SCAN if !present => Err("the absence of past background scans' events".into()),
+        // A scan's successes are PolicyApplied events with generateSuccessEvents.
+        SCAN if super::install::settings(&cluster.objects).success_events => {
+            Err("the success events of background scans".into())
+        }
         SCAN => scan_events(cluster),
-        // Admission emitted no event unless one of its causes happened.
+        // Admission emitted no event unless one of its causes happened, besides the
+        // successes it recorded.
         ADMISSION => match &cluster.reports.events_possible {
             Some(why) => Err(why.clone()),
-            None => Ok(Vec::new()),
+            None => Ok(cluster
+                .reports
+                .applied
+                .iter()
+                .filter(|e| text(e, "/reportingComponent") == ADMISSION)
+                .cloned()
+                .collect()),
         },
         // No UpdateRequest, no event of the generate controller.
         GENERATE if !cluster.update_requests => Ok(Vec::new()),
-        GENERATE => Err("the events of kyverno-generate's UpdateRequests".into()),
+        GENERATE => generate_events(cluster, expected, present),
         "" => Err("an event whatever its reporting component".into()),
         other => Err(format!("events of {other}")),
     }
+}
+
+/// pkg/event/action.go: the actions of PolicyApplied events.
+const RESOURCE_PASSED: &str = "Resource Passed";
+const RESOURCE_MUTATED: &str = "Resource Mutated";
+
+/// A reference to a Kyverno policy as its events carry it (`kyverno.io/v1`).
+fn policy_reference(policy: &Policy) -> Value {
+    let mut r = reports::reference(&policy.raw);
+    r["apiVersion"] = json!("kyverno.io/v1");
+    r["kind"] = json!(if policy.namespace.is_some() {
+        "Policy"
+    } else {
+        "ClusterPolicy"
+    });
+    r["name"] = json!(policy.name);
+    if let Some(ns) = &policy.namespace {
+        r["namespace"] = json!(ns);
+    }
+    r
+}
+
+/// The PolicyApplied events admission of `object` emits (pkg/webhooks/utils/event.go
+/// `GenerateEvents`, pkg/event/events.go `NewPolicyAppliedEvent`): one per engine
+/// response — a policy's standard mutate rules (mutation.go), its validate rules
+/// (handlers.go) — that has results, none failing or erring and none skipped; on the
+/// policy, related to the resource. Those `settings` drop are left out (controller.go
+/// `Add`). `Err` when admission ran what the model has no success events for (image
+/// verification).
+pub fn admission_applied(
+    object: &Value,
+    policies: &[Policy],
+    resp: &Response,
+    settings: &Settings,
+) -> Result<Vec<Value>, String> {
+    if !settings.success_events {
+        return Ok(Vec::new());
+    }
+    if resp
+        .results
+        .iter()
+        .any(|r| r.kind == RuleKind::VerifyImages)
+    {
+        return Err("the success events of image verification".into());
+    }
+    let name = text(object, "/metadata/name");
+    if name.is_empty() {
+        // A deletion's response names the old object: its successes are not made here.
+        return if resp.results.iter().any(|r| r.status == RuleStatus::Pass) {
+            Err("the success events of a deletion".into())
+        } else {
+            Ok(Vec::new())
+        };
+    }
+    let ns = text(object, "/metadata/namespace");
+    let subject = if ns.is_empty() {
+        format!("{} {name}", text(object, "/kind"))
+    } else {
+        format!("{} {ns}/{name}", text(object, "/kind"))
+    };
+    let mut out = Vec::new();
+    for policy in policies {
+        let validates = policy
+            .rules
+            .iter()
+            .any(|r| r.validate.is_some() || r.verify_images.is_some());
+        let standard_mutate = |rule: &str| {
+            policy.rules.iter().any(|r| {
+                r.name == rule
+                    && r.mutate
+                        .as_ref()
+                        .is_some_and(|m| m.get("targets").is_none())
+            })
+        };
+        for webhook in [RuleKind::Mutate, RuleKind::Validate] {
+            let rules: Vec<RuleStatus> = resp
+                .results
+                .iter()
+                .filter(|r| r.policy == policy.name && r.kind == webhook)
+                .filter(|r| webhook != RuleKind::Mutate || standard_mutate(&r.rule))
+                .map(|r| r.status)
+                .collect();
+            let failed = rules
+                .iter()
+                .any(|s| matches!(s, RuleStatus::Fail | RuleStatus::Error));
+            if rules.is_empty() || failed || rules.contains(&RuleStatus::Skip) {
+                continue;
+            }
+            let (message, action) = if validates {
+                (format!("{subject}: pass"), RESOURCE_PASSED)
+            } else {
+                (
+                    format!("{subject} is successfully mutated"),
+                    RESOURCE_MUTATED,
+                )
+            };
+            if !settings.emits_success(action) {
+                continue;
+            }
+            let e = event(
+                &policy_reference(policy),
+                Some(&reports::reference(object)),
+                message,
+                ADMISSION,
+            );
+            out.push(applied(e, action));
+        }
+    }
+    Ok(out)
+}
+
+/// pkg/event/action.go: the action of a generated resource's event.
+const RESOURCE_GENERATED: &str = "Resource Generated";
+const NO_ACTION: &str = "None";
+
+/// The PolicyApplied events of the generate controller when an UpdateRequest made or
+/// updated `made` (pkg/background/generate/controller.go `applyGenerate`, events.go
+/// `NewResourceGenerationEvent` on the resource, `NewBackgroundSuccessEvent` on the
+/// policy, related to the resource), as `settings` let them through. The policy and rule
+/// are read from the labels Kyverno puts on what it generates.
+pub fn generated(objects: &[Value], made: &Value, settings: &Settings) -> Vec<Value> {
+    use crate::offline::kyverno::generate::{POLICY_NAME, POLICY_NAMESPACE, RULE_NAME};
+    let label = |k: &str| {
+        made.pointer("/metadata/labels")
+            .and_then(|l| l.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let (name, ns, rule) = (
+        label(POLICY_NAME),
+        label(POLICY_NAMESPACE),
+        label(RULE_NAME),
+    );
+    if name.is_empty() {
+        return Vec::new();
+    }
+    let kind = if ns.is_empty() {
+        "ClusterPolicy"
+    } else {
+        "Policy"
+    };
+    let mut regarding = objects
+        .iter()
+        .find(|o| {
+            text(o, "/kind") == kind
+                && text(o, "/metadata/name") == name
+                && text(o, "/metadata/namespace") == ns
+        })
+        .map(reports::reference)
+        .unwrap_or_else(|| json!({"kind": kind, "name": name}));
+    regarding["apiVersion"] = json!("kyverno.io/v1");
+    let key = if ns.is_empty() {
+        name.clone()
+    } else {
+        format!("{ns}/{name}")
+    };
+    let resource = reports::reference(made);
+    let mut out = Vec::new();
+    if settings.emits_success(NO_ACTION) {
+        let message = format!(
+            "Created {} {} as a result of applying policy {key}/{rule}",
+            text(made, "/kind"),
+            text(made, "/metadata/name")
+        );
+        out.push(applied(
+            event(&resource, None, message, GENERATE),
+            NO_ACTION,
+        ));
+    }
+    if settings.emits_success(RESOURCE_GENERATED) {
+        let e = event(
+            &regarding,
+            Some(&resource),
+            "resource generated".into(),
+            GENERATE,
+        );
+        out.push(applied(e, RESOURCE_GENERATED));
+    }
+    out
+}
+
+fn applied(mut e: Value, action: &str) -> Value {
+    e["reason"] = json!("PolicyApplied");
+    e["type"] = json!("Normal");
+    e["action"] = json!(action);
+    e
+}
+
+/// The generate controller's events an assertion on `expected` is judged against: the
+/// successes recorded when `expected` is one of them; otherwise (a failure, an absence,
+/// a success the model missed) the UpdateRequests' events are not known.
+fn generate_events(
+    cluster: &Cluster,
+    expected: &Value,
+    present: bool,
+) -> Result<Vec<Value>, String> {
+    let unknown = || Err("the events of kyverno-generate's UpdateRequests".to_string());
+    let cel = cluster.objects.iter().any(|o| {
+        matches!(
+            text(o, "/kind").as_str(),
+            "GeneratingPolicy" | "NamespacedGeneratingPolicy"
+        )
+    });
+    if !present || cel {
+        return unknown();
+    }
+    let recorded: Vec<Value> = cluster
+        .reports
+        .applied
+        .iter()
+        .filter(|e| text(e, "/reportingComponent") == GENERATE)
+        .cloned()
+        .collect();
+    let bindings = Default::default();
+    let found = recorded.iter().any(|e| {
+        matches!(
+            crate::offline::conformance::assert::judge(expected, e, &bindings),
+            crate::offline::conformance::assert::Judged::Match
+        )
+    });
+    if found { Ok(recorded) } else { unknown() }
+}
+
+/// Kyverno's reasons (pkg/event/reason.go): no event of Kubernetes' own components
+/// carries them, so whether a listing of Events holds one is told by Kyverno's events.
+pub const REASONS: &[&str] = &[
+    "PolicyViolation",
+    "PolicyApplied",
+    "PolicyError",
+    "PolicySkipped",
+];
+
+/// Every Event in `namespace` (all namespaces when empty) the cluster holds and Kyverno
+/// emitted, when the model knows all of Kyverno's; Kubernetes' own components' events are
+/// not among them.
+pub fn listed(cluster: &Cluster, namespace: &str) -> Result<Vec<Value>, String> {
+    if let Some(o) = cluster
+        .objects
+        .iter()
+        .find(|o| reports::UNMODELLED_SOURCES.contains(&text(o, "/kind").as_str()))
+    {
+        return Err(format!("events of a {}", text(o, "/kind")));
+    }
+    if reports::scanned(cluster).iter().any(|(_, results)| {
+        results
+            .iter()
+            .any(|r| !matches!(r.status, RuleStatus::Skip) || r.events_unmodelled.is_some())
+    }) {
+        return Err("the events of background scans".into());
+    }
+    if cluster.update_requests || cluster.made_in_background {
+        return Err("the events of Kyverno's background controller".into());
+    }
+    if let Some(why) = &cluster.reports.events_possible {
+        return Err(why.clone());
+    }
+    let in_ns = |e: &&Value| namespace.is_empty() || text(e, "/metadata/namespace") == namespace;
+    Ok(cluster
+        .objects
+        .iter()
+        .filter(|o| text(o, "/kind") == "Event")
+        .chain(cluster.reports.applied.iter())
+        .filter(in_ns)
+        .cloned()
+        .collect())
 }
 
 #[cfg(test)]

@@ -110,3 +110,98 @@ fn an_event_whatever_its_component_is_still_not_told() {
     let other = json!({"apiVersion": "v1", "kind": "Event", "reportingComponent": "kubelet"});
     assert!(candidates(&c, &other, true).unwrap().is_empty());
 }
+
+fn require_team(action: &str) -> Value {
+    json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+        "metadata": {"name": "require-team"},
+        "spec": {"background": false, "rules": [{"name": "team",
+            "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
+            "validate": {"failureAction": action, "message": "team",
+                "pattern": {"metadata": {"labels": {"team": "?*"}}}}}]}})
+}
+
+fn applied_event() -> Value {
+    json!({"apiVersion": "v1", "kind": "Event", "metadata": {"namespace": "default"},
+        "involvedObject": {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "name": "require-team"},
+        "type": "Normal", "reason": "PolicyApplied", "action": "Resource Passed",
+        "message": "ConfigMap t/foo: pass", "reportingComponent": "kyverno-admission"})
+}
+
+fn config_map(labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "foo", "namespace": "t", "labels": labels}})
+}
+
+fn success_events(c: &mut Cluster, on: &str) {
+    let mut cm = crate::offline::conformance::controllers::install::objects().remove(0);
+    cm["data"]["generateSuccessEvents"] = json!(on);
+    ok(c.apply(&cm, false));
+}
+
+#[test]
+fn a_passing_admission_emits_policy_applied_only_with_generate_success_events() {
+    let found = |c: &Cluster| {
+        candidates(c, &applied_event(), true)
+            .unwrap()
+            .iter()
+            .any(|e| {
+                matches!(
+                    judge(&applied_event(), e, &Default::default()),
+                    Judged::Match
+                )
+            })
+    };
+    let mut c = Cluster::new("t");
+    ok(c.apply(&require_team("Enforce"), false));
+    ok(c.apply(&config_map(json!({"team": "a"})), false));
+    assert!(!found(&c));
+    let mut c = Cluster::new("t");
+    success_events(&mut c, "true");
+    ok(c.apply(&require_team("Enforce"), false));
+    ok(c.apply(&config_map(json!({"team": "a"})), false));
+    assert!(found(&c));
+}
+
+#[test]
+fn a_failing_rule_makes_no_policy_applied_event() {
+    let mut c = Cluster::new("t");
+    success_events(&mut c, "true");
+    ok(c.apply(&require_team("Audit"), false));
+    ok(c.apply(&config_map(json!({})), false));
+    assert!(c.reports.applied.is_empty());
+}
+
+#[test]
+fn a_generated_resource_has_its_success_events_with_generate_success_events() {
+    let policy_event = json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"namespace": "default"},
+        "involvedObject": {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "name": "default"},
+        "type": "Normal", "reason": "PolicyApplied", "message": "resource generated",
+        "action": "Resource Generated", "reportingComponent": "kyverno-generate"});
+    let resource_event = json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"namespace": "ns-2"},
+        "involvedObject": {"apiVersion": "v1", "kind": "ConfigMap", "name": "made",
+            "namespace": "ns-2"},
+        "type": "Normal", "reason": "PolicyApplied", "action": "None",
+        "reportingComponent": "kyverno-generate"});
+    let mut c = Cluster::new("t");
+    success_events(&mut c, "true");
+    ok(c.apply(&netpol_policy(), false));
+    ok(c.apply(&namespace("ns-2"), false));
+    for expected in [&policy_event, &resource_event] {
+        let found = candidates(&c, expected, true).unwrap();
+        assert!(
+            found
+                .iter()
+                .any(|e| matches!(judge(expected, e, &Default::default()), Judged::Match)),
+            "{expected}"
+        );
+    }
+    // Without the setting the successes are dropped, and a failure is not told.
+    let mut c = Cluster::new("t");
+    ok(c.apply(&netpol_policy(), false));
+    ok(c.apply(&namespace("ns-2"), false));
+    assert!(candidates(&c, &policy_event, true).is_err());
+}

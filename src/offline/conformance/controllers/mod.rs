@@ -19,6 +19,7 @@ pub mod cleanup;
 pub mod cleanup_run;
 pub mod deleting;
 pub mod events;
+pub mod install;
 pub mod reports;
 pub mod reports_cel;
 pub mod reports_gpol;
@@ -173,6 +174,9 @@ pub fn makes(kind: &str) -> bool {
 /// `webhooks` of a webhook configuration whose webhooks [`webhooks::build`] cannot make
 /// in full for `cluster`'s policies.
 pub fn unmodelled_part(cluster: &Cluster, kind: &str, expected: &Value) -> Option<String> {
+    if let Some(why) = install::unmodelled_read(expected) {
+        return Some(why);
+    }
     if !kind.ends_with("WebhookConfiguration") || expected.get("webhooks").is_none() {
         return None;
     }
@@ -183,9 +187,11 @@ pub fn unmodelled_part(cluster: &Cluster, kind: &str, expected: &Value) -> Optio
 }
 
 /// The objects a fresh cluster with Kyverno holds besides namespaces: its webhook
-/// configurations, no policy yet.
+/// configurations and its ConfigMap, no policy yet.
 pub fn initial_objects() -> Vec<Value> {
-    webhooks::build(&[], Features::default(), &Mapper::built_in()).configurations
+    let mut out = webhooks::build(&[], Features::default(), &Mapper::built_in()).configurations;
+    out.extend(install::objects());
+    out
 }
 
 fn generated_kind(kind: &str) -> bool {

@@ -222,12 +222,26 @@ pub struct Admissions {
     /// `GenerateEvents`: failures, errors and exceptions make events; successes make
     /// PolicyApplied events, dropped without `generateSuccessEvents`).
     pub events_possible: Option<String>,
+    /// The PolicyApplied events Kyverno emitted: admission's
+    /// ([`super::events::admission_applied`]), the generate controller's
+    /// ([`super::events::generated`]).
+    pub applied: Vec<Value>,
 }
 
 impl Admissions {
     /// Records what admission of `object` (admitted) gave; `policies` are those
     /// admission ran. A later request replaces the earlier results of the same rules.
-    pub fn admitted(&mut self, object: &Value, policies: &[Policy], resp: &kyverno::Response) {
+    pub fn admitted(
+        &mut self,
+        object: &Value,
+        policies: &[Policy],
+        resp: &kyverno::Response,
+        settings: &super::install::Settings,
+    ) {
+        match super::events::admission_applied(object, policies, resp, settings) {
+            Ok(applied) => self.applied.extend(applied),
+            Err(why) => self.events_possible = Some(why),
+        }
         if resp.results.iter().any(|r| {
             matches!(r.status, RuleStatus::Fail | RuleStatus::Error)
                 || (r.status == RuleStatus::Skip && r.message.contains("PolicyException"))

@@ -11,17 +11,23 @@ use std::path::PathBuf;
 use super::shell::{Node, Redir, RedirKind, parse, substitution_end};
 use super::tools;
 
+#[path = "helper.rs"]
+mod helper;
+
 /// Bounds of one run.
 const MAX_STEPS: usize = 100_000;
 const MAX_DEPTH: usize = 48;
 const MAX_OUTPUT: usize = 4 << 20;
 
 /// Why a text is not exactly what the live command prints.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Unknown {
     pub why: String,
     /// Its lines are one per item even so (a table without headers): `wc -l` may count.
     pub lines_exact: bool,
+    /// Words whose presence in the live text the known part decides (the unknown parts
+    /// never hold them): `contains(…, word)` may be judged ([`super::words`]).
+    pub decides: Vec<String>,
 }
 
 /// Text on a stream.
@@ -41,8 +47,11 @@ impl Text {
 
     fn push(&mut self, t: &Text) {
         self.s.push_str(&t.s);
-        if self.unknown.is_none() {
-            self.unknown.clone_from(&t.unknown);
+        match (&mut self.unknown, &t.unknown) {
+            (None, _) => self.unknown.clone_from(&t.unknown),
+            // Both in part: only the words both decide stay decided.
+            (Some(u), Some(v)) => u.decides.retain(|w| v.decides.contains(w)),
+            (Some(_), None) => {}
         }
     }
 
@@ -132,6 +141,10 @@ pub struct Shell<'h> {
     status: i32,
     steps: usize,
     depth: usize,
+    /// `$0` and the positional parameters.
+    args: Vec<String>,
+    /// Helper scripts running ([`helper`]).
+    helpers: usize,
 }
 
 /// A fd's destination while a command runs.
@@ -153,6 +166,8 @@ impl<'h> Shell<'h> {
             status: 0,
             steps: 0,
             depth: 0,
+            args: vec!["sh".into()],
+            helpers: 0,
         }
     }
 
@@ -367,8 +382,16 @@ impl<'h> Shell<'h> {
         let mut targets: BTreeMap<u8, Target> = [(1, Target::Fd(1)), (2, Target::Fd(2))].into();
         let mut stdin = io.stdin.clone();
         for r in redirs {
-            let target = self.single(&r.target, io)?;
+            let target = match r.kind {
+                RedirKind::HereRaw => r.target.clone(),
+                RedirKind::Here if r.target.contains('`') => {
+                    return Err(Unwind::Skip("backquotes in a here-document".into()));
+                }
+                RedirKind::Here => self.single(&here_quoted(&r.target), io)?,
+                _ => self.single(&r.target, io)?,
+            };
             match r.kind {
+                RedirKind::Here | RedirKind::HereRaw => stdin = Text::known(target),
                 RedirKind::In => match self.files.read(&target) {
                     Ok(s) => stdin = Text::known(s),
                     Err(e) => {
@@ -492,7 +515,7 @@ impl<'h> Shell<'h> {
                     return Ok(status);
                 }
                 if name.contains('/') {
-                    return Err(Unwind::Skip(format!("helper script `{name}`")));
+                    return self.helper(name, args, io);
                 }
                 let files = &mut self.files;
                 self.host.program(argv, io, files)
@@ -646,7 +669,11 @@ impl<'h> Shell<'h> {
                 let name: String = chars[i + 1..j].iter().collect();
                 Ok((Some(self.var(&name, io)?), j))
             }
-            Some(c) if c.is_ascii_digit() || matches!(c, '#' | '@' | '*' | '$' | '!' | '-') => {
+            Some(c) if c.is_ascii_digit() || *c == '#' => match self.positional(*c) {
+                Some(v) => Ok((Some(v), i + 2)),
+                None => Err(Unwind::Skip(format!("special parameter `${c}`"))),
+            },
+            Some(c) if matches!(c, '@' | '*' | '$' | '!' | '-') => {
                 Err(Unwind::Skip(format!("special parameter `${c}`")))
             }
             _ => Ok((None, i + 1)),
@@ -663,6 +690,28 @@ impl<'h> Shell<'h> {
             None => Ok(String::new()),
         }
     }
+}
+
+/// A here-document's body as a double-quoted word: expanded alike (`$`, `` ` ``, `\\`
+/// and a newline stay special after a backslash), its `"` literal.
+fn here_quoted(body: &str) -> String {
+    let mut out = String::from("\"");
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some('$' | '`' | '\\' | '\n')) => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            }
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn is_name(s: &str) -> bool {

@@ -14,11 +14,13 @@ use super::exec::{Files, Host, Io, Text, Unknown, Unwind};
 #[path = "subresource.rs"]
 mod subresource;
 use crate::offline::conformance::cluster::{Answer, Cluster, Key, Requester, text};
+use crate::offline::conformance::controllers::install;
 
 /// The namespace of the kubeconfig a script's kubectl uses.
 const KUBECONFIG_NAMESPACE: &str = "default";
 
 mod all;
+mod events;
 pub(super) mod listing;
 mod printed;
 mod strategic;
@@ -160,11 +162,6 @@ impl Host for Kubectl<'_> {
         if args.has(&["kubeconfig", "context", "server", "token"]) {
             return Err(skip("kubectl against another kubeconfig"));
         }
-        // Kyverno's own install (its ConfigMaps, Deployments, UpdateRequests) is not in
-        // the replay's cluster.
-        if args.get(&["n", "namespace"]) == Some("kyverno") {
-            return Err(skip("kubectl on Kyverno's own namespace"));
-        }
         let Some(verb) = args.positional.first().cloned() else {
             return Err(skip("kubectl without a subcommand"));
         };
@@ -241,6 +238,7 @@ impl Kubectl<'_> {
         let unknown = w.unknown.as_ref().map(|why| Unknown {
             why: format!("warnings kubectl may print: {why}"),
             lines_exact: false,
+            ..Default::default()
         });
         if !s.is_empty() || unknown.is_some() {
             io.write(2, Text { s, unknown });
@@ -322,6 +320,7 @@ impl Kubectl<'_> {
                 unknown: unknown.map(|why| Unknown {
                     why,
                     lines_exact: false,
+                    ..Default::default()
                 }),
             },
         );
@@ -549,7 +548,12 @@ impl Kubectl<'_> {
             name: name.to_string(),
         };
         let what = served_as(r);
-        Ok((key.clone(), self.cluster.find(&key).cloned(), what))
+        let found = self.cluster.find(&key).cloned();
+        // Kyverno's install objects the replay does not hold are not missing.
+        if let Some(why) = install::unheld(&key.kind, ns, Some(name), found.is_some()) {
+            return Err(skip(why));
+        }
+        Ok((key.clone(), found, what))
     }
 
     /// What kubectl prints for a write's answer: `ok` on success, the refusal else.
@@ -761,11 +765,15 @@ impl Kubectl<'_> {
         }
         let r = self.reference(&old);
         if new == old {
+            self.written.push(key);
             io.print(1, format!("{r} patched (no change)\n"));
             return Ok(0);
         }
         let answer = self.cluster.update(&new, false);
         self.print_warnings(io);
+        if matches!(answer, Answer::Ok) {
+            self.written.push(key);
+        }
         self.said(answer, io, "patching", format!("{r} patched"))
     }
 
@@ -839,6 +847,20 @@ impl Kubectl<'_> {
                 }
             }
         }
+        if names.is_empty()
+            && let Some(why) = install::unheld(&r.kind, &ns, None, false)
+        {
+            return Err(skip(why));
+        }
+        if let Some(why) = items
+            .iter()
+            .find_map(|o| install::unmodelled_output(o, output.as_deref()))
+        {
+            return Err(skip(why));
+        }
+        if names.is_empty() && r.kind == "Event" {
+            return self.get_events(args, &ns, io);
+        }
         if names.is_empty() && r.kind == "PolicyReport" && r.group == "wgpolicyk8s.io" {
             items =
                 crate::offline::conformance::controllers::reports_list::listed(self.cluster, &ns)
@@ -849,7 +871,9 @@ impl Kubectl<'_> {
             return Err(skip(format!(
                 "kubectl get {ty}: objects the replay's controllers would make"
             )));
-        } else if names.is_empty() {
+        } else if names.is_empty() && r.kind != "UpdateRequest" {
+            // install.rs: the UpdateRequests the replay's background work stands for are
+            // done and deleted, so they list as held.
             match self.listing(&r.kind, &ns) {
                 listing::Listing::Held => {}
                 listing::Listing::With(more) => {
@@ -888,6 +912,7 @@ impl Kubectl<'_> {
                             unknown: Some(Unknown {
                                 why: "a value of an object the replay models in part".into(),
                                 lines_exact: false,
+                                decides: Vec::new(),
                             }),
                         },
                     );
@@ -926,6 +951,7 @@ impl Kubectl<'_> {
                         unknown: Some(Unknown {
                             why: "a kubectl table's columns".into(),
                             lines_exact: true,
+                            ..Default::default()
                         }),
                     },
                 );

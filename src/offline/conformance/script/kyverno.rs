@@ -377,6 +377,7 @@ impl Out {
             unknown: Some(Unknown {
                 why: why.to_string(),
                 lines_exact: false,
+                decides: Vec::new(),
             }),
         });
     }

@@ -153,6 +153,7 @@ mod tests {
             unknown: Some(Unknown {
                 why: "x".into(),
                 lines_exact: false,
+                decides: Vec::new(),
             }),
         }
     }

@@ -1,7 +1,9 @@
 //! The POSIX-shell subset the suite's scripts are written in, parsed: words (kept raw,
 //! expanded when run), simple commands with assignments and redirections, pipelines,
-//! `&&`/`||`, `;`/newline/`&` lists, `if`/`elif`/`else`, `for … in`, `( … )`, `{ … }`.
-//! Anything else (here-documents, `while`, `case`, functions, `$((…))`, backquotes) is
+//! `&&`/`||`, `;`/newline/`&` lists, `if`/`elif`/`else`, `for … in`, `( … )`, `{ … }`,
+//! here-documents on stdin (`<<WORD`, `<<'WORD'`, `<<-WORD`: the body is the lines after
+//! the command's line up to the delimiter's; quoting the delimiter keeps it unexpanded).
+//! Anything else (`while`, `case`, functions, `$((…))`, backquotes) is
 //! [`Unsupported`], never a guess. Running is [`super::exec`]'s.
 
 /// A parse that stopped on shell syntax outside the subset (or invalid).
@@ -61,6 +63,18 @@ pub enum RedirKind {
     Append,
     In,
     Dup,
+    /// A here-document whose body is expanded (the target is the body, raw).
+    Here,
+    /// A here-document with a quoted delimiter: its body as written.
+    HereRaw,
+}
+
+/// A here-document whose body the lexer reads after the current line.
+struct Pending {
+    /// The index of its target token.
+    tok: usize,
+    delimiter: String,
+    strip_tabs: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +112,7 @@ pub fn parse(src: &str) -> Result<Node, Unsupported> {
 fn lex(src: &str) -> Result<Vec<Tok>, Unsupported> {
     let chars: Vec<char> = src.chars().collect();
     let mut toks = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         if toks.len() > MAX_TOKENS {
@@ -110,6 +125,11 @@ fn lex(src: &str) -> Result<Vec<Tok>, Unsupported> {
             '\n' => {
                 toks.push(Tok::Newline);
                 i += 1;
+                for p in std::mem::take(&mut pending) {
+                    let (body, next) = here_body(&chars, i, &p)?;
+                    toks[p.tok] = Tok::Word(body);
+                    i = next;
+                }
             }
             '#' => {
                 while i < chars.len() && chars[i] != '\n' {
@@ -150,6 +170,9 @@ fn lex(src: &str) -> Result<Vec<Tok>, Unsupported> {
                 toks.push(Tok::RParen);
                 i += 1;
             }
+            '<' if chars.get(i + 1) == Some(&'<') => {
+                i = here_document(&chars, i + 2, &mut toks, &mut pending)?;
+            }
             '>' | '<' => {
                 i = redirection(&chars, i, None, &mut toks)?;
             }
@@ -167,7 +190,78 @@ fn lex(src: &str) -> Result<Vec<Tok>, Unsupported> {
             }
         }
     }
+    if !pending.is_empty() {
+        return Err(Unsupported("a here-document without its body".into()));
+    }
     Ok(toks)
+}
+
+/// `<<[-]WORD` from `i` (after `<<`): the redirection and a target the body fills in.
+fn here_document(
+    chars: &[char],
+    mut i: usize,
+    toks: &mut Vec<Tok>,
+    pending: &mut Vec<Pending>,
+) -> Result<usize, Unsupported> {
+    let strip_tabs = chars.get(i) == Some(&'-');
+    if strip_tabs {
+        i += 1;
+    }
+    while matches!(chars.get(i), Some(' ' | '\t')) {
+        i += 1;
+    }
+    if chars.get(i) == Some(&'<') {
+        return Err(Unsupported("here-string (`<<<`)".into()));
+    }
+    let (raw, next) = word(chars, i)?;
+    if raw.is_empty() {
+        return Err(Unsupported("a here-document without a delimiter".into()));
+    }
+    let quoted = raw.contains(['\'', '"', '\\']);
+    let delimiter: String = raw
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    let kind = if quoted {
+        RedirKind::HereRaw
+    } else {
+        RedirKind::Here
+    };
+    toks.push(Tok::Redir(0, kind));
+    pending.push(Pending {
+        tok: toks.len(),
+        delimiter,
+        strip_tabs,
+    });
+    toks.push(Tok::Word(String::new()));
+    Ok(next)
+}
+
+/// The body of `p` from line start `i` up to its delimiter's line, and the index after.
+fn here_body(chars: &[char], mut i: usize, p: &Pending) -> Result<(String, usize), Unsupported> {
+    let mut body = String::new();
+    while i < chars.len() {
+        let end = chars[i..]
+            .iter()
+            .position(|c| *c == '\n')
+            .map_or(chars.len(), |n| i + n);
+        let line: String = chars[i..end].iter().collect();
+        let line = if p.strip_tabs {
+            line.trim_start_matches('\t').to_string()
+        } else {
+            line
+        };
+        i = (end + 1).min(chars.len());
+        if line.trim_end_matches('\r') == p.delimiter {
+            return Ok((body, i));
+        }
+        body.push_str(&line);
+        body.push('\n');
+    }
+    Err(Unsupported(format!(
+        "here-document without its delimiter `{}`",
+        p.delimiter
+    )))
 }
 
 /// A digit before `>` is an fd only at the start of a word.
@@ -189,7 +283,7 @@ fn redirection(
     i += 1;
     let kind = if c == '<' {
         if chars.get(i) == Some(&'<') {
-            return Err(Unsupported("here-document (`<<`)".into()));
+            return Err(Unsupported("here-document after an fd number".into()));
         }
         RedirKind::In
     } else if chars.get(i) == Some(&'>') {

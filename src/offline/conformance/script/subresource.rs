@@ -192,6 +192,7 @@ impl Kubectl<'_> {
                               profile's deprecation)"
                             .into(),
                         lines_exact: false,
+                        decides: Vec::new(),
                     }),
                 },
             );
@@ -295,6 +296,7 @@ fn default_container(pod: &Value, io: &mut Io) -> Result<String, Unwind> {
                 unknown: Some(Unknown {
                     why: "kubectl's note on the container it defaulted to".into(),
                     lines_exact: true,
+                    decides: Vec::new(),
                 }),
             },
         );

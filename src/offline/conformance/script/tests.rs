@@ -83,7 +83,10 @@ fn what_is_not_modelled_is_a_skip() {
         "kubectl attach p",
         "kyverno apply policy.yaml --cluster",
         "kubectl get pods good --as nancy",
-        "kubectl patch configmap kyverno -n kyverno -p '{}'",
+        "kubectl get deployment kyverno-admission-controller -n kyverno",
+        "kubectl get secrets -n kyverno",
+        "kubectl get configmap kyverno -n kyverno -o json",
+        "kubectl patch configmap kyverno -n kyverno -p '{\"data\":{\"resourceFilters\":\"\"}}'",
     ] {
         assert!(
             matches!(
@@ -205,4 +208,88 @@ fn a_namespaces_configmaps_hold_its_published_root_ca() {
         ran(&names, &mut c, dir.path()),
         Ran::Controller(_)
     ));
+}
+
+#[test]
+fn kyvernos_config_map_takes_the_honoured_keys_and_no_update_request_is_left() {
+    let (dir, mut c) = setup(&[]);
+    let patch = script(
+        "kubectl patch configmap kyverno -p '{\"data\":{\"generateSuccessEvents\":\"true\"}}' -n kyverno",
+        None,
+    );
+    let Ran::Agree(written) = ran(&patch, &mut c, dir.path()) else {
+        panic!("expected agreement")
+    };
+    assert_eq!(written.len(), 1);
+    assert!(crate::offline::conformance::controllers::install::settings(&c.objects).success_events);
+    let check: Value = serde_json::from_str(
+        r#"{"(trim_space($stderr))": "No resources found in kyverno namespace."}"#,
+    )
+    .unwrap();
+    let get = script("kubectl get updaterequests -n kyverno", Some(check));
+    assert!(matches!(ran(&get, &mut c, dir.path()), Ran::Agree(_)));
+}
+
+#[test]
+fn a_helper_script_of_the_folder_runs_as_a_child_shell() {
+    let helper = "#!/usr/bin/env bash\nset -e\nif [ $# -ne 1 ]; then\n  echo \"usage: $0 NAME\"\n  exit 3\nfi\nX=changed\nkubectl get pod \"$1\" -o jsonpath='{.metadata.name}'\n";
+    let (dir, mut c) = setup(&[("good.yaml", GOOD), ("check.sh", helper)]);
+    let s = script(
+        "kubectl apply -f good.yaml\nX=kept\n./check.sh good\necho \" $X\"",
+        None,
+    );
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    let check: Value = serde_json::from_str(
+        r#"{"($stdout)": "usage: ./check.sh NAME\n", "($error)": "exit status 3"}"#,
+    )
+    .unwrap();
+    let s = script("./check.sh", Some(check));
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    for src in ["../x.sh", "/bin/x.sh"] {
+        assert!(
+            matches!(ran(&script(src, None), &mut c, dir.path()), Ran::Skip(_)),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn an_event_listing_tells_whether_it_holds_kyvernos_reasons() {
+    let (dir, mut c) = setup(&[("good.yaml", GOOD)]);
+    let check = |word: &str, expected: bool| -> Value {
+        serde_json::from_str(&format!(
+            r#"{{"(contains($stdout, '{word}'))": {expected}}}"#
+        ))
+        .unwrap()
+    };
+    let get = |chk: Value| script("kubectl get event -n default", Some(chk));
+    // Nothing admitted or scanned yet: no event of Kyverno's.
+    assert!(matches!(
+        ran(&get(check("PolicyApplied", false)), &mut c, dir.path()),
+        Ran::Agree(_)
+    ));
+    // A word Kubernetes' own events may hold is not told.
+    assert!(matches!(
+        ran(&get(check("Scheduled", false)), &mut c, dir.path()),
+        Ran::Skip(_)
+    ));
+}
+
+#[test]
+fn a_here_document_is_the_commands_stdin() {
+    let (dir, mut c) = setup(&[]);
+    let check: Value =
+        serde_json::from_str(r#"{"($stdout)": "name: a \"b\" $X\nname: x\n"}"#).unwrap();
+    let s = script(
+        "X=x\ncat <<'EOF'\nname: a \"b\" $X\nEOF\ncat <<-EOF | cat\n\tname: $X\n\tEOF\n",
+        Some(check),
+    );
+    let r = ran(&s, &mut c, dir.path());
+    assert!(
+        matches!(r, Ran::Agree(_)),
+        "{:?}",
+        matches!(r, Ran::Skip(_))
+    );
+    let s = script("cat <<EOF\nno end\n", None);
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Skip(_)));
 }

@@ -23,6 +23,7 @@ fn unknown(why: &str) -> Option<Unknown> {
     Some(Unknown {
         why: why.into(),
         lines_exact: false,
+        ..Default::default()
     })
 }
 

@@ -27,6 +27,7 @@ pub(super) fn document(mut items: Vec<Value>, single: bool, format: &str) -> Opt
         unknown: Some(Unknown {
             why: format!("kubectl -o {format} (the fields the API server adds)"),
             lines_exact: false,
+            decides: Vec::new(),
         }),
     })
 }
