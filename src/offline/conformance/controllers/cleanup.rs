@@ -209,18 +209,7 @@ fn permission(
             };
             for name in &names {
                 for verb in ["delete", "list"] {
-                    let req = AccessRequest {
-                        user: CLEANUP_SA.into(),
-                        groups: sa_groups(),
-                        verb: verb.into(),
-                        api_group: r.group.clone(),
-                        resource: r.plural.clone(),
-                        subresource: String::new(),
-                        namespace: namespace.clone(),
-                        name: name.to_string(),
-                        non_resource_path: None,
-                    };
-                    if !authorizer.authorize(&req).allowed {
+                    if !cleanup_may(authorizer, r, verb, &namespace, name) {
                         return Ok(Some(format!(
                             "cleanup controller has no permission to {verb} kind {kind}"
                         )));
@@ -330,23 +319,36 @@ pub fn ttl(obj: &Value, authorizer: &Authorizer, mapper: &Mapper) -> Option<Skip
         return None;
     }
     let r = mapper.for_kind(&text(obj, "/apiVersion"), &text(obj, "/kind"))?;
-    let allowed = ["watch", "list", "delete"].iter().all(|verb| {
-        let req = AccessRequest {
-            user: CLEANUP_SA.into(),
-            groups: sa_groups(),
-            verb: verb.to_string(),
-            api_group: r.group.clone(),
-            resource: r.plural.clone(),
-            subresource: String::new(),
-            namespace: String::new(),
-            name: String::new(),
-            non_resource_path: None,
-        };
-        authorizer.authorize(&req).allowed
-    });
+    let allowed = ["watch", "list", "delete"]
+        .iter()
+        .all(|verb| cleanup_may(authorizer, r, verb, "", ""));
     allowed.then(|| {
         Skip::Cleanup("an object the TTL controller deletes when its label's time passes".into())
     })
+}
+
+/// Whether the cleanup controller's service account may `verb` objects of resource `r`
+/// (in `namespace`, named `name`; empty for all), by the cluster's RBAC.
+pub(crate) fn cleanup_may(
+    authorizer: &Authorizer,
+    r: &crate::offline::rbac::resource::ApiResource,
+    verb: &str,
+    namespace: &str,
+    name: &str,
+) -> bool {
+    authorizer
+        .authorize(&AccessRequest {
+            user: CLEANUP_SA.into(),
+            groups: sa_groups(),
+            verb: verb.into(),
+            api_group: r.group.clone(),
+            resource: r.plural.clone(),
+            subresource: String::new(),
+            namespace: namespace.into(),
+            name: name.into(),
+            non_resource_path: None,
+        })
+        .allowed
 }
 
 pub(crate) fn sa_groups() -> Vec<String> {

@@ -11,13 +11,13 @@ use serde_json::{Value, json};
 
 use super::super::Skip;
 use super::super::cluster::{Cluster, Key, text};
-use super::cleanup::{CLEANUP_SA, resolve, sa_groups};
+use super::cleanup::{cleanup_may, resolve};
 use crate::offline::kyverno::context::Context;
 use crate::offline::kyverno::entries::{Options, load_entries};
 use crate::offline::kyverno::rule::ContextEntry;
 use crate::offline::kyverno::{self, Request, conditions, matching};
+use crate::offline::rbac::Authorizer;
 use crate::offline::rbac::resource::Mapper;
-use crate::offline::rbac::{AccessRequest, Authorizer};
 
 /// The objects one tick of `policy` deletes.
 pub fn selected(
@@ -84,19 +84,7 @@ pub fn selected(
             )));
         };
         let may = |verb: &str, namespace: &str, name: &str| {
-            authorizer
-                .authorize(&AccessRequest {
-                    user: CLEANUP_SA.into(),
-                    groups: sa_groups(),
-                    verb: verb.into(),
-                    api_group: r.group.clone(),
-                    resource: r.plural.clone(),
-                    subresource: String::new(),
-                    namespace: namespace.into(),
-                    name: name.into(),
-                    non_resource_path: None,
-                })
-                .allowed
+            cleanup_may(authorizer, r, verb, namespace, name)
         };
         if !may("list", &policy_ns, "") {
             continue;

@@ -7,10 +7,10 @@ use serde_json::Value;
 
 use super::super::Skip;
 use super::super::cluster::{Cluster, Key, text};
-use super::cleanup::{CLEANUP_SA, sa_groups, valid_schedule};
+use super::cleanup::{cleanup_may, valid_schedule};
 use crate::offline::kyverno::validation::{self, Problem};
+use crate::offline::rbac::Authorizer;
 use crate::offline::rbac::resource::Mapper;
-use crate::offline::rbac::{AccessRequest, Authorizer};
 use crate::offline::vap::{self, CelPolicyOutcome};
 
 /// The kinds the deleting controller runs.
@@ -94,19 +94,7 @@ pub fn selected(
             continue;
         }
         let may = |verb: &str, namespace: &str, name: &str| {
-            authorizer
-                .authorize(&AccessRequest {
-                    user: CLEANUP_SA.into(),
-                    groups: sa_groups(),
-                    verb: verb.into(),
-                    api_group: r.group.clone(),
-                    resource: r.plural.clone(),
-                    subresource: String::new(),
-                    namespace: namespace.into(),
-                    name: name.into(),
-                    non_resource_path: None,
-                })
-                .allowed
+            cleanup_may(authorizer, r, verb, namespace, name)
         };
         // A list refused is skipped as a recoverable error (dclient.IsRecoverableError).
         if !may("list", &policy_ns, "") {
