@@ -395,6 +395,23 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_requester_is_told_forbidden_before_not_found() {
+        let mut c = Cluster::new("default");
+        c.requester = Requester::impersonating("nancy", &[]);
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "missing"}, "spec": {}});
+        for create_only in [true, false] {
+            match c.apply(&pod, create_only) {
+                Answer::Refused(m) => assert!(
+                    m.starts_with("pods is forbidden") || m.starts_with("pods \"p\" is forbidden"),
+                    "{m}"
+                ),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn a_named_request_is_refused_with_its_name_and_namespace() {
         let mut c = Cluster::new("default");
         c.requester = Requester::impersonating("nancy", &[]);
