@@ -239,18 +239,10 @@ impl Cluster {
         }
         name_generated(&mut obj, &mut self.uid);
         let key = Key::of(&obj);
-        if !key.namespace.is_empty() && self.find(&namespace_ref(&key.namespace)).is_none() {
-            return Answer::Refused(format!("namespaces \"{}\" not found", key.namespace));
-        }
         let old = self.find(&key).cloned();
-        if old.is_some() && create_only {
-            return Answer::Refused(format!(
-                "{} \"{}\" already exists",
-                self.resource_name(&obj),
-                key.name
-            ));
-        }
-        // kubectl apply reads the object first, then creates or patches it.
+        // kubectl apply reads the object first, then creates or patches it. The API
+        // server authorizes a request before its handler looks for the object or its
+        // namespace: a refused requester is told Forbidden, not NotFound/AlreadyExists.
         let verbs: &[&str] = match (&old, create_only) {
             (_, true) => &["create"],
             (None, false) => &["get", "create"],
@@ -260,6 +252,16 @@ impl Cluster {
             if let Err(answer) = self.authorize(verb, &obj, "") {
                 return answer;
             }
+        }
+        if !key.namespace.is_empty() && self.find(&namespace_ref(&key.namespace)).is_none() {
+            return Answer::Refused(format!("namespaces \"{}\" not found", key.namespace));
+        }
+        if old.is_some() && create_only {
+            return Answer::Refused(format!(
+                "{} \"{}\" already exists",
+                self.resource_name(&obj),
+                key.name
+            ));
         }
         let new = match &old {
             Some(o) => merged(o, &obj),

@@ -225,8 +225,10 @@ fn substitute_at(
                     other => to_text(&other),
                 };
                 let len = path.len();
+                // Kyverno's traversal escapes only `/`, as `\/` (pkg/engine/jsonutils/
+                // traverse.go `traverseObject`): not RFC 6901's `~0`/`~1`.
                 path.push('/');
-                path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                path.push_str(&k.replace('/', "\\/"));
                 let r = substitute_at(v, ctx, lenient, path);
                 path.truncate(len);
                 out.insert(key, r?);

@@ -137,3 +137,19 @@ fn at_in_a_patch_is_the_current_value_there() {
         json!({"data": {"k": "v!"}})
     );
 }
+
+#[test]
+fn a_resolving_failure_names_its_path_as_kyverno_walks_it() {
+    let mut c = ctx(json!({}));
+    c.defer(
+        "broken",
+        Box::new(|_| Err(crate::offline::kyverno::Outcome::error("it broke"))),
+    );
+    let doc = json!({"a/b~c": [{"k": "x"}, {"k": "{{ broken }}"}]});
+    let err = substitute(&doc, &c).expect_err("the entry fails to load");
+    assert_eq!(
+        err.kyverno_text().as_deref(),
+        Some("failed to resolve broken at path /a\\/b~c/1/k: it broke")
+    );
+    assert!(matches!(err.root(), VarError::Load(_)));
+}

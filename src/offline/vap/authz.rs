@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::VapRequest;
 use super::cel_env::{from_cel, to_cel};
-use crate::offline::rbac::{self, AccessRequest, Authorizer};
+use crate::offline::rbac::{AccessRequest, Authorizer};
 
 const KEY: &str = "kca.dev/authorizer";
 
@@ -44,10 +44,16 @@ fn string_arg(args: &[cel::Value], i: usize) -> Option<String> {
     }
 }
 
-/// The service account's user and groups, as its token authenticates it.
+/// The service account's user and groups as the library makes them
+/// (k8s.io/apiserver pkg/authentication/serviceaccount/util.go `ServiceAccountInfo.UserInfo`:
+/// `MakeGroupNames` only; `system:authenticated` is added by an authenticator, and no
+/// authenticator runs here).
 fn service_account(namespace: &str, name: &str) -> Value {
     let user = format!("system:serviceaccount:{namespace}:{name}");
-    let (_, groups) = rbac::impersonated(&user, &[]);
+    let groups = [
+        "system:serviceaccounts".to_string(),
+        format!("system:serviceaccounts:{namespace}"),
+    ];
     json!({"kind": "authorizer", "user": user, "groups": groups})
 }
 
@@ -221,6 +227,13 @@ mod tests {
                 "metadata": {"name": "b", "namespace": "default"},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
                 "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "version"},
+                "rules": [{"nonResourceURLs": ["/version"], "verbs": ["get"]}]}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "version"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "version"},
+                "subjects": [{"kind": "Group", "name": "system:authenticated"}]}),
         ];
         Arc::new(Authorizer::new(&objects))
     }
@@ -277,6 +290,25 @@ mod tests {
         );
         let reason = eval(&format!("{sa}.check('get').reason()"), "anyone");
         assert!(reason.is_err_and(|e| e.contains("reason text")));
+        // A service account has its own groups, not `system:authenticated`: a path
+        // bound to that group is the requester's, not the service account's.
+        let version = "path('/version').check('get').allowed()";
+        assert_eq!(
+            eval(&format!("authorizer.{version}"), "anyone"),
+            Ok(cel::Value::Bool(true))
+        );
+        assert_eq!(
+            eval(
+                &format!("authorizer.serviceAccount('default', 'robot').{version}"),
+                "anyone"
+            ),
+            Ok(cel::Value::Bool(false))
+        );
+        // A check costs 350000: a third one passes the per-expression limit.
+        let two = format!("{sa}.check('get').allowed() && {sa}.check('create').allowed()");
+        assert_eq!(eval(&two, "anyone"), Ok(cel::Value::Bool(true)));
+        let three = format!("{two} && {sa}.check('list').allowed()");
+        assert!(eval(&three, "anyone").is_err_and(|e| e.contains("cost limit")));
         // A member on the wrong receiver is an error, not an answer.
         assert!(eval("authorizer.check('get').allowed()", "nobody").is_err());
     }

@@ -228,15 +228,22 @@ impl Cluster {
                 "authorizing {verb} of kind {kind} (not served)"
             ))));
         };
-        let namespace = if r.namespaced {
-            text(obj, "/metadata/namespace")
-        } else {
-            String::new()
-        };
-        let name = if verb == "create" {
+        // The request's attributes as the API server's RequestInfo parses its path
+        // (k8s.io/apiserver pkg/endpoints/request/requestinfo.go): a create posts to the
+        // collection (no name) unless it is of a subresource of a named object
+        // (`pods/NAME/eviction`, `pods/NAME/exec`); a path through `namespaces/NAME`
+        // is in that namespace, the Namespace's own included.
+        let name = if verb == "create" && subresource.is_empty() {
             String::new()
         } else {
             text(obj, "/metadata/name")
+        };
+        let namespace = if r.namespaced {
+            text(obj, "/metadata/namespace")
+        } else if r.group.is_empty() && r.plural == "namespaces" {
+            name.clone()
+        } else {
+            String::new()
         };
         let req = AccessRequest {
             user: self.requester.username.clone(),
@@ -385,6 +392,56 @@ mod tests {
         }
         c.requester = Requester::default();
         assert!(c.authorize("create", &ns, "").is_ok());
+    }
+
+    #[test]
+    fn a_refused_requester_is_told_forbidden_before_not_found() {
+        let mut c = Cluster::new("default");
+        c.requester = Requester::impersonating("nancy", &[]);
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "missing"}, "spec": {}});
+        for create_only in [true, false] {
+            match c.apply(&pod, create_only) {
+                Answer::Refused(m) => assert!(
+                    m.starts_with("pods is forbidden") || m.starts_with("pods \"p\" is forbidden"),
+                    "{m}"
+                ),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_named_request_is_refused_with_its_name_and_namespace() {
+        let mut c = Cluster::new("default");
+        c.requester = Requester::impersonating("nancy", &[]);
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}});
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "x"}});
+        let refused = |r: Result<(), Answer>| match r {
+            Err(Answer::Refused(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        // A path through `namespaces/x` is in the namespace x.
+        assert_eq!(
+            refused(c.authorize("delete", &ns, "")),
+            "namespaces \"x\" is forbidden: User \"nancy\" cannot delete resource \"namespaces\" in API group \"\" in the namespace \"x\""
+        );
+        // A create of a named object's subresource names the object.
+        assert_eq!(
+            refused(c.authorize("create", &pod, "eviction")),
+            "pods \"p\" is forbidden: User \"nancy\" cannot create resource \"pods/eviction\" in API group \"\" in the namespace \"x\""
+        );
+        assert_eq!(
+            refused(c.authorize("create", &pod, "")),
+            "pods is forbidden: User \"nancy\" cannot create resource \"pods\" in API group \"\" in the namespace \"x\""
+        );
+        // A RoleBinding in the namespace x grants access to the Namespace x itself.
+        c.store(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "nancy", "namespace": "x"},
+            "subjects": [{"kind": "User", "name": "nancy"}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"}}));
+        assert!(c.authorize("get", &ns, "").is_ok());
     }
 
     #[test]
