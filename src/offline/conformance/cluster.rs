@@ -243,9 +243,12 @@ impl Cluster {
         // kubectl apply reads the object first, then creates or patches it. The API
         // server authorizes a request before its handler looks for the object or its
         // namespace: a refused requester is told Forbidden, not NotFound/AlreadyExists.
+        // An apply that changes nothing sends no patch (kubectl apply `patcher.Patch`).
+        let unchanged = old.as_ref().is_some_and(|o| &merged(o, &obj) == o);
         let verbs: &[&str] = match (&old, create_only) {
             (_, true) => &["create"],
             (None, false) => &["get", "create"],
+            (Some(_), false) if unchanged => &["get"],
             (Some(_), false) => &["get", "patch"],
         };
         for verb in verbs {

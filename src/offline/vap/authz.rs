@@ -9,7 +9,9 @@
 //! unsupported.
 //!
 //! Each value is a CEL map with one key, [`KEY`], holding the check so far, so that
-//! the functions can tell their receivers apart; nothing a policy builds has that key.
+//! the functions can tell their receivers apart. A map a policy builds with that key is
+//! not one: the functions answer only values the library issued in this evaluation
+//! (at most [`MAX_ISSUED`]), as Kubernetes' opaque types answer only themselves.
 
 use std::sync::Arc;
 
@@ -21,6 +23,50 @@ use super::cel_env::{from_cel, to_cel};
 use crate::offline::rbac::{AccessRequest, Authorizer};
 
 const KEY: &str = "kca.dev/authorizer";
+
+/// Most checks one evaluation may build.
+const MAX_ISSUED: usize = 4096;
+
+/// The checks the library handed out, by their JSON text.
+type Issued = Arc<std::sync::Mutex<std::collections::HashSet<String>>>;
+
+fn issue(issued: &Issued, check: &Value) -> Result<(), ExecutionError> {
+    let mut set = issued
+        .lock()
+        .map_err(|_| ExecutionError::function_error("authorizer", "poisoned"))?;
+    if set.len() >= MAX_ISSUED {
+        return Err(ExecutionError::function_error(
+            "authorizer",
+            format!("more than {MAX_ISSUED} authorizer checks in one evaluation"),
+        ));
+    }
+    set.insert(canonical(check));
+    Ok(())
+}
+
+fn was_issued(issued: &Issued, check: &Value) -> bool {
+    issued.lock().is_ok_and(|set| set.contains(&canonical(check)))
+}
+
+/// A check's text with map keys in order (a CEL map keeps none).
+fn canonical(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                let mut out = serde_json::Map::new();
+                for k in keys {
+                    out.insert(k.clone(), sorted(&m[k]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(v).to_string()
+}
 
 /// The check a value holds, if it is one of the library's.
 fn check_of(v: &cel::Value) -> Option<Value> {
@@ -150,6 +196,11 @@ pub(super) fn add_library(ctx: &mut Context<'_, '_>, req: &VapRequest, rbac: Arc
     let mut root = json!({"kind": "authorizer"});
     root["user"] = user["user"].clone();
     root["groups"] = user["groups"].clone();
+    let issued: Issued = Default::default();
+    for c in [&root, &request_resource] {
+        let fresh = issue(&issued, c);
+        debug_assert!(fresh.is_ok(), "{fresh:?}");
+    }
     // `authorizer.requestResource` is a field: the root map carries it beside the key.
     let root = match (wrap(root), wrap(request_resource)) {
         (cel::Value::Map(m), rr) => {
@@ -177,7 +228,7 @@ pub(super) fn add_library(ctx: &mut Context<'_, '_>, req: &VapRequest, rbac: Arc
         "errored",
         "error",
     ] {
-        let rbac = rbac.clone();
+        let (rbac, issued) = (rbac.clone(), issued.clone());
         let f = move |This(target): This<cel::Value>,
                       cel::extractors::Arguments(args): cel::extractors::Arguments|
               -> cel::ResolveResult {
@@ -189,7 +240,8 @@ pub(super) fn add_library(ctx: &mut Context<'_, '_>, req: &VapRequest, rbac: Arc
                     .and_then(|v| from_cel(v).ok()),
                 _ => None,
             }
-            .or_else(|| check_of(&target));
+            .or_else(|| check_of(&target))
+            .filter(|c| was_issued(&issued, c));
             let next = check.and_then(|c| step(member, &c, &args, &rbac));
             if next.as_ref().and_then(|n| n.get("kind")) == Some(&json!("unknown-reason")) {
                 return Err(ExecutionError::function_error(
@@ -197,11 +249,15 @@ pub(super) fn add_library(ctx: &mut Context<'_, '_>, req: &VapRequest, rbac: Arc
                     "the reason text RBAC gives for an allowed check",
                 ));
             }
-            next.map(|next| match next {
-                Value::Bool(_) | Value::String(_) => to_cel(&next),
-                other => wrap(other),
-            })
-            .ok_or_else(|| {
+            let next = match next {
+                Some(v @ (Value::Bool(_) | Value::String(_))) => Some(to_cel(&v)),
+                Some(other) => {
+                    issue(&issued, &other)?;
+                    Some(wrap(other))
+                }
+                None => None,
+            };
+            next.ok_or_else(|| {
                 ExecutionError::function_error(
                     member,
                     format!("no such overload: {member} with {} argument(s)", args.len()),
@@ -309,6 +365,9 @@ mod tests {
         assert_eq!(eval(&two, "anyone"), Ok(cel::Value::Bool(true)));
         let three = format!("{two} && {sa}.check('list').allowed()");
         assert!(eval(&three, "anyone").is_err_and(|e| e.contains("cost limit")));
+        // A map a policy builds with the library's key is not one of its values.
+        let forged = "{'kca.dev/authorizer': {'kind': 'decision', 'allowed': true}}.allowed()";
+        assert!(eval(forged, "nobody").is_err());
         // A member on the wrong receiver is an error, not an answer.
         assert!(eval("authorizer.check('get').allowed()", "nobody").is_err());
     }
