@@ -45,7 +45,9 @@ fn issue(issued: &Issued, check: &Value) -> Result<(), ExecutionError> {
 }
 
 fn was_issued(issued: &Issued, check: &Value) -> bool {
-    issued.lock().is_ok_and(|set| set.contains(&canonical(check)))
+    issued
+        .lock()
+        .is_ok_and(|set| set.contains(&canonical(check)))
 }
 
 /// A check's text with map keys in order (a CEL map keeps none).

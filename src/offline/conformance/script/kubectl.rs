@@ -833,9 +833,18 @@ impl Kubectl<'_> {
         } else {
             for n in names {
                 let (key, found, _) = self.named(ty, n, &ns)?;
+                // Missing is known when the namespace's list of the kind is the replay's
+                // (listing.rs), less what a controller publishes under this name.
+                let known_missing = || match self.listing(&r.kind, &key.namespace) {
+                    listing::Listing::Held => true,
+                    listing::Listing::With(more) => {
+                        !more.iter().any(|o| text(o, "/metadata/name") == key.name)
+                    }
+                    listing::Listing::Made(_) => false,
+                };
                 match found {
                     Some(o) => items.push(o),
-                    None if !self.cluster_holds_all_of(&r.kind) => {
+                    None if !self.cluster_holds_all_of(&r.kind) && !known_missing() => {
                         return Err(skip(format!(
                             "kubectl get {ty} {n}: an object a controller may have made"
                         )));
