@@ -73,54 +73,77 @@ impl Rewrite<'_> {
 
     /// One expression with its `contains($name, '…')` calls rewritten.
     fn text(&mut self, s: &str) -> Result<String, String> {
-        let var = format!("${}", self.name);
         let mut out = String::new();
-        let mut rest = s;
-        while let Some(at) = find_var(rest, &var) {
-            let before = &rest[..at];
-            let Some(call) = before.trim_end().strip_suffix('(') else {
+        let mut from = 0;
+        for u in contains_uses(s, self.name)? {
+            let Some(run) = self.runs.iter().position(|r| r.contains(&u.literal)) else {
                 return Err(format!(
-                    "the check reads ${} other than by contains()",
-                    self.name
-                ));
-            };
-            if !call.trim_end().ends_with("contains") {
-                return Err(format!(
-                    "the check reads ${} other than by contains()",
-                    self.name
-                ));
-            }
-            let after = &rest[at + var.len()..];
-            let literal = after
-                .trim_start()
-                .strip_prefix(',')
-                .map(str::trim_start)
-                .and_then(|a| a.strip_prefix('\''))
-                .and_then(|a| a.split_once('\''))
-                .map(|(lit, _)| lit)
-                .filter(|lit| !lit.contains('\\'))
-                .ok_or_else(|| {
-                    format!(
-                        "contains(${}, …) of something other than a plain literal",
-                        self.name
-                    )
-                })?;
-            let Some(run) = self.runs.iter().position(|r| r.contains(literal)) else {
-                return Err(format!(
-                    "contains(${}, '{literal}') on text the replay knows only in part",
-                    self.name
+                    "contains(${}, '{}') on text the replay knows only in part",
+                    self.name, u.literal
                 ));
             };
             let bound = format!("kca_known_{}_{}", self.name, self.bound.len());
-            out.push_str(before);
+            out.push_str(&s[from..u.at]);
             out.push('$');
             out.push_str(&bound);
             self.bound.push((bound, run));
-            rest = after;
+            from = u.end;
         }
-        out.push_str(rest);
+        out.push_str(&s[from..]);
         Ok(out)
     }
+}
+
+/// Most uses of one stream a check may make to be read this way.
+const MAX_USES: usize = 64;
+
+/// One `contains($name, 'literal')` in a check's text: where `$name` is, and the literal.
+pub(super) struct ContainsUse {
+    pub at: usize,
+    pub end: usize,
+    pub literal: String,
+}
+
+/// Every use of `$name` in `s`, when each is `contains($name, 'literal')` with a plain
+/// literal (quoted `'` or `"`, no escapes); `Err` with why otherwise.
+pub(super) fn contains_uses(s: &str, name: &str) -> Result<Vec<ContainsUse>, String> {
+    let var = format!("${name}");
+    let mut uses = Vec::new();
+    let mut from = 0;
+    while let Some(i) = find_var(&s[from..], &var) {
+        let at = from + i;
+        let end = at + var.len();
+        if uses.len() >= MAX_USES {
+            return Err(format!("more than {MAX_USES} uses of ${name}"));
+        }
+        let by_contains = s[..at]
+            .trim_end()
+            .strip_suffix('(')
+            .is_some_and(|call| call.trim_end().ends_with("contains"));
+        if !by_contains {
+            return Err(format!("the check reads ${name} other than by contains()"));
+        }
+        let literal = literal_argument(&s[end..]).ok_or_else(|| {
+            format!("contains(${name}, …) of something other than a plain literal")
+        })?;
+        uses.push(ContainsUse {
+            at,
+            end,
+            literal: literal.to_string(),
+        });
+        from = end;
+    }
+    Ok(uses)
+}
+
+/// `, 'literal')` (or double quotes) at the start of `s`: the literal, without escapes.
+fn literal_argument(s: &str) -> Option<&str> {
+    let s = s.trim_start().strip_prefix(',')?.trim_start();
+    let quote = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let body = &s[1..];
+    let end = body.find(quote)?;
+    let literal = &body[..end];
+    (body[end + 1..].trim_start().starts_with(')') && !literal.contains('\\')).then_some(literal)
 }
 
 /// Where `$name` (not a longer name) next occurs in `s`.

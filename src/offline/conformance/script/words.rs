@@ -1,11 +1,9 @@
 //! A check on output the replay knows only in part, judged when it asks no more than the
 //! known part tells: every use of the variable is `contains($var, 'word')` for a word
-//! the output's [`Unknown::decides`] names (its unknown parts never hold that word).
+//! the output's [`Unknown::decides`] names (its unknown parts never hold that word). The
+//! uses are read as [`super::partial::contains_uses`] reads them for known text.
 
 use super::exec::Text;
-
-/// Most uses of one variable a check may make for this reading.
-const MAX_USES: usize = 16;
 
 /// Whether `check` (its text) reads `$var` only as `contains($var, 'w')` with words `t`
 /// decides; then `t.s` may stand for the live text.
@@ -13,45 +11,8 @@ pub fn decided(check: &str, var: &str, t: &Text) -> bool {
     let Some(u) = &t.unknown else {
         return true;
     };
-    let needle = format!("${var}");
-    let mut uses = 0;
-    let mut rest = check;
-    while let Some(at) = rest.find(&needle) {
-        uses += 1;
-        if uses > MAX_USES {
-            return false;
-        }
-        let before = rest[..at].trim_end();
-        let after = &rest[at + needle.len()..];
-        // `$stdout` is not a prefix of a longer name.
-        if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-            rest = after;
-            continue;
-        }
-        if !before.ends_with("contains(") {
-            return false;
-        }
-        let Some(word) = literal_argument(after) else {
-            return false;
-        };
-        if !u.decides.iter().any(|w| w == word) {
-            return false;
-        }
-        rest = after;
-    }
-    uses > 0
-}
-
-/// `, 'word')` (or double quotes) at the start of `s`: the word.
-fn literal_argument(s: &str) -> Option<&str> {
-    let s = s.trim_start().strip_prefix(',')?.trim_start();
-    let quote = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    let body = &s[1..];
-    let end = body.find(quote)?;
-    body[end + 1..]
-        .trim_start()
-        .starts_with(')')
-        .then(|| &body[..end])
+    super::partial::contains_uses(check, var)
+        .is_ok_and(|uses| !uses.is_empty() && uses.iter().all(|c| u.decides.contains(&c.literal)))
 }
 
 #[cfg(test)]
