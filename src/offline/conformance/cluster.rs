@@ -533,7 +533,7 @@ impl Cluster {
                 "pods"
             ]),
         ));
-        objects.extend(requester::bootstrap_rbac());
+        objects.extend(requester::bootstrap_rbac().iter().cloned());
         objects.extend(super::controllers::rbac_objects(&self.objects).cloned());
         Authorizer::new(&objects)
     }
@@ -544,10 +544,10 @@ impl Cluster {
         self.objects
             .iter()
             .any(|o| {
-                super::is_policy_kind(&text(o, "/kind")) && {
-                    let s = o.to_string();
-                    s.contains("accessreviews") || s.contains("authorizer")
-                }
+                super::is_policy_kind(&text(o, "/kind"))
+                    && kyverno::vars::any_text(o, &|s| {
+                        s.contains("accessreviews") || s.contains("authorizer")
+                    })
             })
             .then(|| Arc::new(self.kyverno_authorizer()))
     }

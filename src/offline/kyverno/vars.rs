@@ -193,15 +193,22 @@ pub fn any_text(value: &Value, test: &impl Fn(&str) -> bool) -> bool {
 }
 
 fn substitute_with(value: &Value, ctx: &Context, lenient: bool) -> Result<Value, VarError> {
-    substitute_at(value, ctx, lenient, &mut String::new())
+    substitute_at(value, ctx, lenient, &mut Vec::new())
 }
 
-/// [`substitute_with`] of the value at JSON pointer `path` of the document.
-fn substitute_at(
-    value: &Value,
+/// One step of the path to a value: a list index or a map key.
+enum Step<'a> {
+    Index(usize),
+    Key(&'a str),
+}
+
+/// [`substitute_with`] of the value at `path` in the document; the path is written out
+/// only for a failure that names it.
+fn substitute_at<'a>(
+    value: &'a Value,
     ctx: &Context,
     lenient: bool,
-    path: &mut String,
+    path: &mut Vec<Step<'a>>,
 ) -> Result<Value, VarError> {
     match value {
         Value::String(s) if !s.contains("{{") => Ok(value.clone()),
@@ -209,10 +216,9 @@ fn substitute_at(
         Value::Array(items) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, v) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("/{i}"));
+                path.push(Step::Index(i));
                 let r = substitute_at(v, ctx, lenient, path);
-                path.truncate(len);
+                path.pop();
                 out.push(r?);
             }
             Ok(Value::Array(out))
@@ -224,13 +230,9 @@ fn substitute_at(
                     Value::String(s) => s,
                     other => to_text(&other),
                 };
-                let len = path.len();
-                // Kyverno's traversal escapes only `/`, as `\/` (pkg/engine/jsonutils/
-                // traverse.go `traverseObject`): not RFC 6901's `~0`/`~1`.
-                path.push('/');
-                path.push_str(&k.replace('/', "\\/"));
+                path.push(Step::Key(k));
                 let r = substitute_at(v, ctx, lenient, path);
-                path.truncate(len);
+                path.pop();
                 out.insert(key, r?);
             }
             Ok(Value::Object(out))
@@ -239,16 +241,28 @@ fn substitute_at(
     }
 }
 
-/// Names the path of a resolving failure that does not have one yet.
-fn at_path(e: VarError, path: &str) -> VarError {
+/// Names the path of a resolving failure that does not have one yet, as Kyverno's
+/// traversal writes it: `/`-separated, a key's own `/` escaped as `\/` and nothing else
+/// (pkg/engine/jsonutils/traverse.go `traverseObject`), not RFC 6901's `~0`/`~1`.
+fn at_path(e: VarError, path: &[Step<'_>]) -> VarError {
     match e {
         VarError::Resolving {
             variable, inner, ..
-        } => VarError::Resolving {
-            variable,
-            path: path.to_string(),
-            inner,
-        },
+        } => {
+            let mut written = String::new();
+            for step in path {
+                written.push('/');
+                match step {
+                    Step::Index(i) => written.push_str(&i.to_string()),
+                    Step::Key(k) => written.push_str(&k.replace('/', "\\/")),
+                }
+            }
+            VarError::Resolving {
+                variable,
+                path: written,
+                inner,
+            }
+        }
         other => other,
     }
 }

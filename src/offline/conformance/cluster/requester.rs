@@ -50,7 +50,12 @@ impl Requester {
 /// The ClusterRoles and bindings every cluster's API server bootstraps for all users
 /// (Kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go: `system:basic-user`,
 /// `system:discovery`, `system:public-info-viewer`).
-pub(super) fn bootstrap_rbac() -> Vec<Value> {
+pub(super) fn bootstrap_rbac() -> &'static [Value] {
+    static BOOTSTRAP: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
+    BOOTSTRAP.get_or_init(bootstrap_objects)
+}
+
+fn bootstrap_objects() -> Vec<Value> {
     let role = |name: &str, rules: Value| {
         json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
             "metadata": {"name": name}, "rules": rules})
@@ -160,11 +165,11 @@ pub(super) fn role_refs<'a>(
 impl Cluster {
     /// Every RoleBinding and ClusterRoleBinding the cluster holds: Kubernetes' bootstrap
     /// ones, the chart's, and the test's.
-    fn all_bindings(&self) -> Vec<Value> {
-        let mut out: Vec<Value> = bootstrap_rbac();
-        out.extend(crate::lab::offline::baseline_rbac().iter().cloned());
-        out.extend(super::super::controllers::rbac_objects(&self.objects).cloned());
-        out
+    fn all_bindings(&self) -> impl Iterator<Item = &Value> {
+        bootstrap_rbac()
+            .iter()
+            .chain(crate::lab::offline::baseline_rbac())
+            .chain(super::super::controllers::rbac_objects(&self.objects))
     }
 
     /// The requester as Kyverno's webhook sees it for a request in `namespace`.
@@ -191,7 +196,7 @@ impl Cluster {
 
     /// `who` as Kyverno's webhook sees them for a request in `namespace`.
     pub(super) fn user_info_of(&self, who: &Requester, namespace: &str) -> kyverno::UserInfo {
-        let (roles, cluster_roles) = role_refs(self.all_bindings().iter(), who, namespace);
+        let (roles, cluster_roles) = role_refs(self.all_bindings(), who, namespace);
         kyverno::UserInfo {
             username: who.username.clone(),
             groups: who.groups.clone(),
@@ -340,7 +345,7 @@ mod tests {
                 json!([{"kind": "User", "name": "ned"}]),
             ),
         ];
-        let mut all = bootstrap_rbac();
+        let mut all = bootstrap_rbac().to_vec();
         all.extend(bindings);
         let (roles, cluster_roles) = role_refs(all.iter(), &chip, "qa");
         assert_eq!(roles, vec!["qa:special".to_string()]);
