@@ -7,3 +7,13 @@ pub mod labels;
 pub mod manifest;
 pub mod rbac;
 pub mod vap;
+
+use serde_json::Value;
+
+/// The strings of a JSON list (other items skipped); none when `v` is not a list.
+pub(crate) fn str_items(v: Option<&Value>) -> impl Iterator<Item = &str> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}

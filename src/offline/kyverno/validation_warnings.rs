@@ -150,13 +150,8 @@ fn kinds_of(block: Option<&Value>) -> Vec<String> {
     out
 }
 
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
+fn strings(v: Option<&Value>) -> impl Iterator<Item = String> + '_ {
+    crate::offline::str_items(v).map(str::to_string)
 }
 
 /// The reports controller's permission warnings of `validateActions` for one rule:

@@ -182,11 +182,7 @@ fn cel_kinds(cluster: &Cluster, policy: &Value) -> Vec<String> {
     }
     for rule in rules {
         let strings = |k: &str| -> Vec<String> {
-            rule.get(k)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
+            crate::offline::str_items(rule.get(k))
                 .map(str::to_string)
                 .collect()
         };

@@ -37,12 +37,7 @@ fn op_name(op: &str) -> Option<&'static str> {
     ALL_OPERATIONS.iter().copied().find(|o| *o == op)
 }
 
-pub(super) fn strings(v: Option<&Value>) -> impl Iterator<Item = &str> {
-    v.and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-}
+pub(super) use crate::offline::str_items as strings;
 
 /// Kinds → operations of one policy rule (`collectResourceDescriptions`).
 fn kinds_of(rule: &Value, defaults: &[&'static str]) -> BTreeMap<String, BTreeSet<&'static str>> {

@@ -272,11 +272,7 @@ fn match_kinds(p: &Policies, cluster: &Cluster) -> Result<Vec<Fetched>, Unwind> 
             .unwrap_or_default();
         for rule in rules {
             let strings = |k: &str| -> Vec<String> {
-                rule.get(k)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
+                crate::offline::str_items(rule.get(k))
                     .map(str::to_string)
                     .collect()
             };
