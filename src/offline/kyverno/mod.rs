@@ -15,6 +15,8 @@ pub mod gctx;
 pub mod generate;
 pub mod gofmt;
 mod interp;
+mod jmes;
+pub(crate) mod jmes_functions;
 pub mod jsonpatch;
 mod manifest_sig;
 pub mod matching;

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::offline::kyverno::Request;
+use serde_json::json;
 
 fn ctx(obj: Value) -> Context {
     Context::from_request(&Request {

@@ -25,7 +25,7 @@ pub enum CertError {
     NotRsa,
 }
 
-use super::vars::base64_encode as b64;
+use super::jmes_functions::base64_encode as b64;
 
 /// The first PEM block: its type and decoded bytes (Go's `pem.Decode`).
 fn pem_block(text: &str) -> Option<(String, Vec<u8>)> {
@@ -38,7 +38,7 @@ fn pem_block(text: &str) -> Option<(String, Vec<u8>)> {
     let mut body = String::new();
     for l in lines.by_ref() {
         if l == end {
-            let der = super::vars::base64_decode(&body)?;
+            let der = super::jmes_functions::base64_decode(&body)?;
             return Some((kind.to_string(), der));
         }
         // Headers ("Proc-Type: …") are not base64.

@@ -187,7 +187,10 @@ fn secret_string_data(obj: &mut Value) {
     let data = data.as_object_mut().expect("made an object above");
     for (k, v) in sd {
         if let Some(v) = v.as_str() {
-            data.insert(k, json!(kyverno::vars::base64_encode(v.as_bytes())));
+            data.insert(
+                k,
+                json!(kyverno::jmes_functions::base64_encode(v.as_bytes())),
+            );
         }
     }
 }
