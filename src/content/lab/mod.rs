@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::decode::Text;
 
+mod behaviour;
 mod checks;
 mod files;
 mod mutant;
