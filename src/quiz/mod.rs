@@ -1,6 +1,7 @@
 //! Quizzes: grading, sessions (interactive or piped), review scheduling, and the
 //! `kca quiz` commands.
 
+mod answers;
 pub mod attempt;
 pub mod command;
 pub mod grade;
