@@ -37,7 +37,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("generate-mutating-admission-policy-alpha", 3, 3),
     ("generate-mutating-admission-policy-v1", 2, 2),
     ("generate-validating-admission-policy", 23, 23),
-    ("generating-policies", 38, 37),
+    ("generating-policies", 38, 38),
     ("globalcontext", 3, 3),
     ("mutate", 36, 36),
     ("mutating-admission-policy-reports", 1, 1),
@@ -59,7 +59,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("verify-manifests", 3, 3),
     ("webhook-configurations", 1, 1),
     ("webhooks", 15, 13),
-    ("all", 414, 408),
+    ("all", 414, 409),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

@@ -10,6 +10,7 @@ mod background;
 mod cel_background;
 mod finalizers;
 mod gctx;
+mod gpol_compile;
 pub(crate) mod map;
 mod requester;
 mod schema;
@@ -390,6 +391,9 @@ impl Cluster {
                 Ok(Some(text)) => return Answer::Refused(text),
                 Err(skip) => return Answer::Undecidable(skip),
             }
+        }
+        if let Some(refused) = self.gpol_compile_refusal(&new) {
+            return refused;
         }
         if let Some(errors) = validation::cel_policy_problems(&new) {
             // Kyverno returns each error as a warning too (pkg/cel/policies/*/validate.go).

@@ -220,7 +220,6 @@ pub fn evaluate_generating_policy(
         Err(outcome) => return outcome,
     };
     let generated: Arc<Mutex<Vec<Value>>> = Arc::default();
-    add_generator_library(ctx.cel_mut(), generated.clone());
     let spec = policy.get("spec").unwrap_or(&Value::Null);
     let own_namespace = (kind_of(policy) == "NamespacedGeneratingPolicy")
         .then(|| {
@@ -229,6 +228,11 @@ pub fn evaluate_generating_policy(
                 .and_then(Value::as_str)
         })
         .flatten();
+    add_generator_library(
+        ctx.cel_mut(),
+        generated.clone(),
+        own_namespace.map(str::to_string),
+    );
     for (i, g) in list(spec, "generate").enumerate() {
         let at = format!("generate {i}");
         if let Some(expr) = g.get("expression").and_then(Value::as_str) {
@@ -319,12 +323,17 @@ pub fn audit_annotations(
 const GENERATOR_LIBRARY: &str = "kca.dev/generator-library";
 
 /// Kyverno's `generator.Apply(namespace, objects)` (also spelt `apply`), collecting
-/// what it would create into `sink`.
-fn add_generator_library(ctx: &mut Context<'_, '_>, sink: Arc<Mutex<Vec<Value>>>) {
+/// what it would create into `sink`. A NamespacedGeneratingPolicy's library has only
+/// `Apply(objects)`, into the policy's namespace `own_namespace` (kyverno/sdk
+/// extensions/cel/libs/generator/lib.go `namespacedEnv`; see `generator.rs`).
+fn add_generator_library(
+    ctx: &mut Context<'_, '_>,
+    sink: Arc<Mutex<Vec<Value>>>,
+    own_namespace: Option<String>,
+) {
     ctx.add_variable_from_value("generator", to_cel(&json!({GENERATOR_LIBRARY: true})));
     let apply = move |This(target): This<cel::Value>,
-                      namespace: Arc<String>,
-                      objects: Arc<Vec<cel::Value>>|
+                      cel::extractors::Arguments(args): cel::extractors::Arguments|
           -> cel::ResolveResult {
         if target != to_cel(&json!({GENERATOR_LIBRARY: true})) {
             return Err(ExecutionError::function_error(
@@ -332,6 +341,21 @@ fn add_generator_library(ctx: &mut Context<'_, '_>, sink: Arc<Mutex<Vec<Value>>>
                 "only the `generator` library has `apply` offline",
             ));
         }
+        let (namespace, objects) = match (own_namespace.as_deref(), args.as_slice()) {
+            (None, [cel::Value::String(ns), cel::Value::List(objects)]) => {
+                (ns.to_string(), objects.clone())
+            }
+            (Some(own), [cel::Value::List(objects)]) => (own.to_string(), objects.clone()),
+            _ => {
+                return Err(ExecutionError::function_error(
+                    "generator.Apply",
+                    format!(
+                        "no overload for {} arguments in this policy's scope",
+                        args.len()
+                    ),
+                ));
+            }
+        };
         let mut made = Vec::new();
         for o in objects.iter() {
             let o =

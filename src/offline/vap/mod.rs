@@ -16,6 +16,7 @@ pub(crate) use codecs::gunzip;
 pub(crate) use codecs::gzip;
 mod cost;
 mod dpol;
+mod generator;
 mod image;
 mod kyverno;
 mod libs;
@@ -45,6 +46,7 @@ pub use cel_policy::{
     generate_with_policies, mutate_with_policies,
 };
 pub use dpol::{deleting_policy_unparsed, deleting_policy_uses_http, evaluate_deleting_policy};
+pub use generator::generator_overload_mismatch;
 pub use kyverno::{
     CelVerdict, Exemption, evaluate_json_policy, evaluate_kyverno_cel, evaluate_validating_policy,
     exception_applies, exemption,
