@@ -31,7 +31,8 @@ impl From<NotModelled> for String {
 /// Kyverno's answer to creating `policy`, as its policy validation webhook
 /// (`validate-policy.kyverno.svc`, pkg/webhooks/policy/handlers.go) gives it: the problems
 /// `validation::validate_policy` finds against the cluster's RBAC (`access`), else an
-/// allow with the deprecation warning of pkg/deprecations/deprecations.go.
+/// allow with the warnings it returns (`validation::admission`: its checks, then the
+/// deprecation notice of pkg/deprecations/deprecations.go).
 pub fn admit_policy(access: &Access, policy: &Value) -> Result<Admission, NotModelled> {
     let kind = policy.get("kind").and_then(Value::as_str).unwrap_or("");
     if !matches!(kind, "ClusterPolicy" | "Policy") {
@@ -39,8 +40,9 @@ pub fn admit_policy(access: &Access, policy: &Value) -> Result<Admission, NotMod
             kind: kind.to_string(),
         });
     }
-    let problems = validation::validate_policy(
+    let (problems, warned) = validation::admission(
         policy,
+        None,
         Mode::Cluster {
             authorizer: access.authorizer(),
             mapper: access.mapper(),
@@ -55,19 +57,11 @@ pub fn admit_policy(access: &Access, policy: &Value) -> Result<Admission, NotMod
             all: vec![by],
         }));
     }
-    let guide = "https://kyverno.io/docs/guides/migration-to-cel/";
-    let replacement = if kind == "ClusterPolicy" {
-        "ValidatingPolicy, MutatingPolicy, GeneratingPolicy or ImageValidatingPolicy"
-    } else {
-        "NamespacedValidatingPolicy, NamespacedMutatingPolicy, NamespacedGeneratingPolicy \
-         or NamespacedImageValidatingPolicy"
-    };
+    // Every warning the webhook returns (its checks, the CEL type checker's findings, the
+    // deprecation notice last); one it might add that kca does not make is left out.
     Ok(Admission::Allowed {
         object: policy.clone(),
-        warnings: vec![format!(
-            "{kind} (kyverno.io) is deprecated and will be removed in a future release; \
-             migrate to {replacement} (policies.kyverno.io), see {guide}"
-        )],
+        warnings: warned.lines,
     })
 }
 
@@ -157,7 +151,18 @@ mod tests {
         all.extend(grant(&["get", "list"], "kyverno-admission-controller"));
         match admit_policy(&Access::new(&all), &generate_policy(true)).unwrap() {
             Admission::Allowed { warnings, .. } => {
-                assert!(warnings[0].starts_with("ClusterPolicy (kyverno.io) is deprecated"))
+                let last = warnings.last().map(String::as_str).unwrap_or("");
+                assert!(
+                    last.starts_with("ClusterPolicy (kyverno.io) is deprecated"),
+                    "{warnings:?}"
+                );
+                // This cluster grants the reports controller nothing: Kyverno says so too.
+                assert_eq!(
+                    warnings[0],
+                    "system:serviceaccount:kyverno:kyverno-reports-controller requires \
+                     permissions get,list,watch for resource Namespace"
+                );
+                assert_eq!(warnings.len(), 2, "{warnings:?}");
             }
             other => panic!("{other:?}"),
         }
