@@ -162,6 +162,17 @@ fn overloads(name: &str) -> Option<(Vec<Overload>, bool)> {
             ],
             false,
         ),
+        // Conversions: kca lists cel-go's standard overloads, not necessarily all the
+        // environment declares, so a failed resolution stays unknown.
+        "string" => conversions(
+            &[Str, Int, Uint, Double, Bytes, Bool, Timestamp, Duration],
+            Str,
+        ),
+        "int" => conversions(&[Int, Uint, Double, Str, Timestamp, Duration], Int),
+        "uint" => conversions(&[Int, Uint, Double, Str], Uint),
+        "double" => conversions(&[Int, Uint, Double, Str], Double),
+        "bool" => conversions(&[Bool, Str], Bool),
+        "bytes" => conversions(&[Bytes, Str], Bytes),
         // library/authz.go
         "path" => (
             vec![m(vec![Opaque(AUTHORIZER), Str], Opaque(PATH_CHECK))],
@@ -194,6 +205,14 @@ fn overloads(name: &str) -> Option<(Vec<Overload>, bool)> {
         "reason" | "error" => (vec![m(vec![Opaque(DECISION)], Str)], true),
         _ => return None,
     })
+}
+
+fn conversions(from: &[Ty], to: Ty) -> (Vec<Overload>, bool) {
+    let v = from
+        .iter()
+        .map(|t| ov(false, vec![t.clone()], to.clone()))
+        .collect();
+    (v, false)
 }
 
 pub(super) const AUTHORIZER: &str = "kubernetes.authorization.Authorizer";

@@ -177,6 +177,9 @@ fn variables_and_params_are_typed_as_the_api_server_declares_them() {
         check_expression(&none, "params.x"),
         TypeCheck::Unknown(_)
     ));
+    // A conversion of `dyn` params is a string.
+    assert_eq!(known(&p, "'at most ' + string(params.maxReplicas)"), "");
+    assert!(known(&p, "string(params.maxReplicas) > 1").contains("'(string, int)'"));
     // A built-in param kind is typed.
     let cm = ctx_for(
         rules,
