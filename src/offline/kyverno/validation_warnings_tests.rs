@@ -160,4 +160,3 @@ fn the_cel_type_checker_runs_only_where_kyverno_runs_it() {
             .is_some()
     );
 }
-

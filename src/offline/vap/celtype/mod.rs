@@ -23,6 +23,8 @@ use types::{Fields, Struct, Ty};
 
 /// `maxTypesToCheck`.
 const MAX_TYPES: usize = 10;
+/// Most errors cel-go reports in full (`maxErrorsToReport`).
+const MAX_ERRORS: usize = 100;
 /// Longest source line cel-go prints under an error (`maxSnippetLength`).
 const MAX_SNIPPET: usize = 16_384;
 
@@ -210,6 +212,11 @@ fn compile(vars: &HashMap<&'static str, Ty>, expr: &str) -> Result<(Vec<String>,
     let t = super::shape::on_parse_stack(|| checker.check(&ast, 0))?;
     let out = checker.output(&t);
     let mut errors = std::mem::take(&mut checker.errors);
+    if errors.len() > MAX_ERRORS {
+        return Err(Stop::Unknown(format!(
+            "more than {MAX_ERRORS} type errors (cel-go truncates its report there)"
+        )));
+    }
     let place = |offset: u32| -> (usize, usize) {
         let before = &expr[..(offset as usize).min(expr.len())];
         let line = before.matches('\n').count() + 1;

@@ -215,3 +215,30 @@ fn escaped_property_names() {
     assert!(known(&d, "object.metadata.namespace == 'x'").contains("undefined field 'namespace'"));
     assert_eq!(known(&d, "object.metadata.__namespace__ == 'x'"), "");
 }
+
+#[test]
+fn the_embedded_schemas_load_and_resolve_references() {
+    for (g, v, k) in [
+        ("", "v1", "Pod"),
+        ("apps", "v1", "Deployment"),
+        ("batch", "v1", "CronJob"),
+    ] {
+        assert!(
+            matches!(schema::kind_type(g, v, k), Some(Ty::Struct(_))),
+            "{g}/{v}/{k}"
+        );
+    }
+    assert!(schema::kind_type("apps", "v1beta1", "Deployment").is_none());
+    let c = ctx_for(
+        json!([{"apiGroups": ["batch"], "apiVersions": ["v1"], "resources": ["cronjobs"]}]),
+        None,
+        None,
+    );
+    assert_eq!(
+        known(
+            &c,
+            "object.spec.jobTemplate.spec.template.spec.containers.all(c, c.name != '')"
+        ),
+        ""
+    );
+}
