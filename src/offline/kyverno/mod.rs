@@ -31,6 +31,7 @@ pub mod runner;
 pub mod smp;
 pub mod validation;
 mod validation_kinds;
+pub mod vap_candidate;
 pub mod vars;
 pub mod x509;
 

@@ -158,7 +158,7 @@ fn validate_with(
         }
         warnings::rule_hints(policy, rule, w);
     }
-    warnings::cel_type_checks(&rules, w);
+    warnings::cel_type_checks(spec, &rules, mode, w);
     Vec::new()
 }
 

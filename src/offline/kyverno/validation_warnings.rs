@@ -10,7 +10,7 @@
 //!   `validateAuth` of pkg/policy/validate); `podControllerAutoGenExclusion`; the
 //!   `scale`/`status` subresource hints; `predicateType`; the deprecated operators
 //!   `In`/`NotIn` (pkg/engine/variables/operator/utils.go);
-//! - the CEL type checker's findings on `validate.cel` (not modelled: marked unknown);
+//! - the CEL type checker's findings on `validate.cel` (`cel_type_checks`);
 //! - last, the handler's deprecation notice for the legacy kinds
 //!   (pkg/webhooks/policy/handlers.go, pkg/deprecations/deprecations.go).
 //!
@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::Mode;
 use crate::offline::rbac::resource::Mapper;
+use crate::offline::vap::celtype::{self, TypeCheck};
 
 /// The reports controller's user, as the chart passes it (`--reportsServiceAccountName`).
 pub const REPORTS_SA: &str = "system:serviceaccount:kyverno:kyverno-reports-controller";
@@ -395,11 +396,82 @@ fn deprecated_operators(rule: &Value, w: &mut Warned) {
     }
 }
 
-/// The CEL type checker's warnings on `validate.cel` expressions, which the replay does
-/// not make (Kyverno checks them against the kinds' OpenAPI schemas).
-pub(super) fn cel_type_checks(rules: &[Value], w: &mut Warned) {
-    if rules.iter().any(|r| r.pointer("/validate/cel").is_some()) {
-        w.unknown("the CEL type checker's warnings on validate.cel");
+/// The CEL expression warnings of `Validate` (validate.go): when Kyverno has a cluster and
+/// the policy can become a ValidatingAdmissionPolicy (`CanGenerateVAP(spec, nil, true)`),
+/// the API server's type checker runs on each expression and message expression of the
+/// first rule's `validate.cel` against the VAP built from it (see `vap::celtype`); each
+/// finding is `spec.rules[0].validate.cel.expressions[i].expression:` and the checker's
+/// text with its line breaks made `;`.
+pub(super) fn cel_type_checks(spec: &Value, rules: &[Value], mode: Mode<'_>, w: &mut Warned) {
+    let Mode::Cluster { mapper, .. } = mode else {
+        return;
+    };
+    let Some(rule) = rules.first() else {
+        return;
+    };
+    if super::super::vap_candidate::check_policy(spec, true).is_err() {
+        return;
+    }
+    let mut resource_rules = Vec::new();
+    let m = rule.get("match").unwrap_or(&Value::Null);
+    let mut blocks: Vec<&Value> = m.get("resources").into_iter().collect();
+    for key in ["any", "all"] {
+        for f in m.get(key).and_then(Value::as_array).into_iter().flatten() {
+            blocks.extend(f.get("resources"));
+        }
+    }
+    for kind in blocks.into_iter().flat_map(|b| strings(b.get("kinds"))) {
+        if kind == "*" {
+            continue;
+        }
+        match super::super::vap_candidate::discover(&kind, mapper) {
+            Some((group, version, resource)) => resource_rules.push(serde_json::json!({
+                "apiGroups": [group], "apiVersions": [version], "resources": [resource],
+            })),
+            None => {
+                w.unknown(format!(
+                    "the ValidatingAdmissionPolicy Kyverno builds for the type check (the kind {kind})"
+                ));
+                return;
+            }
+        }
+    }
+    let cel = rule.pointer("/validate/cel").unwrap_or(&Value::Null);
+    let ctx = match celtype::context(
+        &resource_rules,
+        cel.get("paramKind"),
+        cel.get("variables"),
+        mapper,
+    ) {
+        Ok(ctx) => ctx,
+        Err(why) => {
+            w.unknown(format!(
+                "the CEL type checker's warnings on validate.cel: {why}"
+            ));
+            return;
+        }
+    };
+    let expressions = cel.get("expressions").and_then(Value::as_array);
+    for (i, e) in expressions.into_iter().flatten().enumerate() {
+        for key in ["expression", "messageExpression"] {
+            let Some(text) = e.get(key).and_then(Value::as_str) else {
+                continue;
+            };
+            if key == "messageExpression" && text.is_empty() {
+                continue;
+            }
+            match celtype::check_expression(&ctx, text) {
+                TypeCheck::Known(found) if found.is_empty() => {}
+                TypeCheck::Known(found) => w.push(format!(
+                    "spec.rules[0].validate.cel.expressions[{i}].{key}:{}",
+                    found.replace('\n', ";")
+                )),
+                TypeCheck::Unknown(why) => {
+                    w.unknown(why);
+                    return;
+                }
+            }
+        }
     }
 }
 

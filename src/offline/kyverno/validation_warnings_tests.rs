@@ -53,12 +53,12 @@ fn deprecated_operators_are_named_with_their_alternatives() {
 }
 
 #[test]
-fn validate_cel_leaves_the_warnings_unknown() {
+fn validate_cel_is_not_type_checked_without_a_cluster() {
     let p = validate_policy_with(
-        json!({"cel": {"expressions": [{"expression": "true"}]}}),
+        json!({"cel": {"expressions": [{"expression": "object.nope"}]}}),
         json!({}),
     );
-    assert!(admission(&p, None, Mode::Cli).1.unknown.is_some());
+    assert!(admission(&p, None, Mode::Cli).1.unknown.is_none());
 }
 
 #[test]
@@ -91,5 +91,72 @@ fn background_policies_may_not_match_roles() {
             .message
             .ends_with("invalid variable used at path: spec/rules[0]/match/any[0]/clusterRoles "),
         "{problems:?}"
+    );
+}
+
+fn cel_policy(kinds: Value, expressions: Value, rules: usize) -> Value {
+    let rule = json!({"name": "r", "match": {"any": [{"resources": {"kinds": kinds}}]},
+        "validate": {"failureAction": "Enforce", "cel": {"expressions": expressions}}});
+    json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+        "metadata": {"name": "p"}, "spec": {"rules": vec![rule; rules]}})
+}
+
+fn type_warnings(policy: &Value) -> (Vec<String>, Option<String>) {
+    let authorizer = crate::offline::rbac::Authorizer::new(&[]);
+    let mapper = crate::offline::rbac::resource::Mapper::built_in();
+    let mode = Mode::Cluster {
+        authorizer: &authorizer,
+        mapper: &mapper,
+    };
+    let w = admission(policy, None, mode).1;
+    let lines = w
+        .lines
+        .into_iter()
+        .filter(|l| l.starts_with("spec.rules[0].validate.cel"))
+        .collect();
+    (lines, w.unknown)
+}
+
+#[test]
+fn the_cel_type_checker_warns_on_an_undefined_field_of_the_matched_kind() {
+    let p = cel_policy(
+        json!(["Deployment"]),
+        json!([{"expression": "object.spec.replicas > 1"},
+               {"expression": "object.replicas > 1", "messageExpression": "object.metadata.name + 1"}]),
+        1,
+    );
+    let (lines, unknown) = type_warnings(&p);
+    assert_eq!(unknown, None);
+    assert_eq!(
+        lines,
+        [
+            "spec.rules[0].validate.cel.expressions[1].expression:apps/v1, Kind=Deployment: ERROR: <input>:1:7: undefined field 'replicas'; | object.replicas > 1; | ......^;",
+            "spec.rules[0].validate.cel.expressions[1].messageExpression:apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload for '_+_' applied to '(string, int)'; | object.metadata.name + 1; | .....................^;",
+        ]
+    );
+}
+
+#[test]
+fn the_cel_type_checker_runs_only_where_kyverno_runs_it() {
+    let bad = json!([{"expression": "object.replicas > 1"}]);
+    // Two rules: no VAP, no check.
+    assert_eq!(
+        type_warnings(&cel_policy(json!(["Deployment"]), bad.clone(), 2)),
+        (vec![], None)
+    );
+    // The CLI has no cluster.
+    let p = cel_policy(json!(["Deployment"]), bad.clone(), 1);
+    assert!(!lines(&p).iter().any(|l| l.contains("validate.cel")));
+    // A kind whose schema kca lacks, an expression it does not model: unknown.
+    assert!(
+        type_warnings(&cel_policy(json!(["ClusterPolicy"]), bad, 1))
+            .1
+            .is_some()
+    );
+    let unmodelled = json!([{"expression": "quantity(object.metadata.name).isInteger()"}]);
+    assert!(
+        type_warnings(&cel_policy(json!(["Deployment"]), unmodelled, 1))
+            .1
+            .is_some()
     );
 }

@@ -10,6 +10,7 @@ mod authz;
 mod autogen;
 mod cel_env;
 mod cel_policy;
+pub mod celtype;
 mod codecs;
 pub(crate) use codecs::gunzip;
 #[cfg(test)]

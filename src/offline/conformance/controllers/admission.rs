@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::cluster::text;
 use crate::offline::kyverno::matching::wildcard_match;
+use crate::offline::kyverno::vap_candidate::{self, SKIP};
 use crate::offline::rbac::resource::Mapper;
 
 /// `app.kubernetes.io/managed-by: kyverno` (`controllerutils.SetManagedByKyvernoLabel`).
@@ -125,7 +126,9 @@ fn from_cluster_policy(policy: &Value, objects: &[Value], mapper: &Mapper) -> Ge
                     })
         })
         .collect();
-    if let Err(msg) = check_policy(spec).and_then(|()| check_exceptions(&exceptions)) {
+    if let Err(msg) =
+        vap_candidate::check_policy(spec, false).and_then(|()| check_exceptions(&exceptions))
+    {
         return Generation::Declined(msg);
     }
     let rule = rules[0];
@@ -204,52 +207,6 @@ fn non_empty(v: Option<&Value>) -> bool {
     }
 }
 
-fn has_wildcard(s: &str) -> bool {
-    s.contains(['*', '?'])
-}
-
-const SKIP: &str = "skip generating ValidatingAdmissionPolicy";
-
-/// `checkPolicy` (`kyvernopolicy_checker.go`).
-fn check_policy(spec: &Value) -> Result<(), String> {
-    let rules = list(spec, "rules");
-    match rules.len() {
-        0 => return Err(format!("{SKIP}: no rules found.")),
-        1 => {}
-        _ => return Err(format!("{SKIP}: multiple rules are not applicable.")),
-    }
-    let rule = rules[0];
-    let Some(cel) = rule.pointer("/validate/cel").filter(|c| c.is_object()) else {
-        return Err(format!("{SKIP} for non CEL rules."));
-    };
-    if cel.get("generate").and_then(Value::as_bool) != Some(true) {
-        return Err(format!("{SKIP}: validate.cel.generate is not set to true."));
-    }
-    check_overrides(spec.get("validationFailureActionOverrides"))?;
-    check_overrides(rule.pointer("/validate/failureActionOverrides"))?;
-    let empty = json!({});
-    check_block(rule.get("match").unwrap_or(&empty), true)?;
-    if let Some(x) = rule.get("exclude").filter(|x| x.is_object()) {
-        check_block(x, false)?;
-    }
-    Ok(())
-}
-
-/// The match (`is_match`) or exclude block of the rule: user info, the resource
-/// description, `any`, one `all` at most.
-fn check_block(block: &Value, is_match: bool) -> Result<(), String> {
-    check_user_info(block)?;
-    check_resources(block.get("resources").unwrap_or(&json!({})), is_match)?;
-    check_filters(&list(block, "any"), is_match)?;
-    if list(block, "all").len() > 1 {
-        let which = if is_match { "match" } else { "exclude" };
-        return Err(format!(
-            "{SKIP}: multiple 'all' in the {which} block is not applicable."
-        ));
-    }
-    check_filters(&list(block, "all"), is_match)
-}
-
 /// `checkExceptions`.
 fn check_exceptions(exceptions: &[&Value]) -> Result<(), String> {
     for ex in exceptions {
@@ -268,94 +225,13 @@ fn check_exceptions(exceptions: &[&Value]) -> Result<(), String> {
             ));
         }
         let m = spec.get("match").unwrap_or(&Value::Null);
-        check_filters(&list(m, "any"), false)?;
+        vap_candidate::check_filters(&list(m, "any"), false)?;
         if list(m, "all").len() > 1 {
             return Err(format!(
                 "{SKIP}: multiple 'all' in the PolicyException's match block is not applicable."
             ));
         }
-        check_filters(&list(m, "all"), false)?;
-    }
-    Ok(())
-}
-
-fn check_overrides(overrides: Option<&Value>) -> Result<(), String> {
-    let Some(o) = overrides.and_then(Value::as_array) else {
-        return Ok(());
-    };
-    if o.len() > 1 {
-        return Err(format!(
-            "{SKIP}: multiple validationFailureActionOverrides are not applicable."
-        ));
-    }
-    if o.first().is_some_and(|o| non_empty(o.get("namespaces"))) {
-        return Err(format!(
-            "{SKIP}: Namespaces in validationFailureActionOverrides is not applicable."
-        ));
-    }
-    Ok(())
-}
-
-fn check_user_info(block: &Value) -> Result<(), String> {
-    if ["roles", "clusterRoles", "subjects"]
-        .iter()
-        .any(|k| non_empty(block.get(*k)))
-    {
-        return Err(format!(
-            "{SKIP}: Roles / ClusterRoles / Subjects in `any/all` is not applicable."
-        ));
-    }
-    Ok(())
-}
-
-fn check_resources(res: &Value, is_match: bool) -> Result<(), String> {
-    if !is_match && non_empty(res.get("kinds")) && non_empty(res.get("namespaces")) {
-        return Err(format!(
-            "{SKIP}: excluding a resource within a namespace is not applicable."
-        ));
-    }
-    if non_empty(res.get("annotations")) {
-        return Err(format!(
-            "{SKIP}: Annotations in resource description is not applicable."
-        ));
-    }
-    let name = text(res, "/name");
-    if has_wildcard(&name) || strings(res, "names").into_iter().any(has_wildcard) {
-        return Err(format!(
-            "{SKIP}: wildcards in resource name is not applicable."
-        ));
-    }
-    if strings(res, "namespaces").into_iter().any(has_wildcard) {
-        return Err(format!(
-            "{SKIP}: wildcards in namespace name is not applicable."
-        ));
-    }
-    Ok(())
-}
-
-/// `checkResourceFilter`.
-fn check_filters(filters: &[&Value], is_match: bool) -> Result<(), String> {
-    let mut selectors = false;
-    for f in filters {
-        check_user_info(f)?;
-        let res = f.get("resources").unwrap_or(&Value::Null);
-        check_resources(res, is_match)?;
-        // A selector that is set at all, even empty, counts (a non-nil pointer).
-        if res.get("namespaceSelector").is_some_and(|v| !v.is_null())
-            || res.get("selector").is_some_and(|v| !v.is_null())
-        {
-            selectors = true;
-        }
-    }
-    if !is_match && selectors {
-        return Err(format!(
-            "{SKIP}: NamespaceSelector / ObjectSelector in the exclude block is not applicable."
-        ));
-    }
-    if is_match && filters.len() > 1 && selectors {
-        return Err(format!(
-            "{SKIP}: NamespaceSelector / ObjectSelector across multiple resources in the match block are not applicable."
-        ));
+        vap_candidate::check_filters(&list(m, "all"), false)?;
     }
     Ok(())
 }
@@ -474,7 +350,7 @@ fn construct_rules(
             rules.push(rule("*", "*", vec!["*".into()]));
             continue;
         }
-        let (group, version, resource) = discover(kind, mapper)?;
+        let (group, version, resource) = vap_candidate::discover(kind, mapper)?;
         let mut resources = vec![resource.clone()];
         if resource == "pods" {
             resources.push("pods/ephemeralcontainers".into());
@@ -505,37 +381,6 @@ fn construct_rules(
         );
     }
     Some(())
-}
-
-/// Group, preferred version and resource serving a Kyverno kind selector (`Kind`,
-/// `version/Kind`, `group/version/Kind`, with `/subresource`), as discovery resolves it
-/// (`kubeutils.ParseKindSelector`, `FindResources`).
-fn discover(selector: &str, mapper: &Mapper) -> Option<(String, String, String)> {
-    let parts: Vec<&str> = selector.split('/').collect();
-    let is_version = |s: &str| {
-        s.strip_prefix('v')
-            .and_then(|r| r.chars().next())
-            .is_some_and(|c| c.is_ascii_digit())
-    };
-    let (group, version, kind, sub) = match parts.as_slice() {
-        [k] => (None, None, *k, None),
-        [v, k] if is_version(v) => (None, Some(*v), *k, None),
-        [k, s] => (None, None, *k, Some(*s)),
-        [v, k, s] if is_version(v) => (None, Some(*v), *k, Some(*s)),
-        [g, v, k] => (Some(*g), Some(*v), *k, None),
-        [g, v, k, s] => (Some(*g), Some(*v), *k, Some(*s)),
-        _ => return None,
-    };
-    let r = match group {
-        Some(g) => mapper.for_kind(&format!("{g}/v1"), kind)?,
-        None => mapper.for_bare_kind(kind)?,
-    };
-    let version = version.map(str::to_string).unwrap_or_else(|| "v1".into());
-    let resource = match sub {
-        Some(s) => format!("{}/{s}", r.plural),
-        None => r.plural.clone(),
-    };
-    Some((r.group.clone(), version, resource))
 }
 
 // --- ValidatingPolicy / MutatingPolicy ----------------------------------------

@@ -1,0 +1,590 @@
+//! cel-go's type checker (v0.30 `checker/checker.go`) over the `cel` crate's AST, for the
+//! constructs and functions kca models. Anything else stops the check with
+//! [`Stop::Unknown`]: a finding is only reported when the whole expression was checked.
+//! Errors are located as cel-go's parser places node ids (an operator's token, a call's
+//! `(`, a selection's `.`), which the `cel` crate's ANTLR parser records alike.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use cel::common::ast::{ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators};
+
+use super::schema::{self, Lookup};
+use super::types::{
+    Fields, Mapping, Ty, assignable, assignable_list, format, most_general, substitute,
+};
+
+/// Why the check stopped without a verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Stop {
+    Unknown(String),
+}
+
+type Res<T> = Result<T, Stop>;
+
+fn unknown<T>(why: impl Into<String>) -> Res<T> {
+    Err(Stop::Unknown(why.into()))
+}
+
+/// Most AST nodes checked in one expression.
+const MAX_NODES: usize = 10_000;
+/// Deepest AST nesting followed.
+const MAX_DEPTH: usize = 200;
+
+/// One error: its source offset (code points) and message.
+#[derive(Debug, Clone)]
+pub(super) struct Found {
+    pub offset: u32,
+    pub message: String,
+}
+
+pub(super) struct Checker<'a> {
+    vars: &'a HashMap<&'static str, Ty>,
+    offsets: &'a dyn Fn(u64) -> Option<u32>,
+    scopes: Vec<(String, Ty)>,
+    mapping: Mapping,
+    next_param: u32,
+    nodes: usize,
+    /// Ids of the nodes a macro made (their errors have no place kca can vouch for).
+    generated: Vec<u64>,
+    pub errors: Vec<Found>,
+}
+
+/// Which overloads a function has, as (member style, argument types, result type), with
+/// type parameters numbered from 1000 (`A` = 1000, `B` = 1001).
+struct Overload {
+    member: bool,
+    args: Vec<Ty>,
+    result: Ty,
+}
+
+const A: Ty = Ty::Param(1000);
+const B: Ty = Ty::Param(1001);
+
+fn ov(member: bool, args: Vec<Ty>, result: Ty) -> Overload {
+    Overload {
+        member,
+        args,
+        result,
+    }
+}
+
+/// The overloads of `name`, and whether kca knows every overload the API server's
+/// environment declares for it (when not, a failed resolution is "unknown").
+fn overloads(name: &str) -> Option<(Vec<Overload>, bool)> {
+    use Ty::*;
+    let g = |args: Vec<Ty>, r: Ty| ov(false, args, r);
+    let m = |args: Vec<Ty>, r: Ty| ov(true, args, r);
+    let numeric = [Int, Uint, Double];
+    Some(match name {
+        operators::LOGICAL_NOT | operators::NOT_STRICTLY_FALSE => (vec![g(vec![Bool], Bool)], true),
+        operators::NEGATE => (vec![g(vec![Int], Int), g(vec![Double], Double)], true),
+        operators::EQUALS | operators::NOT_EQUALS => (vec![g(vec![A, A], Bool)], true),
+        operators::LESS
+        | operators::LESS_EQUALS
+        | operators::GREATER
+        | operators::GREATER_EQUALS => {
+            let mut v: Vec<Overload> = [Bool, Int, Uint, Double, Str, Bytes, Timestamp, Duration]
+                .into_iter()
+                .map(|t| g(vec![t.clone(), t], Bool))
+                .collect();
+            for a in &numeric {
+                for b in &numeric {
+                    if !a.exact(b) {
+                        v.push(g(vec![a.clone(), b.clone()], Bool));
+                    }
+                }
+            }
+            (v, true)
+        }
+        operators::ADD => {
+            let mut v: Vec<Overload> = [Int, Uint, Double, Str, Bytes]
+                .into_iter()
+                .map(|t| g(vec![t.clone(), t.clone()], t))
+                .collect();
+            v.push(g(vec![Ty::list(A), Ty::list(A)], Ty::list(A)));
+            v.push(g(vec![Timestamp, Duration], Timestamp));
+            v.push(g(vec![Duration, Timestamp], Timestamp));
+            v.push(g(vec![Duration, Duration], Duration));
+            (v, true)
+        }
+        operators::SUBSTRACT => {
+            let mut v: Vec<Overload> = numeric
+                .iter()
+                .map(|t| g(vec![t.clone(), t.clone()], t.clone()))
+                .collect();
+            v.push(g(vec![Timestamp, Timestamp], Duration));
+            v.push(g(vec![Timestamp, Duration], Timestamp));
+            v.push(g(vec![Duration, Duration], Duration));
+            (v, true)
+        }
+        operators::MULTIPLY | operators::DIVIDE => (
+            numeric
+                .iter()
+                .map(|t| g(vec![t.clone(), t.clone()], t.clone()))
+                .collect(),
+            true,
+        ),
+        operators::MODULO => (
+            vec![g(vec![Int, Int], Int), g(vec![Uint, Uint], Uint)],
+            true,
+        ),
+        operators::CONDITIONAL => (vec![g(vec![Bool, A, A], A)], true),
+        operators::INDEX => (
+            vec![g(vec![Ty::list(A), Int], A), g(vec![Ty::map(A, B), A], B)],
+            true,
+        ),
+        operators::IN => (
+            vec![
+                g(vec![A, Ty::list(A)], Bool),
+                g(vec![A, Ty::map(A, B)], Bool),
+            ],
+            true,
+        ),
+        "size" => {
+            let mut v = Vec::new();
+            for member in [false, true] {
+                for t in [Str, Bytes, Ty::list(A), Ty::map(A, B)] {
+                    v.push(ov(member, vec![t], Int));
+                }
+            }
+            (v, true)
+        }
+        "contains" | "startsWith" | "endsWith" => (vec![m(vec![Str, Str], Bool)], true),
+        "matches" => (vec![m(vec![Str, Str], Bool), g(vec![Str, Str], Bool)], true),
+        "lowerAscii" | "upperAscii" | "trim" => (vec![m(vec![Str], Str)], false),
+        "split" => (vec![m(vec![Str, Str], Ty::list(Str))], false),
+        "replace" => (vec![m(vec![Str, Str, Str], Str)], false),
+        "join" => (
+            vec![
+                m(vec![Ty::list(Str)], Str),
+                m(vec![Ty::list(Str), Str], Str),
+            ],
+            false,
+        ),
+        // Conversions: kca lists cel-go's standard overloads, not necessarily all the
+        // environment declares, so a failed resolution stays unknown.
+        "string" => conversions(
+            &[Str, Int, Uint, Double, Bytes, Bool, Timestamp, Duration],
+            Str,
+        ),
+        "int" => conversions(&[Int, Uint, Double, Str, Timestamp, Duration], Int),
+        "uint" => conversions(&[Int, Uint, Double, Str], Uint),
+        "double" => conversions(&[Int, Uint, Double, Str], Double),
+        "bool" => conversions(&[Bool, Str], Bool),
+        "bytes" => conversions(&[Bytes, Str], Bytes),
+        // library/authz.go
+        "path" => (
+            vec![m(vec![Opaque(AUTHORIZER), Str], Opaque(PATH_CHECK))],
+            true,
+        ),
+        "group" => (
+            vec![m(vec![Opaque(AUTHORIZER), Str], Opaque(GROUP_CHECK))],
+            true,
+        ),
+        "serviceAccount" => (
+            vec![m(vec![Opaque(AUTHORIZER), Str, Str], Opaque(AUTHORIZER))],
+            true,
+        ),
+        "resource" => (
+            vec![m(vec![Opaque(GROUP_CHECK), Str], Opaque(RESOURCE_CHECK))],
+            true,
+        ),
+        "subresource" | "namespace" | "name" => (
+            vec![m(vec![Opaque(RESOURCE_CHECK), Str], Opaque(RESOURCE_CHECK))],
+            true,
+        ),
+        "check" => (
+            vec![
+                m(vec![Opaque(PATH_CHECK), Str], Opaque(DECISION)),
+                m(vec![Opaque(RESOURCE_CHECK), Str], Opaque(DECISION)),
+            ],
+            true,
+        ),
+        "allowed" | "errored" => (vec![m(vec![Opaque(DECISION)], Bool)], true),
+        "reason" | "error" => (vec![m(vec![Opaque(DECISION)], Str)], true),
+        _ => return None,
+    })
+}
+
+fn conversions(from: &[Ty], to: Ty) -> (Vec<Overload>, bool) {
+    let v = from
+        .iter()
+        .map(|t| ov(false, vec![t.clone()], to.clone()))
+        .collect();
+    (v, false)
+}
+
+pub(super) const AUTHORIZER: &str = "kubernetes.authorization.Authorizer";
+const PATH_CHECK: &str = "kubernetes.authorization.PathCheck";
+const GROUP_CHECK: &str = "kubernetes.authorization.GroupCheck";
+const RESOURCE_CHECK: &str = "kubernetes.authorization.ResourceCheck";
+const DECISION: &str = "kubernetes.authorization.Decision";
+
+impl<'a> Checker<'a> {
+    pub fn new(
+        vars: &'a HashMap<&'static str, Ty>,
+        offsets: &'a dyn Fn(u64) -> Option<u32>,
+    ) -> Self {
+        Checker {
+            vars,
+            offsets,
+            scopes: Vec::new(),
+            mapping: Mapping::default(),
+            next_param: 0,
+            nodes: 0,
+            generated: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// The expression's type with parameters resolved (`ast.OutputType`).
+    pub fn output(&self, t: &Ty) -> Ty {
+        substitute(&self.mapping, t, true)
+    }
+
+    fn report(&mut self, id: u64, message: String) -> Res<()> {
+        if self.generated.contains(&id) {
+            return unknown("a type error inside a macro's expansion");
+        }
+        let Some(offset) = (self.offsets)(id) else {
+            return unknown("an error without a source position");
+        };
+        self.errors.push(Found { offset, message });
+        Ok(())
+    }
+
+    fn printed(&self, t: &Ty) -> Res<String> {
+        match format(&substitute(&self.mapping, t, true)) {
+            Some(s) => Ok(s),
+            None => unknown("a type error naming a type kca cannot print as cel-go does"),
+        }
+    }
+
+    fn fresh(&mut self) -> Ty {
+        self.next_param += 1;
+        Ty::Param(self.next_param)
+    }
+
+    pub fn check(&mut self, e: &IdedExpr, depth: usize) -> Res<Ty> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES || depth > MAX_DEPTH {
+            return unknown("the expression is larger than kca type-checks");
+        }
+        let t = match &e.expr {
+            Expr::Literal(l) => match l {
+                LiteralValue::Boolean(_) => Ty::Bool,
+                LiteralValue::Bytes(_) => Ty::Bytes,
+                LiteralValue::Double(_) => Ty::Double,
+                LiteralValue::Int(_) => Ty::Int,
+                LiteralValue::UInt(_) => Ty::Uint,
+                LiteralValue::Null => Ty::Null,
+                LiteralValue::String(_) => Ty::Str,
+            },
+            Expr::Ident(name) => self.ident(name)?,
+            Expr::Select(sel) => {
+                let operand = self.check(&sel.operand, depth + 1)?;
+                let t = self.select_field(e.id, &operand, &sel.field)?;
+                if sel.test {
+                    Ty::Bool
+                } else {
+                    substitute(&self.mapping, &t, false)
+                }
+            }
+            Expr::Call(call) => self.call(e.id, call, depth)?,
+            Expr::List(list) => {
+                if !list.optional_indices.is_empty() {
+                    return unknown("optional list elements");
+                }
+                let mut elems: Option<Ty> = None;
+                for el in &list.elements {
+                    let t = self.check(el, depth + 1)?;
+                    elems = Some(self.join(elems, t));
+                }
+                let elems = match elems {
+                    Some(t) => t,
+                    None => self.fresh(),
+                };
+                Ty::list(elems)
+            }
+            Expr::Map(map) => {
+                let (mut keys, mut values): (Option<Ty>, Option<Ty>) = (None, None);
+                for entry in &map.entries {
+                    let EntryExpr::MapEntry(m) = &entry.expr else {
+                        return unknown("a struct field in a map literal");
+                    };
+                    if m.optional {
+                        return unknown("optional map entries");
+                    }
+                    let k = self.check(&m.key, depth + 1)?;
+                    keys = Some(self.join(keys, k));
+                    let v = self.check(&m.value, depth + 1)?;
+                    values = Some(self.join(values, v));
+                }
+                let k = match keys {
+                    Some(t) => t,
+                    None => self.fresh(),
+                };
+                let v = match values {
+                    Some(t) => t,
+                    None => self.fresh(),
+                };
+                Ty::map(k, v)
+            }
+            Expr::Comprehension(c) => self.comprehension(c, depth)?,
+            Expr::Struct(_) => return unknown("message construction"),
+            Expr::Unspecified => return unknown("an unparsed expression"),
+        };
+        if t.unsure() {
+            return unknown("a field whose type kca does not know as the API server does");
+        }
+        Ok(t)
+    }
+
+    /// `joinTypes` with aggregate literals of mixed types made `dyn` (cel-go's default).
+    fn join(&mut self, previous: Option<Ty>, current: Ty) -> Ty {
+        let Some(previous) = previous else {
+            return current;
+        };
+        match assignable(&self.mapping, &previous, &current) {
+            Some(m) => {
+                self.mapping = m;
+                most_general(&previous, &current)
+            }
+            None => Ty::Dyn,
+        }
+    }
+
+    fn ident(&mut self, name: &str) -> Res<Ty> {
+        if let Some((_, t)) = self.scopes.iter().rev().find(|(n, _)| n == name) {
+            return Ok(t.clone());
+        }
+        match self.vars.get(name) {
+            Some(Ty::Unsure) => unknown(format!("the type of `{name}`")),
+            Some(t) => Ok(t.clone()),
+            None => unknown(format!("the identifier `{name}`")),
+        }
+    }
+
+    /// `checkSelectField`.
+    fn select_field(&mut self, id: u64, operand: &Ty, field: &str) -> Res<Ty> {
+        let target = substitute(&self.mapping, operand, false);
+        Ok(match &target {
+            Ty::Map(_, v) => (**v).clone(),
+            Ty::Struct(s) => match &s.fields {
+                Fields::Fixed(f) => match f.iter().find(|(n, _)| *n == field) {
+                    Some((_, t)) => t.clone(),
+                    None => {
+                        self.report(id, format!("undefined field '{field}'"))?;
+                        Ty::Error
+                    }
+                },
+                Fields::Named(f) => match f.iter().find(|(n, _)| n == field) {
+                    Some((_, t)) if t.unsure() => {
+                        return unknown(format!("the type of variables.{field}"));
+                    }
+                    Some((_, t)) => t.clone(),
+                    None => return unknown(format!("the variable `{field}`, not declared before")),
+                },
+                Fields::Schema(node) => match schema::field(node, &s.id, field) {
+                    Lookup::Found(t) if t.unsure() => {
+                        return unknown(format!("the schema of the field `{field}`"));
+                    }
+                    Lookup::Found(t) => t,
+                    Lookup::Missing => {
+                        self.report(id, format!("undefined field '{field}'"))?;
+                        Ty::Error
+                    }
+                },
+            },
+            Ty::Param(_) => {
+                if let Some(m) = assignable(&self.mapping, &Ty::Dyn, &target) {
+                    self.mapping = m;
+                }
+                Ty::Dyn
+            }
+            Ty::Dyn | Ty::Error => Ty::Dyn,
+            other => {
+                let name = self.printed(other)?;
+                self.report(
+                    id,
+                    format!("type '{name}' does not support field selection"),
+                )?;
+                Ty::Dyn
+            }
+        })
+    }
+
+    fn call(&mut self, id: u64, call: &cel::common::ast::CallExpr, depth: usize) -> Res<Ty> {
+        let name = call.func_name.as_str();
+        if name == operators::OPT_SELECT || name == operators::OPT_INDEX {
+            return unknown("optional selection");
+        }
+        let mut arg_types = Vec::with_capacity(call.args.len() + 1);
+        for a in &call.args {
+            arg_types.push(self.check(a, depth + 1)?);
+        }
+        if let Some(t) = &call.target {
+            // `a.b.f()` may name a namespaced function `a.b.f` (`strings.quote`,
+            // `sets.contains`, `optional.of`, …): only a root that is a variable is sure
+            // not to start one.
+            if let Some(root) = qualified_root(&t.expr, 0)
+                && !self.scopes.iter().any(|(n, _)| n == root)
+                && !self.vars.contains_key(root)
+            {
+                return unknown(format!("the call `{root}….{name}`"));
+            }
+            let tt = self.check(t, depth + 1)?;
+            arg_types.insert(0, tt);
+        }
+        let member = call.target.is_some();
+        if !member && (name == operators::LOGICAL_AND || name == operators::LOGICAL_OR) {
+            return self.logical(call, &arg_types);
+        }
+        let Some((decls, complete)) = overloads(name) else {
+            return unknown(format!("the function `{name}`"));
+        };
+        let mut result: Option<Ty> = None;
+        for o in decls.iter().filter(|o| o.member == member) {
+            // Fresh parameters for this overload.
+            let a = self.fresh();
+            let b = self.fresh();
+            let inst = |t: &Ty| instantiate(t, &a, &b);
+            let params: Vec<Ty> = o.args.iter().map(inst).collect();
+            if let Some(m) = assignable_list(&self.mapping, &arg_types, &params) {
+                self.mapping = m;
+                let r = substitute(&self.mapping, &inst(&o.result), false);
+                result = Some(match result {
+                    None => r,
+                    Some(prev) if !matches!(prev, Ty::Dyn) && !r.exact(&prev) => Ty::Dyn,
+                    Some(prev) => prev,
+                });
+            }
+        }
+        match result {
+            Some(t) => Ok(t),
+            None => {
+                if !complete {
+                    return unknown(format!("the overloads of `{name}`"));
+                }
+                let mut printed = Vec::with_capacity(arg_types.len());
+                for t in &arg_types {
+                    printed.push(self.printed(t)?);
+                }
+                let signature = if member {
+                    format!("{}.({})", printed[0], printed[1..].join(", "))
+                } else {
+                    format!("({})", printed.join(", "))
+                };
+                self.report(
+                    id,
+                    format!("found no matching overload for '{name}' applied to '{signature}'"),
+                )?;
+                Ok(Ty::Error)
+            }
+        }
+    }
+
+    /// `_&&_` and `_||_`: each argument must be a bool, else a type mismatch at it.
+    fn logical(&mut self, call: &cel::common::ast::CallExpr, args: &[Ty]) -> Res<Ty> {
+        let mut failed = false;
+        for (i, t) in args.iter().enumerate() {
+            match assignable(&self.mapping, t, &Ty::Bool) {
+                Some(m) => self.mapping = m,
+                None => {
+                    let found = self.printed(t)?;
+                    let Some(arg) = call.args.get(i) else {
+                        return unknown("a logical operator's operands");
+                    };
+                    self.report(arg.id, format!("expected type 'bool' but found '{found}'"))?;
+                    failed = true;
+                }
+            }
+        }
+        Ok(if failed { Ty::Error } else { Ty::Bool })
+    }
+
+    /// `checkComprehension`.
+    fn comprehension(&mut self, c: &ComprehensionExpr, depth: usize) -> Res<Ty> {
+        if c.iter_var2.is_some() {
+            return unknown("two-variable comprehensions");
+        }
+        for e in [&c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+            self.generated.push(e.id);
+        }
+        let range = self.check(&c.iter_range, depth + 1)?;
+        let init = self.check(&c.accu_init, depth + 1)?;
+        let range = substitute(&self.mapping, &range, false);
+        let var = match &range {
+            Ty::List(e) => (**e).clone(),
+            Ty::Map(k, _) => (**k).clone(),
+            Ty::Dyn | Ty::Error | Ty::Param(_) => {
+                if let Some(m) = assignable(&self.mapping, &Ty::Dyn, &range) {
+                    self.mapping = m;
+                }
+                Ty::Dyn
+            }
+            other => {
+                let name = self.printed(other)?;
+                self.report(
+                    c.iter_range.id,
+                    format!(
+                        "expression of type '{name}' cannot be range of a comprehension (must be list, map, or dynamic)"
+                    ),
+                )?;
+                Ty::Error
+            }
+        };
+        self.scopes.push((c.accu_var.clone(), init.clone()));
+        self.scopes.push((c.iter_var.clone(), var));
+        let cond = self.check(&c.loop_cond, depth + 1)?;
+        self.assert(c.loop_cond.id, &Ty::Bool, &cond)?;
+        let step = self.check(&c.loop_step, depth + 1)?;
+        self.assert(c.loop_step.id, &init, &step)?;
+        self.scopes.pop();
+        let result = self.check(&c.result, depth + 1)?;
+        self.scopes.pop();
+        Ok(substitute(&self.mapping, &result, false))
+    }
+
+    /// `assertType`: `found` must be assignable to `want`.
+    fn assert(&mut self, id: u64, want: &Ty, found: &Ty) -> Res<()> {
+        match assignable(&self.mapping, want, found) {
+            Some(m) => {
+                self.mapping = m;
+                Ok(())
+            }
+            None => self.report(id, "type mismatch".into()),
+        }
+    }
+}
+
+/// The root of the qualified name `e` spells (`a` of `a.b.c`), if it spells one.
+fn qualified_root(e: &Expr, depth: usize) -> Option<&str> {
+    match e {
+        Expr::Ident(n) => Some(n),
+        Expr::Select(s) if !s.test && depth < MAX_DEPTH => {
+            qualified_root(&s.operand.expr, depth + 1)
+        }
+        _ => None,
+    }
+}
+
+fn instantiate(t: &Ty, a: &Ty, b: &Ty) -> Ty {
+    match t {
+        Ty::Param(1000) => a.clone(),
+        Ty::Param(1001) => b.clone(),
+        Ty::List(e) => Ty::list(instantiate(e, a, b)),
+        Ty::Map(k, v) => Ty::map(instantiate(k, a, b), instantiate(v, a, b)),
+        t => t.clone(),
+    }
+}
+
+/// A fixed struct type of the admission environment.
+pub(super) fn fixed(name: &'static str, fields: Vec<(&'static str, Ty)>) -> Ty {
+    Ty::Struct(Rc::new(super::types::Struct {
+        id: name.to_string(),
+        printed: Some(name),
+        fields: Fields::Fixed(fields),
+    }))
+}
