@@ -167,4 +167,32 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
+
+    #[test]
+    fn a_cel_rule_reading_a_field_the_kind_lacks_is_accepted_with_the_type_checkers_warning() {
+        let policy = |expr: &str| {
+            json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+                "metadata": {"name": "replicas"},
+                "spec": {"rules": [{"name": "r",
+                    "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
+                    "validate": {"failureAction": "Enforce",
+                        "cel": {"expressions": [{"expression": expr, "message": "m"}]}}}]}})
+        };
+        let warnings = |expr: &str| match admit_policy(&Access::new(&[]), &policy(expr)).unwrap() {
+            Admission::Allowed { warnings, .. } => warnings,
+            other => panic!("{other:?}"),
+        };
+        let wrong = warnings("object.replicas > 1");
+        assert!(
+            wrong
+                .iter()
+                .any(|w| w.contains("undefined field 'replicas'")),
+            "{wrong:?}"
+        );
+        let right = warnings("object.spec.replicas > 1");
+        assert!(
+            !right.iter().any(|w| w.contains("undefined field")),
+            "{right:?}"
+        );
+    }
 }
