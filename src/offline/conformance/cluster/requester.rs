@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::{Answer, Cluster, text};
 use crate::offline::kyverno;
 use crate::offline::kyverno::validation::BACKGROUND_SA;
+use crate::offline::rbac::resource::ApiResource;
 use crate::offline::rbac::{self, AccessRequest};
 use crate::offline::vap;
 
@@ -245,10 +246,45 @@ impl Cluster {
         };
         let namespace = if r.namespaced {
             text(obj, "/metadata/namespace")
-        } else if r.group.is_empty() && r.plural == "namespaces" {
-            name.clone()
         } else {
             String::new()
+        };
+        self.authorize_request(verb, r, subresource, &namespace, &name)
+    }
+
+    /// The API server's authorization of the requester's read (`get` of `name`, `list`
+    /// or `watch` without one) of resource `r` in `namespace` (`""`: cluster-wide), as
+    /// kubectl sends it: the refusal is the API server's Forbidden text
+    /// (k8s.io/apiserver endpoints/handlers/responsewriters/errors.go `forbiddenMessage`,
+    /// k8s.io/apimachinery api/errors `NewForbidden`).
+    pub(crate) fn authorize_read(
+        &self,
+        verb: &str,
+        r: &ApiResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), Answer> {
+        if self.requester == Requester::default() {
+            return Ok(());
+        }
+        let namespace = if r.namespaced { namespace } else { "" };
+        self.authorize_request(verb, r, "", namespace, name)
+    }
+
+    /// RBAC over one request's attributes; a path through `namespaces/NAME` (the
+    /// Namespace's own) is in that namespace.
+    fn authorize_request(
+        &self,
+        verb: &str,
+        r: &ApiResource,
+        subresource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), Answer> {
+        let namespace = if !r.namespaced && r.group.is_empty() && r.plural == "namespaces" {
+            name.to_string()
+        } else {
+            namespace.to_string()
         };
         let req = AccessRequest {
             user: self.requester.username.clone(),
@@ -258,7 +294,7 @@ impl Cluster {
             resource: r.plural.clone(),
             subresource: subresource.into(),
             namespace: namespace.clone(),
-            name: name.clone(),
+            name: name.to_string(),
             non_resource_path: None,
         };
         if self.kyverno_authorizer().authorize(&req).allowed {
