@@ -7,7 +7,9 @@
 //! background requests (pkg/webhooks/resource/utils.go `skipBackgroundRequests`,
 //! pkg/webhooks/resource/{gpol,mpol}/handler.go).
 
-use serde_json::{Value, json};
+use serde_json::Value;
+#[cfg(test)]
+use serde_json::json;
 
 use super::{Answer, Cluster, text};
 use crate::offline::kyverno;
@@ -46,60 +48,6 @@ impl Requester {
     pub fn is_background_controller(&self) -> bool {
         self.username == BACKGROUND_SA
     }
-}
-
-/// The ClusterRoles and bindings every cluster's API server bootstraps for all users
-/// (Kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go: `system:basic-user`,
-/// `system:discovery`, `system:public-info-viewer`).
-pub(super) fn bootstrap_rbac() -> &'static [Value] {
-    static BOOTSTRAP: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
-    BOOTSTRAP.get_or_init(bootstrap_objects)
-}
-
-fn bootstrap_objects() -> Vec<Value> {
-    let role = |name: &str, rules: Value| {
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": name}, "rules": rules})
-    };
-    let binding = |name: &str, groups: &[&str]| {
-        let subjects: Vec<Value> = groups
-            .iter()
-            .map(|g| json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g}))
-            .collect();
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-            "subjects": subjects})
-    };
-    vec![
-        role(
-            "system:basic-user",
-            json!([
-                {"apiGroups": ["authorization.k8s.io"],
-                 "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-                 "verbs": ["create"]},
-                {"apiGroups": ["authentication.k8s.io"],
-                 "resources": ["selfsubjectreviews"], "verbs": ["create"]}
-            ]),
-        ),
-        role(
-            "system:discovery",
-            json!([{"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
-                "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"],
-                "verbs": ["get"]}]),
-        ),
-        role(
-            "system:public-info-viewer",
-            json!([{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version",
-                "/version/"], "verbs": ["get"]}]),
-        ),
-        binding("system:basic-user", &[rbac::AUTHENTICATED]),
-        binding("system:discovery", &[rbac::AUTHENTICATED]),
-        binding(
-            "system:public-info-viewer",
-            &[rbac::AUTHENTICATED, rbac::UNAUTHENTICATED],
-        ),
-    ]
 }
 
 /// One binding subject names the user (pkg/userinfo/roleRef.go `matchBindingSubjects`):
@@ -164,13 +112,10 @@ pub(super) fn role_refs<'a>(
 }
 
 impl Cluster {
-    /// Every RoleBinding and ClusterRoleBinding the cluster holds: Kubernetes' bootstrap
-    /// ones, the chart's, and the test's.
+    /// Every RoleBinding and ClusterRoleBinding the cluster holds (the system's and the
+    /// chart's from the start, kindstate.rs, and the test's), with the roles it knows.
     fn all_bindings(&self) -> impl Iterator<Item = &Value> {
-        bootstrap_rbac()
-            .iter()
-            .chain(crate::lab::offline::baseline_rbac())
-            .chain(super::super::controllers::rbac_objects(&self.objects))
+        super::kindstate::roles().chain(super::super::controllers::rbac_objects(&self.objects))
     }
 
     /// The requester as Kyverno's webhook sees it for a request in `namespace`.
@@ -381,7 +326,7 @@ mod tests {
                 json!([{"kind": "User", "name": "ned"}]),
             ),
         ];
-        let mut all = bootstrap_rbac().to_vec();
+        let mut all: Vec<Value> = super::super::kindstate::objects().collect();
         all.extend(bindings);
         let (roles, cluster_roles) = role_refs(all.iter(), &chip, "qa");
         assert_eq!(roles, vec!["qa:special".to_string()]);
