@@ -25,12 +25,18 @@ pub struct Requester {
     pub groups: Vec<String>,
 }
 
+/// The group of the admin kubeconfig kubeadm writes since v1.29 (cmd/kubeadm/app/phases/
+/// kubeconfig: the client certificate's organization; bound to `cluster-admin` by the
+/// `kubeadm:cluster-admins` ClusterRoleBinding, kind-state-rbac.yaml), no longer
+/// `system:masters`.
+const KIND_ADMIN_GROUP: &str = "kubeadm:cluster-admins";
+
 impl Default for Requester {
     /// The kubeconfig's user of a kind cluster.
     fn default() -> Requester {
         Requester {
             username: "kubernetes-admin".into(),
-            groups: vec![rbac::SUPERUSER_GROUP.into(), rbac::AUTHENTICATED.into()],
+            groups: vec![KIND_ADMIN_GROUP.into(), rbac::AUTHENTICATED.into()],
         }
     }
 }
