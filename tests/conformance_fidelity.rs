@@ -24,7 +24,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("autogen", 9, 9),
     ("background-only", 7, 7),
     ("cleanup", 3, 3),
-    ("cli", 3, 3),
+    ("cli", 4, 4),
     ("configs", 2, 2),
     ("deferred", 3, 3),
     ("deleting-policies", 4, 4),

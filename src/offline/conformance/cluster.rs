@@ -11,6 +11,7 @@ mod cel_background;
 mod finalizers;
 mod gctx;
 mod gpol_compile;
+pub(crate) mod kindstate;
 pub(crate) mod map;
 mod requester;
 mod schema;
@@ -163,7 +164,7 @@ impl Cluster {
     }
 
     pub fn find(&self, key: &Key) -> Option<&Value> {
-        self.objects.iter().find(|o| Key::of(o) == *key)
+        self.objects.iter().find(|o| key.is_of(o))
     }
 
     /// The objects of `key`'s kind (and namespace, when given) — what a list returns.
@@ -185,7 +186,7 @@ impl Cluster {
     fn store_as(&mut self, mut obj: Value, given: Option<Value>) {
         apiserver::decoded(&mut obj);
         let key = Key::of(&obj);
-        let old = self.objects.iter().position(|o| Key::of(o) == key);
+        let old = self.objects.iter().position(|o| key.is_of(o));
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             let uid = match (
                 old.and_then(|i| self.objects[i].pointer("/metadata/uid")),
@@ -537,7 +538,6 @@ impl Cluster {
                 "pods"
             ]),
         ));
-        objects.extend(requester::bootstrap_rbac().iter().cloned());
         objects.extend(super::controllers::rbac_objects(&self.objects).cloned());
         Authorizer::new(&objects)
     }
@@ -898,6 +898,25 @@ pub struct Key {
 }
 
 impl Key {
+    /// Whether `obj` is the object this key names: [`Key::of`] without building one
+    /// (the lookups scan every object the cluster holds).
+    pub fn is_of(&self, obj: &Value) -> bool {
+        fn field<'v>(o: Option<&'v Value>, k: &str) -> &'v str {
+            o.and_then(|o| o.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        }
+        if field(Some(obj), "kind") != self.kind {
+            return false;
+        }
+        let meta = obj.get("metadata");
+        let av = field(Some(obj), "apiVersion");
+        let group = av.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+        field(meta, "name") == self.name
+            && field(meta, "namespace") == self.namespace
+            && group == self.group
+    }
+
     pub fn of(obj: &Value) -> Key {
         let av = text(obj, "/apiVersion");
         Key {

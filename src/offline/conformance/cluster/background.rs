@@ -521,7 +521,7 @@ impl Cluster {
                 .map(Key::of)
                 .collect();
             for key in keys {
-                if let Some(obj) = self.objects.iter_mut().find(|o| Key::of(o) == key)
+                if let Some(obj) = self.objects.iter_mut().find(|o| key.is_of(o))
                     && let Some(l) = obj
                         .pointer_mut("/metadata/labels")
                         .and_then(Value::as_object_mut)

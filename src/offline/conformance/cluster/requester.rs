@@ -7,11 +7,14 @@
 //! background requests (pkg/webhooks/resource/utils.go `skipBackgroundRequests`,
 //! pkg/webhooks/resource/{gpol,mpol}/handler.go).
 
-use serde_json::{Value, json};
+use serde_json::Value;
+#[cfg(test)]
+use serde_json::json;
 
 use super::{Answer, Cluster, text};
 use crate::offline::kyverno;
 use crate::offline::kyverno::validation::BACKGROUND_SA;
+use crate::offline::rbac::resource::ApiResource;
 use crate::offline::rbac::{self, AccessRequest};
 use crate::offline::vap;
 
@@ -22,12 +25,18 @@ pub struct Requester {
     pub groups: Vec<String>,
 }
 
+/// The group of the admin kubeconfig kubeadm writes since v1.29 (cmd/kubeadm/app/phases/
+/// kubeconfig: the client certificate's organization; bound to `cluster-admin` by the
+/// `kubeadm:cluster-admins` ClusterRoleBinding, kind-state-rbac.yaml), no longer
+/// `system:masters`.
+const KIND_ADMIN_GROUP: &str = "kubeadm:cluster-admins";
+
 impl Default for Requester {
     /// The kubeconfig's user of a kind cluster.
     fn default() -> Requester {
         Requester {
             username: "kubernetes-admin".into(),
-            groups: vec![rbac::SUPERUSER_GROUP.into(), rbac::AUTHENTICATED.into()],
+            groups: vec![KIND_ADMIN_GROUP.into(), rbac::AUTHENTICATED.into()],
         }
     }
 }
@@ -45,60 +54,6 @@ impl Requester {
     pub fn is_background_controller(&self) -> bool {
         self.username == BACKGROUND_SA
     }
-}
-
-/// The ClusterRoles and bindings every cluster's API server bootstraps for all users
-/// (Kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go: `system:basic-user`,
-/// `system:discovery`, `system:public-info-viewer`).
-pub(super) fn bootstrap_rbac() -> &'static [Value] {
-    static BOOTSTRAP: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
-    BOOTSTRAP.get_or_init(bootstrap_objects)
-}
-
-fn bootstrap_objects() -> Vec<Value> {
-    let role = |name: &str, rules: Value| {
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": name}, "rules": rules})
-    };
-    let binding = |name: &str, groups: &[&str]| {
-        let subjects: Vec<Value> = groups
-            .iter()
-            .map(|g| json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g}))
-            .collect();
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-            "subjects": subjects})
-    };
-    vec![
-        role(
-            "system:basic-user",
-            json!([
-                {"apiGroups": ["authorization.k8s.io"],
-                 "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-                 "verbs": ["create"]},
-                {"apiGroups": ["authentication.k8s.io"],
-                 "resources": ["selfsubjectreviews"], "verbs": ["create"]}
-            ]),
-        ),
-        role(
-            "system:discovery",
-            json!([{"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
-                "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"],
-                "verbs": ["get"]}]),
-        ),
-        role(
-            "system:public-info-viewer",
-            json!([{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version",
-                "/version/"], "verbs": ["get"]}]),
-        ),
-        binding("system:basic-user", &[rbac::AUTHENTICATED]),
-        binding("system:discovery", &[rbac::AUTHENTICATED]),
-        binding(
-            "system:public-info-viewer",
-            &[rbac::AUTHENTICATED, rbac::UNAUTHENTICATED],
-        ),
-    ]
 }
 
 /// One binding subject names the user (pkg/userinfo/roleRef.go `matchBindingSubjects`):
@@ -163,13 +118,10 @@ pub(super) fn role_refs<'a>(
 }
 
 impl Cluster {
-    /// Every RoleBinding and ClusterRoleBinding the cluster holds: Kubernetes' bootstrap
-    /// ones, the chart's, and the test's.
+    /// Every RoleBinding and ClusterRoleBinding the cluster holds (the system's and the
+    /// chart's from the start, kindstate.rs, and the test's), with the roles it knows.
     fn all_bindings(&self) -> impl Iterator<Item = &Value> {
-        bootstrap_rbac()
-            .iter()
-            .chain(crate::lab::offline::baseline_rbac())
-            .chain(super::super::controllers::rbac_objects(&self.objects))
+        super::kindstate::roles().chain(super::super::controllers::rbac_objects(&self.objects))
     }
 
     /// The requester as Kyverno's webhook sees it for a request in `namespace`.
@@ -245,10 +197,45 @@ impl Cluster {
         };
         let namespace = if r.namespaced {
             text(obj, "/metadata/namespace")
-        } else if r.group.is_empty() && r.plural == "namespaces" {
-            name.clone()
         } else {
             String::new()
+        };
+        self.authorize_request(verb, r, subresource, &namespace, &name)
+    }
+
+    /// The API server's authorization of the requester's read (`get` of `name`, `list`
+    /// or `watch` without one) of resource `r` in `namespace` (`""`: cluster-wide), as
+    /// kubectl sends it: the refusal is the API server's Forbidden text
+    /// (k8s.io/apiserver endpoints/handlers/responsewriters/errors.go `forbiddenMessage`,
+    /// k8s.io/apimachinery api/errors `NewForbidden`).
+    pub(crate) fn authorize_read(
+        &self,
+        verb: &str,
+        r: &ApiResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), Answer> {
+        if self.requester == Requester::default() {
+            return Ok(());
+        }
+        let namespace = if r.namespaced { namespace } else { "" };
+        self.authorize_request(verb, r, "", namespace, name)
+    }
+
+    /// RBAC over one request's attributes; a path through `namespaces/NAME` (the
+    /// Namespace's own) is in that namespace.
+    fn authorize_request(
+        &self,
+        verb: &str,
+        r: &ApiResource,
+        subresource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), Answer> {
+        let namespace = if !r.namespaced && r.group.is_empty() && r.plural == "namespaces" {
+            name.to_string()
+        } else {
+            namespace.to_string()
         };
         let req = AccessRequest {
             user: self.requester.username.clone(),
@@ -258,7 +245,7 @@ impl Cluster {
             resource: r.plural.clone(),
             subresource: subresource.into(),
             namespace: namespace.clone(),
-            name: name.clone(),
+            name: name.to_string(),
             non_resource_path: None,
         };
         if self.kyverno_authorizer().authorize(&req).allowed {
@@ -345,7 +332,7 @@ mod tests {
                 json!([{"kind": "User", "name": "ned"}]),
             ),
         ];
-        let mut all = bootstrap_rbac().to_vec();
+        let mut all: Vec<Value> = super::super::kindstate::objects().collect();
         all.extend(bindings);
         let (roles, cluster_roles) = role_refs(all.iter(), &chip, "qa");
         assert_eq!(roles, vec!["qa:special".to_string()]);

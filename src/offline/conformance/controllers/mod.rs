@@ -191,6 +191,7 @@ pub fn unmodelled_part(cluster: &Cluster, kind: &str, expected: &Value) -> Optio
 pub fn initial_objects() -> Vec<Value> {
     let mut out = webhooks::build(&[], Features::default(), &Mapper::built_in()).configurations;
     out.extend(install::objects());
+    out.extend(super::cluster::kindstate::objects());
     out
 }
 
@@ -337,7 +338,7 @@ fn set_status(
     verdict: Option<(bool, String)>,
     reports: &Authorizer,
 ) {
-    let Some(obj) = cluster.objects.iter_mut().find(|o| Key::of(o) == *key) else {
+    let Some(obj) = cluster.objects.iter_mut().find(|o| key.is_of(o)) else {
         return;
     };
     if let Some(s) = status::status(obj, verdict, reports)

@@ -24,6 +24,7 @@ mod events;
 mod get;
 pub(super) mod listing;
 mod printed;
+mod reads;
 mod strategic;
 
 /// Most documents one `-f` may hold.
@@ -173,13 +174,6 @@ impl Host for Kubectl<'_> {
             .filter_map(|(_, v)| v.clone())
             .collect();
         let requester = match args.get(&["as"]) {
-            // Reads are not authorized by the replay: what a `get` as someone else shows
-            // is not known.
-            Some(user) if verb == "get" => {
-                return Err(skip(format!(
-                    "kubectl get --as {user} (an impersonated read)"
-                )));
-            }
             Some(user) => Requester::impersonating(user, &groups),
             None if !groups.is_empty() => {
                 return Err(skip("kubectl --as-group without --as"));
@@ -682,6 +676,9 @@ impl Kubectl<'_> {
         };
         let ns = self.namespace(args);
         let (key, found, what) = self.named(ty, name, &ns)?;
+        if found.is_none() && self.get_refused(io, ty, &key)? {
+            return Ok(1);
+        }
         let Some(mut obj) = found else {
             self.not_found(io, &what, &key.name);
             return Ok(1);
@@ -747,6 +744,9 @@ impl Kubectl<'_> {
         let patch: Value = serde_json::from_str(p).map_err(|_| skip("kubectl patch of YAML"))?;
         let ns = self.namespace(args);
         let (key, found, what) = self.named(ty, name, &ns)?;
+        if found.is_none() && self.get_refused(io, ty, &key)? {
+            return Ok(1);
+        }
         let Some(old) = found else {
             self.not_found(io, &what, &key.name);
             return Ok(1);

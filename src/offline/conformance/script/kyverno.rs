@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::exec::{Files, Io, Text, Unknown, Unwind};
 use super::kubectl::Kubectl;
 use super::kubectl::listing::{Listing, SYSTEM_NAMESPACES};
-use crate::offline::conformance::cluster::{Cluster, Key, map, text};
+use crate::offline::conformance::cluster::{Cluster, Key, kindstate, map, text};
 use crate::offline::kyverno::{self, RuleKind, RuleStatus};
 use crate::offline::vap::{self, CelPolicyOutcome};
 
@@ -327,11 +327,13 @@ const NOT_BOOTSTRAPPED: &[&str] = &[
 /// namespace, what the replay holds (and a controller's objects where it holds no
 /// workload); across namespaces or cluster-wide, only kinds a new cluster has none of.
 fn complete(k: &Kubectl<'_>, f: &Fetched, namespace: Option<&str>) -> bool {
+    let bootstrapped_held =
+        || NOT_BOOTSTRAPPED.contains(&f.kind.as_str()) || kindstate::holds_all_initial(&f.kind);
     let Some(ns) = namespace.filter(|_| f.namespaced) else {
-        return NOT_BOOTSTRAPPED.contains(&f.kind.as_str());
+        return bootstrapped_held();
     };
     if SYSTEM_NAMESPACES.contains(&ns) || ns == "default" {
-        return NOT_BOOTSTRAPPED.contains(&f.kind.as_str());
+        return bootstrapped_held();
     }
     // A ConfigMap list's published `kube-root-ca.crt` is known only in part: not
     // evaluated here.

@@ -82,7 +82,6 @@ fn what_is_not_modelled_is_a_skip() {
         "kubectl get pods -n kube-system | grep -q good",
         "kubectl attach p",
         "kyverno apply policy.yaml --cluster",
-        "kubectl get pods good --as nancy",
         "kubectl get deployment kyverno-admission-controller -n kyverno",
         "kubectl get secrets -n kyverno",
         "kubectl get configmap kyverno -n kyverno -o json",
@@ -292,4 +291,43 @@ fn a_here_document_is_the_commands_stdin() {
     );
     let s = script("cat <<EOF\nno end\n", None);
     assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Skip(_)));
+}
+
+#[test]
+fn an_impersonated_read_is_authorized_before_the_object_is_looked_for() {
+    let (dir, mut c) = setup(&[]);
+    let forbidden = |verb: &str, what: &str| {
+        format!(
+            "Error from server (Forbidden): {what} is forbidden: User \"nancy\" cannot {verb} \
+             resource \"pods\" in API group \"\" in the namespace \"default\""
+        )
+    };
+    for (src, want) in [
+        (
+            "kubectl get pods missing --as nancy",
+            forbidden("get", "pods \"missing\""),
+        ),
+        ("kubectl get pods --as nancy", forbidden("list", "pods")),
+        (
+            "kubectl label pod missing a=b --as nancy",
+            forbidden("get", "pods \"missing\""),
+        ),
+    ] {
+        let check = json!({"($error != null)": true, "(trim_space($stderr))": want});
+        let s = script(src, Some(check));
+        assert!(
+            matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)),
+            "{src}"
+        );
+    }
+    // Bound to `view`, she reads: a missing object is NotFound.
+    let rbac = r#"{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "nancy", "namespace": "default"},
+        "subjects": [{"kind": "User", "name": "nancy"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}}"#;
+    c.store(serde_json::from_str(rbac).expect("valid JSON"));
+    let check = json!({"($error != null)": true,
+        "(trim_space($stderr))": "Error from server (NotFound): pods \"missing\" not found"});
+    let s = script("kubectl get pods missing --as nancy", Some(check));
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
 }

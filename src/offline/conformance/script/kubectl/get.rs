@@ -47,6 +47,27 @@ impl Kubectl<'_> {
         let output = args.get(&["o", "output"]).map(str::to_string);
         let names = &args.positional[2..];
         let mut items: Vec<Value> = Vec::new();
+        // The API server authorizes each request before it looks (reads.rs).
+        let scope = if r.namespaced { ns.as_str() } else { "" };
+        if names.len() > 1 {
+            let refused = names
+                .iter()
+                .filter(|n| self.cluster.authorize_read("get", &r, scope, n).is_err())
+                .count();
+            if refused > 0 {
+                return Err(skip(format!(
+                    "kubectl get {ty} of several names as a requester refused some"
+                )));
+            }
+        } else if self.read_refused(
+            io,
+            if names.is_empty() { "list" } else { "get" },
+            &r,
+            scope,
+            names.first().map(String::as_str).unwrap_or(""),
+        )? {
+            return Ok(1);
+        }
         if names.is_empty() {
             let key = Key {
                 group: r.group.clone(),
