@@ -17,6 +17,8 @@ pub mod curl;
 mod helper;
 #[path = "jobs.rs"]
 mod jobs;
+#[path = "params.rs"]
+mod params;
 
 /// Bounds of one run.
 const MAX_STEPS: usize = 100_000;
@@ -715,24 +717,10 @@ impl<'h> Shell<'h> {
                 Ok((Some(s.trim_end_matches('\n').to_string()), end))
             }
             Some('{') => {
-                let close = chars[i + 2..]
-                    .iter()
-                    .position(|c| *c == '}')
+                let close = params::brace_end(chars, i + 2)
                     .ok_or_else(|| Unwind::Skip("unterminated `${`".into()))?;
-                let inner: String = chars[i + 2..i + 2 + close].iter().collect();
-                let end = i + 3 + close;
-                if let Some((name, default)) = inner.split_once(":-") {
-                    let v = self.vars.get(name).filter(|v| !v.is_empty()).cloned();
-                    let v = match v {
-                        Some(v) => v,
-                        None => self.single(default, io)?,
-                    };
-                    return Ok((Some(v), end));
-                }
-                if !is_name(&inner) {
-                    return Err(Unwind::Skip(format!("parameter expansion `${{{inner}}}`")));
-                }
-                Ok((Some(self.var(&inner, io)?), end))
+                let inner: String = chars[i + 2..close].iter().collect();
+                Ok((Some(self.parameter(&inner, io)?), close + 1))
             }
             Some('?') => Ok((Some(self.status.to_string()), i + 2)),
             Some(c) if c.is_ascii_alphabetic() || *c == '_' => {

@@ -141,3 +141,21 @@ fn an_eviction_refused_by_a_policy_is_read_by_grep() {
         "evicted"
     );
 }
+
+#[test]
+fn pattern_substitutions_edit_a_resource_filter_list_as_bash_does() {
+    let src = r#"f='"[Event,*,*][Node,*,*][Node/?*,*,*][APIService,*,*]"'
+f="${f//\[Node,\*,\*\]/}"
+f="${f//\[Node\/?\*,\*,\*\]/}"
+echo "$f"
+g="${f%?}"
+g="${g}""[Node,*,*][Node/?*,*,*]\""
+echo "$g" ${#g} ${h:-dflt} ${f#\"}"#;
+    out_is(
+        src,
+        "\"[Event,*,*][APIService,*,*]\"\n\"[Event,*,*][APIService,*,*][Node,*,*][Node/?*,*,*]\" 52 dflt [Event,*,*][APIService,*,*]\"",
+    );
+    let mut c = Cluster::new("t");
+    let r = ran("x=ab; echo \"${x//a/&}\"", None, &[], &mut c);
+    assert!(matches!(r, Ran::Skip(s) if s.contains("patsub_replacement")));
+}
