@@ -53,7 +53,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("reports", 6, 6),
     ("reports-exclude-result", 1, 1),
     ("ttl", 2, 2),
-    ("validate", 77, 77),
+    ("validate", 78, 78),
     ("validating-admission-policy-reports", 4, 3),
     ("validating-policies", 24, 24),
     ("verify-manifests", 3, 3),

@@ -11,8 +11,14 @@ use std::path::PathBuf;
 use super::shell::{Node, Redir, RedirKind, parse, substitution_end};
 use super::tools;
 
+#[path = "curl.rs"]
+pub mod curl;
 #[path = "helper.rs"]
 mod helper;
+#[path = "jobs.rs"]
+mod jobs;
+#[path = "params.rs"]
+mod params;
 
 /// Bounds of one run.
 const MAX_STEPS: usize = 100_000;
@@ -49,8 +55,23 @@ impl Text {
         self.s.push_str(&t.s);
         match (&mut self.unknown, &t.unknown) {
             (None, _) => self.unknown.clone_from(&t.unknown),
-            // Both in part: only the words both decide stay decided.
-            (Some(u), Some(v)) => u.decides.retain(|w| v.decides.contains(w)),
+            // Both in part: a word stays decided where both decide it, or where a part
+            // that decides it holds it (then the whole holds it).
+            (Some(u), Some(v)) => {
+                let before = &self.s[..self.s.len() - t.s.len()];
+                let mut keep: Vec<String> = u
+                    .decides
+                    .iter()
+                    .filter(|w| v.decides.contains(w) || before.contains(w.as_str()))
+                    .cloned()
+                    .collect();
+                for w in &v.decides {
+                    if t.s.contains(w.as_str()) && !keep.contains(w) {
+                        keep.push(w.clone());
+                    }
+                }
+                u.decides = keep;
+            }
             (Some(_), None) => {}
         }
     }
@@ -103,6 +124,8 @@ impl Io {
 pub enum Unwind {
     Exit(i32),
     Break,
+    /// `return N` from a function.
+    Return(i32),
     /// Something the replay does not model (what exactly).
     Skip(String),
     /// Objects a controller the replay does not run makes (which).
@@ -113,6 +136,14 @@ pub enum Unwind {
 pub trait Host {
     /// Runs `argv` (`argv[0]` the program) with `io`; `Err(Skip)` when not modelled.
     fn program(&mut self, argv: &[String], io: &mut Io, files: &mut Files) -> Result<i32, Unwind>;
+
+    /// One HTTP request to the API server as `kubectl proxy` forwards it ([`curl`]).
+    fn api(&mut self, req: &curl::Request) -> Result<curl::Response, Unwind> {
+        Err(Unwind::Skip(format!(
+            "`curl` {} {} (no API server behind the proxy)",
+            req.method, req.path
+        )))
+    }
 }
 
 /// Files a run reads and writes: its writes (virtual), then the test's folder.
@@ -145,6 +176,12 @@ pub struct Shell<'h> {
     args: Vec<String>,
     /// Helper scripts running ([`helper`]).
     helpers: usize,
+    /// Functions defined so far.
+    functions: BTreeMap<String, Node>,
+    /// What `trap … EXIT` set for the current shell.
+    exit_trap: Option<String>,
+    /// Background jobs ([`jobs`]).
+    jobs: jobs::Jobs,
 }
 
 /// A fd's destination while a command runs.
@@ -168,18 +205,19 @@ impl<'h> Shell<'h> {
             depth: 0,
             args: vec!["sh".into()],
             helpers: 0,
+            functions: BTreeMap::new(),
+            exit_trap: None,
+            jobs: jobs::Jobs::default(),
         }
     }
 
     /// Runs a script's source; the exit status, or a skip.
     pub fn run_script(&mut self, src: &str, io: &mut Io) -> Result<i32, Unwind> {
         let node = parse(src).map_err(|u| Unwind::Skip(u.0))?;
-        match self.run(&node, io, false) {
-            Ok(s) => Ok(s),
-            Err(Unwind::Exit(s)) => Ok(s),
-            Err(Unwind::Break) => Ok(self.status),
-            Err(e) => Err(e),
-        }
+        let r = self.run(&node, io, false);
+        let status = self.finish(r, io)?;
+        self.jobs.ended()?;
+        Ok(status)
     }
 
     /// Runs one command's argv without a shell (Chainsaw's `command`).
@@ -262,6 +300,17 @@ impl<'h> Shell<'h> {
                 }
                 self.fail_fast(status, cond)
             }
+            Node::Loop {
+                until,
+                cond: c,
+                body,
+                redirs,
+            } => self.redirected(redirs, io, |sh, io| sh.run_loop(*until, c, body, io, cond)),
+            Node::Function { name, body } => {
+                self.functions.insert(name.clone(), (**body).clone());
+                Ok(0)
+            }
+            Node::Background(inner) => self.background(inner, io),
             Node::Subshell(body, redirs) => {
                 let status = self.redirected(redirs, io, |sh, io| sh.subshell(body, io, cond))?;
                 self.fail_fast(status, cond)
@@ -354,18 +403,18 @@ impl<'h> Shell<'h> {
         }
     }
 
-    /// Runs `node` with its own variables and options; `exit` ends only it.
+    /// Runs `node` with its own variables, options and traps; `exit` ends only it.
     fn subshell(&mut self, node: &Node, io: &mut Io, cond: bool) -> Result<i32, Unwind> {
         let (vars, e, u) = (self.vars.clone(), self.errexit, self.nounset);
+        let (functions, trap) = (self.functions.clone(), self.exit_trap.take());
         let r = self.run(node, io, cond);
+        let r = self.finish(r, io);
         self.vars = vars;
         self.errexit = e;
         self.nounset = u;
-        match r {
-            Ok(s) | Err(Unwind::Exit(s)) => Ok(s),
-            Err(Unwind::Break) => Ok(self.status),
-            Err(e) => Err(e),
-        }
+        self.functions = functions;
+        self.exit_trap = trap;
+        r
     }
 
     /// Runs `f` with `redirs` applied: input from a file, output fds sent to streams,
@@ -447,8 +496,21 @@ impl<'h> Shell<'h> {
             return Ok(0);
         };
         let args = &argv[1..];
+        if let Some(body) = self.functions.get(name).cloned() {
+            return self.call(&body, argv, io);
+        }
         match name.as_str() {
             "true" | ":" => Ok(0),
+            "return" => {
+                let code = match args.first() {
+                    Some(a) => a.parse::<i32>().map(|c| c & 0xff).unwrap_or(2),
+                    None => self.status,
+                };
+                Err(Unwind::Return(code))
+            }
+            "trap" => self.trap(args),
+            "kill" => self.kill(args, io),
+            "curl" => self.curl(args, io),
             "false" => Ok(1),
             "sleep" => Ok(0),
             "exit" => {
@@ -624,6 +686,20 @@ impl<'h> Shell<'h> {
         io: &mut Io,
     ) -> Result<(Option<String>, usize), Unwind> {
         match chars.get(i + 1) {
+            Some('(') if chars.get(i + 2) == Some(&'(') => {
+                let end = substitution_end(chars, i + 2).map_err(|u| Unwind::Skip(u.0))?;
+                if end < i + 5 || chars[end - 2] != ')' {
+                    return Err(Unwind::Skip(
+                        "`$(( …) …)`: a subshell in a substitution".into(),
+                    ));
+                }
+                let src: String = chars[i + 3..end - 2].iter().collect();
+                let expr = self.single(&here_quoted(&src), io)?;
+                match super::arith::eval(&expr, &mut self.vars) {
+                    Ok(v) => Ok((Some(v.to_string()), end)),
+                    Err(e) => Err(Unwind::Skip(format!("`$(({src}))`: {e}"))),
+                }
+            }
             Some('(') => {
                 let end = substitution_end(chars, i + 2).map_err(|u| Unwind::Skip(u.0))?;
                 let src: String = chars[i + 2..end - 1].iter().collect();
@@ -641,24 +717,10 @@ impl<'h> Shell<'h> {
                 Ok((Some(s.trim_end_matches('\n').to_string()), end))
             }
             Some('{') => {
-                let close = chars[i + 2..]
-                    .iter()
-                    .position(|c| *c == '}')
+                let close = params::brace_end(chars, i + 2)
                     .ok_or_else(|| Unwind::Skip("unterminated `${`".into()))?;
-                let inner: String = chars[i + 2..i + 2 + close].iter().collect();
-                let end = i + 3 + close;
-                if let Some((name, default)) = inner.split_once(":-") {
-                    let v = self.vars.get(name).filter(|v| !v.is_empty()).cloned();
-                    let v = match v {
-                        Some(v) => v,
-                        None => self.single(default, io)?,
-                    };
-                    return Ok((Some(v), end));
-                }
-                if !is_name(&inner) {
-                    return Err(Unwind::Skip(format!("parameter expansion `${{{inner}}}`")));
-                }
-                Ok((Some(self.var(&inner, io)?), end))
+                let inner: String = chars[i + 2..close].iter().collect();
+                Ok((Some(self.parameter(&inner, io)?), close + 1))
             }
             Some('?') => Ok((Some(self.status.to_string()), i + 2)),
             Some(c) if c.is_ascii_alphabetic() || *c == '_' => {
@@ -673,7 +735,15 @@ impl<'h> Shell<'h> {
                 Some(v) => Ok((Some(v), i + 2)),
                 None => Err(Unwind::Skip(format!("special parameter `${c}`"))),
             },
-            Some(c) if matches!(c, '@' | '*' | '$' | '!' | '-') => {
+            Some('!') => match self.jobs.last_pid() {
+                Some(pid) => Ok((Some(pid), i + 2)),
+                None => Ok((Some(String::new()), i + 2)),
+            },
+            Some('@' | '*') => Ok((
+                Some(self.args.get(1..).unwrap_or_default().join(" ")),
+                i + 2,
+            )),
+            Some(c) if matches!(c, '$' | '-') => {
                 Err(Unwind::Skip(format!("special parameter `${c}`")))
             }
             _ => Ok((None, i + 1)),
@@ -714,9 +784,4 @@ fn here_quoted(body: &str) -> String {
     out
 }
 
-fn is_name(s: &str) -> bool {
-    let mut cs = s.chars();
-    cs.next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
+use super::shell::is_name;

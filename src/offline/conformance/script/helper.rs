@@ -85,7 +85,18 @@ impl Shell<'_> {
         self.errexit = false;
         self.nounset = false;
         self.helpers += 1;
+        // A child process: no functions or traps of the parent, its own `$!`.
+        let functions = std::mem::take(&mut self.functions);
+        let trap = self.exit_trap.take();
+        let jobs = self.jobs.clone();
         let r = self.run(&node, io, false);
+        let r = self.finish(r, io);
+        self.functions = functions;
+        self.exit_trap = trap;
+        self.jobs = super::jobs::Jobs {
+            proxy: self.jobs.proxy,
+            ..jobs
+        };
         self.helpers -= 1;
         let (vars, e, u, status, argv) = saved;
         let last = self.status;

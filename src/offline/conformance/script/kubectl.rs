@@ -22,6 +22,7 @@ const KUBECONFIG_NAMESPACE: &str = "default";
 mod all;
 mod events;
 mod get;
+mod http;
 pub(super) mod listing;
 mod printed;
 mod reads;
@@ -152,6 +153,13 @@ impl Args {
 }
 
 impl Host for Kubectl<'_> {
+    fn api(
+        &mut self,
+        req: &super::exec::curl::Request,
+    ) -> Result<super::exec::curl::Response, Unwind> {
+        self.http(req)
+    }
+
     fn program(&mut self, argv: &[String], io: &mut Io, files: &mut Files) -> Result<i32, Unwind> {
         let name = argv.first().map(String::as_str).unwrap_or("");
         if name == "kyverno" {

@@ -10,6 +10,7 @@
 //! reads, is a skip naming it; objects a controller the replay does not run makes, a
 //! `Controller` skip naming it.
 
+pub mod arith;
 pub mod exec;
 pub mod jsonpath;
 pub mod kubectl;

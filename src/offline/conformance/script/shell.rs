@@ -3,8 +3,10 @@
 //! `&&`/`||`, `;`/newline/`&` lists, `if`/`elif`/`else`, `for … in`, `( … )`, `{ … }`,
 //! here-documents on stdin (`<<WORD`, `<<'WORD'`, `<<-WORD`: the body is the lines after
 //! the command's line up to the delimiter's; quoting the delimiter keeps it unexpanded).
-//! Anything else (`while`, `case`, functions, `$((…))`, backquotes) is
-//! [`Unsupported`], never a guess. Running is [`super::exec`]'s.
+//! `while`/`until` loops, functions (`name() { … }`, `function name { … }`), `$((…))`
+//! (scanned as a word; evaluated by [`super::arith`]) and `cmd &` (run or refused by
+//! [`super::jobs`]). Anything else (`case`, backquotes, `((…))`) is [`Unsupported`],
+//! never a guess. Running is [`super::exec`]'s.
 
 /// A parse that stopped on shell syntax outside the subset (or invalid).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +48,20 @@ pub enum Node {
     },
     Subshell(Box<Node>, Vec<Redir>),
     Group(Box<Node>, Vec<Redir>),
+    /// `while cond; do body; done` (`until`: the condition negated).
+    Loop {
+        until: bool,
+        cond: Box<Node>,
+        body: Box<Node>,
+        redirs: Vec<Redir>,
+    },
+    /// `name() body` or `function name body`.
+    Function {
+        name: String,
+        body: Box<Node>,
+    },
+    /// `cmd &`.
+    Background(Box<Node>),
 }
 
 /// `N>word`, `N>>word`, `N<word`, `N>&M`.
@@ -161,6 +177,9 @@ fn lex(src: &str) -> Result<Vec<Tok>, Unsupported> {
             '|' => {
                 toks.push(Tok::Pipe);
                 i += 1;
+            }
+            '(' if chars.get(i + 1) == Some(&'(') && word_start(&toks, &chars, i) => {
+                return Err(Unsupported("arithmetic command `((…))`".into()));
             }
             '(' => {
                 toks.push(Tok::LParen);
@@ -320,9 +339,6 @@ fn word(chars: &[char], mut i: usize) -> Result<(String, usize), Unsupported> {
             '"' => i = double_quoted_end(chars, i + 1)?,
             '`' => return Err(Unsupported("backquote command substitution".into())),
             '$' if chars.get(i + 1) == Some(&'(') => {
-                if chars.get(i + 2) == Some(&'(') {
-                    return Err(Unsupported("arithmetic expansion `$((…))`".into()));
-                }
                 i = substitution_end(chars, i + 2)?;
             }
             _ => i += 1,
@@ -437,7 +453,10 @@ impl Parser {
             match self.peek() {
                 Some(Tok::Semi | Tok::Newline) => self.pos += 1,
                 Some(Tok::Amp) => {
-                    return Err(Unsupported("background job (`&`)".into()));
+                    self.pos += 1;
+                    if let Some(last) = items.pop() {
+                        items.push(Node::Background(Box::new(last)));
+                    }
                 }
                 _ => {}
             }
@@ -507,7 +526,9 @@ impl Parser {
                     let redirs = self.redirs()?;
                     return Ok(Node::Group(Box::new(body), redirs));
                 }
-                "while" | "until" | "case" | "function" | "select" => {
+                "while" | "until" => return self.loop_clause(),
+                "function" => return self.function_keyword(),
+                "case" | "select" => {
                     return Err(Unsupported(format!("`{w}`")));
                 }
                 w if RESERVED.contains(&w) => {
@@ -553,8 +574,19 @@ impl Parser {
                     }
                 }
                 Some(Tok::Redir(..)) => redirs.extend(self.redirs()?),
+                Some(Tok::LParen)
+                    if words.len() == 1 && assigns.is_empty() && redirs.is_empty() =>
+                {
+                    self.pos += 1;
+                    if !matches!(self.peek(), Some(Tok::RParen)) {
+                        return Err(Unsupported("`(` after a command word".into()));
+                    }
+                    self.pos += 1;
+                    let name = words.remove(0);
+                    return self.function_body(name);
+                }
                 Some(Tok::LParen) if !words.is_empty() => {
-                    return Err(Unsupported("function definition".into()));
+                    return Err(Unsupported("`(` after a command word".into()));
                 }
                 _ => break,
             }
@@ -603,6 +635,61 @@ impl Parser {
         })
     }
 
+    /// `while`/`until` list `do` list `done`.
+    fn loop_clause(&mut self) -> Result<Node, Unsupported> {
+        let until = self.peek_word() == Some("until");
+        self.pos += 1;
+        let cond = self.list(&["do"])?;
+        self.expect_word("do")?;
+        let body = self.list(&["done"])?;
+        self.expect_word("done")?;
+        let redirs = self.redirs()?;
+        Ok(Node::Loop {
+            until,
+            cond: Box::new(cond),
+            body: Box::new(body),
+            redirs,
+        })
+    }
+
+    /// `function name [()] body`.
+    fn function_keyword(&mut self) -> Result<Node, Unsupported> {
+        self.expect_word("function")?;
+        let Some(name) = self.peek_word().map(str::to_string) else {
+            return Err(Unsupported("`function` without a name".into()));
+        };
+        self.pos += 1;
+        if matches!(self.peek(), Some(Tok::LParen)) {
+            self.pos += 1;
+            if !matches!(self.peek(), Some(Tok::RParen)) {
+                return Err(Unsupported("`function` with parameters".into()));
+            }
+            self.pos += 1;
+        }
+        self.function_body(name)
+    }
+
+    /// A function's body: a compound command (`{ … }`, `( … )`, `if`, a loop).
+    fn function_body(&mut self, name: String) -> Result<Node, Unsupported> {
+        if !is_name(&name) {
+            return Err(Unsupported(format!("function name `{name}`")));
+        }
+        self.skip_newlines();
+        let compound = matches!(self.peek(), Some(Tok::LParen))
+            || matches!(
+                self.peek_word(),
+                Some("{" | "if" | "for" | "while" | "until")
+            );
+        if !compound {
+            return Err(Unsupported(format!("the body of function `{name}`")));
+        }
+        let body = self.command()?;
+        Ok(Node::Function {
+            name,
+            body: Box::new(body),
+        })
+    }
+
     fn for_clause(&mut self) -> Result<Node, Unsupported> {
         self.expect_word("for")?;
         let Some(var) = self.peek_word().map(str::to_string) else {
@@ -635,6 +722,14 @@ impl Parser {
             redirs,
         })
     }
+}
+
+/// A shell variable's or function's name.
+pub(super) fn is_name(s: &str) -> bool {
+    let mut cs = s.chars();
+    cs.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `NAME=value` (raw value).
