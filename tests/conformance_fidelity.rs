@@ -39,6 +39,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("generate-validating-admission-policy", 23, 23),
     ("generating-policies", 38, 38),
     ("globalcontext", 3, 3),
+    ("image-validating-policies", 1, 1),
     ("mutate", 36, 36),
     ("mutating-admission-policy-reports", 1, 1),
     ("mutating-admission-policy-reports-alpha", 1, 1),
@@ -59,7 +60,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("verify-manifests", 3, 3),
     ("webhook-configurations", 1, 1),
     ("webhooks", 15, 13),
-    ("all", 417, 412),
+    ("all", 418, 413),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

@@ -11,6 +11,7 @@ mod cel_background;
 mod finalizers;
 mod gctx;
 mod gpol_compile;
+mod ivpol;
 pub(crate) mod kindstate;
 pub(crate) mod map;
 mod requester;
@@ -314,9 +315,7 @@ impl Cluster {
     /// Admission of a create or update, then the object stored and the background work.
     fn write(&mut self, new: Value, old: Option<Value>) -> Answer {
         let kind = text(&new, "/kind");
-        if let Some(skip) = Skip::for_kind(&new)
-            .or_else(|| super::controllers::install::unmodelled_write(&new, old.as_ref()))
-        {
+        if let Some(skip) = super::controllers::install::unmodelled_write(&new, old.as_ref()) {
             return Answer::Undecidable(skip);
         }
         if let Some(skip) =
@@ -705,6 +704,9 @@ impl Cluster {
                     d.policy, d.message
                 )));
             }
+        }
+        if let Some(skip) = ivpol::registry_needed(&self.objects, &vreq) {
+            return Err(Answer::Undecidable(skip));
         }
         if let Some((msg, unworded)) = blocked(&policies, &resp, &patched) {
             self.unworded = unworded;

@@ -79,17 +79,6 @@ impl Skip {
         }
     }
 
-    /// Writing this object starts work the replay does not model.
-    pub fn for_kind(obj: &Value) -> Option<Skip> {
-        let kind = text(obj, "/kind");
-        match kind.as_str() {
-            "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy" => {
-                Some(Skip::Registry(kind))
-            }
-            _ => None,
-        }
-    }
-
     /// A CEL expression the offline evaluator did not evaluate, by what it needed: image
     /// data and outside URLs are a registry's and the network's, the rest the engine's.
     pub fn from_cel(why: &crate::offline::vap::Unsupported) -> Skip {

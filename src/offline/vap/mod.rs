@@ -63,7 +63,9 @@ pub use services::{CliServices, GlobalData};
 pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsupported};
 pub use validation::Applied;
 use validation::*;
-pub use webhook_match::{WebhookCall, offloadable, webhook_call, webhook_conditions};
+pub use webhook_match::{
+    WebhookCall, engine_selects, offloadable, webhook_call, webhook_conditions,
+};
 
 /// One admission request as the API server hands it to validating admission.
 #[derive(Debug, Clone, Default)]

@@ -125,3 +125,35 @@ pub fn webhook_conditions(
         format!("[{}]", errors.join(", "))
     })
 }
+
+/// Whether Kyverno's engine takes up `policy` (a Kyverno CEL policy) for `req`: its
+/// `matchConstraints` select the request and its `matchConditions` hold
+/// (pkg/cel/policies/ivpol/engine/engine.go `matchPolicy`). `None` when a condition does
+/// not evaluate to a boolean (the outcome then depends on `failurePolicy` wording the
+/// replay does not model).
+pub fn engine_selects(policy: &Value, req: &VapRequest) -> Option<bool> {
+    let obj = if req.object.is_null() {
+        &req.old_object
+    } else {
+        &req.object
+    };
+    // On a Pod controller the engine runs the autogen copy
+    // (pkg/cel/policies/ivpol/autogen/autogen.go, same configs as a ValidatingPolicy's).
+    let copy = validating_autogen_copy(policy, super::kind_of(obj));
+    let policy = copy.as_ref().unwrap_or(policy);
+    let spec = policy.get("spec").unwrap_or(&Value::Null);
+    let constraints = spec.get("matchConstraints").unwrap_or(&Value::Null);
+    if !matches_resources(constraints, req, true) {
+        return Some(false);
+    }
+    let conditions = spec
+        .get("matchConditions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    match webhook_conditions(conditions, Some("Fail"), req) {
+        WebhookCall::Called => Some(true),
+        WebhookCall::Skipped => Some(false),
+        WebhookCall::Refused(_) => None,
+    }
+}

@@ -5,12 +5,15 @@
 
 use super::exec::{Files, Io, Text, Unwind};
 
+#[path = "jq.rs"]
+mod jq;
+
 /// Programs the replay does not run (their output is not the cluster's to decide, or the
 /// subset leaves them out).
 const UNMODELLED: &[&str] = &[
-    "awk", "sed", "base64", "openssl", "jq", "yq", "python3", "python", "wget", "cut", "xargs",
-    "printf", "bash", "sh", "cd", "source", ".", "eval", "read", "envsubst", "date", "uuidgen",
-    "helm", "kind", "docker", "cosign", "chainsaw",
+    "awk", "sed", "base64", "openssl", "yq", "python3", "python", "wget", "cut", "xargs", "printf",
+    "bash", "sh", "cd", "source", ".", "eval", "read", "envsubst", "date", "uuidgen", "helm",
+    "kind", "docker", "cosign", "chainsaw",
 ];
 
 /// dash's `echo`: `-n`, and backslash escapes in the words.
@@ -89,6 +92,7 @@ pub fn run(name: &str, args: &[String], io: &mut Io, files: &Files) -> Result<Op
     }
     let status = match name {
         "grep" | "egrep" | "fgrep" => grep(name, args, io, files)?,
+        "jq" => jq::run(args, io, files)?,
         "wc" => wc(args, io, files)?,
         "cat" => {
             let t = input(args, io, files, "cat")?;
