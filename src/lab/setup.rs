@@ -64,6 +64,17 @@ pub fn recorded<'a>(
         .collect()
 }
 
+/// A learner's final state as a setups record: every task setup staged before the files
+/// were last saved (re-applied after it). A submission graded as handed in (`kca grade`,
+/// `lab verify`) is that state: the incidents happened and the learner answered them.
+pub fn final_state(lab: &Lab) -> std::collections::BTreeMap<String, String> {
+    lab.tasks
+        .iter()
+        .filter(|t| !t.setup.is_empty())
+        .map(|t| (t.id.clone(), "1970-01-01T00:00:00.000000Z".to_string()))
+        .collect()
+}
+
 /// The time a setup is recorded with (sub-second, so a file saved the second before the
 /// setup is not taken for one saved after it).
 pub fn stamp() -> String {

@@ -89,14 +89,7 @@ pub(super) fn run_stage(lab: &Lab, stage: Stage<'_>) -> Result<Vec<CheckResult>>
 
 /// Every task setup, staged before the files were last saved (the learner's final state).
 pub(super) fn final_setups(lab: &Lab) -> Vec<Staged<'_>> {
-    lab.tasks
-        .iter()
-        .filter(|t| !t.setup.is_empty())
-        .map(|task| Staged {
-            task,
-            at: Some(std::time::UNIX_EPOCH),
-        })
-        .collect()
+    super::setup::recorded(lab, &super::setup::final_state(lab))
 }
 
 fn run_staged(lab: &Lab, stage: Stage<'_>, staged: &[Staged<'_>]) -> Result<Vec<CheckResult>> {
