@@ -24,7 +24,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("autogen", 9, 9),
     ("background-only", 7, 7),
     ("cleanup", 3, 3),
-    ("cli", 4, 4),
+    ("cli", 5, 5),
     ("configs", 2, 2),
     ("deferred", 3, 3),
     ("deleting-policies", 4, 4),
@@ -60,7 +60,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("verify-manifests", 3, 3),
     ("webhook-configurations", 1, 1),
     ("webhooks", 15, 13),
-    ("all", 418, 413),
+    ("all", 419, 414),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.

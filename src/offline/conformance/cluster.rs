@@ -72,6 +72,7 @@ pub enum Answer {
     Undecidable(Skip),
 }
 
+#[derive(Clone)]
 pub struct Cluster {
     pub objects: Vec<Value>,
     /// The test's namespace (where namespaced objects without one go).

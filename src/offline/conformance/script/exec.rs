@@ -130,6 +130,9 @@ pub enum Unwind {
     Skip(String),
     /// Objects a controller the replay does not run makes (which).
     Controller(crate::offline::conformance::controllers::Maker),
+    /// A program's exit status the replay does not know (why), its output written: the
+    /// script is run again under each status it may have (`script::run`).
+    UnknownStatus(String),
 }
 
 /// The outside programs a script may call.

@@ -35,6 +35,9 @@ pub struct Kubectl<'c> {
     pub cluster: &'c mut Cluster,
     /// Keys of what the script wrote or tried to write.
     pub written: Vec<Key>,
+    /// The exit status taken for a program whose status is unknown (`Unwind::UnknownStatus`):
+    /// `None` on the first run, each possible status on the runs after it.
+    pub assume_status: Option<i32>,
 }
 
 fn skip(what: impl Into<String>) -> Unwind {

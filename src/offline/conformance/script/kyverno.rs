@@ -564,10 +564,12 @@ pub(super) fn run(
     if counts.fail > 0 || counts.error > 0 {
         return Ok(1);
     }
-    if let Some(why) = unknown {
-        return Err(skip(format!("the exit status of {why}")));
+    // Unknown objects could fail or error (1) or not (0).
+    match (unknown, k.assume_status) {
+        (None, _) => Ok(0),
+        (Some(_), Some(status)) => Ok(status),
+        (Some(why), None) => Err(Unwind::UnknownStatus(format!("the exit status of {why}"))),
     }
-    Ok(0)
 }
 
 /// One object through the policies, as `ApplyPoliciesOnResource` runs them.

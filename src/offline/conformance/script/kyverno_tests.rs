@@ -112,6 +112,67 @@ fn objects_the_replay_does_not_hold_leave_the_counts_unknown() {
     ));
 }
 
+/// A passing Pod in the test's namespace; kube-system's Pods stay unknown.
+fn cluster_with_passing_pod() -> Cluster {
+    let mut c = Cluster::new("chainsaw-kca");
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "chainsaw-kca"},
+        "spec": {"containers": [{"name": "c", "image": "nginx",
+            "securityContext": {"runAsUser": 1}}]}});
+    assert!(matches!(c.apply(&pod, false), Answer::Ok));
+    c
+}
+
+#[test]
+fn an_unknown_exit_status_is_decided_when_no_reader_of_it_depends_on_it() {
+    let d = dir();
+    let run = |content: &str, check: Value| {
+        let mut c = cluster_with_passing_pod();
+        run_script(&script(content, check), &mut c, d.path(), &Bindings::new())
+    };
+    let applied = "(contains($stdout, 'Applying 3 policy rule(s) to '))";
+    // The check reads only what was printed: 0 or 1, the same verdict.
+    let r = run(
+        "kyverno apply policy.yaml --cluster",
+        json!({ applied: true }),
+    );
+    assert!(matches!(r, Ran::Agree(_)), "{r:?}");
+    let r = run(
+        "kyverno apply policy.yaml --cluster; echo done",
+        json!({"(contains($stdout, 'done'))": true}),
+    );
+    assert!(matches!(r, Ran::Agree(_)), "{r:?}");
+    let r = run(
+        "kyverno apply policy.yaml --cluster",
+        json!({ applied: false }),
+    );
+    assert!(matches!(r, Ran::Disagree(_)), "{r:?}");
+    // The status read, directly or by what runs after it: a skip naming it.
+    for (content, check) in [
+        (
+            "kyverno apply policy.yaml --cluster",
+            json!({"($error)": null}),
+        ),
+        (
+            "kyverno apply policy.yaml --cluster && echo ok",
+            json!({"(contains($stdout, 'ok'))": true}),
+        ),
+        (
+            "set -e; kyverno apply policy.yaml --cluster; echo ok",
+            json!({"(contains($stdout, 'ok'))": true}),
+        ),
+        (
+            "kyverno apply policy.yaml --cluster; echo $?",
+            json!({"(contains($stdout, '0'))": true}),
+        ),
+    ] {
+        match run(content, check) {
+            Ran::Skip(why) => assert!(why.contains("the exit status of"), "{content}: {why}"),
+            other => panic!("{content}: {other:?}"),
+        }
+    }
+}
+
 #[test]
 fn unmodelled_flags_and_commands_are_skips_naming_them() {
     let d = dir();

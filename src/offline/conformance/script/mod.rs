@@ -31,6 +31,7 @@ use super::cluster::{Cluster, Key};
 use exec::{Files, Io, Shell};
 
 /// How a script operation came out.
+#[derive(Debug)]
 pub enum Ran {
     /// As the test expects; the keys of what it wrote.
     Agree(Vec<Key>),
@@ -40,8 +41,66 @@ pub enum Ran {
     Controller(super::controllers::Maker),
 }
 
-/// Runs `script` in the test's folder `dir` against `cluster`.
+/// Exit statuses a program whose status is unknown may have (`kyverno apply`: 0, or 1
+/// for a failure or an error).
+const POSSIBLE_STATUSES: [i32; 2] = [0, 1];
+
+/// Runs `script` in the test's folder `dir` against `cluster`. When a program's exit
+/// status is unknown, the script runs again from the same cluster under each status it
+/// may have: the verdict stands when every run agrees (leaving the same objects) or every
+/// run disagrees; else it is a skip naming the status.
 pub fn run(script: &Script, cluster: &mut Cluster, dir: &Path, bindings: &Bindings) -> Ran {
+    let before = cluster.clone();
+    let why = match run_once(script, cluster, dir, bindings, None) {
+        Ok(ran) => return ran,
+        Err(why) => why,
+    };
+    let mut runs = Vec::new();
+    for status in POSSIBLE_STATUSES {
+        let mut c = before.clone();
+        match run_once(script, &mut c, dir, bindings, Some(status)) {
+            Ok(ran) => runs.push((ran, c)),
+            Err(_) => return Ran::Skip(format!("{}: {why}", script.op)),
+        }
+    }
+    let undecided = || Ran::Skip(format!("{}: {why}", script.op));
+    if runs.iter().all(|(r, _)| matches!(r, Ran::Disagree(_))) {
+        return runs.swap_remove(0).0;
+    }
+    let same_end = runs.windows(2).all(|w| w[0].1.objects == w[1].1.objects);
+    if !same_end || !runs.iter().all(|(r, _)| matches!(r, Ran::Agree(_))) {
+        return undecided();
+    }
+    let (ran, c) = runs.swap_remove(0);
+    *cluster = c;
+    ran
+}
+
+/// One run of `script`; `Err` (why) when a program's exit status is unknown and
+/// `assume_status` gives none.
+fn run_once(
+    script: &Script,
+    cluster: &mut Cluster,
+    dir: &Path,
+    bindings: &Bindings,
+    assume_status: Option<i32>,
+) -> Result<Ran, String> {
+    let mut unknown = None;
+    let ran = run_body(script, cluster, dir, bindings, assume_status, &mut unknown);
+    match unknown {
+        Some(why) => Err(why),
+        None => Ok(ran),
+    }
+}
+
+fn run_body(
+    script: &Script,
+    cluster: &mut Cluster,
+    dir: &Path,
+    bindings: &Bindings,
+    assume_status: Option<i32>,
+    unknown: &mut Option<String>,
+) -> Ran {
     if let Some(opt) = &script.unmodelled {
         return Ran::Skip(format!("{} with `{opt}`", script.op));
     }
@@ -73,6 +132,7 @@ pub fn run(script: &Script, cluster: &mut Cluster, dir: &Path, bindings: &Bindin
     let mut host = kubectl::Kubectl {
         cluster,
         written: Vec::new(),
+        assume_status,
     };
     let mut io = Io::default();
     let status = {
@@ -89,6 +149,11 @@ pub fn run(script: &Script, cluster: &mut Cluster, dir: &Path, bindings: &Bindin
     let status = match status {
         Ok(s) => s,
         Err(exec::Unwind::Controller(m)) => return Ran::Controller(m),
+        Err(exec::Unwind::UnknownStatus(why)) => {
+            let skip = Ran::Skip(format!("{}: {why}", script.op));
+            *unknown = Some(why);
+            return skip;
+        }
         Err(exec::Unwind::Skip(why)) => return Ran::Skip(format!("{}: {why}", script.op)),
         Err(_) => return Ran::Skip(format!("{}: a stray `exit` or `break`", script.op)),
     };

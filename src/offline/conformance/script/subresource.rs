@@ -332,6 +332,7 @@ mod tests {
         let mut k = Kubectl {
             cluster: c,
             written: Vec::new(),
+            assume_status: None,
         };
         let mut io = Io::default();
         let mut files = Files {
