@@ -9,6 +9,7 @@
 //! Pure; it reads no cluster.
 
 mod check;
+mod decls;
 mod regex;
 mod schema;
 mod types;
@@ -19,7 +20,8 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use crate::offline::rbac::resource::Mapper;
-use check::{AUTHORIZER, Checker, Stop, fixed};
+use check::{Checker, Stop, fixed};
+use decls::AUTHORIZER;
 use types::{Fields, Struct, Ty};
 
 /// `maxTypesToCheck`.

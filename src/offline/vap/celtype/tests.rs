@@ -243,3 +243,4 @@ fn the_embedded_schemas_load_and_resolve_references() {
         ""
     );
 }
+

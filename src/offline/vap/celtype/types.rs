@@ -1,4 +1,4 @@
-//! CEL types as cel-go's checker (v0.30, `checker/types.go`) relates them: type
+//! CEL types as cel-go's checker (v0.26.0, `checker/types.go`) relates them: type
 //! parameters with a substitution mapping, assignability with `dyn` and the error type as
 //! wildcards, the more general of two types, and the names `checker/format.go` prints.
 
