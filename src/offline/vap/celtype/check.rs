@@ -347,9 +347,9 @@ impl<'a> Checker<'a> {
             && let Some(first) = call.args.first()
             && let Expr::Literal(l) = &first.expr
         {
-            match l {
-                LiteralValue::String(p) => self.patterns.push((first.id, p.to_string())),
-                _ => return unknown("a `matches` argument the regex validator reads"),
+            // Another literal fails the type check first, and the validators do not run.
+            if let LiteralValue::String(p) = l {
+                self.patterns.push((first.id, p.to_string()));
             }
         }
         t
@@ -379,8 +379,7 @@ impl<'a> Checker<'a> {
             } else {
                 if let Some(q) = &qualified {
                     let root = q.split('.').next().unwrap_or_default();
-                    if !self.scopes.iter().any(|(n, _)| n == root)
-                        && !self.vars.contains_key(root)
+                    if !self.scopes.iter().any(|(n, _)| n == root) && !self.vars.contains_key(root)
                     {
                         return unknown(format!("the call `{q}.{name}`"));
                     }
@@ -483,9 +482,12 @@ impl<'a> Checker<'a> {
 
     /// `checkOptSelect`: `x.?f`, parsed as `_?._(x, "f")`, placed at the `.`.
     fn opt_select(&mut self, id: u64, call: &cel::common::ast::CallExpr, depth: usize) -> Res<Ty> {
-        let (Some(operand), Some(field), None, 2) =
-            (call.args.first(), call.args.get(1), &call.target, call.args.len())
-        else {
+        let (Some(operand), Some(field), None, 2) = (
+            call.args.first(),
+            call.args.get(1),
+            &call.target,
+            call.args.len(),
+        ) else {
             return unknown("an optional selection of another shape");
         };
         let Expr::Literal(LiteralValue::String(field)) = &field.expr else {
@@ -574,9 +576,11 @@ impl<'a> Checker<'a> {
 fn qualified_name(e: &Expr, depth: usize) -> Option<String> {
     match e {
         Expr::Ident(n) => Some(n.clone()),
-        Expr::Select(s) if !s.test && depth < MAX_DEPTH => {
-            Some(format!("{}.{}", qualified_name(&s.operand.expr, depth + 1)?, s.field))
-        }
+        Expr::Select(s) if !s.test && depth < MAX_DEPTH => Some(format!(
+            "{}.{}",
+            qualified_name(&s.operand.expr, depth + 1)?,
+            s.field
+        )),
         _ => None,
     }
 }

@@ -207,4 +207,3 @@ const PATH_CHECK: &str = "kubernetes.authorization.PathCheck";
 const GROUP_CHECK: &str = "kubernetes.authorization.GroupCheck";
 const RESOURCE_CHECK: &str = "kubernetes.authorization.ResourceCheck";
 const DECISION: &str = "kubernetes.authorization.Decision";
-

@@ -347,6 +347,8 @@ fn namespace_type() -> Ty {
 }
 
 #[cfg(test)]
-mod tests;
+mod adversarial_tests;
 #[cfg(test)]
 mod corpus_sweep;
+#[cfg(test)]
+mod tests;

@@ -102,7 +102,10 @@ fn counted(b: &[u8], i: usize) -> Option<(usize, bool)> {
     while j < b.len() {
         match b[j] {
             d @ b'0'..=b'9' => {
-                let v = cur.unwrap_or(0).saturating_mul(10).saturating_add(u32::from(d - b'0'));
+                let v = cur
+                    .unwrap_or(0)
+                    .saturating_mul(10)
+                    .saturating_add(u32::from(d - b'0'));
                 cur = Some(v);
             }
             b',' if commas == 0 && cur.is_some() => {

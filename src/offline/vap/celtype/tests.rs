@@ -243,4 +243,3 @@ fn the_embedded_schemas_load_and_resolve_references() {
         ""
     );
 }
-
