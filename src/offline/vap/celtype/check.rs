@@ -1,5 +1,7 @@
-//! cel-go's type checker (v0.30 `checker/checker.go`) over the `cel` crate's AST, for the
-//! constructs and functions kca models. Anything else stops the check with
+//! cel-go's type checker (v0.26.0, which k8s.io/apiserver v0.36.3 pins:
+//! `checker/checker.go`) over the `cel` crate's AST, for the constructs and functions kca
+//! models ([`super::decls`]), and the validators the API server adds after it. Anything
+//! else stops the check with
 //! [`Stop::Unknown`]: a finding is only reported when the whole expression was checked.
 //! Errors are located as cel-go's parser places node ids (an operator's token, a call's
 //! `(`, a selection's `.`), which the `cel` crate's ANTLR parser records alike.
@@ -9,6 +11,7 @@ use std::rc::Rc;
 
 use cel::common::ast::{ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators};
 
+use super::decls::overloads;
 use super::schema::{self, Lookup};
 use super::types::{
     Fields, Mapping, Ty, assignable, assignable_list, format, most_general, substitute,
@@ -48,178 +51,23 @@ pub(super) struct Checker<'a> {
     /// Ids of the nodes a macro made (their errors have no place kca can vouch for).
     generated: Vec<u64>,
     pub errors: Vec<Found>,
+    /// Whether only the presence of errors matters, not their text or place (a variable's
+    /// check: one with errors is `dyn`, and its errors are reported nowhere).
+    pub presence_only: bool,
+    /// The list and map literals met outside a `format` call, for the validators
+    /// (`cel.ValidateHomogeneousAggregateLiterals`): each group's (node id, type).
+    pub literals: Vec<Literal>,
+    /// The string literals `matches` takes first (`cel.ValidateRegexLiterals`), by node id.
+    pub patterns: Vec<(u64, String)>,
+    in_format: usize,
 }
 
-/// Which overloads a function has, as (member style, argument types, result type), with
-/// type parameters numbered from 1000 (`A` = 1000, `B` = 1001).
-struct Overload {
-    member: bool,
-    args: Vec<Ty>,
-    result: Ty,
+/// One aggregate literal's element types: a list's elements (checked up to the first
+/// mismatch), or a map's keys and values (each entry checked).
+pub(super) enum Literal {
+    List(Vec<(u64, Ty)>),
+    Map(Vec<(u64, Ty)>, Vec<(u64, Ty)>),
 }
-
-const A: Ty = Ty::Param(1000);
-const B: Ty = Ty::Param(1001);
-
-fn ov(member: bool, args: Vec<Ty>, result: Ty) -> Overload {
-    Overload {
-        member,
-        args,
-        result,
-    }
-}
-
-/// The overloads of `name`, and whether kca knows every overload the API server's
-/// environment declares for it (when not, a failed resolution is "unknown").
-fn overloads(name: &str) -> Option<(Vec<Overload>, bool)> {
-    use Ty::*;
-    let g = |args: Vec<Ty>, r: Ty| ov(false, args, r);
-    let m = |args: Vec<Ty>, r: Ty| ov(true, args, r);
-    let numeric = [Int, Uint, Double];
-    Some(match name {
-        operators::LOGICAL_NOT | operators::NOT_STRICTLY_FALSE => (vec![g(vec![Bool], Bool)], true),
-        operators::NEGATE => (vec![g(vec![Int], Int), g(vec![Double], Double)], true),
-        operators::EQUALS | operators::NOT_EQUALS => (vec![g(vec![A, A], Bool)], true),
-        operators::LESS
-        | operators::LESS_EQUALS
-        | operators::GREATER
-        | operators::GREATER_EQUALS => {
-            let mut v: Vec<Overload> = [Bool, Int, Uint, Double, Str, Bytes, Timestamp, Duration]
-                .into_iter()
-                .map(|t| g(vec![t.clone(), t], Bool))
-                .collect();
-            for a in &numeric {
-                for b in &numeric {
-                    if !a.exact(b) {
-                        v.push(g(vec![a.clone(), b.clone()], Bool));
-                    }
-                }
-            }
-            (v, true)
-        }
-        operators::ADD => {
-            let mut v: Vec<Overload> = [Int, Uint, Double, Str, Bytes]
-                .into_iter()
-                .map(|t| g(vec![t.clone(), t.clone()], t))
-                .collect();
-            v.push(g(vec![Ty::list(A), Ty::list(A)], Ty::list(A)));
-            v.push(g(vec![Timestamp, Duration], Timestamp));
-            v.push(g(vec![Duration, Timestamp], Timestamp));
-            v.push(g(vec![Duration, Duration], Duration));
-            (v, true)
-        }
-        operators::SUBSTRACT => {
-            let mut v: Vec<Overload> = numeric
-                .iter()
-                .map(|t| g(vec![t.clone(), t.clone()], t.clone()))
-                .collect();
-            v.push(g(vec![Timestamp, Timestamp], Duration));
-            v.push(g(vec![Timestamp, Duration], Timestamp));
-            v.push(g(vec![Duration, Duration], Duration));
-            (v, true)
-        }
-        operators::MULTIPLY | operators::DIVIDE => (
-            numeric
-                .iter()
-                .map(|t| g(vec![t.clone(), t.clone()], t.clone()))
-                .collect(),
-            true,
-        ),
-        operators::MODULO => (
-            vec![g(vec![Int, Int], Int), g(vec![Uint, Uint], Uint)],
-            true,
-        ),
-        operators::CONDITIONAL => (vec![g(vec![Bool, A, A], A)], true),
-        operators::INDEX => (
-            vec![g(vec![Ty::list(A), Int], A), g(vec![Ty::map(A, B), A], B)],
-            true,
-        ),
-        operators::IN => (
-            vec![
-                g(vec![A, Ty::list(A)], Bool),
-                g(vec![A, Ty::map(A, B)], Bool),
-            ],
-            true,
-        ),
-        "size" => {
-            let mut v = Vec::new();
-            for member in [false, true] {
-                for t in [Str, Bytes, Ty::list(A), Ty::map(A, B)] {
-                    v.push(ov(member, vec![t], Int));
-                }
-            }
-            (v, true)
-        }
-        "contains" | "startsWith" | "endsWith" => (vec![m(vec![Str, Str], Bool)], true),
-        "matches" => (vec![m(vec![Str, Str], Bool), g(vec![Str, Str], Bool)], true),
-        "lowerAscii" | "upperAscii" | "trim" => (vec![m(vec![Str], Str)], false),
-        "split" => (vec![m(vec![Str, Str], Ty::list(Str))], false),
-        "replace" => (vec![m(vec![Str, Str, Str], Str)], false),
-        "join" => (
-            vec![
-                m(vec![Ty::list(Str)], Str),
-                m(vec![Ty::list(Str), Str], Str),
-            ],
-            false,
-        ),
-        // Conversions: kca lists cel-go's standard overloads, not necessarily all the
-        // environment declares, so a failed resolution stays unknown.
-        "string" => conversions(
-            &[Str, Int, Uint, Double, Bytes, Bool, Timestamp, Duration],
-            Str,
-        ),
-        "int" => conversions(&[Int, Uint, Double, Str, Timestamp, Duration], Int),
-        "uint" => conversions(&[Int, Uint, Double, Str], Uint),
-        "double" => conversions(&[Int, Uint, Double, Str], Double),
-        "bool" => conversions(&[Bool, Str], Bool),
-        "bytes" => conversions(&[Bytes, Str], Bytes),
-        // library/authz.go
-        "path" => (
-            vec![m(vec![Opaque(AUTHORIZER), Str], Opaque(PATH_CHECK))],
-            true,
-        ),
-        "group" => (
-            vec![m(vec![Opaque(AUTHORIZER), Str], Opaque(GROUP_CHECK))],
-            true,
-        ),
-        "serviceAccount" => (
-            vec![m(vec![Opaque(AUTHORIZER), Str, Str], Opaque(AUTHORIZER))],
-            true,
-        ),
-        "resource" => (
-            vec![m(vec![Opaque(GROUP_CHECK), Str], Opaque(RESOURCE_CHECK))],
-            true,
-        ),
-        "subresource" | "namespace" | "name" => (
-            vec![m(vec![Opaque(RESOURCE_CHECK), Str], Opaque(RESOURCE_CHECK))],
-            true,
-        ),
-        "check" => (
-            vec![
-                m(vec![Opaque(PATH_CHECK), Str], Opaque(DECISION)),
-                m(vec![Opaque(RESOURCE_CHECK), Str], Opaque(DECISION)),
-            ],
-            true,
-        ),
-        "allowed" | "errored" => (vec![m(vec![Opaque(DECISION)], Bool)], true),
-        "reason" | "error" => (vec![m(vec![Opaque(DECISION)], Str)], true),
-        _ => return None,
-    })
-}
-
-fn conversions(from: &[Ty], to: Ty) -> (Vec<Overload>, bool) {
-    let v = from
-        .iter()
-        .map(|t| ov(false, vec![t.clone()], to.clone()))
-        .collect();
-    (v, false)
-}
-
-pub(super) const AUTHORIZER: &str = "kubernetes.authorization.Authorizer";
-const PATH_CHECK: &str = "kubernetes.authorization.PathCheck";
-const GROUP_CHECK: &str = "kubernetes.authorization.GroupCheck";
-const RESOURCE_CHECK: &str = "kubernetes.authorization.ResourceCheck";
-const DECISION: &str = "kubernetes.authorization.Decision";
 
 impl<'a> Checker<'a> {
     pub fn new(
@@ -235,6 +83,10 @@ impl<'a> Checker<'a> {
             nodes: 0,
             generated: Vec::new(),
             errors: Vec::new(),
+            presence_only: false,
+            literals: Vec::new(),
+            patterns: Vec::new(),
+            in_format: 0,
         }
     }
 
@@ -244,20 +96,36 @@ impl<'a> Checker<'a> {
     }
 
     fn report(&mut self, id: u64, message: String) -> Res<()> {
-        if self.generated.contains(&id) {
-            return unknown("a type error inside a macro's expansion");
-        }
-        let Some(offset) = (self.offsets)(id) else {
-            return unknown("an error without a source position");
+        let offset = if self.generated.contains(&id) {
+            None
+        } else {
+            (self.offsets)(id)
+        };
+        let offset = match offset {
+            Some(o) => o,
+            None if self.presence_only => 0,
+            None if self.generated.contains(&id) => {
+                return unknown("a type error inside a macro's expansion");
+            }
+            None => return unknown("an error without a source position"),
         };
         self.errors.push(Found { offset, message });
         Ok(())
     }
 
-    fn printed(&self, t: &Ty) -> Res<String> {
-        match format(&substitute(&self.mapping, t, true)) {
-            Some(s) => Ok(s),
-            None => unknown("a type error naming a type kca cannot print as cel-go does"),
+    /// `FormatCELType` of `t` as cel-go has it at the error: with the parameters bound so far
+    /// substituted, and the unbound ones made `dyn` when `to_dyn` (only `noMatchingOverload`
+    /// does so). A parameter left is printed by cel-go under its generated name: unknown.
+    fn printed(&self, t: &Ty, to_dyn: bool) -> Res<String> {
+        let t = if to_dyn {
+            substitute(&self.mapping, t, true)
+        } else {
+            t.clone()
+        };
+        match format(&t) {
+            Some(s) if !t.has_param() => Ok(s),
+            _ if self.presence_only => Ok("?".into()),
+            _ => unknown("a type error naming a type kca cannot print as cel-go does"),
         }
     }
 
@@ -284,7 +152,7 @@ impl<'a> Checker<'a> {
             Expr::Ident(name) => self.ident(name)?,
             Expr::Select(sel) => {
                 let operand = self.check(&sel.operand, depth + 1)?;
-                let t = self.select_field(e.id, &operand, &sel.field)?;
+                let t = self.select_field(e.id, &operand, &sel.field, false)?;
                 if sel.test {
                     Ty::Bool
                 } else {
@@ -293,13 +161,18 @@ impl<'a> Checker<'a> {
             }
             Expr::Call(call) => self.call(e.id, call, depth)?,
             Expr::List(list) => {
-                if !list.optional_indices.is_empty() {
-                    return unknown("optional list elements");
-                }
                 let mut elems: Option<Ty> = None;
-                for el in &list.elements {
-                    let t = self.check(el, depth + 1)?;
+                let mut seen = Vec::with_capacity(list.elements.len());
+                for (i, el) in list.elements.iter().enumerate() {
+                    let mut t = self.check(el, depth + 1)?;
+                    if list.optional_indices.contains(&i) {
+                        t = self.unwrap_optional_entry(el.id, t)?;
+                    }
+                    seen.push((el.id, t.clone()));
                     elems = Some(self.join(elems, t));
+                }
+                if self.in_format == 0 {
+                    self.literals.push(Literal::List(seen));
                 }
                 let elems = match elems {
                     Some(t) => t,
@@ -309,17 +182,23 @@ impl<'a> Checker<'a> {
             }
             Expr::Map(map) => {
                 let (mut keys, mut values): (Option<Ty>, Option<Ty>) = (None, None);
+                let (mut seen_keys, mut seen_values) = (Vec::new(), Vec::new());
                 for entry in &map.entries {
                     let EntryExpr::MapEntry(m) = &entry.expr else {
                         return unknown("a struct field in a map literal");
                     };
-                    if m.optional {
-                        return unknown("optional map entries");
-                    }
                     let k = self.check(&m.key, depth + 1)?;
+                    seen_keys.push((m.key.id, k.clone()));
                     keys = Some(self.join(keys, k));
-                    let v = self.check(&m.value, depth + 1)?;
+                    let mut v = self.check(&m.value, depth + 1)?;
+                    if m.optional {
+                        v = self.unwrap_optional_entry(m.value.id, v)?;
+                    }
+                    seen_values.push((m.value.id, v.clone()));
                     values = Some(self.join(values, v));
+                }
+                if self.in_format == 0 {
+                    self.literals.push(Literal::Map(seen_keys, seen_values));
                 }
                 let k = match keys {
                     Some(t) => t,
@@ -339,6 +218,21 @@ impl<'a> Checker<'a> {
             return unknown("a field whose type kca does not know as the API server does");
         }
         Ok(t)
+    }
+
+    /// An optional element `[?e]` or entry `{?k: e}`: `e` must be optional (or `dyn`); the
+    /// literal holds what it wraps (`checkCreateList`, `checkCreateMap`).
+    fn unwrap_optional_entry(&mut self, id: u64, t: Ty) -> Res<Ty> {
+        match t {
+            Ty::Opt(inner) => Ok(*inner),
+            Ty::Dyn => Ok(Ty::Dyn),
+            other => {
+                let want = self.printed(&Ty::opt(other.clone()), false)?;
+                let found = self.printed(&other, false)?;
+                self.report(id, format!("expected type '{want}' but found '{found}'"))?;
+                Ok(other)
+            }
+        }
     }
 
     /// `joinTypes` with aggregate literals of mixed types made `dyn` (cel-go's default).
@@ -366,10 +260,25 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// `checkSelectField`.
-    fn select_field(&mut self, id: u64, operand: &Ty, field: &str) -> Res<Ty> {
-        let target = substitute(&self.mapping, operand, false);
-        Ok(match &target {
+    /// `checkSelectField`: an optional operand is looked into, and the result of a selection
+    /// on one, or of `.?`, is optional.
+    fn select_field(&mut self, id: u64, operand: &Ty, field: &str, optional: bool) -> Res<Ty> {
+        let mut target = substitute(&self.mapping, operand, false);
+        let mut was_optional = false;
+        if let Ty::Opt(inner) = target {
+            target = *inner;
+            was_optional = true;
+        }
+        let t = self.select_plain(id, &target, field)?;
+        Ok(if was_optional || optional {
+            Ty::opt(t)
+        } else {
+            t
+        })
+    }
+
+    fn select_plain(&mut self, id: u64, target: &Ty, field: &str) -> Res<Ty> {
+        Ok(match target {
             Ty::Map(_, v) => (**v).clone(),
             Ty::Struct(s) => match &s.fields {
                 Fields::Fixed(f) => match f.iter().find(|(n, _)| *n == field) {
@@ -384,7 +293,12 @@ impl<'a> Checker<'a> {
                         return unknown(format!("the type of variables.{field}"));
                     }
                     Some((_, t)) => t.clone(),
-                    None => return unknown(format!("the variable `{field}`, not declared before")),
+                    // `kubernetes.variables` has a field per variable compiled so far
+                    // (`compositionState.AddField`).
+                    None => {
+                        self.report(id, format!("undefined field '{field}'"))?;
+                        Ty::Error
+                    }
                 },
                 Fields::Schema(node) => match schema::field(node, &s.id, field) {
                     Lookup::Found(t) if t.unsure() => {
@@ -398,14 +312,17 @@ impl<'a> Checker<'a> {
                 },
             },
             Ty::Param(_) => {
-                if let Some(m) = assignable(&self.mapping, &Ty::Dyn, &target) {
+                if let Some(m) = assignable(&self.mapping, &Ty::Dyn, target) {
                     self.mapping = m;
                 }
                 Ty::Dyn
             }
             Ty::Dyn | Ty::Error => Ty::Dyn,
+            // The authorizer's types are object types (`cel.ObjectType`) no provider
+            // describes: cel-go's text for a field of one is not modelled.
+            Ty::Opaque(name) => return unknown(format!("a field of `{name}`")),
             other => {
-                let name = self.printed(other)?;
+                let name = self.printed(other, false)?;
                 self.report(
                     id,
                     format!("type '{name}' does not support field selection"),
@@ -416,28 +333,62 @@ impl<'a> Checker<'a> {
     }
 
     fn call(&mut self, id: u64, call: &cel::common::ast::CallExpr, depth: usize) -> Res<Ty> {
-        let name = call.func_name.as_str();
-        if name == operators::OPT_SELECT || name == operators::OPT_INDEX {
-            return unknown("optional selection");
+        let name = call.func_name.clone();
+        if name == operators::OPT_SELECT {
+            return self.opt_select(id, call, depth);
         }
+        // Literals anywhere under `format` are exempt from the homogeneity check (the
+        // strings library configures it so, `ext/formatting_v2.go`).
+        let format = name == "format";
+        self.in_format += usize::from(format);
+        let t = self.call_inner(id, call, name.clone(), depth);
+        self.in_format -= usize::from(format);
+        if name == "matches"
+            && let Some(first) = call.args.first()
+            && let Expr::Literal(l) = &first.expr
+        {
+            // Another literal fails the type check first, and the validators do not run.
+            if let LiteralValue::String(p) = l {
+                self.patterns.push((first.id, p.to_string()));
+            }
+        }
+        t
+    }
+
+    fn call_inner(
+        &mut self,
+        id: u64,
+        call: &cel::common::ast::CallExpr,
+        mut name: String,
+        depth: usize,
+    ) -> Res<Ty> {
         let mut arg_types = Vec::with_capacity(call.args.len() + 1);
         for a in &call.args {
             arg_types.push(self.check(a, depth + 1)?);
         }
+        let mut member = call.target.is_some();
         if let Some(t) = &call.target {
-            // `a.b.f()` may name a namespaced function `a.b.f` (`strings.quote`,
-            // `sets.contains`, `optional.of`, …): only a root that is a variable is sure
-            // not to start one.
-            if let Some(root) = qualified_root(&t.expr, 0)
-                && !self.scopes.iter().any(|(n, _)| n == root)
-                && !self.vars.contains_key(root)
-            {
-                return unknown(format!("the call `{root}….{name}`"));
+            // `a.b.f()` names the function `a.b.f` when one is declared (`checkCall`):
+            // kca knows `optional.of` and its kin; any other one (`strings.quote`,
+            // `sets.contains`, …) may exist unless the root is a variable.
+            let qualified = qualified_name(&t.expr, 0);
+            let namespaced = qualified.as_ref().map(|q| format!("{q}.{name}"));
+            if let Some(n) = namespaced.filter(|n| overloads(n).is_some()) {
+                name = n;
+                member = false;
+            } else {
+                if let Some(q) = &qualified {
+                    let root = q.split('.').next().unwrap_or_default();
+                    if !self.scopes.iter().any(|(n, _)| n == root) && !self.vars.contains_key(root)
+                    {
+                        return unknown(format!("the call `{q}.{name}`"));
+                    }
+                }
+                let tt = self.check(t, depth + 1)?;
+                arg_types.insert(0, tt);
             }
-            let tt = self.check(t, depth + 1)?;
-            arg_types.insert(0, tt);
         }
-        let member = call.target.is_some();
+        let name = name.as_str();
         if !member && (name == operators::LOGICAL_AND || name == operators::LOGICAL_OR) {
             return self.logical(call, &arg_types);
         }
@@ -469,7 +420,7 @@ impl<'a> Checker<'a> {
                 }
                 let mut printed = Vec::with_capacity(arg_types.len());
                 for t in &arg_types {
-                    printed.push(self.printed(t)?);
+                    printed.push(self.printed(t, true)?);
                 }
                 let signature = if member {
                     format!("{}.({})", printed[0], printed[1..].join(", "))
@@ -485,6 +436,68 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The validators the API server's environment runs once the expression checks
+    /// (`cel/validator.go`; `pkg/cel/environment/base.go` adds them from 1.29): mixed
+    /// aggregate literals are errors, and so are invalid regex literals, which kca
+    /// cannot decide as Go's `regexp` does unless [`super::regex::surely_valid`] is sure.
+    pub fn validate(&mut self) -> Res<()> {
+        for (_, p) in &self.patterns {
+            if !super::regex::surely_valid(p) {
+                return unknown("a regex literal Go's regexp may refuse");
+            }
+        }
+        let literals = std::mem::take(&mut self.literals);
+        for lit in &literals {
+            match lit {
+                Literal::List(elems) => self.homogeneous(elems, true)?,
+                Literal::Map(keys, values) => {
+                    self.homogeneous(keys, false)?;
+                    self.homogeneous(values, false)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `homogeneousAggregateLiteralValidator`: each type against the first, by
+    /// `IsEquivalentType` of the final (`dyn`-substituted) types.
+    fn homogeneous(&mut self, group: &[(u64, Ty)], stop_at_first: bool) -> Res<()> {
+        let Some((_, first)) = group.first() else {
+            return Ok(());
+        };
+        let first = substitute(&self.mapping, first, true);
+        for (id, t) in &group[1..] {
+            let t = substitute(&self.mapping, t, true);
+            if !t.exact(&first) {
+                let want = self.printed(&first, false)?;
+                let found = self.printed(&t, false)?;
+                self.report(*id, format!("expected type '{want}' but found '{found}'"))?;
+                if stop_at_first {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `checkOptSelect`: `x.?f`, parsed as `_?._(x, "f")`, placed at the `.`.
+    fn opt_select(&mut self, id: u64, call: &cel::common::ast::CallExpr, depth: usize) -> Res<Ty> {
+        let (Some(operand), Some(field), None, 2) = (
+            call.args.first(),
+            call.args.get(1),
+            &call.target,
+            call.args.len(),
+        ) else {
+            return unknown("an optional selection of another shape");
+        };
+        let Expr::Literal(LiteralValue::String(field)) = &field.expr else {
+            return unknown("an optional selection of another shape");
+        };
+        let operand = self.check(operand, depth + 1)?;
+        let t = self.select_field(id, &operand, field, true)?;
+        Ok(substitute(&self.mapping, &t, false))
+    }
+
     /// `_&&_` and `_||_`: each argument must be a bool, else a type mismatch at it.
     fn logical(&mut self, call: &cel::common::ast::CallExpr, args: &[Ty]) -> Res<Ty> {
         let mut failed = false;
@@ -492,7 +505,7 @@ impl<'a> Checker<'a> {
             match assignable(&self.mapping, t, &Ty::Bool) {
                 Some(m) => self.mapping = m,
                 None => {
-                    let found = self.printed(t)?;
+                    let found = self.printed(t, false)?;
                     let Some(arg) = call.args.get(i) else {
                         return unknown("a logical operator's operands");
                     };
@@ -525,7 +538,7 @@ impl<'a> Checker<'a> {
                 Ty::Dyn
             }
             other => {
-                let name = self.printed(other)?;
+                let name = self.printed(other, false)?;
                 self.report(
                     c.iter_range.id,
                     format!(
@@ -559,13 +572,15 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// The root of the qualified name `e` spells (`a` of `a.b.c`), if it spells one.
-fn qualified_root(e: &Expr, depth: usize) -> Option<&str> {
+/// The qualified name `e` spells (`a.b.c`), if it spells one (`containers.ToQualifiedName`).
+fn qualified_name(e: &Expr, depth: usize) -> Option<String> {
     match e {
-        Expr::Ident(n) => Some(n),
-        Expr::Select(s) if !s.test && depth < MAX_DEPTH => {
-            qualified_root(&s.operand.expr, depth + 1)
-        }
+        Expr::Ident(n) => Some(n.clone()),
+        Expr::Select(s) if !s.test && depth < MAX_DEPTH => Some(format!(
+            "{}.{}",
+            qualified_name(&s.operand.expr, depth + 1)?,
+            s.field
+        )),
         _ => None,
     }
 }
@@ -576,6 +591,7 @@ fn instantiate(t: &Ty, a: &Ty, b: &Ty) -> Ty {
         Ty::Param(1001) => b.clone(),
         Ty::List(e) => Ty::list(instantiate(e, a, b)),
         Ty::Map(k, v) => Ty::map(instantiate(k, a, b), instantiate(v, a, b)),
+        Ty::Opt(e) => Ty::opt(instantiate(e, a, b)),
         t => t.clone(),
     }
 }

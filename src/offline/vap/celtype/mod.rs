@@ -9,6 +9,8 @@
 //! Pure; it reads no cluster.
 
 mod check;
+mod decls;
+mod regex;
 mod schema;
 mod types;
 
@@ -18,7 +20,8 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use crate::offline::rbac::resource::Mapper;
-use check::{AUTHORIZER, Checker, Stop, fixed};
+use check::{Checker, Stop, fixed};
+use decls::AUTHORIZER;
 use types::{Fields, Struct, Ty};
 
 /// `maxTypesToCheck`.
@@ -139,7 +142,7 @@ pub fn check_expression(ctx: &TypeContext, expression: &str) -> TypeCheck {
         let mut declared: Vec<(String, Ty)> = Vec::new();
         for (name, expr) in &ctx.variables {
             vars.insert("variables", variables_type(&declared));
-            let t = match compile(&vars, expr) {
+            let t = match compile(&vars, expr, true) {
                 Ok((errors, t)) if errors.is_empty() => as_variable(&t),
                 Ok(_) => Ty::Dyn,
                 Err(Stop::Unknown(_)) => Ty::Unsure,
@@ -148,7 +151,7 @@ pub fn check_expression(ctx: &TypeContext, expression: &str) -> TypeCheck {
             declared.push((name.clone(), t));
         }
         vars.insert("variables", variables_type(&declared));
-        match compile(&vars, expression) {
+        match compile(&vars, expression, false) {
             Ok((errors, _)) if errors.is_empty() => {}
             Ok((errors, _)) => out.push(format!("{gvk}: {}\n", errors.join("\n"))),
             Err(Stop::Unknown(why)) => {
@@ -174,7 +177,7 @@ fn as_variable(t: &Ty) -> Ty {
     match t {
         Ty::List(e) => Ty::list(as_variable(e)),
         Ty::Map(k, v) => Ty::map(as_variable(k), as_variable(v)),
-        Ty::Struct(_) | Ty::Opaque(_) | Ty::Param(_) | Ty::Error => Ty::Dyn,
+        Ty::Struct(_) | Ty::Opaque(_) | Ty::Opt(_) | Ty::Param(_) | Ty::Error => Ty::Dyn,
         t => t.clone(),
     }
 }
@@ -193,8 +196,12 @@ fn base_vars(object: &Ty, params: Option<&Ty>) -> HashMap<&'static str, Ty> {
 }
 
 /// Parses and checks one expression: cel-go's error lines, sorted by position, and its
-/// output type.
-fn compile(vars: &HashMap<&'static str, Ty>, expr: &str) -> Result<(Vec<String>, Ty), Stop> {
+/// output type. With `presence_only` (a variable) the lines may lack their exact text.
+fn compile(
+    vars: &HashMap<&'static str, Ty>,
+    expr: &str,
+    presence_only: bool,
+) -> Result<(Vec<String>, Ty), Stop> {
     if !expr.is_ascii() {
         return Err(Stop::Unknown("a non-ASCII expression".into()));
     }
@@ -202,17 +209,24 @@ fn compile(vars: &HashMap<&'static str, Ty>, expr: &str) -> Result<(Vec<String>,
         return Err(Stop::Unknown(e.to_string()));
     }
     let parsed = super::shape::on_parse_stack(|| {
-        cel::parser::Parser::default().parse_with_source_info(expr)
+        cel::parser::Parser::default()
+            .enable_optional_syntax(true)
+            .parse_with_source_info(expr)
     });
     let Ok((ast, info)) = parsed else {
         return Err(Stop::Unknown("an expression kca's parser refuses".into()));
     };
     let offsets = |id: u64| info.offset_for(id).map(|(start, _)| start);
     let mut checker = Checker::new(vars, &offsets);
+    checker.presence_only = presence_only;
     let t = super::shape::on_parse_stack(|| checker.check(&ast, 0))?;
+    // `Env.Check` runs the validators only on an expression without type errors.
+    if checker.errors.is_empty() {
+        checker.validate()?;
+    }
     let out = checker.output(&t);
     let mut errors = std::mem::take(&mut checker.errors);
-    if errors.len() > MAX_ERRORS {
+    if errors.len() > MAX_ERRORS && !presence_only {
         return Err(Stop::Unknown(format!(
             "more than {MAX_ERRORS} type errors (cel-go truncates its report there)"
         )));
@@ -332,5 +346,9 @@ fn namespace_type() -> Ty {
     )
 }
 
+#[cfg(test)]
+mod adversarial_tests;
+#[cfg(test)]
+mod corpus_sweep;
 #[cfg(test)]
 mod tests;

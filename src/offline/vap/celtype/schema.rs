@@ -181,20 +181,34 @@ pub(super) enum Lookup {
     Missing,
 }
 
+/// The property `field` names, as `DeclTypeProvider.FindStructFieldType` finds it: by its
+/// escaped name, or, for a CEL reserved word the escaped name misses, by `__field__`
+/// (`recognizeKeywordAsFieldName`, set for environments of Kubernetes 1.31 and later by
+/// `pkg/cel/environment/environment.go`: `object.metadata.namespace` is the property
+/// `namespace`).
 pub(super) fn field(obj: &ObjectNode, id: &str, field: &str) -> Lookup {
     let Some(props) = obj.node.properties.as_ref() else {
         return Lookup::Missing;
     };
-    for (name, prop) in props {
-        if escape(name).as_deref() != Some(field) {
-            continue;
-        }
-        return match decl_type(prop, &obj.refs, format!("{id}.{name}"), obj.refs.len()) {
-            Some(t) => Lookup::Found(t),
-            None => Lookup::Missing,
-        };
+    // `Fields` holds the properties that have a CEL type, under their escaped names.
+    let lookup = |wanted: &str| {
+        props.iter().find_map(|(name, prop)| {
+            if escape(name).as_deref() != Some(wanted) {
+                return None;
+            }
+            decl_type(prop, &obj.refs, format!("{id}.{name}"), obj.refs.len())
+        })
+    };
+    let found = lookup(field).or_else(|| {
+        RESERVED
+            .contains(&field)
+            .then(|| lookup(&format!("__{field}__")))
+            .flatten()
+    });
+    match found {
+        Some(t) => Lookup::Found(t),
+        None => Lookup::Missing,
     }
-    Lookup::Missing
 }
 
 const RESERVED: &[&str] = &[

@@ -1,4 +1,4 @@
-//! CEL types as cel-go's checker (v0.30, `checker/types.go`) relates them: type
+//! CEL types as cel-go's checker (v0.26.0, `checker/types.go`) relates them: type
 //! parameters with a substitution mapping, assignability with `dyn` and the error type as
 //! wildcards, the more general of two types, and the names `checker/format.go` prints.
 
@@ -27,6 +27,8 @@ pub(super) enum Ty {
     Struct(Rc<Struct>),
     /// An object type declared by name only (the authorizer's types).
     Opaque(&'static str),
+    /// `optional_type(T)`, the opaque type of `cel.OptionalTypes` (`common/types/optional.go`).
+    Opt(Box<Ty>),
     Param(u32),
     Unsure,
 }
@@ -58,6 +60,10 @@ impl Ty {
         Ty::Map(Box::new(k), Box::new(v))
     }
 
+    pub fn opt(t: Ty) -> Ty {
+        Ty::Opt(Box::new(t))
+    }
+
     pub fn is_dyn_or_error(&self) -> bool {
         matches!(self, Ty::Dyn | Ty::Error)
     }
@@ -73,6 +79,7 @@ impl Ty {
             (Ty::Map(a, b), Ty::Map(c, d)) => a.exact(c) && b.exact(d),
             (Ty::Struct(a), Ty::Struct(b)) => a.id == b.id,
             (Ty::Opaque(a), Ty::Opaque(b)) => a == b,
+            (Ty::Opt(a), Ty::Opt(b)) => a.exact(b),
             (Ty::Param(a), Ty::Param(b)) => a == b,
             (a, b) => a.same_kind(b) && !matches!(a, Ty::Unsure),
         }
@@ -82,8 +89,19 @@ impl Ty {
     pub fn unsure(&self) -> bool {
         match self {
             Ty::Unsure => true,
-            Ty::List(t) => t.unsure(),
+            Ty::List(t) | Ty::Opt(t) => t.unsure(),
             Ty::Map(k, v) => k.unsure() || v.unsure(),
+            _ => false,
+        }
+    }
+
+    /// Whether the type mentions a type parameter (cel-go prints those by their generated
+    /// names, `_var0`, which kca does not reproduce).
+    pub fn has_param(&self) -> bool {
+        match self {
+            Ty::Param(_) => true,
+            Ty::List(t) | Ty::Opt(t) => t.has_param(),
+            Ty::Map(k, v) => k.has_param() || v.has_param(),
             _ => false,
         }
     }
@@ -102,6 +120,10 @@ pub(super) fn format(t: &Ty) -> Option<String> {
         Ty::Bytes => "bytes".into(),
         Ty::List(e) => format!("list({})", format(e)?),
         Ty::Map(k, v) => format!("map({}, {})", format(k)?, format(v)?),
+        Ty::Opt(t) => format!("optional_type({})", format(t)?),
+        Ty::Timestamp => "timestamp".into(),
+        Ty::Duration => "duration".into(),
+        Ty::Error => "!error!".into(),
         Ty::Struct(s) => s.printed?.to_string(),
         Ty::Opaque(name) => name.to_string(),
         _ => return None,
@@ -147,6 +169,7 @@ fn substitute_at(m: &Mapping, t: &Ty, to_dyn: bool, depth: usize) -> Ty {
             substitute_at(m, k, to_dyn, depth + 1),
             substitute_at(m, v, to_dyn, depth + 1),
         ),
+        Ty::Opt(e) => Ty::opt(substitute_at(m, e, to_dyn, depth + 1)),
         t => t.clone(),
     }
 }
@@ -160,7 +183,7 @@ fn less_specific(t1: &Ty, t2: &Ty) -> bool {
         return false;
     }
     match (t1, t2) {
-        (Ty::List(a), Ty::List(b)) => less_specific(a, b),
+        (Ty::List(a), Ty::List(b)) | (Ty::Opt(a), Ty::Opt(b)) => less_specific(a, b),
         (Ty::Map(a, b), Ty::Map(c, d)) => less_specific(a, c) && less_specific(b, d),
         (a, b) => a.exact(b),
     }
@@ -218,7 +241,9 @@ fn internal_assignable(m: &mut Mapping, t1: &Ty, t2: &Ty, depth: usize) -> bool 
         return nullable(t1);
     }
     match (t1, t2) {
-        (Ty::List(a), Ty::List(b)) => internal_assignable(m, a, b, depth + 1),
+        (Ty::List(a), Ty::List(b)) | (Ty::Opt(a), Ty::Opt(b)) => {
+            internal_assignable(m, a, b, depth + 1)
+        }
         (Ty::Map(a, b), Ty::Map(c, d)) => {
             internal_assignable(m, a, c, depth + 1) && internal_assignable(m, b, d, depth + 1)
         }
@@ -230,7 +255,7 @@ fn internal_assignable(m: &mut Mapping, t1: &Ty, t2: &Ty, depth: usize) -> bool 
 fn nullable(t: &Ty) -> bool {
     matches!(
         t,
-        Ty::Struct(_) | Ty::Opaque(_) | Ty::Timestamp | Ty::Duration | Ty::Null
+        Ty::Struct(_) | Ty::Opaque(_) | Ty::Opt(_) | Ty::Timestamp | Ty::Duration | Ty::Null
     )
 }
 
@@ -270,7 +295,7 @@ fn not_referenced_in(m: &Mapping, t: &Ty, within: &Ty, depth: usize) -> bool {
             Some(sub) => not_referenced_in(m, t, sub, depth + 1),
             None => true,
         },
-        Ty::List(e) => not_referenced_in(m, t, e, depth + 1),
+        Ty::List(e) | Ty::Opt(e) => not_referenced_in(m, t, e, depth + 1),
         Ty::Map(k, v) => {
             not_referenced_in(m, t, k, depth + 1) && not_referenced_in(m, t, v, depth + 1)
         }
