@@ -30,6 +30,7 @@ pub mod status;
 pub mod webhook_rules;
 pub mod webhooks;
 mod webhooks_autogen;
+mod webhooks_ivpol;
 
 use serde_json::{Value, json};
 
