@@ -705,8 +705,11 @@ impl Cluster {
                 )));
             }
         }
-        if let Some(skip) = ivpol::registry_needed(&self.objects, &vreq) {
-            return Err(Answer::Undecidable(skip));
+        let exceptions = self.cel_policy_objects();
+        match ivpol::admission(&self.objects, &exceptions, &vreq, self.features) {
+            None => {}
+            Some(Ok(message)) => return Err(Answer::Refused(message)),
+            Some(Err(skip)) => return Err(Answer::Undecidable(skip)),
         }
         if let Some((msg, unworded)) = blocked(&policies, &resp, &patched) {
             self.unworded = unworded;

@@ -31,6 +31,7 @@ pub mod webhook_rules;
 pub mod webhooks;
 mod webhooks_autogen;
 mod webhooks_ivpol;
+pub use webhooks_ivpol::validating_webhook_name;
 
 use serde_json::{Value, json};
 

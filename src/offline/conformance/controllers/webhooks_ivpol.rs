@@ -95,3 +95,29 @@ pub(super) fn duplicate_name(hooks: &[Value]) -> Option<String> {
         .find(|w| w[0] == w[1])
         .map(|w| w[0].clone())
 }
+
+/// The name of the validating webhook that serves image policy `p` (its own when it has
+/// valid `matchConditions`, `matchPolicy: Exact` or a timeout; validating.go
+/// `buildWebhookRules`, `generateName`), as a denial names it.
+pub fn validating_webhook_name(p: &Value, features: super::Features) -> String {
+    let conditions = p.pointer("/spec/matchConditions").and_then(Value::as_array);
+    let fine = conditions.is_some_and(|c| crate::offline::vap::offloadable(c).is_some())
+        || text(p, "/spec/matchConstraints/matchPolicy") == "Exact"
+        || p.pointer("/spec/webhookConfiguration/timeoutSeconds")
+            .is_some();
+    let fp = if features.force_failure_ignore || text(p, "/spec/failurePolicy") == "Ignore" {
+        "ignore"
+    } else {
+        "fail"
+    };
+    let base = format!("{}-{fp}", VALIDATING[0].name);
+    if !fine {
+        return base;
+    }
+    let (ns, name) = (text(p, "/metadata/namespace"), text(p, "/metadata/name"));
+    if ns.is_empty() {
+        format!("{base}-finegrained-{name}")
+    } else {
+        format!("{base}-finegrained-{ns}-{name}")
+    }
+}
