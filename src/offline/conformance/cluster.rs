@@ -12,6 +12,7 @@ mod finalizers;
 mod gctx;
 mod gpol_compile;
 mod ivpol;
+pub(crate) use ivpol::is_image_policy as ivpol_kind;
 pub(crate) mod kindstate;
 pub(crate) mod map;
 mod requester;

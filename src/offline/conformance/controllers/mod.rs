@@ -23,6 +23,7 @@ pub mod install;
 pub mod reports;
 pub mod reports_cel;
 pub mod reports_gpol;
+mod reports_ivpol;
 pub mod reports_list;
 pub mod reports_mpol;
 pub mod schedule;
