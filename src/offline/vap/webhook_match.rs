@@ -6,6 +6,9 @@
 //! (k8s.io/apiserver pkg/admission/plugin/webhook/matchconditions) then skips the webhook
 //! when one is false, and on an error refuses the request under `failurePolicy: Fail`
 //! or skips the webhook under `Ignore`.
+//!
+//! Also what an ImageValidatingPolicy decides before it would fetch an image
+//! ([`image_policy_check`]).
 
 use serde_json::Value;
 

@@ -7,7 +7,8 @@
 //!   `reconcileBeta1Conditions`): `WebhookConfigured` unless the policy runs in the
 //!   background only, `RBACPermissionsGranted` (its message says when background scans are
 //!   off; the chart's reports controller may read every resource), ready when all hold,
-//!   and `generated` from the admission-policy generator;
+//!   `generated` from the admission-policy generator, and the autogen configs of the
+//!   (image) validating kinds (an image policy's of its CRD-defaulted spec);
 //! - a CRD (the API server's naming controller): accepted names, `NamesAccepted` and
 //!   `Established`, stored versions.
 //!

@@ -11,6 +11,8 @@
 //!   their rules from [`super::webhook_rules`]; for the CEL policies one webhook per
 //!   failure policy and kind (`vpol.validate.kyverno.svc-fail`, …) and one per policy with
 //!   match conditions, `matchPolicy: Exact` or a timeout of its own.
+//!   ImageValidatingPolicies' validating and digest-pinning mutating webhooks are
+//!   families of these (their differences: webhooks_ivpol.rs).
 //!
 //! Then what the API server defaults on a stored webhook (admissionregistration/v1
 //! defaults: `matchPolicy`, selectors, `timeoutSeconds`, rule `scope`, service `port`,
