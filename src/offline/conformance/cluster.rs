@@ -12,6 +12,7 @@ mod finalizers;
 mod gctx;
 mod gpol_compile;
 mod ivpol;
+pub(crate) use ivpol::is_image_policy as ivpol_kind;
 pub(crate) mod kindstate;
 pub(crate) mod map;
 mod requester;
@@ -706,8 +707,11 @@ impl Cluster {
                 )));
             }
         }
-        if let Some(skip) = ivpol::registry_needed(&self.objects, &vreq) {
-            return Err(Answer::Undecidable(skip));
+        let exceptions = self.cel_policy_objects();
+        match ivpol::admission(&self.objects, &exceptions, &vreq, self.features) {
+            None => {}
+            Some(Ok(message)) => return Err(Answer::Refused(message)),
+            Some(Err(skip)) => return Err(Answer::Undecidable(skip)),
         }
         if let Some((msg, unworded)) = blocked(&policies, &resp, &patched) {
             self.unworded = unworded;

@@ -64,7 +64,8 @@ pub use unsupported::{CostExceeded, EvalError, NoJsonForm, PolicyError, Unsuppor
 pub use validation::Applied;
 use validation::*;
 pub use webhook_match::{
-    WebhookCall, engine_selects, offloadable, webhook_call, webhook_conditions,
+    ImageCheck, WebhookCall, engine_selects, image_policy_check, offloadable, webhook_call,
+    webhook_conditions,
 };
 
 /// One admission request as the API server hands it to validating admission.

@@ -23,6 +23,7 @@ pub mod install;
 pub mod reports;
 pub mod reports_cel;
 pub mod reports_gpol;
+mod reports_ivpol;
 pub mod reports_list;
 pub mod reports_mpol;
 pub mod schedule;
@@ -30,6 +31,8 @@ pub mod status;
 pub mod webhook_rules;
 pub mod webhooks;
 mod webhooks_autogen;
+mod webhooks_ivpol;
+pub use webhooks_ivpol::validating_webhook_name;
 
 use serde_json::{Value, json};
 

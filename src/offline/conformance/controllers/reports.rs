@@ -696,6 +696,9 @@ pub fn candidates(cluster: &Cluster, expected: &Value, present: bool) -> Result<
             "a report's generation (the controller's rewrites of it)".into(),
         ));
     }
+    if let Some(skip) = super::reports_ivpol::registry_scan(cluster) {
+        return Err(skip);
+    }
     let all = policy_reports(cluster).map_err(Skip::Reports)?;
     let ns = text(expected, "/metadata/namespace");
     let name = text(expected, "/metadata/name");

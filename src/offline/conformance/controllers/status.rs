@@ -7,7 +7,8 @@
 //!   `reconcileBeta1Conditions`): `WebhookConfigured` unless the policy runs in the
 //!   background only, `RBACPermissionsGranted` (its message says when background scans are
 //!   off; the chart's reports controller may read every resource), ready when all hold,
-//!   and `generated` from the admission-policy generator;
+//!   `generated` from the admission-policy generator, and the autogen configs of the
+//!   (image) validating kinds (an image policy's of its CRD-defaulted spec);
 //! - a CRD (the API server's naming controller): accepted names, `NamesAccepted` and
 //!   `Established`, stored versions.
 //!
@@ -109,7 +110,14 @@ pub fn status(
             // api/policies.kyverno.io/v1beta1/conditions.go): stored as "" when empty.
             let cs = json!({"ready": ready, "conditions": conditions, "message": message});
             let mut s = json!({"conditionStatus": cs, "autogen": {}});
-            if kind.contains("ValidatingPolicy") && !kind.contains("Image") {
+            if kind.contains("ImageValidatingPolicy") {
+                // pkg/controllers/policystatus/ivpol.go, nivpol.go: the copies of the
+                // stored (CRD-defaulted) policy, made as a ValidatingPolicy's are
+                // (pkg/cel/policies/ivpol/autogen).
+                let mut stored = obj.clone();
+                image_crd_defaults(&mut stored);
+                s["autogen"] = validating_autogen(&stored);
+            } else if kind.contains("ValidatingPolicy") {
                 s["autogen"] = validating_autogen(obj);
             }
             if matches!(kind.as_str(), "ValidatingPolicy" | "MutatingPolicy") {
@@ -194,6 +202,33 @@ fn crd_defaults(obj: &mut Value) {
         rule.entry("skipBackgroundRequests").or_insert(json!(true));
         if let Some(v) = rule.get_mut("validate").and_then(Value::as_object_mut) {
             v.entry("allowExistingViolations").or_insert(json!(true));
+        }
+    }
+}
+
+/// The defaults the (Namespaced)ImageValidatingPolicy CRD gives a stored policy
+/// (config/crds/policies.kyverno.io/policies.kyverno.io_imagevalidatingpolicies.yaml):
+/// `validationConfigurations` (itself defaulted to `{}`) pins, verifies and requires
+/// unless told otherwise; a given `evaluation.admission`/`background` is enabled.
+fn image_crd_defaults(obj: &mut Value) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let vc = spec
+        .entry("validationConfigurations")
+        .or_insert_with(|| json!({}));
+    if let Some(vc) = vc.as_object_mut() {
+        for k in ["mutateDigest", "required", "verifyDigest"] {
+            vc.entry(k).or_insert(json!(true));
+        }
+    }
+    for side in ["admission", "background"] {
+        if let Some(m) = spec
+            .get_mut("evaluation")
+            .and_then(|e| e.get_mut(side))
+            .and_then(Value::as_object_mut)
+        {
+            m.entry("enabled").or_insert(json!(true));
         }
     }
 }
@@ -300,16 +335,15 @@ fn crd_status(crd: &Value) -> Value {
 }
 
 /// Whether the replay models every part of the `status` an assertion names for `kind`
-/// (`obj` is the stored object). Not modelled: a CEL policy's `autogen` configs (when it has
-/// any), the full condition list of a ClusterPolicy's other conditions, anything else.
+/// (`obj` is the stored object). Not modelled: a MutatingPolicy's `autogen` configs (when it
+/// has any), the full condition list of a ClusterPolicy's other conditions, anything else.
 pub fn modelled(kind: &str, expected: &Value, stored: Option<&Value>) -> bool {
     let Some(status) = expected.as_object() else {
         return false;
     };
-    // A ValidatingPolicy's autogen configs are computed; a MutatingPolicy's only when it has
-    // none.
-    let cel_autogen = kind.contains("ValidatingPolicy") && !kind.contains("Image")
-        || stored.is_none_or(|o| !has_autogen(o));
+    // A (Namespaced)(Image)ValidatingPolicy's autogen configs are computed; a
+    // MutatingPolicy's only when it has none.
+    let cel_autogen = kind.contains("ValidatingPolicy") || stored.is_none_or(|o| !has_autogen(o));
     status.iter().all(|(k, v)| match (kind, k.as_str()) {
         ("ClusterPolicy" | "Policy", "ready" | "conditions" | "autogen") => true,
         ("ClusterPolicy", "validatingadmissionpolicy") => true,

@@ -180,3 +180,46 @@ fn makers_name_the_controller_a_skip_waits_for() {
     );
     assert_eq!(Maker::of_status("Pod"), Maker::Kubelet);
 }
+
+#[test]
+fn an_image_policy_status_has_its_autogen_configs_of_the_defaulted_spec() {
+    let mut c = Cluster::new("t");
+    c.store(json!({"apiVersion": "policies.kyverno.io/v1beta1",
+        "kind": "NamespacedImageValidatingPolicy",
+        "metadata": {"name": "i", "namespace": "default"},
+        "spec": {"autogen": {"podControllers": {"controllers": ["deployments", "cronjobs"]}},
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["pods"]}]},
+            "matchConditions": [{"name": "prod",
+                "expression": "object.metadata.labels.prod == 'true'"}],
+            "validations": [{"expression": "true"}]}}));
+    reconcile(&mut c);
+    let p = c
+        .objects
+        .iter()
+        .find(|o| o["kind"] == "NamespacedImageValidatingPolicy")
+        .unwrap();
+    let configs = &p["status"]["autogen"]["configs"];
+    let defaults = &configs["defaults"]["spec"];
+    assert_eq!(
+        defaults["matchConstraints"]["resourceRules"][0]["resources"],
+        json!(["deployments"])
+    );
+    assert_eq!(
+        defaults["matchConditions"][0]["expression"],
+        "object.spec.template.metadata.labels.prod == 'true'"
+    );
+    assert_eq!(
+        defaults["validationConfigurations"],
+        json!({"mutateDigest": true, "required": true, "verifyDigest": true})
+    );
+    assert_eq!(
+        configs["cronjobs"]["targets"][0]["resource"],
+        json!("cronjobs")
+    );
+    assert!(status::modelled(
+        "NamespacedImageValidatingPolicy",
+        &json!({"autogen": {}}),
+        Some(p)
+    ));
+}

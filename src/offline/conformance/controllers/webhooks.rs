@@ -11,6 +11,8 @@
 //!   their rules from [`super::webhook_rules`]; for the CEL policies one webhook per
 //!   failure policy and kind (`vpol.validate.kyverno.svc-fail`, …) and one per policy with
 //!   match conditions, `matchPolicy: Exact` or a timeout of its own.
+//!   ImageValidatingPolicies' validating and digest-pinning mutating webhooks are
+//!   families of these (their differences: webhooks_ivpol.rs).
 //!
 //! Then what the API server defaults on a stored webhook (admissionregistration/v1
 //! defaults: `matchPolicy`, selectors, `timeoutSeconds`, rule `scope`, service `port`,
@@ -21,6 +23,7 @@ use serde_json::{Map, Value, json};
 use super::Features;
 use super::webhook_rules::{ALL_OPERATIONS, RuleSet, Side, sorted_rules};
 use super::webhooks_autogen::{autogen_conditions, autogen_rules, guarded, pods_only};
+use super::webhooks_ivpol as ivpol;
 use crate::offline::conformance::cluster::text;
 use crate::offline::rbac::resource::Mapper;
 use crate::offline::vap;
@@ -200,6 +203,14 @@ pub fn build(objects: &[Value], features: Features, mapper: &Mapper) -> Built {
     let by_name = |a: &Value, b: &Value| text(a, "/name").cmp(&text(b, "/name"));
     validating.sort_by(by_name);
     mutating.sort_by(by_name);
+    for (name, hooks) in [
+        (RESOURCE_VALIDATING, &validating),
+        (RESOURCE_MUTATING, &mutating),
+    ] {
+        if ivpol::duplicate_name(hooks).is_some() && no_reason_yet(&unmodelled, name) {
+            unmodelled.push((name, ivpol::DUPLICATE.to_string()));
+        }
+    }
     configurations.push(configuration(
         "ValidatingWebhookConfiguration",
         RESOURCE_VALIDATING,
@@ -214,6 +225,11 @@ pub fn build(objects: &[Value], features: Features, mapper: &Mapper) -> Built {
         configurations,
         unmodelled,
     }
+}
+
+/// Whether no reason is recorded yet for configuration `name`.
+fn no_reason_yet(unmodelled: &[(&'static str, String)], name: &str) -> bool {
+    !unmodelled.iter().any(|(n, _)| *n == name)
 }
 
 /// `spec.GetFailurePolicy` of a ClusterPolicy/Policy.
@@ -364,10 +380,14 @@ struct Cel<'a> {
 type Selectors = (Option<Value>, Option<Value>);
 
 /// A CEL policy kind's webhook name and service path.
-struct Family {
-    kinds: &'static [&'static str],
-    name: &'static str,
-    path: &'static str,
+pub(super) struct Family {
+    pub kinds: &'static [&'static str],
+    pub name: &'static str,
+    pub path: &'static str,
+    /// Its webhooks' rules are left as built, not sorted and de-duplicated.
+    pub unsorted: bool,
+    /// Only the policies that pin digests get one (the image policies' mutating side).
+    pub digest_only: bool,
 }
 
 const VALIDATING_FAMILIES: &[Family] = &[
@@ -375,21 +395,29 @@ const VALIDATING_FAMILIES: &[Family] = &[
         kinds: &["ValidatingPolicy"],
         name: "vpol.validate.kyverno.svc",
         path: "/vpol",
+        unsorted: false,
+        digest_only: false,
     },
     Family {
         kinds: &["NamespacedValidatingPolicy"],
         name: "nvpol.validate.kyverno.svc",
         path: "/nvpol",
+        unsorted: false,
+        digest_only: false,
     },
     Family {
         kinds: &["GeneratingPolicy"],
         name: "gpol.validate.kyverno.svc",
         path: "/gpol",
+        unsorted: false,
+        digest_only: false,
     },
     Family {
         kinds: &["NamespacedGeneratingPolicy"],
         name: "ngpol.validate.kyverno.svc",
         path: "/ngpol",
+        unsorted: false,
+        digest_only: false,
     },
 ];
 
@@ -398,11 +426,15 @@ const MUTATING_FAMILIES: &[Family] = &[
         kinds: &["MutatingPolicy"],
         name: "mpol.validate.kyverno.svc",
         path: "/mpol",
+        unsorted: false,
+        digest_only: false,
     },
     Family {
         kinds: &["NamespacedMutatingPolicy"],
         name: "nmpol.validate.kyverno.svc",
         path: "/nmpol",
+        unsorted: false,
+        digest_only: false,
     },
 ];
 
@@ -462,31 +494,16 @@ fn merge_selectors(a: Option<&Value>, b: Option<&Value>) -> Option<Value> {
 impl<'a> Cel<'a> {
     fn validating(&mut self) -> Vec<Value> {
         let mut out = Vec::new();
-        for f in VALIDATING_FAMILIES {
+        for f in VALIDATING_FAMILIES.iter().chain(ivpol::VALIDATING) {
             out.extend(self.family(f));
-        }
-        if self.objects.iter().any(|o| {
-            matches!(
-                text(o, "/kind").as_str(),
-                "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy"
-            )
-        }) {
-            self.unmodelled("the webhooks of ImageValidatingPolicies");
         }
         out
     }
 
     fn mutating(&mut self) -> Vec<Value> {
         let mut out = Vec::new();
-        for f in MUTATING_FAMILIES {
+        for f in MUTATING_FAMILIES.iter().chain(ivpol::MUTATING) {
             out.extend(self.family(f));
-        }
-        if self
-            .objects
-            .iter()
-            .any(|o| text(o, "/kind").ends_with("ImageValidatingPolicy"))
-        {
-            self.unmodelled("the webhooks of ImageValidatingPolicies");
         }
         // MutatingWebhooks are copied from validating ones field by field: no
         // `matchPolicy`, no `reinvocationPolicy` (the API server's defaults then).
@@ -496,6 +513,17 @@ impl<'a> Cel<'a> {
             }
         }
         out
+    }
+
+    /// A webhook's rules: sorted and de-duplicated (`sortedRules(deDuplicatedRules(…))`),
+    /// except for a family whose rules Kyverno leaves as built — modelled only when that
+    /// order is the sorted one (an autogen copy's rules come in Go map order).
+    fn rules(&mut self, f: &Family, rules: Vec<Value>) -> Vec<Value> {
+        let sorted = sorted_rules(rules.clone());
+        if f.unsorted && !ivpol::same_order(&rules, &sorted) {
+            self.unmodelled(ivpol::UNSORTED);
+        }
+        sorted
     }
 
     fn unmodelled(&mut self, why: &str) {
@@ -530,6 +558,7 @@ impl<'a> Cel<'a> {
                         .and_then(Value::as_bool)
                         != Some(false)
                     && !generated(o)
+                    && (!f.digest_only || ivpol::pins_digests(o))
             })
             .collect();
         ps.sort_by_key(|p| (text(p, "/metadata/namespace"), text(p, "/metadata/name")));
@@ -584,7 +613,13 @@ impl<'a> Cel<'a> {
                         kept,
                     );
                 }
-                let copies = autogen_rules(p);
+                // A NamespacedImageValidatingPolicy's own webhook does not carry its
+                // autogen copies (validating.go reads those of the cluster kind only).
+                let copies = if ivpol::fine_grained_autogen(p) {
+                    autogen_rules(p)
+                } else {
+                    Vec::new()
+                };
                 if !copies.is_empty() {
                     rules.extend(copies);
                     let validating = text(p, "/kind").ends_with("ValidatingPolicy");
@@ -611,7 +646,7 @@ impl<'a> Cel<'a> {
                 "clientConfig": client_config(&format!("{}/{name}", f.path)),
                 "failurePolicy": fp, "sideEffects": "NoneOnDryRun",
                 "admissionReviewVersions": ["v1"],
-                "rules": sorted_rules(rules)});
+                "rules": self.rules(f, rules)});
             if !kept.is_empty() {
                 w["matchConditions"] = Value::Array(kept);
             }
@@ -661,9 +696,11 @@ impl<'a> Cel<'a> {
             for p in ps {
                 // Only these kinds' shared webhooks carry their autogen copies' rules.
                 let mut rules = match text(p, "/kind").as_str() {
-                    "ValidatingPolicy" | "MutatingPolicy" | "NamespacedMutatingPolicy" => {
-                        autogen_rules(p)
-                    }
+                    "ValidatingPolicy"
+                    | "MutatingPolicy"
+                    | "NamespacedMutatingPolicy"
+                    | "ImageValidatingPolicy"
+                    | "NamespacedImageValidatingPolicy" => autogen_rules(p),
                     _ => Vec::new(),
                 };
                 rules.extend(resource_rules(p, generating));
@@ -680,7 +717,7 @@ impl<'a> Cel<'a> {
                 let mut w = json!({"name": format!("{}-{}", f.name, fp.to_lowercase()),
                     "clientConfig": client_config(&path), "failurePolicy": fp,
                     "sideEffects": "NoneOnDryRun", "admissionReviewVersions": ["v1"],
-                    "rules": sorted_rules(rules)});
+                    "rules": self.rules(f, rules)});
                 if let Some(s) = &ns_sel {
                     w["namespaceSelector"] = s.clone();
                 }

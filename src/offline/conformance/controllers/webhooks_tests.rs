@@ -261,3 +261,164 @@ fn mutating_and_generating_policies_webhooks() {
     assert_eq!(first["operator"], "In");
     assert_eq!(first["values"], json!(["team"]));
 }
+
+fn ivpol(kind: &str, name: &str, extra: Value) -> Value {
+    let mut p = json!({"apiVersion": "policies.kyverno.io/v1beta1", "kind": kind,
+        "metadata": {"name": name},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""],
+            "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]},
+            "matchImageReferences": [{"glob": "ghcr.io/*"}],
+            "validations": [{"expression": "true"}]}});
+    if kind.starts_with("Namespaced") {
+        p["metadata"]["namespace"] = json!("team");
+    }
+    if let (Some(spec), Some(extra)) = (p["spec"].as_object_mut(), extra.as_object()) {
+        spec.extend(extra.clone());
+    }
+    p
+}
+
+fn names(hooks: &[&Value]) -> Vec<String> {
+    hooks.iter().map(|w| text(w, "/name")).collect()
+}
+
+#[test]
+fn an_image_policy_gets_a_validating_and_a_mutating_webhook_with_its_autogen_rules() {
+    let b = built(
+        &[ivpol("ImageValidatingPolicy", "basic", json!({}))],
+        Features::default(),
+    );
+    assert!(b.unmodelled.is_empty(), "{:?}", b.unmodelled);
+    let v = hooks(&b, RESOURCE_VALIDATING);
+    let m = hooks(&b, RESOURCE_MUTATING);
+    assert_eq!(names(&v), ["ivpol.validate.kyverno.svc-fail"]);
+    assert_eq!(names(&m), ["ivpol.mutate.kyverno.svc-fail"]);
+    assert_eq!(
+        v[0]["clientConfig"]["service"]["path"],
+        "/ivpol/validate/basic"
+    );
+    assert_eq!(
+        m[0]["clientConfig"]["service"]["path"],
+        "/ivpol/mutate/basic"
+    );
+    // Pods first, then the autogen copies' controllers (sorted rules).
+    let resources: Vec<Value> = v[0]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .map(|r| r["resources"].clone())
+        .collect();
+    assert_eq!(
+        resources,
+        [
+            json!(["pods"]),
+            json!(["daemonsets", "deployments", "replicasets", "statefulsets"]),
+            json!(["cronjobs"]),
+            json!(["jobs"])
+        ]
+    );
+    assert_eq!(m[0]["rules"], v[0]["rules"]);
+    assert_eq!(
+        m[0]["matchPolicy"], "Equivalent",
+        "the API server's default"
+    );
+}
+
+#[test]
+fn an_image_policy_that_does_not_pin_digests_has_no_mutating_webhook() {
+    let p = ivpol(
+        "ImageValidatingPolicy",
+        "p",
+        json!({"validationConfigurations": {"mutateDigest": false}}),
+    );
+    let b = built(&[p], Features::default());
+    assert_eq!(hooks(&b, RESOURCE_VALIDATING).len(), 1);
+    assert!(hooks(&b, RESOURCE_MUTATING).is_empty());
+}
+
+#[test]
+fn a_fine_grained_image_policy_webhook_guards_its_conditions_per_autogen_config() {
+    let p = ivpol(
+        "ImageValidatingPolicy",
+        "fine",
+        json!({"failurePolicy": "Ignore",
+            "webhookConfiguration": {"timeoutSeconds": 20},
+            "matchConditions": [{"name": "prod",
+                "expression": "object.metadata.labels.prod == 'true'"}]}),
+    );
+    let b = built(&[p], Features::default());
+    for (cfg, name) in [
+        (
+            RESOURCE_VALIDATING,
+            "ivpol.validate.kyverno.svc-ignore-finegrained-fine",
+        ),
+        (
+            RESOURCE_MUTATING,
+            "ivpol.mutate.kyverno.svc-ignore-finegrained-fine",
+        ),
+    ] {
+        let h = hooks(&b, cfg);
+        assert_eq!(names(&h), [name]);
+        assert_eq!(h[0]["timeoutSeconds"], 20);
+        let conditions: Vec<String> = h[0]["matchConditions"]
+            .as_array()
+            .expect("conditions")
+            .iter()
+            .map(|c| text(c, "/name"))
+            .collect();
+        assert_eq!(
+            conditions,
+            [
+                "autogen-prod",
+                "autogen-cronjobs-prod",
+                "autogen-defaults-prod"
+            ]
+        );
+    }
+}
+
+#[test]
+fn a_namespaced_image_policy_is_pinned_to_its_namespace_without_autogen_on_its_own_webhook() {
+    let p = ivpol(
+        "NamespacedImageValidatingPolicy",
+        "n",
+        json!({"matchConstraints": {"matchPolicy": "Exact", "resourceRules": [{"apiGroups": [""],
+            "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]}}),
+    );
+    let b = built(&[p], Features::default());
+    assert!(b.unmodelled.is_empty(), "{:?}", b.unmodelled);
+    let v = hooks(&b, RESOURCE_VALIDATING);
+    assert_eq!(
+        names(&v),
+        ["ivpol.validate.kyverno.svc-fail-finegrained-team-n"]
+    );
+    assert_eq!(
+        v[0]["clientConfig"]["service"]["path"],
+        "/nivpol/validate/n"
+    );
+    assert_eq!(v[0]["matchPolicy"], "Exact");
+    assert_eq!(v[0]["rules"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        v[0]["namespaceSelector"]["matchExpressions"][0]["values"],
+        json!(["team"])
+    );
+}
+
+#[test]
+fn unsorted_or_colliding_image_policy_webhooks_are_not_modelled() {
+    // The namespaced kind's shared validating webhook keeps its autogen rules unsorted.
+    let n = ivpol("NamespacedImageValidatingPolicy", "n", json!({}));
+    let b = built(std::slice::from_ref(&n), Features::default());
+    assert_eq!(
+        b.unmodelled(RESOURCE_VALIDATING),
+        Some(super::ivpol::UNSORTED)
+    );
+    assert_eq!(b.unmodelled(RESOURCE_MUTATING), None);
+    // Both kinds' shared webhooks are named alike.
+    let c = ivpol("ImageValidatingPolicy", "c", json!({}));
+    let b = built(&[c, n], Features::default());
+    assert_eq!(
+        b.unmodelled(RESOURCE_MUTATING),
+        Some(super::ivpol::DUPLICATE)
+    );
+}
