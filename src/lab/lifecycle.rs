@@ -315,7 +315,15 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs) -> Result<Exit> {
     }
     let (lab, entry) = current(ctx, store, args.lab.as_deref())?;
     let entry = started(ctx.settings.lang, &lab, entry, &args.task)?;
-    let g = grade_run(ctx, &lab, &entry, &args.target, args.offline, &args.task)?;
+    let g = grade_run(
+        ctx,
+        &lab,
+        &entry,
+        &args.target,
+        args.offline,
+        &args.task,
+        Run::Learner,
+    )?;
     let standing = record(ctx, store, &lab, &g, &args.task);
     let all = args.all || ctx.settings.verbosity > 0;
     // Queued before the report is printed: the count is a field of the document.
@@ -345,6 +353,16 @@ pub struct Graded {
     pub queued: usize,
 }
 
+/// How a grading run meets the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Run {
+    /// The learner's own lab: a setup it reaches happens now, after the files were saved.
+    Learner,
+    /// A folder handed in (`kca grade`, `lab check --workspace`): each setup the
+    /// submission reaches happened before its files were saved — they answer it.
+    HandedIn,
+}
+
 /// Grades `lab` where its progress says (offline, or the cluster it was started on;
 /// `target`/`offline` override), staging the setups it reaches.
 pub(super) fn grade_run(
@@ -354,13 +372,14 @@ pub(super) fn grade_run(
     target: &crate::cli::cluster::TargetArgs,
     force_offline: bool,
     task: &[String],
+    run: Run,
 ) -> Result<Graded> {
     let ws = entry.workspace.clone();
     let explicit = target.context.is_some() || target.kubeconfig.is_some();
     let offline = force_offline || (entry.target.offline && !explicit) || !lab.needs_cluster();
     let mut setups = entry.setups.clone();
     let (results, target) = if offline {
-        let results = grade_offline(ctx, lab, &ws, task, &mut setups)?;
+        let results = grade_offline(ctx, lab, &ws, task, &mut setups, run)?;
         (results, "offline".to_string())
     } else {
         let sel = if explicit {
@@ -432,27 +451,38 @@ pub(super) fn started(
 }
 
 /// Grades offline. Reaching a task with a setup stages it (recorded in `setups`), then
-/// grades again on the new state.
+/// grades again on the new state. A learner's run stages what it reaches once (the next
+/// check goes on); a handed-in folder's run goes on until no further setup is reached.
 fn grade_offline(
     ctx: &Ctx,
     lab: &Lab,
     ws: &Path,
     task: &[String],
     setups: &mut BTreeMap<String, String>,
+    run: Run,
 ) -> Result<Vec<CheckResult>> {
-    let staged = super::setup::recorded(lab, setups);
-    let results = grade::offline_staged(lab, ws, task, &staged)?;
-    let due = due_setups(lab, &results, task, setups);
-    if due.is_empty() {
-        return Ok(results);
+    let mut results = grade::offline_staged(lab, ws, task, &super::setup::recorded(lab, setups))?;
+    // Each round stages at least one more task's setup: bounded by the lab's tasks.
+    for _ in 0..lab.tasks.len() {
+        let due = due_setups(lab, &results, task, setups);
+        if due.is_empty() {
+            break;
+        }
+        for t in &due {
+            let at = match run {
+                Run::Learner => super::setup::stamp(),
+                Run::HandedIn => super::setup::BEFORE_THE_FILES.to_string(),
+            };
+            setups.insert(t.id.clone(), at);
+            ctx.printer
+                .verbose(&format!("setup of task {} staged", t.id));
+        }
+        results = grade::offline_staged(lab, ws, task, &super::setup::recorded(lab, setups))?;
+        if run == Run::Learner {
+            break;
+        }
     }
-    for t in &due {
-        setups.insert(t.id.clone(), super::setup::stamp());
-        ctx.printer
-            .verbose(&format!("setup of task {} staged", t.id));
-    }
-    let staged = super::setup::recorded(lab, setups);
-    grade::offline_staged(lab, ws, task, &staged)
+    Ok(results)
 }
 
 /// The task setups a check of the whole lab has reached (none when grading chosen tasks).

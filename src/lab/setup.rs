@@ -64,14 +64,18 @@ pub fn recorded<'a>(
         .collect()
 }
 
-/// A learner's final state as a setups record: every task setup staged before the files
-/// were last saved (re-applied after it). A submission graded as handed in (`kca grade`,
-/// `lab verify`) is that state: the incidents happened and the learner answered them.
+/// The time recorded for a setup that happened before the workspace's files were saved
+/// (so they answer it): a handed-in folder's, `lab verify`'s final state.
+pub const BEFORE_THE_FILES: &str = "1970-01-01T00:00:00.000000Z";
+
+/// A finished learner's state as a setups record: every task setup staged before the
+/// files were last saved (re-applied after it) — the state `lab verify` grades the
+/// solution and the mutants in.
 pub fn final_state(lab: &Lab) -> std::collections::BTreeMap<String, String> {
     lab.tasks
         .iter()
         .filter(|t| !t.setup.is_empty())
-        .map(|t| (t.id.clone(), "1970-01-01T00:00:00.000000Z".to_string()))
+        .map(|t| (t.id.clone(), BEFORE_THE_FILES.to_string()))
         .collect()
 }
 

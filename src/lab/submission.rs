@@ -38,8 +38,9 @@ pub fn check(ctx: &Ctx, store: &Store, args: &CheckArgs, ws: &Path) -> Result<Ex
     Ok(g.report.exit())
 }
 
-/// Grades one folder offline as handed in: the learner's final state, every task setup
-/// (incident) staged before its files were saved (`setup::final_state`), in memory only.
+/// Grades one folder offline as handed in: each task setup (incident) the submission
+/// reaches happened before its files were saved, which answer it (`lifecycle::Run`);
+/// setups are staged in memory only.
 fn grade_folder(ctx: &Ctx, lab: &Lab, ws: &Path, task: &[String]) -> Result<lifecycle::Graded> {
     let lang = ctx.settings.lang;
     if let Some(t) = task.iter().find(|t| lab.task(t).is_none()) {
@@ -65,11 +66,10 @@ fn grade_folder(ctx: &Ctx, lab: &Lab, ws: &Path, task: &[String]) -> Result<life
             offline: true,
             ..TargetRecord::default()
         },
-        // A submission is handed in: its files answer every incident of the lab.
-        setups: super::setup::final_state(lab),
         ..LabProgress::default()
     };
-    lifecycle::grade_run(ctx, lab, &entry, &Default::default(), true, task)
+    let run = lifecycle::Run::HandedIn;
+    lifecycle::grade_run(ctx, lab, &entry, &Default::default(), true, task, run)
 }
 
 /// How a learner's id is read from a submission (`--id-from`).

@@ -216,7 +216,15 @@ fn grade_once(ctx: &Ctx, store: &Store, lab: &Lab) -> Result<(Graded, Option<pro
         .get(&lab.id)
         .cloned()
         .unwrap_or_default();
-    let g = grade_run(ctx, lab, &entry, &Default::default(), false, &[])?;
+    let g = grade_run(
+        ctx,
+        lab,
+        &entry,
+        &Default::default(),
+        false,
+        &[],
+        super::lifecycle::Run::Learner,
+    )?;
     let standing = record(ctx, store, lab, &g, &[]);
     Ok((g, standing))
 }
