@@ -44,24 +44,6 @@ const BASE_NAMESPACES: &[&str] = &[
     "kyverno",
 ];
 
-/// Namespaces Kyverno's default `resourceFilters` leave alone
-/// (charts/kyverno/values.yaml, `config.resourceFilters`; `excludeKyvernoNamespace`).
-const FILTERED_NAMESPACES: &[&str] = &["kube-system", "kube-public", "kube-node-lease", "kyverno"];
-
-/// Kinds Kyverno's default `resourceFilters` leave alone.
-const FILTERED_KINDS: &[&str] = &[
-    "Event",
-    "Node",
-    "APIService",
-    "TokenReview",
-    "SubjectAccessReview",
-    "SelfSubjectAccessReview",
-    "Binding",
-    "ReplicaSet",
-    "EphemeralReport",
-    "ClusterEphemeralReport",
-];
-
 /// What the API server answered a write.
 #[derive(Debug, Clone)]
 pub enum Answer {
@@ -100,6 +82,8 @@ pub struct Cluster {
     pub warnings: validation::Warned,
     /// Who the current request comes from (`kubectl --as`; the admin otherwise).
     pub requester: requester::Requester,
+    /// Kyverno's `resourceFilters`, parsed once per value of its ConfigMap's key.
+    resource_filters: super::controllers::filters::Cache,
 }
 
 impl Cluster {
@@ -117,6 +101,7 @@ impl Cluster {
             unworded: None,
             warnings: Default::default(),
             requester: Default::default(),
+            resource_filters: Default::default(),
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -420,7 +405,7 @@ impl Cluster {
         if old.is_none() {
             self.service_account_admission(&mut new);
         }
-        let admitted = if filtered(&new) {
+        let admitted = if self.filtered(&new) {
             Admitted {
                 object: new,
                 response: kyverno::Response::default(),
@@ -475,7 +460,7 @@ impl Cluster {
         }
         // The watch manager's informers see every write; resourceFilters are admission's.
         self.watched_write(trigger, old.unwrap_or(&Value::Null));
-        if filtered(trigger) {
+        if self.filtered(trigger) {
             return Answer::Ok;
         }
         match self.cel_targets_on_trigger(trigger, old) {
@@ -745,7 +730,7 @@ impl Cluster {
         if let Err(answer) = self.authorize("delete", &old, "") {
             return answer;
         }
-        if !filtered(&old) {
+        if !self.filtered(&old) {
             let policies = self.admission_policies();
             let kreq = kyverno::Request {
                 operation: "DELETE".into(),
@@ -782,13 +767,13 @@ impl Cluster {
         }
         self.watched_write(&Value::Null, &old);
         self.watched_policy_deleted(&old);
-        if !filtered(&old) {
+        if !self.filtered(&old) {
             match self.cel_targets_on_delete(&old) {
                 Answer::Ok => {}
                 other => return other,
             }
         }
-        let answer = if filtered(&old) {
+        let answer = if self.filtered(&old) {
             Answer::Ok
         } else {
             self.generate_cel_on_delete(&old)
@@ -847,17 +832,31 @@ struct Admitted {
 }
 
 impl Cluster {
-    /// What Kyverno's `resourceFilters` keep away from its webhooks and scans.
+    /// What Kyverno's `resourceFilters` keep away from its webhooks and scans: `obj`
+    /// itself (no subresource).
     pub(crate) fn filtered(&self, obj: &Value) -> bool {
-        filtered(obj)
+        self.filtered_sub(obj, "")
     }
-}
 
-/// What Kyverno's `resourceFilters` keep away from its webhooks.
-fn filtered(obj: &Value) -> bool {
-    let ns = text(obj, "/metadata/namespace");
-    FILTERED_NAMESPACES.contains(&ns.as_str())
-        || FILTERED_KINDS.contains(&text(obj, "/kind").as_str())
+    /// Whether Kyverno's current `resourceFilters` (its ConfigMap's, as loaded) filter
+    /// `obj` asked with `subresource` (`controllers::filters`).
+    pub(crate) fn filtered_sub(&self, obj: &Value, subresource: &str) -> bool {
+        let value = self
+            .objects
+            .iter()
+            .find(|o| super::controllers::install::is_config_map(o))
+            .and_then(|cm| cm.pointer("/data/resourceFilters"))
+            .and_then(Value::as_str);
+        let filters = self.resource_filters.filters(value);
+        super::controllers::filters::to_filter(&filters, obj, subresource)
+    }
+
+    /// The cleanup and deleting controllers' question: the object's kind passed where
+    /// the subresource goes (pkg/controllers/cleanup/controller.go,
+    /// pkg/controllers/deleting/controller.go).
+    pub(crate) fn filtered_for_cleanup(&self, obj: &Value) -> bool {
+        self.filtered_sub(obj, &text(obj, "/kind"))
+    }
 }
 
 /// `generateName` becomes a name, as the API server does.

@@ -443,7 +443,11 @@ impl Run {
             .applied
             .iter()
             .any(|k| k.kind == key.kind && k.group == key.group);
-        if !written_by_test && !controllers::makes(&kind) && !self.generates() {
+        let held_in_part = self
+            .cluster
+            .find(&key)
+            .is_some_and(|o| cluster::kindstate::partly_held(o).is_some());
+        if !written_by_test && !controllers::makes(&kind) && !self.generates() && !held_in_part {
             // Nothing in this replay makes such objects: a controller does, live.
             return Err(Stop::Skip(Skip::Controller(
                 controllers::Maker::of_objects(&kind),
@@ -477,6 +481,8 @@ impl Run {
         let expected = placed;
         let mut last = format!("no {} found", describe(placed));
         let mut any = false;
+        // A candidate held only in part that does not match may match live.
+        let mut partly: Option<&'static str> = None;
         for c in candidates {
             // The API server serves an object in the version asked for.
             let mut c = c.clone();
@@ -488,9 +494,17 @@ impl Run {
                     any = true;
                     break;
                 }
-                Judged::Mismatch(why) => last = why,
+                Judged::Mismatch(why) => {
+                    partly = partly.or(cluster::kindstate::partly_held(&c));
+                    last = why;
+                }
                 Judged::Undecidable(why) => return Err(Stop::Skip(Skip::Expression(why))),
             }
+        }
+        if let (false, Some(why)) = (any, partly) {
+            return Err(Stop::Skip(Skip::Controller(controllers::Maker::Other(
+                why.into(),
+            ))));
         }
         match (present, any) {
             (true, true) | (false, false) => Ok(()),

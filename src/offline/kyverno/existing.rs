@@ -44,6 +44,13 @@ pub fn apply_targets(rule: &Rule, ctx: &Context, opts: &Options) -> Result<Vec<V
                 "failed to substitute variables in target[{i}]: {e}"
             ))
         })?;
+        let subresource = target_subresource(&resolved);
+        if subresource.as_deref().is_some_and(|s| s != "status") {
+            // A target's other subresources (`scale`) are objects of their own.
+            return Err(Outcome::unsupported(
+                super::outcome::Unsupported::MutateTargets,
+            ));
+        }
         for target in opts.cluster.iter().filter(|o| is_target(&resolved, o)) {
             let mut target_ctx = ctx.clone();
             target_ctx.add_variable("target", target.clone());
@@ -60,6 +67,17 @@ pub fn apply_targets(rule: &Rule, ctx: &Context, opts: &Options) -> Result<Vec<V
             }
             found += 1;
             match mutate::apply_rule_with(&body, target, &target_ctx, opts) {
+                // A `status` target is written through its subresource: the status
+                // strategies keep the rest of the stored object.
+                Ok(p) if subresource.is_some() => {
+                    let mut kept = target.clone();
+                    if let (Some(m), Some(status)) = (kept.as_object_mut(), p.get("status")) {
+                        m.insert("status".into(), status.clone());
+                    }
+                    if kept != *target {
+                        patched.push(kept);
+                    }
+                }
                 Ok(p) => patched.push(p),
                 Err(o) if o.message == mutate::NO_CHANGE => {}
                 Err(o) => return Err(o),
@@ -75,6 +93,21 @@ pub fn apply_targets(rule: &Rule, ctx: &Context, opts: &Options) -> Result<Vec<V
     Ok(patched)
 }
 
+/// A target's kind split as pkg/utils/kube/kind.go `ParseKindSelector` splits
+/// `apiVersion/kind` (load_targets.go `getTargets`): the kind and its subresource
+/// (`Node/status`; a status is read and written as the whole object).
+fn target_kind(spec: &Value) -> (String, Option<String>) {
+    let kind = spec.get("kind").and_then(Value::as_str).unwrap_or("");
+    match kind.split_once('/') {
+        Some((k, sub)) => (k.to_string(), Some(sub.to_string())),
+        None => (kind.to_string(), None),
+    }
+}
+
+fn target_subresource(spec: &Value) -> Option<String> {
+    target_kind(spec).1
+}
+
 /// Whether `object` is one of the resources a resolved target spec names: apiVersion
 /// and kind, name (wildcards), namespace and label selector where given.
 fn is_target(spec: &Value, object: &Value) -> bool {
@@ -86,7 +119,7 @@ fn is_target(spec: &Value, object: &Value) -> bool {
     };
     let want_version = s(spec, "/apiVersion");
     // `apiVersion: '*'` (or `*/v1`) matches any group or version.
-    if s(object, "/kind") != s(spec, "/kind")
+    if s(object, "/kind") != target_kind(spec).0
         || (!want_version.is_empty() && !wildcard_match(&want_version, &s(object, "/apiVersion")))
     {
         return false;

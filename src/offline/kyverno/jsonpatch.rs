@@ -122,6 +122,33 @@ pub fn apply(doc: &Value, ops: &[Value]) -> Result<Value, PatchError> {
     Ok(out)
 }
 
+/// Where `ops` leave Kyverno's leniency: the first operation the API server's JSON
+/// patch (gopkg.in/evanphx/json-patch.v4 with its defaults, as
+/// k8s.io/apiserver/pkg/endpoints/handlers/patch.go applies a `json` patch) refuses
+/// while [`apply`] does not — a `remove` of a missing path, an `add` whose parent is
+/// missing. `None` when the two agree on every operation.
+pub fn lenient_where(doc: &Value, ops: &[Value]) -> Option<usize> {
+    let mut cur = doc.clone();
+    for (i, op) in ops.iter().enumerate() {
+        let tokens = op
+            .get("path")
+            .and_then(Value::as_str)
+            .and_then(|p| parse_pointer(p).ok())?;
+        let name = op.get("op").and_then(Value::as_str).unwrap_or("");
+        let parent = tokens.split_last().map(|(_, p)| p).unwrap_or(&[]);
+        let strict_fails = match name {
+            "remove" => get(&cur, &tokens).is_none(),
+            "add" => !tokens.is_empty() && get(&cur, parent).is_none(),
+            _ => false,
+        };
+        if strict_fails {
+            return Some(i);
+        }
+        cur = apply(&cur, std::slice::from_ref(op)).ok()?;
+    }
+    None
+}
+
 /// The `from` of a move or copy, as text and as tokens.
 fn from_pointer(op: &Value) -> Result<(&str, Vec<String>), Reason> {
     let from = op
@@ -305,6 +332,45 @@ fn ensure_parents(doc: &mut Value, tokens: &[String]) -> Result<(), Reason> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_api_servers_strictness_is_found_where_kyverno_is_lenient() {
+        let doc = json!({"a": {"b": 1}, "l": [1, 2]});
+        let ops = |v: Value| v.as_array().cloned().unwrap_or_default();
+        assert_eq!(
+            lenient_where(&doc, &ops(json!([{"op": "remove", "path": "/a/b"}]))),
+            None
+        );
+        assert_eq!(
+            lenient_where(
+                &doc,
+                &ops(json!([{"op": "remove", "path": "/a/b"},
+                                             {"op": "remove", "path": "/a/b"}]))
+            ),
+            Some(1)
+        );
+        assert_eq!(
+            lenient_where(
+                &doc,
+                &ops(json!([{"op": "add", "path": "/x/y", "value": 1}]))
+            ),
+            Some(0)
+        );
+        assert_eq!(
+            lenient_where(
+                &doc,
+                &ops(json!([{"op": "add", "path": "/a/c", "value": 1}]))
+            ),
+            None
+        );
+        assert_eq!(
+            lenient_where(
+                &doc,
+                &ops(json!([{"op": "replace", "path": "/l/0", "value": 3}]))
+            ),
+            None
+        );
+    }
 
     #[test]
     fn operations_follow_rfc6902_with_kyverno_options() {

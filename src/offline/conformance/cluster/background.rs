@@ -18,7 +18,7 @@
 
 use serde_json::Value;
 
-use super::{Cluster, Key, filtered, text};
+use super::{Cluster, Key, text};
 use crate::offline::kyverno::generate::{
     CLONE_SOURCE, MANAGED_BY, POLICY_NAME, POLICY_NAMESPACE, RULE_NAME, SOURCE_GROUP, SOURCE_KIND,
     SOURCE_NAMESPACE, SOURCE_UID, SOURCE_VERSION, TRIGGER_GROUP, TRIGGER_KIND, TRIGGER_NAMESPACE,
@@ -175,7 +175,7 @@ impl Cluster {
         if writer == Writer::User && !old.is_null() {
             self.non_trigger(new, old);
         }
-        if op == "DELETE" && writer == Writer::User && !filtered(old) {
+        if op == "DELETE" && writer == Writer::User && !self.filtered(old) {
             self.mutate_on_delete(old);
         }
     }
@@ -203,7 +203,7 @@ impl Cluster {
 
     fn trigger_sync(&mut self, op: &str, new: &Value, old: &Value, writer: Writer, depth: usize) {
         let subject = if new.is_null() { old } else { new };
-        if filtered(subject) || depth > MAX_CHAIN {
+        if self.filtered(subject) || depth > MAX_CHAIN {
             return;
         }
         let policies = self.admission_policies();
@@ -619,7 +619,7 @@ impl Cluster {
         self.objects
             .iter()
             .filter(|o| {
-                !filtered(o) && !crate::offline::conformance::is_policy_kind(&text(o, "/kind"))
+                !self.filtered(o) && !crate::offline::conformance::is_policy_kind(&text(o, "/kind"))
             })
             .filter(|o| namespace.is_none_or(|ns| text(o, "/metadata/namespace") == ns))
             .cloned()

@@ -14,13 +14,15 @@
 //! - `eviction` (a POST to `pods/NAME/eviction`): a CREATE whose object is the
 //!   `policy/v1` `Eviction` (pkg/registry/core/pod/storage/eviction.go `EvictionREST`);
 //!   admitted, the Pod is deleted by the storage, with no admission of its own.
+//! - `status` (a PATCH through `kubectl proxy`): an UPDATE whose object and oldObject are
+//!   the whole object; only the status is stored.
 //! - `ephemeralcontainers` (`kubectl debug` → `pods/ephemeralcontainers`): an UPDATE
 //!   whose object and oldObject are the whole Pod (pkg/registry/core/pod/storage/
 //!   storage.go `EphemeralContainersREST`).
 
 use serde_json::{Value, json};
 
-use super::{Answer, Cluster, Key, blocked, filtered, text};
+use super::{Answer, Cluster, Key, blocked, text};
 use crate::offline::conformance::Skip;
 use crate::offline::kyverno::{self, RuleKind};
 use crate::offline::vap;
@@ -122,8 +124,9 @@ impl Cluster {
             // The Forbidden names the parent's resource and name (admission.NewForbidden).
             return Err(Answer::Refused(d.status_message(req.parent)));
         }
-        // Kyverno's resourceFilters see the parent's kind, namespace and name here.
-        if filtered(req.parent) {
+        // Kyverno's resourceFilters see the parent's kind, namespace and name here, and
+        // the request's subresource.
+        if self.filtered_sub(req.parent, req.name) {
             return Ok(());
         }
         let policies = super::webhook::policies_called(self.admission_policies(), &vreq)?;
@@ -206,6 +209,39 @@ impl Cluster {
             spec.insert("replicas".into(), json!(replicas));
         }
         // The parent is written by the subresource's storage: no admission of its own.
+        self.store(new);
+        crate::offline::conformance::controllers::reconcile(self);
+        Answer::Ok
+    }
+
+    /// An UPDATE of `old`'s `status` to `patched`'s: the object is the whole object
+    /// with the new status, and the status strategies keep the rest as stored
+    /// (Kubernetes pkg/registry/*/strategy.go `…StatusStrategy.PrepareForUpdate`).
+    pub fn update_status(&mut self, old: &Value, patched: &Value) -> Answer {
+        let mut new = old.clone();
+        if let Some(m) = new.as_object_mut() {
+            match patched.get("status") {
+                Some(status) => {
+                    m.insert("status".into(), status.clone());
+                }
+                None => {
+                    m.shift_remove("status");
+                }
+            }
+        }
+        if new == *old {
+            return Answer::Ok;
+        }
+        let req = SubresourceRequest {
+            parent: old,
+            operation: "UPDATE",
+            name: "status",
+            object: new.clone(),
+            old_object: old.clone(),
+        };
+        if let Err(answer) = self.admit_subresource(&req) {
+            return answer;
+        }
         self.store(new);
         crate::offline::conformance::controllers::reconcile(self);
         Answer::Ok

@@ -97,7 +97,7 @@ pub fn selected(
         });
         for obj in of_kind {
             let ns = text(obj, "/metadata/namespace");
-            if (!policy_ns.is_empty() && ns != policy_ns) || cluster.filtered(obj) {
+            if (!policy_ns.is_empty() && ns != policy_ns) || cluster.filtered_for_cleanup(obj) {
                 continue;
             }
             let req = Request {

@@ -90,7 +90,9 @@ pub fn selected(
         if !policy_ns.is_empty() && (!r.namespaced || ns != policy_ns) {
             continue;
         }
-        if !rules_name(policy, &r.group, &api_version, &r.plural) || cluster.filtered(obj) {
+        if !rules_name(policy, &r.group, &api_version, &r.plural)
+            || cluster.filtered_for_cleanup(obj)
+        {
             continue;
         }
         let may = |verb: &str, namespace: &str, name: &str| {

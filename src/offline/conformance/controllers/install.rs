@@ -4,11 +4,13 @@
 //! replay does not hold — reading those is a skip, never a `NotFound`.
 //!
 //! Modelled from Kyverno v1.19.0:
-//! - charts/kyverno/templates/config/configmap.yaml and values.yaml `config:`: the
-//!   ConfigMap `kyverno` in namespace `kyverno` and its data. The keys rendered here are
-//!   the ones whose chart value is a plain string; `resourceFilters` and `webhooks` are
-//!   rendered through helpers (config/_helpers.tpl) and are not held: a read of them is
-//!   a skip.
+//! - charts/kyverno/templates/config/configmap.yaml, config/_helpers.tpl and values.yaml
+//!   `config:` (the suite's configurations, scripts/config/*/kyverno.yaml, leave them):
+//!   the ConfigMap `kyverno` in namespace `kyverno`, its labels (`kyverno.config.labels`
+//!   of Chart.yaml's version 3.9.0), its annotations (`preserve`, and the release Helm
+//!   records on what it installs) and its data, `resourceFilters` ([`super::filters`])
+//!   and `webhooks` (`kyverno.config.webhooks`: the chart's namespace selector with the
+//!   Kyverno namespace excluded, as sprig's `toJson` writes it, keys sorted) included.
 //! - pkg/config/config.go (`load`, `unload`): the keys Kyverno reads, each reset to its
 //!   default on every load; `generateSuccessEvents` is `strconv.ParseBool` (an invalid
 //!   value leaves it off), `successEventActions` a comma-separated set. A deleted
@@ -32,9 +34,14 @@ pub const NAMESPACE: &str = "kyverno";
 pub const CONFIG_MAP: &str = "kyverno";
 
 /// config.go's keys whose change the replay follows.
-const HONOURED: &[&str] = &["generateSuccessEvents", "successEventActions"];
+const HONOURED: &[&str] = &[
+    "generateSuccessEvents",
+    "successEventActions",
+    "resourceFilters",
+];
 
-/// The default data the chart renders as plain strings (values.yaml `config:`).
+/// The default data the chart renders as plain strings (values.yaml `config:`); with
+/// `resourceFilters` and `webhooks` ([`objects`]).
 const RENDERED: &[(&str, &str)] = &[
     ("enableDefaultRegistryMutation", "true"),
     ("defaultRegistry", "docker.io"),
@@ -46,6 +53,10 @@ const RENDERED: &[(&str, &str)] = &[
         r#"{"admissions.enforcer/disabled":"true"}"#,
     ),
 ];
+
+/// `webhooks`: values.yaml's selector (`NotIn kube-system`) with the Kyverno namespace
+/// appended, `matchLabels` of the empty selector kept as null.
+const WEBHOOKS: &str = r#"{"namespaceSelector":{"matchExpressions":[{"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["kube-system"]},{"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["kyverno"]}],"matchLabels":null}}"#;
 
 /// Kinds the install keeps in its namespace besides the ConfigMap (its controllers'
 /// Deployments and their ReplicaSets and Pods, Services, accounts and roles, leases, the
@@ -72,19 +83,41 @@ const INSTALL_KINDS: &[&str] = &[
 
 /// The install's objects a fresh cluster holds: the `kyverno` ConfigMap.
 pub fn objects() -> Vec<Value> {
-    let data: Map<String, Value> = RENDERED
+    let mut data: Map<String, Value> = RENDERED
         .iter()
         .map(|(k, v)| (k.to_string(), json!(v)))
         .collect();
+    data.insert(
+        "resourceFilters".into(),
+        json!(super::filters::chart_default()),
+    );
+    data.insert("webhooks".into(), json!(WEBHOOKS));
     vec![json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE},
+        "metadata": {
+            "name": CONFIG_MAP,
+            "namespace": NAMESPACE,
+            "labels": {
+                "app.kubernetes.io/component": "config",
+                "app.kubernetes.io/instance": "kyverno",
+                "app.kubernetes.io/managed-by": "Helm",
+                "app.kubernetes.io/part-of": "kyverno",
+                "app.kubernetes.io/version": "3.9.0",
+                "helm.sh/chart": "kyverno-3.9.0",
+            },
+            "annotations": {
+                "helm.sh/resource-policy": "keep",
+                "meta.helm.sh/release-name": "kyverno",
+                "meta.helm.sh/release-namespace": NAMESPACE,
+            },
+        },
         "data": data,
     })]
 }
 
-fn is_config_map(obj: &Value) -> bool {
+/// Whether `obj` is Kyverno's ConfigMap.
+pub fn is_config_map(obj: &Value) -> bool {
     text(obj, "/kind") == "ConfigMap"
         && text(obj, "/metadata/namespace") == NAMESPACE
         && text(obj, "/metadata/name") == CONFIG_MAP
@@ -163,29 +196,6 @@ pub fn unmodelled_write(new: &Value, old: Option<&Value>) -> Option<Skip> {
         .then_some(Skip::KyvernoConfig)
 }
 
-/// Why an assertion on `expected` reads more of the `kyverno` ConfigMap than the replay
-/// holds (a key rendered through the chart's helpers, its labels or annotations).
-pub fn unmodelled_read(expected: &Value) -> Option<String> {
-    if !is_config_map(expected) {
-        return None;
-    }
-    let top = expected.as_object()?;
-    let rendered = |k: &str| RENDERED.iter().any(|(r, _)| *r == k) || HONOURED.contains(&k);
-    let beyond = top
-        .keys()
-        .any(|k| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "data"))
-        || expected
-            .get("metadata")
-            .and_then(Value::as_object)
-            .is_some_and(|m| m.keys().any(|k| k != "name" && k != "namespace"))
-        || match expected.get("data") {
-            Some(Value::Object(d)) => d.keys().any(|k| !rendered(k)),
-            Some(Value::Null) | None => false,
-            Some(_) => true,
-        };
-    beyond.then(|| "the chart's rendering of Kyverno's ConfigMap (its other keys)".to_string())
-}
-
 /// Why a read of `kind` in `namespace` (named `name`, or a list) is of Kyverno's install
 /// objects the replay does not hold; `held`: the cluster holds the named object.
 pub fn unheld(kind: &str, namespace: &str, name: Option<&str>, held: bool) -> Option<String> {
@@ -201,27 +211,6 @@ pub fn unheld(kind: &str, namespace: &str, name: Option<&str>, held: bool) -> Op
         Some(n) => Some(format!("{kind} {n} of Kyverno's own install")),
         None => Some(format!("the {kind}s of Kyverno's own install")),
     }
-}
-
-/// Why printing `obj` with kubectl's `-o output` shows more of the `kyverno` ConfigMap
-/// than the replay holds: only a JSONPath of one of its rendered keys or its name is
-/// known.
-pub fn unmodelled_output(obj: &Value, output: Option<&str>) -> Option<String> {
-    if !is_config_map(obj) {
-        return None;
-    }
-    let known = output
-        .and_then(|o| o.strip_prefix("jsonpath="))
-        .map(|t| t.trim_matches(|c| c == '\'' || c == '"'))
-        .and_then(|t| t.strip_prefix('{'))
-        .and_then(|t| t.strip_suffix('}'))
-        .is_some_and(|path| {
-            path == ".metadata.name"
-                || path
-                    .strip_prefix(".data.")
-                    .is_some_and(|k| RENDERED.iter().any(|(r, _)| *r == k) || HONOURED.contains(&k))
-        });
-    (!known).then(|| "the chart's rendering of Kyverno's ConfigMap (its other keys)".to_string())
 }
 
 #[cfg(test)]

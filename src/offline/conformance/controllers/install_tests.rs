@@ -45,6 +45,8 @@ fn only_the_honoured_keys_may_change() {
     new["data"]["generateSuccessEvents"] = json!("true");
     assert_eq!(unmodelled_write(&new, Some(&old)), None);
     new["data"]["resourceFilters"] = json!("[Event,*,*]");
+    assert_eq!(unmodelled_write(&new, Some(&old)), None);
+    new["data"]["webhooks"] = json!("{}");
     assert_eq!(
         unmodelled_write(&new, Some(&old)),
         Some(Skip::KyvernoConfig)
@@ -59,16 +61,21 @@ fn only_the_honoured_keys_may_change() {
 }
 
 #[test]
-fn reads_of_unrendered_keys_are_unmodelled() {
+fn the_config_map_is_the_charts_rendering() {
+    let cm = objects().remove(0);
+    let filters = cm["data"]["resourceFilters"].as_str().unwrap_or_default();
+    assert!(filters.starts_with("[*/*,kyverno,*] [Event,*,*] [*/*,kube-system,*]"));
+    assert!(filters.ends_with("[Secret,kyverno,kyverno-cleanup-controller.kyverno.svc.*]"));
+    let webhooks: Value =
+        serde_json::from_str(cm["data"]["webhooks"].as_str().unwrap_or("")).unwrap_or_default();
     assert_eq!(
-        unmodelled_read(&config(json!({"generateSuccessEvents": "true"}))),
-        None
+        webhooks.pointer("/namespaceSelector/matchExpressions/1/values/0"),
+        Some(&json!("kyverno"))
     );
-    assert!(unmodelled_read(&config(json!({"resourceFilters": "x"}))).is_some());
-    let out = |o: &str| unmodelled_output(&objects()[0], Some(o));
-    assert_eq!(out("jsonpath={.data.generateSuccessEvents}"), None);
-    assert!(out("json").is_some());
-    assert!(out("jsonpath={.data.webhooks}").is_some());
+    assert_eq!(
+        cm["metadata"]["labels"]["app.kubernetes.io/component"],
+        "config"
+    );
 }
 
 #[test]

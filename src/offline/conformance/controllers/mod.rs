@@ -19,6 +19,7 @@ pub mod cleanup;
 pub mod cleanup_run;
 pub mod deleting;
 pub mod events;
+pub mod filters;
 pub mod install;
 pub mod reports;
 pub mod reports_cel;
@@ -177,9 +178,6 @@ pub fn makes(kind: &str) -> bool {
 /// `webhooks` of a webhook configuration whose webhooks [`webhooks::build`] cannot make
 /// in full for `cluster`'s policies.
 pub fn unmodelled_part(cluster: &Cluster, kind: &str, expected: &Value) -> Option<String> {
-    if let Some(why) = install::unmodelled_read(expected) {
-        return Some(why);
-    }
     if !kind.ends_with("WebhookConfiguration") || expected.get("webhooks").is_none() {
         return None;
     }

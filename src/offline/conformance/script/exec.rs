@@ -34,6 +34,10 @@ pub struct Unknown {
     /// Words whose presence in the live text the known part decides (the unknown parts
     /// never hold them): `contains(…, word)` may be judged ([`super::words`]).
     pub decides: Vec<String>,
+    /// The text is one JSON document exact at and under these JSON pointers (the rest
+    /// is the API server's): a reader of only those parts may read it
+    /// ([`Text::exact_at`]).
+    pub exact_under: Vec<String>,
 }
 
 /// Text on a stream.
@@ -52,9 +56,20 @@ impl Text {
     }
 
     fn push(&mut self, t: &Text) {
+        let was_empty = self.s.is_empty();
         self.s.push_str(&t.s);
+        // Text beside a document makes it no longer one document.
+        let one_document = was_empty || t.s.is_empty();
+        if !one_document && let Some(u) = self.unknown.as_mut() {
+            u.exact_under.clear();
+        }
         match (&mut self.unknown, &t.unknown) {
-            (None, _) => self.unknown.clone_from(&t.unknown),
+            (None, _) => {
+                self.unknown.clone_from(&t.unknown);
+                if !one_document && let Some(u) = self.unknown.as_mut() {
+                    u.exact_under.clear();
+                }
+            }
             // Both in part: a word stays decided where both decide it, or where a part
             // that decides it holds it (then the whole holds it).
             (Some(u), Some(v)) => {
@@ -73,6 +88,23 @@ impl Text {
                 u.decides = keep;
             }
             (Some(_), None) => {}
+        }
+    }
+
+    /// The text for a reader of the one JSON value at `pointer` in it: all of it when
+    /// known, or when it is a document exact there.
+    pub fn exact_at(&self, pointer: &str) -> Option<&str> {
+        match &self.unknown {
+            None => Some(&self.s),
+            Some(u) => u
+                .exact_under
+                .iter()
+                .any(|p| {
+                    pointer
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                })
+                .then_some(self.s.as_str()),
         }
     }
 

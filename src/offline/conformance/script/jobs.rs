@@ -79,6 +79,7 @@ impl Shell<'_> {
                 why: "when a background job's output lands".into(),
                 lines_exact: true,
                 decides: vec![PROXY_LISTENING.trim_end().to_string()],
+                exact_under: Vec::new(),
             }),
         };
         self.redirected(redirs, io, |_, io| {

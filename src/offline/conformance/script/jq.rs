@@ -119,6 +119,17 @@ fn apply(v: &Value, steps: &[Step]) -> Result<Value, String> {
     Ok(cur.clone())
 }
 
+/// The JSON pointer of a path.
+fn pointer(steps: &[Step]) -> String {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Key(k) => format!("/{}", k.replace('~', "~0").replace('/', "~1")),
+            Step::Index(i) => format!("/{i}"),
+        })
+        .collect()
+}
+
 fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -164,7 +175,12 @@ pub fn run(args: &[String], io: &mut Io, files: &Files) -> Result<i32, Unwind> {
     };
     let steps = path(&filter).map_err(Unwind::Skip)?;
     let text = input(&named, io, files, "jq")?;
-    let s = text.exact("jq")?.to_string();
+    // A document known in part is read where it is exact, for a scalar there.
+    let partly = text.unknown.is_some();
+    let s = match text.exact_at(&pointer(&steps)) {
+        Some(s) => s.to_string(),
+        None => text.exact("jq")?.to_string(),
+    };
     let mut out = String::new();
     for (n, v) in serde_json::Deserializer::from_str(&s)
         .into_iter::<Value>()
@@ -177,6 +193,11 @@ pub fn run(args: &[String], io: &mut Io, files: &Files) -> Result<i32, Unwind> {
         }
         let v = v.map_err(|e| Unwind::Skip(format!("`jq` of input that is not JSON: {e}")))?;
         let r = apply(&v, &steps).map_err(|e| Unwind::Skip(format!("`jq {filter}`: {e}")))?;
+        if partly && (r.is_object() || r.is_array() || n > 0) {
+            return Err(Unwind::Skip(format!(
+                "`jq {filter}` of a document known in part (a value printed in its order)"
+            )));
+        }
         if !printable(&r) {
             return Err(Unwind::Skip(format!(
                 "`jq {filter}`: a value jq prints its own way"

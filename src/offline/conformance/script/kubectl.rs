@@ -743,8 +743,9 @@ impl Kubectl<'_> {
         if let Some(f) = args.unknown_flag(&["n", "namespace", "p", "patch", "type"]) {
             return Err(skip(f));
         }
-        if args.get(&["type"]).is_some_and(|t| t != "merge") {
-            return Err(skip("kubectl patch of a JSON or strategic patch type"));
+        let patch_type = args.get(&["type"]).unwrap_or("strategic");
+        if !matches!(patch_type, "merge" | "strategic" | "json") {
+            return Err(skip(format!("kubectl patch --type={patch_type}")));
         }
         let (Some(ty), Some(name)) = (args.positional.get(1), args.positional.get(2)) else {
             return Err(skip("kubectl patch without a type and a name"));
@@ -763,7 +764,9 @@ impl Kubectl<'_> {
             return Ok(1);
         };
         let mut new = old.clone();
-        if args.get(&["type"]).is_none() && has_list(&patch) {
+        if patch_type == "json" {
+            new = json_patched(&old, &patch)?;
+        } else if patch_type == "strategic" && has_list(&patch) {
             // Custom resources take no strategic merge patch.
             let built_in = crate::offline::rbac::resource::Mapper::built_in()
                 .for_kind(&text(&old, "/apiVersion"), &key.kind)
@@ -788,6 +791,27 @@ impl Kubectl<'_> {
         }
         self.said(answer, io, "patching", format!("{r} patched"))
     }
+}
+
+/// `old` with the JSON patch `patch` (`kubectl patch --type=json`) as the API server
+/// applies it; what the API server would refuse is a skip (its wording is not modelled).
+fn json_patched(old: &Value, patch: &Value) -> Result<Value, Unwind> {
+    use crate::offline::kyverno::jsonpatch;
+    let Some(ops) = patch.as_array() else {
+        return Err(skip(
+            "kubectl patch --type=json of something else than a list",
+        ));
+    };
+    if jsonpatch::lenient_where(old, ops).is_some() {
+        return Err(skip(
+            "kubectl patch --type=json that the API server refuses (its words)",
+        ));
+    }
+    jsonpatch::apply(old, ops).map_err(|e| {
+        skip(format!(
+            "kubectl patch --type=json the API server refuses: {e}"
+        ))
+    })
 }
 
 /// `plural` or `plural.group`, as kubectl names a resource in its messages.

@@ -376,6 +376,7 @@ impl Out {
                 why: why.to_string(),
                 lines_exact: false,
                 decides: Vec::new(),
+                exact_under: Vec::new(),
             }),
         });
     }

@@ -177,6 +177,7 @@ mod tests {
                 why: "x".into(),
                 lines_exact: false,
                 decides: Vec::new(),
+                exact_under: Vec::new(),
             }),
         }
     }

@@ -193,6 +193,7 @@ impl Kubectl<'_> {
                             .into(),
                         lines_exact: false,
                         decides: Vec::new(),
+                        exact_under: Vec::new(),
                     }),
                 },
             );
@@ -297,6 +298,7 @@ fn default_container(pod: &Value, io: &mut Io) -> Result<String, Unwind> {
                     why: "kubectl's note on the container it defaulted to".into(),
                     lines_exact: true,
                     decides: Vec::new(),
+                    exact_under: Vec::new(),
                 }),
             },
         );

@@ -76,6 +76,27 @@ fn exit_codes_decide_without_a_check() {
 }
 
 #[test]
+fn kyvernos_resource_filters_are_its_config_maps_and_a_script_may_edit_them() {
+    let (dir, mut c) = setup(&[]);
+    let node = c
+        .objects
+        .iter()
+        .find(|o| o["kind"] == "Node")
+        .cloned()
+        .unwrap_or_default();
+    assert!(c.filtered(&node));
+    let src = r#"f=$(kubectl get ConfigMap kyverno -n kyverno -o json | jq .data.resourceFilters)
+f="${f//\[Node,\*,\*\]/}"
+kubectl patch ConfigMap kyverno -n kyverno --type='json' -p="[{\"op\": \"replace\", \"path\": \"/data/resourceFilters\", \"value\":""$f""}]""#;
+    assert!(matches!(
+        ran(&script(src, None), &mut c, dir.path()),
+        Ran::Agree(_)
+    ));
+    assert!(!c.filtered(&node));
+    assert!(c.filtered_sub(&node, "status"));
+}
+
+#[test]
 fn what_is_not_modelled_is_a_skip() {
     let (dir, mut c) = setup(&[("good.yaml", GOOD)]);
     for src in [
@@ -84,8 +105,12 @@ fn what_is_not_modelled_is_a_skip() {
         "kyverno apply policy.yaml --cluster",
         "kubectl get deployment kyverno-admission-controller -n kyverno",
         "kubectl get secrets -n kyverno",
-        "kubectl get configmap kyverno -n kyverno -o json",
-        "kubectl patch configmap kyverno -n kyverno -p '{\"data\":{\"resourceFilters\":\"\"}}'",
+        "kubectl get configmap kyverno -n kyverno -o json | jq .metadata.uid",
+        "kubectl get configmap kyverno -n kyverno -o json | jq .data",
+        "kubectl get nodes kind-control-plane -o yaml",
+        "kubectl patch configmap kyverno -n kyverno -p '{\"data\":{\"webhooks\":\"{}\"}}'",
+        "kubectl patch configmap kyverno -n kyverno --type=json \
+         -p '[{\"op\": \"remove\", \"path\": \"/data/nothing\"}]'",
     ] {
         assert!(
             matches!(

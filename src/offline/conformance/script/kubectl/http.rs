@@ -6,7 +6,8 @@
 //! `Failure` whose `message` is the refusal, staging/src/k8s.io/apiserver/pkg/admission/
 //! plugin/webhook/errors/statuserror.go `ToStatusErr`). The bodies carry fields the
 //! replay does not fix (the code and reason of a refusal), so they are [`Unknown`] text
-//! that decides only the refusal's words. Other paths and methods are skips.
+//! that decides only the refusal's words. A `PATCH` of an object or its `status` by the
+//! patch's content type. Other paths and methods are skips.
 
 use serde_json::Value;
 
@@ -26,10 +27,93 @@ impl Kubectl<'_> {
             ("POST", ["api", "v1", "namespaces", ns, "pods", name, "eviction"]) => {
                 self.eviction(ns, name, req)
             }
+            ("PATCH", path) => self.patch_path(path, req),
             (m, _) => Err(skip(format!(
                 "`curl -X {m} {}` through the proxy",
                 req.path
             ))),
+        }
+    }
+
+    /// A PATCH of `api/v1/…` or `apis/GROUP/VERSION/…`, `[namespaces/NS/]PLURAL/NAME`
+    /// with an optional `/status`, by its content type (k8s.io/apiserver
+    /// pkg/endpoints/handlers/patch.go: `json-patch+json`, `merge-patch+json`,
+    /// `strategic-merge-patch+json`). The API server's answer is the object as stored,
+    /// which holds fields the replay does not fix.
+    fn patch_path(&mut self, path: &[&str], req: &Request) -> Result<Response, Unwind> {
+        let unmodelled = || {
+            skip(format!(
+                "`curl -X PATCH /{}` through the proxy",
+                path.join("/")
+            ))
+        };
+        let (group, rest) = match path {
+            ["api", "v1", rest @ ..] => ("", rest),
+            ["apis", g, _, rest @ ..] => (*g, rest),
+            _ => return Err(unmodelled()),
+        };
+        let (namespace, plural, name, status) = match rest {
+            ["namespaces", ns, p, n] => (*ns, *p, *n, false),
+            ["namespaces", ns, p, n, "status"] => (*ns, *p, *n, true),
+            [p, n] => ("", *p, *n, false),
+            [p, n, "status"] => ("", *p, *n, true),
+            _ => return Err(unmodelled()),
+        };
+        let mapper = self.cluster.mapper();
+        let Some(r) = mapper
+            .resources()
+            .iter()
+            .find(|r| r.group == group && r.plural == plural)
+        else {
+            return Err(unmodelled());
+        };
+        let key = Key {
+            group: group.to_string(),
+            kind: r.kind.clone(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
+        let Some(old) = self.cluster.find(&key).cloned() else {
+            return Ok(refused(&format!("{plural} \"{name}\" not found"), true));
+        };
+        let body: Value = serde_json::from_str(req.body.as_deref().unwrap_or(""))
+            .map_err(|e| skip(format!("a PATCH body the replay cannot read: {e}")))?;
+        let content_type = req
+            .content_type
+            .as_deref()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let new = match content_type.split(';').next().unwrap_or("").trim() {
+            "application/json-patch+json" => super::json_patched(&old, &body)?,
+            "application/merge-patch+json" => {
+                let mut new = old.clone();
+                crate::lab::tree::merge_patch(&mut new, &body);
+                new
+            }
+            "application/strategic-merge-patch+json" => {
+                super::strategic::patch(&old, &body, &key.kind).map_err(skip)?
+            }
+            other => return Err(skip(format!("a PATCH of the content type `{other}`"))),
+        };
+        self.written.push(key);
+        let answer = if status {
+            self.cluster.update_status(&old, &new)
+        } else if new == old {
+            Answer::Ok
+        } else {
+            self.cluster.update(&new, false)
+        };
+        match answer {
+            Answer::Ok => Ok(Response {
+                success: true,
+                body: unknown_body(
+                    String::new(),
+                    "the object the API server stores",
+                    Vec::new(),
+                ),
+            }),
+            Answer::Refused(m) => Ok(refused(&m, self.cluster.unworded.is_none())),
+            Answer::Undecidable(s) => Err(skip(s.to_string())),
         }
     }
 
@@ -104,6 +188,7 @@ fn unknown_body(s: String, why: &str, decides: Vec<String>) -> Text {
             why: why.to_string(),
             lines_exact: true,
             decides,
+            exact_under: Vec::new(),
         }),
     }
 }

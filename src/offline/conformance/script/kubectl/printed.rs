@@ -6,11 +6,27 @@
 
 use serde_json::{Value, json};
 
+use crate::offline::conformance::cluster::text;
 use crate::offline::conformance::script::exec::{Text, Unknown};
 
 /// The document `format` (`yaml` or `json`) prints for `items`; `None` for another
 /// format.
 pub(super) fn document(mut items: Vec<Value>, single: bool, format: &str) -> Option<Text> {
+    // A ConfigMap has no defaults and no server fields besides its metadata's: its data,
+    // name, namespace and labels are printed as held (not its annotations: kubectl
+    // apply's last-applied configuration is not kept).
+    let exact_under: Vec<String> = match items.as_slice() {
+        [o] if single && format == "json" && text(o, "/kind") == "ConfigMap" => [
+            "/data",
+            "/binaryData",
+            "/metadata/name",
+            "/metadata/namespace",
+            "/metadata/labels",
+        ]
+        .map(String::from)
+        .to_vec(),
+        _ => Vec::new(),
+    };
     let root = if single && items.len() == 1 {
         items.remove(0)
     } else {
@@ -28,6 +44,7 @@ pub(super) fn document(mut items: Vec<Value>, single: bool, format: &str) -> Opt
             why: format!("kubectl -o {format} (the fields the API server adds)"),
             lines_exact: false,
             decides: Vec::new(),
+            exact_under,
         }),
     })
 }
