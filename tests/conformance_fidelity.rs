@@ -40,7 +40,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("generating-policies", 38, 38),
     ("globalcontext", 3, 3),
     ("image-validating-policies", 6, 6),
-    ("mutate", 36, 36),
+    ("mutate", 37, 37),
     ("mutating-admission-policy-reports", 1, 1),
     ("mutating-admission-policy-reports-alpha", 1, 1),
     ("mutating-admission-policy-reports-v1", 2, 2),
@@ -61,7 +61,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("verify-manifests", 3, 3),
     ("webhook-configurations", 1, 1),
     ("webhooks", 15, 13),
-    ("all", 426, 421),
+    ("all", 427, 422),
 ];
 
 /// Least share of judged tests that agree, over the whole suite, in percent.
