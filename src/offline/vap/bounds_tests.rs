@@ -132,3 +132,49 @@ fn comparing_two_doubled_values_stays_within_the_budget() {
         "{out:?}"
     );
 }
+
+/// A policy whose variables are `defs` (name, expression) and whose validation is `check`.
+fn policy_with(defs: &[(&str, &str)], check: &str) -> Value {
+    let mut policy = doubling_policy(0, check);
+    policy["spec"]["variables"] = defs
+        .iter()
+        .map(|(n, e)| json!({"name": n, "expression": e}))
+        .collect();
+    policy
+}
+
+#[test]
+fn a_variable_reading_the_variables_map_sees_those_before_it_and_never_itself() {
+    // `has(variables.x)` reads the map, not a name: it once made `b` evaluate itself
+    // without end (a stack overflow, found on a MutatingPolicy's match condition).
+    let p = policy_with(
+        &[
+            ("a", "object.metadata.name"),
+            ("b", "has(variables.a) ? variables.a + '!' : 'none'"),
+            ("c", "variables.b + '?'"),
+        ],
+        "variables.c == 'p!?' && variables.b == 'p!'",
+    );
+    let (applied, out, _) = run(&p);
+    assert_eq!(applied, Applied::Passed, "{out:?}");
+    // Reading itself or a later one through the map: not there, as the API server
+    // compiles each variable with only those before it.
+    for (defs, check) in [
+        (vec![("a", "has(variables.a) ? 1 : 2")], "variables.a == 2"),
+        (
+            vec![("a", "has(variables.b) ? 1 : 2"), ("b", "3")],
+            "variables.a == 2 && variables.b == 3",
+        ),
+        (vec![("a", "size(variables) == 0")], "variables.a"),
+    ] {
+        let (applied, out, _) = run(&policy_with(&defs, check));
+        assert_eq!(applied, Applied::Passed, "{defs:?}: {out:?}");
+    }
+    // The map read after more were evaluated holds them all.
+    let p = policy_with(
+        &[("a", "1"), ("b", "has(variables.a)"), ("c", "2")],
+        "variables.b && variables.c == 2 && size(variables) == 3",
+    );
+    let (applied, out, _) = run(&p);
+    assert_eq!(applied, Applied::Passed, "{out:?}");
+}

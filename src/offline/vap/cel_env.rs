@@ -111,8 +111,11 @@ pub(super) struct Scope<'a> {
 struct Variables {
     defs: Vec<(String, String)>,
     done: BTreeMap<String, Result<cel::Value, EvalError>>,
-    /// The whole `variables` map is bound (an expression reads it other than by name).
-    whole: bool,
+    /// How many evaluated variables the bound `variables` map holds (an expression reads
+    /// it other than by name); re-bound when more are evaluated.
+    whole: Option<usize>,
+    /// The variable being evaluated, by its place in `defs`: it sees only those before it.
+    within: Option<usize>,
 }
 
 impl<'a> Scope<'a> {
@@ -181,14 +184,20 @@ impl<'a> Scope<'a> {
         let Some(wanted) = variable_refs(expr) else {
             return Ok(());
         };
-        let defs: Vec<(String, String)> = self.vars.borrow().defs.clone();
+        // A variable sees only those defined before it (the API server compiles them in
+        // order): never itself, so evaluating one cannot come back to it.
+        let defs: Vec<(String, String)> = {
+            let vars = self.vars.borrow();
+            let seen = vars.within.unwrap_or(vars.defs.len());
+            vars.defs[..seen].to_vec()
+        };
         let all = matches!(wanted, Refs::All);
         let mut need: std::collections::BTreeSet<String> = match &wanted {
             Refs::Names(n) => n.clone(),
             Refs::All => defs.iter().map(|(n, _)| n.clone()).collect(),
         };
         // A variable only uses those defined before it: walking back finds them all.
-        for (name, expr) in defs.iter().rev() {
+        for (at, (name, expr)) in defs.iter().enumerate().rev() {
             if !need.contains(name) || self.vars.borrow().done.contains_key(name) {
                 continue;
             }
@@ -197,11 +206,11 @@ impl<'a> Scope<'a> {
                 .and_then(|c| variable_refs(c.program.expression()))
             {
                 Some(Refs::Names(n)) => need.extend(n),
-                Some(Refs::All) => need.extend(defs.iter().map(|(n, _)| n.clone())),
+                Some(Refs::All) => need.extend(defs[..at].iter().map(|(n, _)| n.clone())),
                 None => {}
             }
         }
-        for (name, expr) in &defs {
+        for (at, (name, expr)) in defs.iter().enumerate() {
             if !need.contains(name) || self.vars.borrow().done.contains_key(name) {
                 continue;
             }
@@ -220,7 +229,12 @@ impl<'a> Scope<'a> {
                 });
             let result = match failed_dep {
                 Some(e) => Err(e),
-                None => eval(self, expr),
+                None => {
+                    let outer = self.vars.borrow_mut().within.replace(at);
+                    let r = eval(self, expr);
+                    self.vars.borrow_mut().within = outer;
+                    r
+                }
             };
             if let Ok(v) = &result {
                 self.make(cost::shape_of(v).total)?;
@@ -233,8 +247,13 @@ impl<'a> Scope<'a> {
             }
             self.vars.borrow_mut().done.insert(name.clone(), result);
         }
-        if all && !self.vars.borrow().whole {
-            self.bind_whole()?;
+        if all {
+            let vars = self.vars.borrow();
+            let stale = vars.whole != Some(vars.done.len());
+            drop(vars);
+            if stale {
+                self.bind_whole()?;
+            }
         }
         let vars = self.vars.borrow();
         let names: Vec<&String> = match &wanted {
@@ -265,7 +284,8 @@ impl<'a> Scope<'a> {
             .borrow_mut()
             .add_variable_from_value("variables", map.clone());
         self.roots.borrow_mut().insert("variables".into(), map);
-        self.vars.borrow_mut().whole = true;
+        let mut vars = self.vars.borrow_mut();
+        vars.whole = Some(vars.done.len());
         Ok(())
     }
 }
