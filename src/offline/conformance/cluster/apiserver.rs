@@ -1,6 +1,7 @@
 //! What the API server itself changes in an object before the webhooks see it: its
 //! decoding and defaulting ([`decoded`]: a Secret's `stringData`, RBAC subjects' API
-//! group) and its own admission plugins. Only the ServiceAccount plugin is modelled (k8s.io/kubernetes
+//! group, the empty lists a built-in type's encoding leaves out) and its own admission
+//! plugins. Only the ServiceAccount plugin is modelled (k8s.io/kubernetes
 //! plugin/pkg/admission/serviceaccount/admission.go, on by default, ahead of
 //! MutatingAdmissionWebhook): a new Pod runs as `default` unless it names an account,
 //! gets the account's image pull secrets when it has none, and — unless the Pod or the
@@ -138,6 +139,73 @@ impl Cluster {
 pub(super) fn decoded(obj: &mut Value) {
     secret_string_data(obj);
     rbac_subject_defaults(obj);
+    omitted_empty_lists(obj);
+}
+
+/// List fields of built-in types whose JSON tag has no `omitempty`, so an empty list is
+/// kept (k8s.io/api core/v1 `PodSpec.Containers`, `ProjectedVolumeSource.Sources`,
+/// `NodeSelector.NodeSelectorTerms`; rbac/v1 `Role.Rules`, `PolicyRule.Verbs`;
+/// networking/v1 `HTTPIngressRuleValue.Paths`).
+const LISTS_KEPT_EMPTY: &[&str] = &["containers", "sources", "nodeSelectorTerms", "rules", "verbs", "paths"];
+
+/// How deep the walk goes; built-in objects are far shallower.
+const MAX_DEPTH: usize = 64;
+
+/// A built-in kind is a Go type on the API server: every write is decoded into it and
+/// stored as it encodes again, and the optional list fields are `omitempty` (the API
+/// conventions), so an empty list — a request's, or what a webhook's patch left after
+/// removing every element — is not stored (k8s.io/apiserver pkg/endpoints/handlers
+/// decodes with the scheme's codec; encoding/json drops an empty `omitempty` slice), and
+/// so are empty `labels` and `annotations` maps (`ObjectMeta`). Custom resources are
+/// stored as sent. A CustomResourceDefinition's schema and a ControllerRevision's data
+/// hold raw JSON, so they are left as they are.
+fn omitted_empty_lists(obj: &mut Value) {
+    let api_version = text(obj, "/apiVersion");
+    let kind = text(obj, "/kind");
+    let group = crate::offline::rbac::resource::group_of(&api_version);
+    let typed = crate::offline::rbac::resource::Mapper::built_in()
+        .for_kind(&api_version, &kind)
+        .is_some()
+        && !group.ends_with("kyverno.io")
+        && group != "wgpolicyk8s.io"
+        && !matches!(kind.as_str(), "CustomResourceDefinition" | "ControllerRevision");
+    if !typed {
+        return;
+    }
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in ["labels", "annotations"] {
+            if meta
+                .get(field)
+                .and_then(Value::as_object)
+                .is_some_and(Map::is_empty)
+            {
+                meta.shift_remove(field);
+            }
+        }
+    }
+    drop_empty_lists(obj, 0);
+}
+
+fn drop_empty_lists(v: &mut Value, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            m.retain(|k, v| {
+                !(LISTS_KEPT_EMPTY.iter().all(|f| f != k) && v.as_array().is_some_and(Vec::is_empty))
+            });
+            for v in m.values_mut() {
+                drop_empty_lists(v, depth + 1);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                drop_empty_lists(v, depth + 1);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A binding's User and Group subjects get the RBAC API group, a ServiceAccount's none

@@ -184,3 +184,34 @@ fn mutating_policy_targets_are_mutated() {
         "mutated for the trigger"
     );
 }
+
+/// A webhook's patch that removed every `env` entry left `env: []` stored, where the API
+/// server's encoding of a Pod leaves the empty list out; a custom resource keeps it.
+#[test]
+fn an_empty_list_of_a_built_in_type_is_not_stored() {
+    let mut c = Cluster::new("t");
+    ok(c.apply(
+        &json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default", "labels": {}},
+            "spec": {"containers": [{"name": "c", "image": "nginx", "env": [], "args": []}]}}),
+        false,
+    ));
+    let p = c.find(&key("Pod", "default", "p")).unwrap();
+    let container = p["spec"]["containers"][0].as_object().unwrap();
+    assert!(!container.contains_key("env") && !container.contains_key("args"), "{p}");
+    assert!(p["metadata"].get("labels").is_none(), "{p}");
+    ok(c.apply(
+        &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "r", "namespace": "default"}, "rules": []}),
+        false,
+    ));
+    let role = c
+        .find(&super::Key {
+            group: "rbac.authorization.k8s.io".into(),
+            kind: "Role".into(),
+            namespace: "default".into(),
+            name: "r".into(),
+        })
+        .unwrap();
+    assert_eq!(role["rules"], json!([]));
+}
