@@ -344,14 +344,7 @@ fn enforced_failures(policies: &[kyverno::Policy], resp: &kyverno::Response) -> 
         .filter(|r| {
             r.kind == kyverno::RuleKind::Validate
                 && r.status == kyverno::RuleStatus::Fail
-                && kyverno::denial(
-                    policies,
-                    &kyverno::Response {
-                        results: vec![(*r).clone()],
-                        ..Default::default()
-                    },
-                )
-                .is_some()
+                && kyverno::enforced(policies, resp, r)
         })
         .map(|r| DeniedBy::Kyverno {
             policy: r.policy.clone(),

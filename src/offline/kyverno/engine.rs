@@ -18,6 +18,7 @@ use super::{Policy, Request, Response, RuleKind, RuleResult, RuleStatus, generat
 pub fn admit_with(policies: &[Policy], req: &Request, opts: &Options) -> Response {
     let mut resp = Response {
         patched: req.object.clone(),
+        namespace_labels: req.namespace_labels.clone(),
         ..Response::default()
     };
     // Mutation first, every policy in order, each seeing the previous result. The

@@ -11,6 +11,7 @@ pub mod context;
 pub mod engine;
 pub mod entries;
 pub mod existing;
+mod failure_action;
 pub mod gctx;
 pub mod generate;
 pub mod gofmt;
@@ -171,6 +172,9 @@ pub struct Response {
     pub patched_targets: Vec<Value>,
     /// Generate rules the background controller could not carry out (permissions).
     pub failed_requests: Vec<background::FailedRequest>,
+    /// The labels of the request's namespace, which failure-action overrides select on
+    /// (Kyverno's `EngineResponse.namespaceLabels`).
+    pub namespace_labels: BTreeMap<String, String>,
 }
 
 /// Reads `ClusterPolicy`/`Policy` objects; anything else comes back as a skip reason.
@@ -257,19 +261,24 @@ pub fn denial(policies: &[Policy], resp: &Response) -> Option<(String, String, S
     resp.results
         .iter()
         .filter(|r| r.kind == RuleKind::Validate && r.status == RuleStatus::Fail)
-        .find(|r| {
-            let Some(policy) = policies.iter().find(|p| p.name == r.policy) else {
-                return false;
-            };
-            let rule_action = policy
-                .rules
-                .iter()
-                .find(|rule| rule.name == r.rule)
-                .and_then(|rule| rule.validate_field("failureAction"))
-                .and_then(Value::as_str);
-            rule_action
-                .unwrap_or(&policy.failure_action)
-                .eq_ignore_ascii_case("enforce")
-        })
+        .find(|r| enforced(policies, resp, r))
         .map(|r| (r.policy.clone(), r.rule.clone(), r.message.clone()))
+}
+
+/// Whether `result`, were it a failure, blocks the request `resp` answers: its rule's
+/// failure action for the patched resource's namespace ([`failure_action`]).
+pub fn enforced(policies: &[Policy], resp: &Response, result: &RuleResult) -> bool {
+    let Some(policy) = policies.iter().find(|p| p.name == result.policy) else {
+        return false;
+    };
+    let namespace = resp
+        .patched
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let scope = failure_action::Scope {
+        namespace,
+        labels: &resp.namespace_labels,
+    };
+    failure_action::blocks(policy, &result.rule, &scope)
 }

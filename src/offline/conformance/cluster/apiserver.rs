@@ -146,7 +146,14 @@ pub(super) fn decoded(obj: &mut Value) {
 /// kept (k8s.io/api core/v1 `PodSpec.Containers`, `ProjectedVolumeSource.Sources`,
 /// `NodeSelector.NodeSelectorTerms`; rbac/v1 `Role.Rules`, `PolicyRule.Verbs`;
 /// networking/v1 `HTTPIngressRuleValue.Paths`).
-const LISTS_KEPT_EMPTY: &[&str] = &["containers", "sources", "nodeSelectorTerms", "rules", "verbs", "paths"];
+const LISTS_KEPT_EMPTY: &[&str] = &[
+    "containers",
+    "sources",
+    "nodeSelectorTerms",
+    "rules",
+    "verbs",
+    "paths",
+];
 
 /// How deep the walk goes; built-in objects are far shallower.
 const MAX_DEPTH: usize = 64;
@@ -168,7 +175,10 @@ fn omitted_empty_lists(obj: &mut Value) {
         .is_some()
         && !group.ends_with("kyverno.io")
         && group != "wgpolicyk8s.io"
-        && !matches!(kind.as_str(), "CustomResourceDefinition" | "ControllerRevision");
+        && !matches!(
+            kind.as_str(),
+            "CustomResourceDefinition" | "ControllerRevision"
+        );
     if !typed {
         return;
     }
@@ -193,7 +203,8 @@ fn drop_empty_lists(v: &mut Value, depth: usize) {
     match v {
         Value::Object(m) => {
             m.retain(|k, v| {
-                !(LISTS_KEPT_EMPTY.iter().all(|f| f != k) && v.as_array().is_some_and(Vec::is_empty))
+                !(LISTS_KEPT_EMPTY.iter().all(|f| f != k)
+                    && v.as_array().is_some_and(Vec::is_empty))
             });
             for v in m.values_mut() {
                 drop_empty_lists(v, depth + 1);

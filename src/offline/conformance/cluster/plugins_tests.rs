@@ -198,7 +198,10 @@ fn an_empty_list_of_a_built_in_type_is_not_stored() {
     ));
     let p = c.find(&key("Pod", "default", "p")).unwrap();
     let container = p["spec"]["containers"][0].as_object().unwrap();
-    assert!(!container.contains_key("env") && !container.contains_key("args"), "{p}");
+    assert!(
+        !container.contains_key("env") && !container.contains_key("args"),
+        "{p}"
+    );
     assert!(p["metadata"].get("labels").is_none(), "{p}");
     ok(c.apply(
         &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",

@@ -49,17 +49,7 @@ pub(super) fn blocked(
         .filter(|r| {
             r.kind == RuleKind::Validate
                 && matches!(r.status, RuleStatus::Fail | RuleStatus::Error)
-                && kyverno::denial(
-                    policies,
-                    &kyverno::Response {
-                        results: vec![kyverno::RuleResult {
-                            status: RuleStatus::Fail,
-                            ..(*r).clone()
-                        }],
-                        ..Default::default()
-                    },
-                )
-                .is_some()
+                && kyverno::enforced(policies, resp, r)
         })
         .collect();
     if failing.is_empty() {
