@@ -2,6 +2,7 @@
 //! in-process. Pure and synchronous; no network.
 
 pub mod conformance;
+pub mod digest;
 pub mod kyverno;
 pub mod labels;
 pub mod manifest;

@@ -4,8 +4,10 @@
 //! (k8s.io/apiserver `pkg/cel/library/lists.go`), Kyverno's `parseServiceAccount` and
 //! `user.parseServiceAccount` (kyverno/sdk `extensions/cel/libs/user`), cel-go's
 //! `regex.replace`/`regex.extractAll` (`ext/regex.go`), Kyverno's `orValue` on a value
-//! that is not optional (`pkg/cel/compiler/env.go`, `OrValueCompatEnvOptions`), and which
-//! interpreter errors cel-go reports too (an error of the policy, not of kca).
+//! that is not optional (`pkg/cel/compiler/env.go`, `OrValueCompatEnvOptions`), Kyverno's
+//! hash library (`md5`, `sha1`, `sha256`, also prefixed `hash.`: kyverno/sdk
+//! `extensions/cel/libs/hash`), and which interpreter errors cel-go reports too (an error
+//! of the policy, not of kca).
 
 use std::sync::Arc;
 
@@ -85,7 +87,55 @@ pub(super) fn extension(env: &mut Env) -> Result<(), DeclarationError> {
         vec![STRING_TYPE, STRING_TYPE],
         regex_extract_all,
     )?;
+    // Kyverno's hash library: each function bare, and from 1.18 on with its prefix.
+    for (name, handler) in [
+        (
+            "md5",
+            md5 as for<'b, 'v> fn(Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError>,
+        ),
+        ("sha1", sha1),
+        ("sha256", sha256),
+    ] {
+        env.add_overload(
+            name,
+            &format!("{name}_string_non_prefixed"),
+            vec![STRING_TYPE],
+            handler,
+        )?;
+        env.add_overload(
+            &format!("hash.{name}"),
+            &format!("{name}_string_prefixed"),
+            vec![STRING_TYPE],
+            handler,
+        )?;
+    }
     Ok(())
+}
+
+/// A string argument's digest, hex-encoded (the hash library's `impl`).
+fn hashed<'b, 'v>(
+    args: Vec<CowVal<'b, 'v>>,
+    function: &str,
+    algorithm: crate::offline::digest::Algorithm,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let s = strings_of(&args);
+    let [text] = s.as_slice() else {
+        return Err(ExecutionError::function_error(function, "expects a string"));
+    };
+    let hex = crate::offline::digest::hex_digest(algorithm, text.as_bytes());
+    Ok(CowVal::owned(CelString::from(hex)))
+}
+
+fn md5<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    hashed(args, "md5", crate::offline::digest::Algorithm::Md5)
+}
+
+fn sha1<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    hashed(args, "sha1", crate::offline::digest::Algorithm::Sha1)
+}
+
+fn sha256<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    hashed(args, "sha256", crate::offline::digest::Algorithm::Sha256)
 }
 
 /// The function Kyverno's parser makes of `x.orValue(y)`.
@@ -355,6 +405,23 @@ mod tests {
                 cel::Value::Int(0)
             ])
         );
+    }
+
+    /// `hash.md5(...)` was an undeclared reference.
+    #[test]
+    fn the_hash_library_digests_strings_with_and_without_its_prefix() {
+        let text = |e: &str| match eval_on_pod(e) {
+            Ok(cel::Value::String(s)) => s.to_string(),
+            other => panic!("{e}: {other:?}"),
+        };
+        assert_eq!(text("hash.md5('abc')"), "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(text("md5(object.metadata.name)"), text("hash.md5('p')"));
+        assert_eq!(
+            text("hash.sha1('abc')"),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
+        assert_eq!(text("sha256('')").len(), 64);
+        assert!(eval_on_pod("hash.md5(1)").is_err());
     }
 
     #[test]
