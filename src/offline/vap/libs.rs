@@ -350,7 +350,9 @@ fn parse_service_account<'b, 'v>(
 /// "no such overload" unless the other side decides: `false && {}` is `false` in both),
 /// and `or`/`value`/`hasValue` on a value that is not optional (cel-go declares them on
 /// optionals only, and since 0.28, commit b62dcafe, `or` checks its receiver's kind at
-/// run time; Kyverno's compat covers `orValue` alone).
+/// run time; Kyverno's compat covers `orValue` alone), and a field or index of `null`
+/// (cel-go's `refQualify` finds no such key in a value that is neither map nor list:
+/// what a `resource.get` of a missing object is).
 pub(super) fn cel_go_has_none(e: &OverloadError) -> bool {
     let first_not_optional = e
         .argument_types()
@@ -359,6 +361,7 @@ pub(super) fn cel_go_has_none(e: &OverloadError) -> bool {
     match e.function() {
         "_&&_" | "_||_" | "!_" | "_?_:_" => true,
         "or" | "value" | "hasValue" => first_not_optional,
+        "_._" | "_[_]" => e.argument_types().first().is_some_and(|t| t == "null_type"),
         _ => false,
     }
 }

@@ -26,6 +26,7 @@ mod matching;
 mod mpol_targets;
 mod mutate_existing;
 mod params;
+mod resource_lib;
 mod services;
 mod shape;
 mod template;

@@ -232,6 +232,8 @@ fn library_of(target: &cel::Value) -> Option<Library> {
 struct Backing {
     cluster: Option<Arc<Vec<Value>>>,
     services: Option<Arc<CliServices>>,
+    /// The request's namespace, which a namespaced policy's resource library reads in.
+    namespace: String,
 }
 
 /// Binds the library variables the request has data for, and their functions, each
@@ -250,16 +252,19 @@ pub(super) fn add_libraries(ctx: &mut Context<'_, '_>, req: &VapRequest) {
     let backing = Arc::new(Backing {
         cluster: req.cluster.clone(),
         services: req.services.clone(),
+        namespace: request_namespace(req).to_string(),
     });
     type Call = fn(&Backing, Library, &[cel::Value]) -> Option<cel::ResolveResult>;
-    let calls: [(&str, Call); 5] = [
+    let calls: [(&str, Call); 6] = [
         ("get", get),
         ("list", list_call),
         ("post", post),
         ("client", client),
         ("getMetadata", get_metadata),
+        ("toGVR", to_gvr),
     ];
     for (name, call) in calls {
+        // `toGVR`'s other spelling is `ToGVR`.
         let pascal = format!("{}{}", name[..1].to_uppercase(), &name[1..]);
         for spelling in [name.to_string(), pascal] {
             let (b, n) = (backing.clone(), spelling.clone());
@@ -284,7 +289,7 @@ pub(super) fn add_libraries(ctx: &mut Context<'_, '_>, req: &VapRequest) {
     }
 }
 
-fn string_at(args: &[cel::Value], i: usize) -> Option<&str> {
+pub(super) fn string_at(args: &[cel::Value], i: usize) -> Option<&str> {
     match args.get(i) {
         Some(cel::Value::String(s)) => Some(s.as_str()),
         _ => None,
@@ -295,19 +300,11 @@ fn string_at(args: &[cel::Value], i: usize) -> Option<&str> {
 /// projection])`, `http.Get(url[, headers])`.
 fn get(b: &Backing, library: Library, args: &[cel::Value]) -> Option<cel::ResolveResult> {
     match (library, args.len()) {
-        (Library::Resource, 4) => {
+        (Library::Resource, _) => {
             let Some(cluster) = b.cluster.as_ref() else {
                 return Some(needs_data("resource.get", "the cluster's objects"));
             };
-            let [api_version, resource, namespace, name] =
-                [0, 1, 2, 3].map(|i| string_at(args, i).unwrap_or_default());
-            Some(resource_get(
-                cluster,
-                api_version,
-                resource,
-                namespace,
-                name,
-            ))
+            super::resource_lib::get(cluster, &b.namespace, args)
         }
         (Library::GlobalContext, 1 | 2) => {
             let Some(services) = b.services.as_ref() else {
@@ -363,6 +360,46 @@ fn get_metadata(b: &Backing, library: Library, args: &[cel::Value]) -> Option<ce
             format!("failed to get image data: image data for {image} not found in the context"),
         )),
     })
+}
+
+/// `resource.list(...)`: the cluster's objects of a resource ([`super::resource_lib`]).
+fn list_call(b: &Backing, library: Library, args: &[cel::Value]) -> Option<cel::ResolveResult> {
+    if library != Library::Resource {
+        return None;
+    }
+    let Some(cluster) = b.cluster.as_ref() else {
+        return Some(needs_data("resource.list", "the cluster's objects"));
+    };
+    super::resource_lib::list(cluster, &b.namespace, args)
+}
+
+/// `resource.toGVR(apiVersion, kind)`: resolved against discovery (the built-in table and
+/// the CustomResourceDefinitions among the cluster's objects, when it is given).
+fn to_gvr(b: &Backing, library: Library, args: &[cel::Value]) -> Option<cel::ResolveResult> {
+    if library != Library::Resource || args.len() != 2 {
+        return None;
+    }
+    let none = Vec::new();
+    let cluster = b.cluster.as_deref().unwrap_or(&none);
+    Some(super::resource_lib::to_gvr(
+        cluster,
+        string_at(args, 0)?,
+        string_at(args, 1)?,
+    ))
+}
+
+/// The namespace of the request's object (or of the namespace object it carries).
+fn request_namespace(req: &VapRequest) -> &str {
+    [&req.object, &req.old_object]
+        .into_iter()
+        .find_map(|o| o.pointer("/metadata/namespace").and_then(Value::as_str))
+        .filter(|n| !n.is_empty())
+        .or_else(|| {
+            req.namespace_object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+        })
+        .unwrap_or_default()
 }
 
 /// A library call the request carries no data for.
@@ -434,59 +471,4 @@ fn http_mock(services: Option<&CliServices>, method: &str, url: &str) -> cel::Re
                 format!("http.{method} {url} (no apiCallResponses entry mocks it)"),
             )
         })
-}
-
-/// `resource.Get` over the test's objects; one that is not there is an evaluation
-/// error, as a failed GET would be.
-fn resource_get(
-    cluster: &[Value],
-    api_version: &str,
-    resource: &str,
-    namespace: &str,
-    name: &str,
-) -> cel::ResolveResult {
-    cluster
-        .iter()
-        .find(|o| {
-            o.get("apiVersion").and_then(Value::as_str) == Some(api_version)
-                && crate::offline::rbac::resource::plural_of(api_version, kind_of(o)) == resource
-                && name_of(o) == name
-                && o.pointer("/metadata/namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    == namespace
-        })
-        .map(to_cel)
-        .ok_or_else(|| {
-            ExecutionError::function_error(
-                "resource.get",
-                format!("{resource} \"{name}\" not found in namespace \"{namespace}\""),
-            )
-        })
-}
-
-/// `resource.List(apiVersion, resource, namespace)`: the objects of that resource in
-/// the namespace (all of them for ""), as a list object with `items`.
-fn list_call(b: &Backing, library: Library, args: &[cel::Value]) -> Option<cel::ResolveResult> {
-    if library != Library::Resource || args.len() != 3 {
-        return None;
-    }
-    let Some(cluster) = b.cluster.as_ref() else {
-        return Some(needs_data("resource.list", "the cluster's objects"));
-    };
-    let [api_version, resource, namespace] =
-        [0, 1, 2].map(|i| string_at(args, i).unwrap_or_default());
-    let items: Vec<Value> = cluster
-        .iter()
-        .filter(|o| {
-            o.get("apiVersion").and_then(Value::as_str) == Some(api_version)
-                && crate::offline::rbac::resource::plural_of(api_version, kind_of(o)) == resource
-                && (namespace.is_empty()
-                    || o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(namespace))
-        })
-        .cloned()
-        .collect();
-    Some(Ok(to_cel(
-        &json!({"apiVersion": api_version, "kind": "List", "items": items}),
-    )))
 }
