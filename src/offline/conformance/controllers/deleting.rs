@@ -81,6 +81,10 @@ pub fn selected(
 ) -> Result<Vec<Key>, Skip> {
     let policy_ns = text(policy, "/metadata/namespace");
     let mut out = Vec::new();
+    // The cleanup controller's CEL libraries read the cluster through its dynamic client
+    // (cmd/cleanup-controller/main.go `libs.NewContextProvider`; the dpol compiler's
+    // `resource.Lib`): the policy's conditions see the objects as they are.
+    let readable = std::sync::Arc::new(cluster.objects.clone());
     for obj in &cluster.objects {
         let (api_version, kind) = (text(obj, "/apiVersion"), text(obj, "/kind"));
         let Some(r) = mapper.for_kind(&api_version, &kind) else {
@@ -102,7 +106,8 @@ pub fn selected(
         if !may("list", &policy_ns, "") {
             continue;
         }
-        let req = cluster.vap_request(obj, None);
+        let mut req = cluster.vap_request(obj, None);
+        req.cluster = Some(readable.clone());
         match vap::evaluate_deleting_policy(policy, &req) {
             CelPolicyOutcome::Applied(true) => {}
             CelPolicyOutcome::Unsupported { why, .. } => return Err(Skip::from_cel(&why)),

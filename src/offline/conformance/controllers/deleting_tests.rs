@@ -118,3 +118,40 @@ fn deleting_an_owner_of_dependents_is_left_to_the_garbage_collector() {
         Err(Skip::Controller(_))
     ));
 }
+
+/// A condition that read another object with `resource.get` was a skip: the tick's
+/// evaluation had no cluster objects to read.
+#[test]
+fn a_condition_reads_the_cluster_with_the_resource_library() {
+    let mut cluster = Cluster::new("default");
+    cluster.store(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "cm"}, "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+        "verbs": ["list", "delete"]}]}),
+    );
+    cluster.store(json!({"apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding", "metadata": {"name": "cm"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cm"},
+        "subjects": [{"kind": "ServiceAccount", "name": "kyverno-cleanup-controller",
+            "namespace": "kyverno"}]}));
+    for (name, doomed) in [("switch", "no"), ("a", "yes"), ("b", "no")] {
+        cluster.store(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default"}, "data": {"doomed": doomed}}));
+    }
+    let policy = dpol(
+        None,
+        json!({"schedule": "*/1 * * * *", "matchConstraints": rules("configmaps"),
+        "conditions": [{"name": "c", "expression":
+            "resource.get('v1', 'configmaps', 'default', 'switch').data.doomed != object.data.doomed"}]}),
+    );
+    let got = selected(
+        &cluster,
+        &policy,
+        &cluster.cleanup_authorizer(),
+        &cluster.mapper(),
+    );
+    assert_eq!(
+        got.map(|keys| keys.into_iter().map(|k| k.name).collect::<Vec<_>>()),
+        Ok(vec!["a".to_string()])
+    );
+}
