@@ -77,13 +77,7 @@ pub(super) fn admission(
                 ))));
             }
             ImageCheck::Fail(message) => {
-                let actions: Vec<&str> = p
-                    .pointer("/spec/validationActions")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
+                let actions = validation_actions(p);
                 if actions.contains(&"Warn") {
                     return Some(Err(Skip::Engine(format!(
                         "the warning of ImageValidatingPolicy {name}"
@@ -105,6 +99,24 @@ pub(super) fn admission(
         _ => Some(Err(Skip::Engine(
             "the denial of several ImageValidatingPolicies".into(),
         ))),
+    }
+}
+
+/// The policy's `validationActions`, `Deny` when it names none (kyverno/api
+/// api/policies.kyverno.io/v1beta1/imagevalidating_policy.go
+/// `ImageValidatingPolicySpec.ValidationActions`).
+fn validation_actions(policy: &Value) -> Vec<&str> {
+    let named: Vec<&str> = policy
+        .pointer("/spec/validationActions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if named.is_empty() {
+        vec!["Deny"]
+    } else {
+        named
     }
 }
 
@@ -166,6 +178,21 @@ mod tests {
                  Policy iv failed: bad name"
                     .into()
             ))
+        );
+    }
+
+    /// A policy that named no `validationActions` let its failures through; the API
+    /// defaults them to `Deny`.
+    #[test]
+    fn a_policy_without_validation_actions_denies() {
+        let mut p = policy(json!({}));
+        p["spec"]
+            .as_object_mut()
+            .map(|s| s.remove("validationActions"));
+        let r = decide(&[p], &pod("bad", "docker.io/a:1"));
+        assert!(
+            matches!(&r, Some(Ok(m)) if m.ends_with("Policy iv failed: bad name")),
+            "{r:?}"
         );
     }
 
