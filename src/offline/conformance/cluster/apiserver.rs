@@ -140,6 +140,31 @@ pub(super) fn decoded(obj: &mut Value) {
     secret_string_data(obj);
     rbac_subject_defaults(obj);
     omitted_empty_lists(obj);
+    global_context_defaults(obj);
+}
+
+/// The defaults of a GlobalContextEntry's `apiCall` in its CRD's schema, which the API
+/// server fills in (config/crds/kyverno/kyverno.io_globalcontextentries.yaml, every
+/// version: `method: GET`, `refreshInterval: 10m`, `retryLimit: 3`).
+fn global_context_defaults(obj: &mut Value) {
+    if text(obj, "/kind") != "GlobalContextEntry"
+        || !text(obj, "/apiVersion").starts_with("kyverno.io/")
+    {
+        return;
+    }
+    let Some(call) = obj
+        .pointer_mut("/spec/apiCall")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for (field, default) in [
+        ("method", json!("GET")),
+        ("refreshInterval", json!("10m")),
+        ("retryLimit", json!(3)),
+    ] {
+        call.entry(field).or_insert(default);
+    }
 }
 
 /// List fields of built-in types whose JSON tag has no `omitempty`, so an empty list is

@@ -218,3 +218,27 @@ fn an_empty_list_of_a_built_in_type_is_not_stored() {
         .unwrap();
     assert_eq!(role["rules"], json!([]));
 }
+
+/// A GlobalContextEntry's `apiCall` was stored without its schema's defaults.
+#[test]
+fn a_global_context_entry_gets_its_schema_defaults() {
+    let mut c = Cluster::new("t");
+    let _ = c.apply(
+        &json!({"apiVersion": "kyverno.io/v2alpha1", "kind": "GlobalContextEntry",
+            "metadata": {"name": "g"},
+            "spec": {"apiCall": {"urlPath": "/api/v1/namespaces", "refreshInterval": "1h"}}}),
+        false,
+    );
+    let g = c
+        .find(&super::Key {
+            group: "kyverno.io".into(),
+            kind: "GlobalContextEntry".into(),
+            namespace: String::new(),
+            name: "g".into(),
+        })
+        .unwrap();
+    assert_eq!(
+        g["spec"]["apiCall"],
+        json!({"urlPath": "/api/v1/namespaces", "refreshInterval": "1h", "method": "GET", "retryLimit": 3})
+    );
+}
