@@ -442,9 +442,11 @@ fn run_validate(
     let cel = validate.get("cel").filter(|c| !c.is_null());
     let pss = validate.get("podSecurity").filter(|c| !c.is_null());
     let manifests = validate.get("manifests").filter(|c| !c.is_null());
-    // Kyverno runs neither CEL, pod security nor manifest validation on a deletion
-    // (validate_manifest.go `NewValidateManifestHandler`).
-    if req.operation == "DELETE" && (cel.is_some() || pss.is_some() || manifests.is_some()) {
+    // Kyverno runs neither pod security nor manifest validation on a deletion
+    // (pkg/engine/handlers/validation/validate_pss.go and validate_manifest.go ask
+    // `IsDeleteRequest`); its CEL handler does run, with `object` null and the deleted
+    // object as `oldObject` (validate_cel.go `Process`).
+    if req.operation == "DELETE" && (pss.is_some() || manifests.is_some()) {
         return None;
     }
     let outcome = match (cel, pss) {

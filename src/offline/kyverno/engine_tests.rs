@@ -63,11 +63,14 @@ fn cel_rules_pass_fail_skip_and_deny() {
         old_object: pod("nginx:latest"),
         ..Request::default()
     };
+    // A DELETE is validated too: `object` is null, `oldObject` the deleted pod.
     let resp = admit_with(std::slice::from_ref(&p), &delete, &Options::default());
-    assert!(
-        resp.results.is_empty(),
-        "CEL does not run on DELETE: {resp:?}"
-    );
+    assert_eq!(resp.results.len(), 1, "CEL runs on DELETE: {resp:?}");
+    let p = policy(rule(
+        "object == null && oldObject.spec.containers.size() == 1",
+    ));
+    let resp = admit_with(std::slice::from_ref(&p), &delete, &Options::default());
+    assert_eq!(resp.results[0].status, RuleStatus::Pass, "{resp:?}");
     // What the interpreter cannot evaluate is a skip with a reason, never a pass.
     let p = policy(rule(
         "authorizer.group('').resource('pods').check('get').allowed()",

@@ -254,7 +254,13 @@ fn entry_matches(entry: &KindEntry, kind: &str, api_version: &str, req: &Request
         ),
         None => (kind, api_version, ""),
     };
-    if e.sub != sub && (e.sub != "*" || sub.is_empty()) {
+    // The engine lets a plain `Pod` entry match the `pods/ephemeralcontainers`
+    // subresource of a core v1 Pod too (pkg/engine/utils/match.go calls
+    // pkg/utils/match/kind.go `CheckKind` with `allowEphemeralContainers`), which is how
+    // a Pod rule sees `kubectl debug`.
+    let ephemeral =
+        e.sub.is_empty() && sub == "ephemeralcontainers" && kind == "Pod" && api_version == "v1";
+    if e.sub != sub && (e.sub != "*" || sub.is_empty()) && !ephemeral {
         return false;
     }
     if !wildcard_match(&e.kind, kind) {
@@ -426,6 +432,39 @@ mod tests {
         ));
         assert!(!kind_matches("Pod/exec", "Pod", "v1", &req));
         assert!(kind_matches("*", "Pod", "v1", &req));
+    }
+
+    #[test]
+    fn a_pod_entry_matches_the_ephemeralcontainers_subresource_only() {
+        let sub = |name: &str| Request {
+            subresource: Some(super::super::Subresource {
+                parent_api_version: "v1".into(),
+                parent_kind: "Pod".into(),
+                name: name.into(),
+                parent_namespace: "t".into(),
+                parent_name: "p".into(),
+            }),
+            ..Default::default()
+        };
+        assert!(kind_matches(
+            "Pod",
+            "Pod",
+            "v1",
+            &sub("ephemeralcontainers")
+        ));
+        assert!(kind_matches(
+            "v1/Pod",
+            "Pod",
+            "v1",
+            &sub("ephemeralcontainers")
+        ));
+        assert!(!kind_matches("Pod", "Pod", "v1", &sub("exec")));
+        assert!(!kind_matches(
+            "Pod/exec",
+            "Pod",
+            "v1",
+            &sub("ephemeralcontainers")
+        ));
     }
 
     #[test]

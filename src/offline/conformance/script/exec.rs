@@ -20,6 +20,10 @@ mod jobs;
 #[path = "params.rs"]
 mod params;
 
+/// The path `KUBECONFIG` holds in a script: chainsaw's temporary kubeconfig, whose real
+/// name is random (a stand-in here; the file itself is not readable in the replay).
+pub const CHAINSAW_KUBECONFIG: &str = "/tmp/chainsaw-kubeconfig";
+
 /// Bounds of one run.
 const MAX_STEPS: usize = 100_000;
 const MAX_DEPTH: usize = 48;
@@ -613,6 +617,16 @@ impl<'h> Shell<'h> {
                 }
                 if name.contains('/') {
                     return self.helper(name, args, io);
+                }
+                // kubectl reads the kubeconfig `KUBECONFIG` names: one the script made
+                // (or none) holds users and contexts the replay does not have.
+                if name == "kubectl"
+                    && let Some(path) = self.vars.get("KUBECONFIG")
+                    && path != CHAINSAW_KUBECONFIG
+                {
+                    return Err(Unwind::Skip(format!(
+                        "kubectl with KUBECONFIG={path}, not chainsaw's"
+                    )));
                 }
                 let files = &mut self.files;
                 self.host.program(argv, io, files)

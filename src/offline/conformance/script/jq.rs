@@ -1,13 +1,17 @@
 //! `jq` with a bounded subset of its filters (jq manual, "Basic filters"): `.`, and
 //! paths of `.name`, `."name"`, `["name"]`, `[N]` (negative from the end) — a missing key
-//! or index of `null` is `null`; `-r`/`--raw-output` prints strings bare, `-c` compact,
-//! else jq's 2-space indent. Input is each JSON value on stdin (or the files named),
+//! or index of `null` is `null` — and the constructions and comparisons of
+//! [`jq_filter`]; `-r`/`--raw-output` prints strings bare, `-c` compact, else jq's
+//! 2-space indent, `-e` sets the status from the last output. Input is each JSON value on stdin (or the files named),
 //! which must be exact text. Any other filter, flag, a float or an error (indexing a
 //! string) is a skip naming it.
 
 use serde_json::Value;
 
 use super::{Files, Io, Unwind, input};
+
+#[path = "jq_filter.rs"]
+mod jq_filter;
 
 /// Most JSON values read from one input.
 const MAX_VALUES: usize = 1000;
@@ -155,7 +159,7 @@ fn printable(v: &Value) -> bool {
 
 /// Runs `jq ARGS`.
 pub fn run(args: &[String], io: &mut Io, files: &Files) -> Result<i32, Unwind> {
-    let (mut raw, mut compact) = (false, false);
+    let (mut raw, mut compact, mut exit_status) = (false, false, false);
     let mut filter = None;
     let mut named = Vec::new();
     for a in args {
@@ -163,6 +167,7 @@ pub fn run(args: &[String], io: &mut Io, files: &Files) -> Result<i32, Unwind> {
             "-r" | "--raw-output" => raw = true,
             "-c" | "--compact-output" => compact = true,
             "-rc" | "-cr" => (raw, compact) = (true, true),
+            "-e" | "--exit-status" => exit_status = true,
             f if f.starts_with('-') && f.len() > 1 => {
                 return Err(Unwind::Skip(format!("`jq {f}`")));
             }
@@ -173,14 +178,27 @@ pub fn run(args: &[String], io: &mut Io, files: &Files) -> Result<i32, Unwind> {
     let Some(filter) = filter else {
         return Err(Unwind::Skip("`jq` without a filter".into()));
     };
-    let steps = path(&filter).map_err(Unwind::Skip)?;
+    // A plain path, else a construction or comparison over paths.
+    let parsed = match path(&filter) {
+        Ok(steps) => jq_filter::Filter::Path(steps),
+        Err(why) => jq_filter::parse(&filter).ok_or(Unwind::Skip(why))?,
+    };
     let text = input(&named, io, files, "jq")?;
     // A document known in part is read where it is exact, for a scalar there.
     let partly = text.unknown.is_some();
-    let s = match text.exact_at(&pointer(&steps)) {
+    // Every path the filter reads must be where the text is exact.
+    let read = jq_filter::paths(&parsed);
+    let exact_at = read
+        .iter()
+        .map(|steps| text.exact_at(&pointer(steps)))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|at| at.first().copied());
+    let s = match exact_at {
         Some(s) => s.to_string(),
         None => text.exact("jq")?.to_string(),
     };
+    let constructed = !matches!(parsed, jq_filter::Filter::Path(_));
+    let mut last = None;
     let mut out = String::new();
     for (n, v) in serde_json::Deserializer::from_str(&s)
         .into_iter::<Value>()
@@ -192,8 +210,15 @@ pub fn run(args: &[String], io: &mut Io, files: &Files) -> Result<i32, Unwind> {
             ));
         }
         let v = v.map_err(|e| Unwind::Skip(format!("`jq` of input that is not JSON: {e}")))?;
-        let r = apply(&v, &steps).map_err(|e| Unwind::Skip(format!("`jq {filter}`: {e}")))?;
-        if partly && (r.is_object() || r.is_array() || n > 0) {
+        let r = jq_filter::eval(&parsed, &v)
+            .map_err(|e| Unwind::Skip(format!("`jq {filter}`: {e}")))?;
+        // What a construction holds from a document known in part must be scalars read
+        // where it is exact.
+        let whole_read = constructed
+            && read
+                .iter()
+                .any(|steps| apply(&v, steps).is_ok_and(|x| x.is_object() || x.is_array()));
+        if partly && (whole_read || (!constructed && (r.is_object() || r.is_array())) || n > 0) {
             return Err(Unwind::Skip(format!(
                 "`jq {filter}` of a document known in part (a value printed in its order)"
             )));
@@ -209,9 +234,17 @@ pub fn run(args: &[String], io: &mut Io, files: &Files) -> Result<i32, Unwind> {
             _ => out.push_str(&serde_json::to_string_pretty(&r).unwrap_or_default()),
         }
         out.push('\n');
+        last = Some(r);
     }
     io.print(1, out);
-    Ok(0)
+    // `-e`: the last output decides (jq 1.7 manual, "--exit-status"): false or null is
+    // 1, no output at all 4.
+    Ok(match (exit_status, last) {
+        (false, _) => 0,
+        (true, None) => 4,
+        (true, Some(Value::Null | Value::Bool(false))) => 1,
+        (true, Some(_)) => 0,
+    })
 }
 
 #[cfg(test)]
@@ -247,5 +280,27 @@ mod tests {
         assert!(jq(&[".data.resourceFilters.x"], doc).is_err());
         assert!(jq(&[".items | length"], doc).is_err());
         assert!(jq(&["-S", "."], doc).is_err());
+    }
+
+    #[test]
+    fn exit_status_follows_the_last_output() {
+        let doc = r#"{"a": {"b": null, "c": 1}}"#;
+        let status = |f: &str| {
+            let mut io = Io::with_stdin(Text::known(doc));
+            run(
+                &["-e".to_string(), f.to_string()],
+                &mut io,
+                &Files::default(),
+            )
+            .ok()
+        };
+        assert_eq!(status(".a.b == null"), Some(0));
+        assert_eq!(status(".a.c == null"), Some(1));
+        assert_eq!(status(".a.b"), Some(1));
+        assert_eq!(status(".a.c"), Some(0));
+        assert_eq!(
+            jq(&["-c", "{x: .a.c, \"y\": [.a.b]}"], doc).ok(),
+            Some("{\"x\":1,\"y\":[null]}\n".to_string())
+        );
     }
 }

@@ -217,7 +217,7 @@ impl Kubectl<'_> {
             "delete" => self.delete(args, io, files),
             "get" => self.get(args, io),
             "label" | "annotate" => self.label(verb, args, io),
-            "patch" => self.patch(args, io),
+            "patch" => self.patch(args, io, files),
             "scale" => self.scale(args, io),
             "exec" => self.exec(&argv[1..], io),
             "debug" => self.debug(args, io),
@@ -257,37 +257,58 @@ impl Kubectl<'_> {
             if n != "f" && n != "filename" {
                 continue;
             }
-            let Some(file) = v else {
+            let Some(list) = v else {
                 return Err(skip("kubectl -f without a file"));
             };
-            if file == "-" || file.contains("://") {
-                return Err(skip(format!("kubectl -f {file}")));
+            // `--filename` is a string slice flag: one value may name several files,
+            // comma-separated, read as a CSV record (pflag `stringSliceValue.Set`).
+            if list.contains('"') {
+                return Err(skip(format!("kubectl -f with a quoted list ({list})")));
             }
-            if files.written.contains_key(file.as_str()) {
-                return Err(skip(format!(
-                    "kubectl -f of a file the script wrote ({file})"
-                )));
-            }
-            let path = files.dir.join(file);
-            if path.is_dir() {
-                return Err(skip(format!("kubectl -f of a folder ({file})")));
-            }
-            let docs = crate::offline::conformance::chainsaw::read_documents(&path)
-                .map_err(|e| skip(format!("kubectl -f {file}: {e}")))?;
-            for d in docs {
-                let items = match d.get("items") {
-                    Some(Value::Array(items)) => items.clone(),
-                    _ => vec![d],
-                };
-                for i in items.into_iter().filter(|i| !i.is_null()) {
-                    out.push((file.clone(), i));
-                }
+            for file in list.split(',') {
+                self.document_file(file, files, &mut out)?;
             }
         }
         if out.len() > MAX_DOCUMENTS {
             return Err(skip("kubectl -f of more documents than the replay's bound"));
         }
         Ok(out)
+    }
+
+    /// The objects of one `-f` file, appended to `out`.
+    fn document_file(
+        &self,
+        file: &str,
+        files: &Files,
+        out: &mut Vec<(String, Value)>,
+    ) -> Result<(), Unwind> {
+        if file == "-" || file.contains("://") {
+            return Err(skip(format!("kubectl -f {file}")));
+        }
+        if files.written.contains_key(file) {
+            return Err(skip(format!(
+                "kubectl -f of a file the script wrote ({file})"
+            )));
+        }
+        let path = files.dir.join(file);
+        if path.is_dir() {
+            return Err(skip(format!("kubectl -f of a folder ({file})")));
+        }
+        let docs = crate::offline::conformance::chainsaw::read_documents(&path)
+            .map_err(|e| skip(format!("kubectl -f {file}: {e}")))?;
+        for d in docs {
+            let items = match d.get("items") {
+                Some(Value::Array(items)) => items.clone(),
+                _ => vec![d],
+            };
+            for i in items.into_iter().filter(|i| !i.is_null()) {
+                out.push((file.to_string(), i));
+            }
+            if out.len() > MAX_DOCUMENTS {
+                return Err(skip("kubectl -f of more documents than the replay's bound"));
+            }
+        }
+        Ok(())
     }
 
     /// What kubectl calls an object: `deployment.apps/name`.
@@ -739,8 +760,9 @@ impl Kubectl<'_> {
     }
 
     /// `kubectl patch TYPE NAME -p '{…}'` (a merge of maps; lists replaced).
-    fn patch(&mut self, args: &Args, io: &mut Io) -> Result<i32, Unwind> {
-        if let Some(f) = args.unknown_flag(&["n", "namespace", "p", "patch", "type"]) {
+    fn patch(&mut self, args: &Args, io: &mut Io, files: &Files) -> Result<i32, Unwind> {
+        let known = ["n", "namespace", "p", "patch", "patch-file", "type"];
+        if let Some(f) = args.unknown_flag(&known) {
             return Err(skip(f));
         }
         let patch_type = args.get(&["type"]).unwrap_or("strategic");
@@ -750,10 +772,31 @@ impl Kubectl<'_> {
         let (Some(ty), Some(name)) = (args.positional.get(1), args.positional.get(2)) else {
             return Err(skip("kubectl patch without a type and a name"));
         };
-        let Some(p) = args.get(&["p", "patch"]) else {
-            return Err(skip("kubectl patch without -p"));
+        // `--patch-file` is read as a file (pkg/cmd/patch/patch.go `os.ReadFile`), so
+        // `/dev/stdin` is the command's input.
+        let read;
+        let p = match (args.get(&["p", "patch"]), args.get(&["patch-file"])) {
+            (Some(p), None) => p,
+            (None, Some("/dev/stdin")) => {
+                read = io
+                    .stdin
+                    .exact("kubectl patch --patch-file=/dev/stdin")?
+                    .to_string();
+                read.as_str()
+            }
+            (None, Some(f)) => {
+                read = files
+                    .read(f)
+                    .map_err(|e| skip(format!("kubectl patch --patch-file={f}: {e}")))?;
+                read.as_str()
+            }
+            _ => {
+                return Err(skip(
+                    "kubectl patch without exactly one of -p and --patch-file",
+                ));
+            }
         };
-        let patch: Value = serde_json::from_str(p).map_err(|_| skip("kubectl patch of YAML"))?;
+        let patch = patch_document(p)?;
         let ns = self.namespace(args);
         let (key, found, what) = self.named(ty, name, &ns)?;
         if found.is_none() && self.get_refused(io, ty, &key)? {
@@ -790,6 +833,39 @@ impl Kubectl<'_> {
             self.written.push(key);
         }
         self.said(answer, io, "patching", format!("{r} patched"))
+    }
+}
+
+/// The `-p` text as kubectl reads it: YAML (of which JSON is a part) turned into JSON
+/// (kubectl pkg/cmd/patch/patch.go `yaml.ToJSON`). That reader resolves scalars by YAML
+/// 1.1, where `yes`/`no`/`on`/`off` are booleans: a patch holding such a word, or one
+/// that does not parse (kubectl's message is its YAML library's), is a skip.
+fn patch_document(p: &str) -> Result<Value, Unwind> {
+    if let Ok(v) = serde_json::from_str(p) {
+        return Ok(v);
+    }
+    let mut docs = crate::yaml::parse_json_stream(p)
+        .map_err(|e| skip(format!("kubectl patch that does not parse: {}", e.message)))?;
+    let (Some(doc), true) = (docs.pop(), docs.is_empty()) else {
+        return Err(skip("kubectl patch of several YAML documents"));
+    };
+    if holds_yaml11_word(&doc, 0) {
+        return Err(skip("kubectl patch whose YAML 1.1 reading may differ"));
+    }
+    Ok(doc)
+}
+
+/// Whether a string in `v` is a word YAML 1.1 would read as a boolean when unquoted.
+fn holds_yaml11_word(v: &Value, depth: usize) -> bool {
+    const WORDS: &[&str] = &["y", "yes", "n", "no", "on", "off"];
+    match v {
+        _ if depth > 64 => true,
+        Value::String(s) => WORDS.contains(&s.to_ascii_lowercase().as_str()),
+        Value::Array(a) => a.iter().any(|x| holds_yaml11_word(x, depth + 1)),
+        Value::Object(m) => m.iter().any(|(k, x)| {
+            holds_yaml11_word(&Value::String(k.clone()), depth) || holds_yaml11_word(x, depth + 1)
+        }),
+        _ => false,
     }
 }
 

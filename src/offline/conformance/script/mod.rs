@@ -111,6 +111,13 @@ fn run_body(
         .unwrap_or(&cluster.namespace)
         .to_string();
     vars.insert("NAMESPACE".to_string(), ns);
+    // Chainsaw runs every script with `KUBECONFIG` naming the temporary kubeconfig it
+    // wrote for the target cluster (chainsaw's script operation; its docs' "Kubectl
+    // helpers": one cluster, user and context, all named `chainsaw`).
+    vars.insert(
+        "KUBECONFIG".to_string(),
+        exec::CHAINSAW_KUBECONFIG.to_string(),
+    );
     for (name, value) in &script.env {
         let v = match value {
             Value::String(s) if s.starts_with("($") && s.ends_with(')') => {

@@ -356,3 +356,59 @@ fn an_impersonated_read_is_authorized_before_the_object_is_looked_for() {
     let s = script("kubectl get pods missing --as nancy", Some(check));
     assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
 }
+
+#[test]
+fn kubeconfig_is_set_and_kubectl_on_another_one_is_a_skip() {
+    let (dir, mut c) = setup(&[]);
+    // `set -u` does not stop on it: chainsaw always sets it.
+    let s = script("set -eu\ntest -n \"$KUBECONFIG\"", None);
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    let s = script("export KUBECONFIG=./mine\nkubectl get pods", None);
+    match ran(&s, &mut c, dir.path()) {
+        Ran::Skip(why) => assert!(why.contains("KUBECONFIG=./mine"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_patch_written_in_yaml_flow_style_is_read_as_kubectl_reads_it() {
+    let (dir, mut c) = setup(&[]);
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cm", "namespace": "default"}, "data": {"a": "1"}});
+    assert!(matches!(
+        c.apply(&cm, false),
+        super::super::cluster::Answer::Ok
+    ));
+    // An unquoted value after a quoted key: YAML, not JSON.
+    let s = script(
+        "kubectl patch configmap cm --type=json -p='[{\"op\": \"add\", \"path\": \"/data/b\", \"value\":two}]' \
+         && kubectl get configmap cm -o jsonpath='{.data.b}' | grep -q two",
+        None,
+    );
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+    // A patch file on stdin, built by jq from the object itself.
+    let s = script(
+        "kubectl get configmap cm -o json | jq '{data: {\"n\": .metadata.name}}' \
+         | kubectl patch configmap cm --patch-file=/dev/stdin \
+         && kubectl get configmap cm -o json | jq -e '.data.n == .metadata.name'",
+        None,
+    );
+    let r = ran(&s, &mut c, dir.path());
+    assert!(matches!(r, Ran::Agree(_)), "{r:?}");
+    // `on` is a boolean to kubectl's YAML 1.1 reader: not guessed.
+    let s = script("kubectl patch configmap cm -p='{data: {c: on}}'", None);
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Skip(_)));
+}
+
+#[test]
+fn kubectl_f_takes_a_comma_separated_list_of_files() {
+    let (dir, mut c) = setup(&[("good.yaml", GOOD), ("bad.yaml", BAD)]);
+    let s = script("kubectl apply -f good.yaml,bad.yaml", None);
+    // The second file's Pod is refused: the whole command fails, the first is stored.
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Disagree(_)));
+    let s = script(
+        "kubectl delete -f good.yaml,bad.yaml --ignore-not-found=true",
+        None,
+    );
+    assert!(matches!(ran(&s, &mut c, dir.path()), Ran::Agree(_)));
+}
