@@ -392,30 +392,26 @@ fn namespaced_match_fields(i: usize, rule: &Value, mode: Mode<'_>) -> Vec<Proble
     out
 }
 
-/// Whether a match kind is in Kyverno's set of cluster-wide kinds, which holds each such
-/// kind as `Kind` and as `group/version/Kind` (validate.go `getClusteredResources`).
+/// Whether a kind is in Kyverno's set of cluster-wide kinds, which holds each such kind
+/// as `Kind` and as `group/version/Kind` (validate.go `getClusteredResources`). The
+/// CLI's mock mode has no discovery: the set is empty there.
 fn listed_cluster_wide(mode: Mode<'_>, selector: &str) -> bool {
     let Mode::Cluster { mapper, .. } = mode else {
         return false;
     };
     let found = match selector.rsplit_once('/') {
         None => mapper.for_bare_kind(selector),
+        // `/Kind` (a target without an apiVersion) is in no set.
+        Some(("", _)) => None,
         Some((gv, kind)) => mapper.for_kind(gv, kind),
     };
     found.is_some_and(|r| !r.namespaced)
 }
 
-/// Whether discovery serves `kind` (`v1/Namespace` or `Namespace`) cluster-wide. The
-/// CLI's mock mode has no discovery: nothing is cluster-wide there.
+/// Whether a generate target `apiVersion`/`kind` is cluster-wide, looked up as Kyverno
+/// does: `apiVersion/Kind` in the set, so nothing matches without an apiVersion.
 fn cluster_scoped(mode: Mode<'_>, api_version: &str, kind: &str) -> bool {
-    let Mode::Cluster { mapper, .. } = mode else {
-        return false;
-    };
-    // Kyverno looks up `apiVersion/Kind`: without an apiVersion nothing matches.
-    !api_version.is_empty()
-        && mapper
-            .for_kind(api_version, kind)
-            .is_some_and(|r| !r.namespaced)
+    listed_cluster_wide(mode, &format!("{api_version}/{kind}"))
 }
 
 /// `Generation.Validate`: one pattern per rule, then each pattern's target.
@@ -509,6 +505,81 @@ fn pattern_fields(
                 ));
             }
         }
+    }
+    out.extend(clone_list_fields(pattern, at, namespaced, policy_ns, mode));
+    out
+}
+
+/// `GeneratePattern.ValidateCloneList` (api/kyverno/v1/common_types.go): the listed
+/// sources are all cluster-wide or all namespaced, a namespace exactly when they are
+/// namespaced, and a namespaced `Policy` clones namespaced sources from its own
+/// namespace (one error per listed kind, as Kyverno appends them in its loop).
+fn clone_list_fields(
+    pattern: &Value,
+    at: &str,
+    namespaced: bool,
+    policy_ns: &str,
+    mode: Mode<'_>,
+) -> Vec<Problem> {
+    let kinds: Vec<&str> = pattern
+        .pointer("/cloneList/kinds")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|k| k.as_str().unwrap_or(""))
+        .collect();
+    let Some(first) = kinds.first() else {
+        return Vec::new();
+    };
+    let source_ns = pattern
+        .pointer("/cloneList/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let (at_kinds, at_ns) = (
+        format!("{at}.cloneList.kinds"),
+        format!("{at}.cloneList.namespace"),
+    );
+    let mut out = Vec::new();
+    if namespaced {
+        for kind in &kinds {
+            if listed_cluster_wide(mode, kind) {
+                out.push(forbidden(
+                    &at_kinds,
+                    &format!("the source in cloneList must be a namespaced resource: {kind}"),
+                ));
+            }
+            if source_ns != policy_ns {
+                out.push(forbidden(
+                    &at_ns,
+                    &format!(
+                        "a namespaced policy cannot clone resources from other namespace, expected: {policy_ns}, received: {source_ns}"
+                    ),
+                ));
+            }
+        }
+    }
+    let cluster_wide = listed_cluster_wide(mode, first);
+    if kinds[1..]
+        .iter()
+        .any(|k| listed_cluster_wide(mode, k) != cluster_wide)
+    {
+        out.push(forbidden(
+            &at_kinds,
+            "mixed scope of target resources is forbidden",
+        ));
+    }
+    // Kyverno's loop stops at the first mismatch: the scope it goes on with is the
+    // first kind's.
+    if !cluster_wide && source_ns.is_empty() {
+        out.push(forbidden(
+            &at_ns,
+            "namespace is required for namespaced target resources",
+        ));
+    } else if cluster_wide && !namespaced && !source_ns.is_empty() {
+        out.push(forbidden(
+            &at_ns,
+            "namespace is forbidden for cluster-wide target resources",
+        ));
     }
     out
 }
