@@ -18,6 +18,8 @@ mod background_checks;
 mod exception_checks;
 #[path = "validation_mutate.rs"]
 mod mutate_checks;
+#[path = "validation_pss.rs"]
+mod pss_checks;
 #[path = "validation_update.rs"]
 mod update_checks;
 #[path = "validation_warnings.rs"]
@@ -258,6 +260,21 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
         .and_then(Value::as_str)
         .unwrap_or("default");
     let mut out = Vec::new();
+    // `validateDeprecatedFields`: a deprecated field beside its replacement.
+    let hook = |k: &str| spec.pointer(&format!("/webhookConfiguration/{k}"));
+    for (old, new) in [
+        ("webhookTimeoutSeconds", "timeoutSeconds"),
+        ("failurePolicy", "failurePolicy"),
+    ] {
+        if spec.get(old).is_some_and(|v| !v.is_null()) && hook(new).is_some_and(|v| !v.is_null()) {
+            out.push(forbidden(
+                &format!("spec.{old}"),
+                &format!(
+                    "remove the deprecated field and use spec.webhookConfiguration.{new} instead"
+                ),
+            ));
+        }
+    }
     if spec.get("generateExistingOnPolicyUpdate").is_some() {
         out.push(forbidden(
             "spec.generateExistingOnPolicyUpdate",
@@ -290,14 +307,22 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
             ));
         }
     }
-    if let Some(t) = spec.get("webhookTimeoutSeconds").and_then(Value::as_i64)
-        && !(1..=30).contains(&t)
-    {
-        out.push(Problem {
-            message: format!(
-                "spec.webhookTimeoutSeconds: Invalid value: {t}: the timeout value must be between 1 and 30 seconds"
-            ),
-        });
+    for (at, pointer) in [
+        ("webhookTimeoutSeconds", "/webhookTimeoutSeconds"),
+        (
+            "webhookConfiguration.timeoutSeconds",
+            "/webhookConfiguration/timeoutSeconds",
+        ),
+    ] {
+        if let Some(t) = spec.pointer(pointer).and_then(Value::as_i64)
+            && !(1..=30).contains(&t)
+        {
+            out.push(Problem {
+                message: format!(
+                    "spec.{at}: Invalid value: {t}: the timeout value must be between 1 and 30 seconds"
+                ),
+            });
+        }
     }
     if namespaced {
         for (i, rule) in rules.iter().enumerate() {
@@ -305,7 +330,7 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
         }
     }
     for (i, rule) in rules.iter().enumerate() {
-        out.extend(pss_exclude_fields(i, rule));
+        out.extend(pss_checks::rule_problems(i, rule));
         if let Some(generate) = rule.get("generate").filter(|g| g.is_object()) {
             let at = format!("spec.rules[{i}].generate");
             out.extend(generation_fields(
@@ -323,37 +348,6 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
             "spec.validationFailureActionOverrides",
             "Use of validationFailureActionOverrides is supported only with ClusterPolicy",
         ));
-    }
-    out
-}
-
-/// `PodSecurityStandard.Validate` (api/kyverno/v1/common_types.go) on each
-/// `podSecurity.exclude` entry: `restrictedField` and `values` come together. (Its
-/// image checks per control level are not modelled.)
-fn pss_exclude_fields(i: usize, rule: &Value) -> Vec<Problem> {
-    let excludes = rule
-        .pointer("/validate/podSecurity/exclude")
-        .and_then(Value::as_array);
-    let mut out = Vec::new();
-    for (j, e) in excludes.into_iter().flatten().enumerate() {
-        let field = e
-            .get("restrictedField")
-            .and_then(Value::as_str)
-            .is_some_and(|f| !f.is_empty());
-        let values = e
-            .get("values")
-            .and_then(Value::as_array)
-            .is_some_and(|v| !v.is_empty());
-        let at = format!("spec.rules[{i}].podSecurity.exclude[{j}]");
-        if field && !values {
-            out.push(forbidden(&format!("{at}.values"), "values is required"));
-        }
-        if !field && values {
-            out.push(forbidden(
-                &format!("{at}.restrictedField"),
-                "restrictedField is required",
-            ));
-        }
     }
     out
 }

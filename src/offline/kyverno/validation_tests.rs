@@ -292,3 +292,21 @@ fn a_clone_list_keeps_one_scope_and_names_a_namespace_only_for_namespaced_source
         "{msg:?}"
     );
 }
+
+#[test]
+fn a_webhook_configuration_timeout_out_of_bounds_or_beside_its_deprecated_field_is_refused() {
+    let mut p = netpol(false);
+    p["spec"]["webhookConfiguration"] = json!({"timeoutSeconds": 45});
+    assert_eq!(
+        message(&validate_policy(&p, Mode::Cli)).unwrap(),
+        "spec.webhookConfiguration.timeoutSeconds: Invalid value: 45: the timeout value must be between 1 and 30 seconds"
+    );
+    p["spec"]["webhookConfiguration"] = json!({"timeoutSeconds": 5, "failurePolicy": "Fail"});
+    p["spec"]["webhookTimeoutSeconds"] = json!(5);
+    p["spec"]["failurePolicy"] = json!("Ignore");
+    assert_eq!(
+        message(&validate_policy(&p, Mode::Cli)).unwrap(),
+        "[spec.webhookTimeoutSeconds: Forbidden: remove the deprecated field and use spec.webhookConfiguration.timeoutSeconds instead, \
+         spec.failurePolicy: Forbidden: remove the deprecated field and use spec.webhookConfiguration.failurePolicy instead]"
+    );
+}
