@@ -12,6 +12,8 @@ use serde_json::Value;
 use crate::offline::rbac::resource::{ApiResource, Mapper};
 use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
 
+#[path = "validation_actions.rs"]
+mod action_checks;
 #[path = "validation_background.rs"]
 mod background_checks;
 #[path = "validation_exception.rs"]
@@ -614,12 +616,18 @@ fn rule_checks(i: usize, rule: &Value, mode: Mode<'_>, w: &mut Warned) -> Option
         return Some(e);
     }
     warnings::json_patch_on_pod(rule, w);
+    if let Some(e) = action_checks::mutate_problem(i, rule) {
+        return Some(e);
+    }
     if let Some(e) = mutate_checks::auth_problem(i, rule, mode) {
         return Some(e);
     }
     // `validateActions` returns its warnings only when it accepts the rule.
     let mut actions = Warned::default();
     warnings::reports_permissions(rule, mode, &mut actions);
+    if let Some(e) = action_checks::validate_problem(i, rule, mode) {
+        return Some(e);
+    }
     if let Some(generate) = rule.get("generate").filter(|g| g.is_object()) {
         if let Some(e) = generate_action(i, rule, generate, mode) {
             return Some(e);
