@@ -773,7 +773,16 @@ fn can_i_generate(
     let Some(resource) = resource else {
         return Some(format!("failed to get GVR for kind {gvk}"));
     };
-    let failed = denied_verbs(authorizer, user, verbs, resource, subresource, namespace);
+    // Kyverno asks without a name: the target's name may be a variable.
+    let failed = denied_verbs(
+        authorizer,
+        user,
+        verbs,
+        resource,
+        subresource,
+        namespace,
+        "",
+    );
     if failed.is_empty() {
         return None;
     }
@@ -792,7 +801,9 @@ fn can_i_generate(
     Some(msg)
 }
 
-/// The verbs of `verbs` that `user` may not use on the resource in `namespace`.
+/// The verbs of `verbs` that `user` may not use on the resource in `namespace`, on the
+/// object `name` when one is given (a rule's `resourceNames` then count, as in the
+/// SubjectAccessReview of pkg/auth/auth.go `RunAccessCheck`).
 fn denied_verbs<'v>(
     authorizer: &Authorizer,
     user: &str,
@@ -800,6 +811,7 @@ fn denied_verbs<'v>(
     resource: &ApiResource,
     subresource: &str,
     namespace: &str,
+    name: &str,
 ) -> Vec<&'v str> {
     let (username, groups) = impersonated(user, &[]);
     verbs
@@ -815,6 +827,7 @@ fn denied_verbs<'v>(
                     resource: resource.plural.clone(),
                     subresource: subresource.to_string(),
                     namespace: namespace.to_string(),
+                    name: name.to_string(),
                     ..AccessRequest::default()
                 })
                 .allowed
