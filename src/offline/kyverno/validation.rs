@@ -12,12 +12,16 @@ use serde_json::Value;
 use crate::offline::rbac::resource::{ApiResource, Mapper};
 use crate::offline::rbac::{AccessRequest, Authorizer, impersonated};
 
+#[path = "validation_actions.rs"]
+mod action_checks;
 #[path = "validation_background.rs"]
 mod background_checks;
 #[path = "validation_exception.rs"]
 mod exception_checks;
 #[path = "validation_mutate.rs"]
 mod mutate_checks;
+#[path = "validation_pss.rs"]
+mod pss_checks;
 #[path = "validation_update.rs"]
 mod update_checks;
 #[path = "validation_warnings.rs"]
@@ -258,6 +262,21 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
         .and_then(Value::as_str)
         .unwrap_or("default");
     let mut out = Vec::new();
+    // `validateDeprecatedFields`: a deprecated field beside its replacement.
+    let hook = |k: &str| spec.pointer(&format!("/webhookConfiguration/{k}"));
+    for (old, new) in [
+        ("webhookTimeoutSeconds", "timeoutSeconds"),
+        ("failurePolicy", "failurePolicy"),
+    ] {
+        if spec.get(old).is_some_and(|v| !v.is_null()) && hook(new).is_some_and(|v| !v.is_null()) {
+            out.push(forbidden(
+                &format!("spec.{old}"),
+                &format!(
+                    "remove the deprecated field and use spec.webhookConfiguration.{new} instead"
+                ),
+            ));
+        }
+    }
     if spec.get("generateExistingOnPolicyUpdate").is_some() {
         out.push(forbidden(
             "spec.generateExistingOnPolicyUpdate",
@@ -290,14 +309,22 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
             ));
         }
     }
-    if let Some(t) = spec.get("webhookTimeoutSeconds").and_then(Value::as_i64)
-        && !(1..=30).contains(&t)
-    {
-        out.push(Problem {
-            message: format!(
-                "spec.webhookTimeoutSeconds: Invalid value: {t}: the timeout value must be between 1 and 30 seconds"
-            ),
-        });
+    for (at, pointer) in [
+        ("webhookTimeoutSeconds", "/webhookTimeoutSeconds"),
+        (
+            "webhookConfiguration.timeoutSeconds",
+            "/webhookConfiguration/timeoutSeconds",
+        ),
+    ] {
+        if let Some(t) = spec.pointer(pointer).and_then(Value::as_i64)
+            && !(1..=30).contains(&t)
+        {
+            out.push(Problem {
+                message: format!(
+                    "spec.{at}: Invalid value: {t}: the timeout value must be between 1 and 30 seconds"
+                ),
+            });
+        }
     }
     if namespaced {
         for (i, rule) in rules.iter().enumerate() {
@@ -305,7 +332,7 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
         }
     }
     for (i, rule) in rules.iter().enumerate() {
-        out.extend(pss_exclude_fields(i, rule));
+        out.extend(pss_checks::rule_problems(i, rule));
         if let Some(generate) = rule.get("generate").filter(|g| g.is_object()) {
             let at = format!("spec.rules[{i}].generate");
             out.extend(generation_fields(
@@ -323,37 +350,6 @@ fn field_checks(policy: &Value, mode: Mode<'_>) -> Vec<Problem> {
             "spec.validationFailureActionOverrides",
             "Use of validationFailureActionOverrides is supported only with ClusterPolicy",
         ));
-    }
-    out
-}
-
-/// `PodSecurityStandard.Validate` (api/kyverno/v1/common_types.go) on each
-/// `podSecurity.exclude` entry: `restrictedField` and `values` come together. (Its
-/// image checks per control level are not modelled.)
-fn pss_exclude_fields(i: usize, rule: &Value) -> Vec<Problem> {
-    let excludes = rule
-        .pointer("/validate/podSecurity/exclude")
-        .and_then(Value::as_array);
-    let mut out = Vec::new();
-    for (j, e) in excludes.into_iter().flatten().enumerate() {
-        let field = e
-            .get("restrictedField")
-            .and_then(Value::as_str)
-            .is_some_and(|f| !f.is_empty());
-        let values = e
-            .get("values")
-            .and_then(Value::as_array)
-            .is_some_and(|v| !v.is_empty());
-        let at = format!("spec.rules[{i}].podSecurity.exclude[{j}]");
-        if field && !values {
-            out.push(forbidden(&format!("{at}.values"), "values is required"));
-        }
-        if !field && values {
-            out.push(forbidden(
-                &format!("{at}.restrictedField"),
-                "restrictedField is required",
-            ));
-        }
     }
     out
 }
@@ -392,30 +388,26 @@ fn namespaced_match_fields(i: usize, rule: &Value, mode: Mode<'_>) -> Vec<Proble
     out
 }
 
-/// Whether a match kind is in Kyverno's set of cluster-wide kinds, which holds each such
-/// kind as `Kind` and as `group/version/Kind` (validate.go `getClusteredResources`).
+/// Whether a kind is in Kyverno's set of cluster-wide kinds, which holds each such kind
+/// as `Kind` and as `group/version/Kind` (validate.go `getClusteredResources`). The
+/// CLI's mock mode has no discovery: the set is empty there.
 fn listed_cluster_wide(mode: Mode<'_>, selector: &str) -> bool {
     let Mode::Cluster { mapper, .. } = mode else {
         return false;
     };
     let found = match selector.rsplit_once('/') {
         None => mapper.for_bare_kind(selector),
+        // `/Kind` (a target without an apiVersion) is in no set.
+        Some(("", _)) => None,
         Some((gv, kind)) => mapper.for_kind(gv, kind),
     };
     found.is_some_and(|r| !r.namespaced)
 }
 
-/// Whether discovery serves `kind` (`v1/Namespace` or `Namespace`) cluster-wide. The
-/// CLI's mock mode has no discovery: nothing is cluster-wide there.
+/// Whether a generate target `apiVersion`/`kind` is cluster-wide, looked up as Kyverno
+/// does: `apiVersion/Kind` in the set, so nothing matches without an apiVersion.
 fn cluster_scoped(mode: Mode<'_>, api_version: &str, kind: &str) -> bool {
-    let Mode::Cluster { mapper, .. } = mode else {
-        return false;
-    };
-    // Kyverno looks up `apiVersion/Kind`: without an apiVersion nothing matches.
-    !api_version.is_empty()
-        && mapper
-            .for_kind(api_version, kind)
-            .is_some_and(|r| !r.namespaced)
+    listed_cluster_wide(mode, &format!("{api_version}/{kind}"))
 }
 
 /// `Generation.Validate`: one pattern per rule, then each pattern's target.
@@ -510,6 +502,81 @@ fn pattern_fields(
             }
         }
     }
+    out.extend(clone_list_fields(pattern, at, namespaced, policy_ns, mode));
+    out
+}
+
+/// `GeneratePattern.ValidateCloneList` (api/kyverno/v1/common_types.go): the listed
+/// sources are all cluster-wide or all namespaced, a namespace exactly when they are
+/// namespaced, and a namespaced `Policy` clones namespaced sources from its own
+/// namespace (one error per listed kind, as Kyverno appends them in its loop).
+fn clone_list_fields(
+    pattern: &Value,
+    at: &str,
+    namespaced: bool,
+    policy_ns: &str,
+    mode: Mode<'_>,
+) -> Vec<Problem> {
+    let kinds: Vec<&str> = pattern
+        .pointer("/cloneList/kinds")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|k| k.as_str().unwrap_or(""))
+        .collect();
+    let Some(first) = kinds.first() else {
+        return Vec::new();
+    };
+    let source_ns = pattern
+        .pointer("/cloneList/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let (at_kinds, at_ns) = (
+        format!("{at}.cloneList.kinds"),
+        format!("{at}.cloneList.namespace"),
+    );
+    let mut out = Vec::new();
+    if namespaced {
+        for kind in &kinds {
+            if listed_cluster_wide(mode, kind) {
+                out.push(forbidden(
+                    &at_kinds,
+                    &format!("the source in cloneList must be a namespaced resource: {kind}"),
+                ));
+            }
+            if source_ns != policy_ns {
+                out.push(forbidden(
+                    &at_ns,
+                    &format!(
+                        "a namespaced policy cannot clone resources from other namespace, expected: {policy_ns}, received: {source_ns}"
+                    ),
+                ));
+            }
+        }
+    }
+    let cluster_wide = listed_cluster_wide(mode, first);
+    if kinds[1..]
+        .iter()
+        .any(|k| listed_cluster_wide(mode, k) != cluster_wide)
+    {
+        out.push(forbidden(
+            &at_kinds,
+            "mixed scope of target resources is forbidden",
+        ));
+    }
+    // Kyverno's loop stops at the first mismatch: the scope it goes on with is the
+    // first kind's.
+    if !cluster_wide && source_ns.is_empty() {
+        out.push(forbidden(
+            &at_ns,
+            "namespace is required for namespaced target resources",
+        ));
+    } else if cluster_wide && !namespaced && !source_ns.is_empty() {
+        out.push(forbidden(
+            &at_ns,
+            "namespace is forbidden for cluster-wide target resources",
+        ));
+    }
     out
 }
 
@@ -549,12 +616,18 @@ fn rule_checks(i: usize, rule: &Value, mode: Mode<'_>, w: &mut Warned) -> Option
         return Some(e);
     }
     warnings::json_patch_on_pod(rule, w);
+    if let Some(e) = action_checks::mutate_problem(i, rule) {
+        return Some(e);
+    }
     if let Some(e) = mutate_checks::auth_problem(i, rule, mode) {
         return Some(e);
     }
     // `validateActions` returns its warnings only when it accepts the rule.
     let mut actions = Warned::default();
     warnings::reports_permissions(rule, mode, &mut actions);
+    if let Some(e) = action_checks::validate_problem(i, rule, mode) {
+        return Some(e);
+    }
     if let Some(generate) = rule.get("generate").filter(|g| g.is_object()) {
         if let Some(e) = generate_action(i, rule, generate, mode) {
             return Some(e);
@@ -700,7 +773,16 @@ fn can_i_generate(
     let Some(resource) = resource else {
         return Some(format!("failed to get GVR for kind {gvk}"));
     };
-    let failed = denied_verbs(authorizer, user, verbs, resource, subresource, namespace);
+    // Kyverno asks without a name: the target's name may be a variable.
+    let failed = denied_verbs(
+        authorizer,
+        user,
+        verbs,
+        resource,
+        subresource,
+        namespace,
+        "",
+    );
     if failed.is_empty() {
         return None;
     }
@@ -719,7 +801,9 @@ fn can_i_generate(
     Some(msg)
 }
 
-/// The verbs of `verbs` that `user` may not use on the resource in `namespace`.
+/// The verbs of `verbs` that `user` may not use on the resource in `namespace`, on the
+/// object `name` when one is given (a rule's `resourceNames` then count, as in the
+/// SubjectAccessReview of pkg/auth/auth.go `RunAccessCheck`).
 fn denied_verbs<'v>(
     authorizer: &Authorizer,
     user: &str,
@@ -727,6 +811,7 @@ fn denied_verbs<'v>(
     resource: &ApiResource,
     subresource: &str,
     namespace: &str,
+    name: &str,
 ) -> Vec<&'v str> {
     let (username, groups) = impersonated(user, &[]);
     verbs
@@ -742,6 +827,7 @@ fn denied_verbs<'v>(
                     resource: resource.plural.clone(),
                     subresource: subresource.to_string(),
                     namespace: namespace.to_string(),
+                    name: name.to_string(),
                     ..AccessRequest::default()
                 })
                 .allowed

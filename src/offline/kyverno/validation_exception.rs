@@ -2,14 +2,19 @@
 //! (pkg/webhooks/exception/validate.go calling api/kyverno/v2 `PolicyExceptionSpec.
 //! Validate`): an exception processed in the background (`spec.background`, true by
 //! default) may not match on user information (api/kyverno/v1 user_info_types.go
-//! `ValidateNoUserInfo`), which a background scan does not have.
+//! `ValidateNoUserInfo`), which a background scan does not have; each exception names
+//! its policy (`Exception.Validate`); each `podSecurity` entry passes
+//! `PodSecurityStandard.Validate` (see `validation_pss.rs`). (The `match` block's own
+//! `Validate`, whose messages dump Go values, is not modelled.)
 
 use serde_json::Value;
 
-use super::Problem;
+use super::{Problem, pss_checks};
 
-/// The webhook configuration that validates exceptions (pkg/config/config.go).
-pub const EXCEPTION_WEBHOOK: &str = "kyverno-exception-validating-webhook-cfg";
+/// The webhook that validates exceptions, as the API server names it in a denial: the
+/// one webhook of `kyverno-exception-validating-webhook-cfg`, named after Kyverno's
+/// service (pkg/controllers/generic/webhook/controller.go `build`).
+pub const EXCEPTION_WEBHOOK: &str = "kyverno-svc.kyverno.svc";
 
 /// The problems Kyverno reports for a kyverno.io `PolicyException`, empty when accepted.
 pub fn validate_exception(exception: &Value) -> Vec<Problem> {
@@ -19,10 +24,7 @@ pub fn validate_exception(exception: &Value) -> Vec<Problem> {
         .and_then(Value::as_bool)
         .unwrap_or(true);
     let mut out = Vec::new();
-    if !background {
-        return out;
-    }
-    for list in ["any", "all"] {
+    for list in ["any", "all"].into_iter().filter(|_| background) {
         let filters = spec
             .pointer(&format!("/match/{list}"))
             .and_then(Value::as_array);
@@ -40,6 +42,26 @@ pub fn validate_exception(exception: &Value) -> Vec<Problem> {
                 }
             }
         }
+    }
+    let exceptions = spec.get("exceptions").and_then(Value::as_array);
+    for (i, e) in exceptions.into_iter().flatten().enumerate() {
+        if e.get("policyName")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            out.push(Problem {
+                message: format!(
+                    "spec.exceptions[{i}].policyName: Required value: An exception requires a policy name"
+                ),
+            });
+        }
+    }
+    let pss = spec.get("podSecurity").and_then(Value::as_array);
+    for (i, entry) in pss.into_iter().flatten().enumerate() {
+        out.extend(pss_checks::exclusion_problems(
+            entry,
+            &format!("spec.podSecurity[{i}]"),
+        ));
     }
     out
 }
@@ -68,5 +90,21 @@ mod tests {
         );
         assert!(!validate_exception(&polex(Some(true))).is_empty());
         assert!(validate_exception(&polex(Some(false))).is_empty());
+    }
+
+    /// An exception's Pod Security entries were admitted unchecked.
+    #[test]
+    fn pod_security_entries_of_an_exception_are_checked_as_a_rules_exclusions() {
+        let mut e = polex(Some(false));
+        e["spec"]["podSecurity"] = json!([
+            {"controlName": "Sysctls"},
+            {"controlName": "Host Ports", "images": ["x"], "values": ["1"]}]);
+        assert_eq!(
+            validate_exception(&e)
+                .into_iter()
+                .map(|p| p.message)
+                .collect::<Vec<_>>(),
+            vec!["spec.podSecurity[1].restrictedField: Forbidden: restrictedField is required"]
+        );
     }
 }

@@ -4,7 +4,8 @@
 //!   `apiVersion`/`kind`/`namespace`/`name` may not use it (Kyverno substitutes them with
 //!   a mock context that lacks `target`);
 //! - pkg/policy/mutate/validate.go `validateAuth`: the background controller must be
-//!   allowed to get and update each target kind (cluster mode only).
+//!   allowed to get and update each target kind, asked for the target's namespace and
+//!   name as written (cluster mode only).
 
 use serde_json::Value;
 
@@ -68,6 +69,8 @@ pub(super) fn auth_problem(i: usize, rule: &Value, mode: Mode<'_>) -> Option<Str
     for t in targets {
         let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("");
         let (api_version, kind, namespace) = (s("apiVersion"), s("kind"), s("namespace"));
+        // The SubjectAccessReview names the target as written, variables and all.
+        let name = s("name");
         if kind.contains("{{") {
             continue;
         }
@@ -89,6 +92,7 @@ pub(super) fn auth_problem(i: usize, rule: &Value, mode: Mode<'_>) -> Option<Str
             resource,
             subresource,
             namespace,
+            name,
         );
         if !failed.is_empty() {
             let mut msg = format!(
@@ -180,5 +184,34 @@ mod tests {
         };
         assert_eq!(auth_problem(0, &r, mode), None);
         assert_eq!(auth_problem(0, &r, Mode::Cli), None);
+    }
+
+    /// A role granting the target by `resourceNames` was not counted: Kyverno asks for
+    /// the named target, so the grant holds for it (and only for it).
+    #[test]
+    fn a_grant_by_resource_name_covers_the_named_target() {
+        let granted = Authorizer::new(&[
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "one"},
+                "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                    "resourceNames": ["settings"], "verbs": ["get", "update"]}]}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "one"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "one"},
+                "subjects": [{"kind": "ServiceAccount", "name": "kyverno-background-controller", "namespace": "kyverno"}]}),
+        ]);
+        let mapper = Mapper::built_in();
+        let mode = Mode::Cluster {
+            authorizer: &granted,
+            mapper: &mapper,
+        };
+        let named = |name: &str| {
+            rule(
+                json!([{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "app", "name": name}]),
+                json!([]),
+            )
+        };
+        assert_eq!(auth_problem(0, &named("settings"), mode), None);
+        assert!(auth_problem(0, &named("other"), mode).is_some());
     }
 }

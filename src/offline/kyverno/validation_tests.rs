@@ -243,3 +243,70 @@ fn a_generated_kind_with_a_subresource_is_checked_on_that_subresource() {
     ));
     assert_eq!(in_cluster(&p, &objects), Vec::<String>::new());
 }
+
+#[test]
+fn a_clone_list_keeps_one_scope_and_names_a_namespace_only_for_namespaced_sources() {
+    let list = |kinds: Value, ns: Option<&str>| {
+        let mut clone_list = json!({"kinds": kinds, "selector": {"matchLabels": {"a": "b"}}});
+        if let Some(ns) = ns {
+            clone_list["namespace"] = json!(ns);
+        }
+        policy(json!({"namespace": "team", "cloneList": clone_list}))
+    };
+    let at = "spec.rules[0].generate.cloneList";
+    let mixed = list(json!(["v1/ConfigMap", "v1/Namespace"]), Some("src"));
+    assert_eq!(
+        in_cluster(&mixed, &[]),
+        vec![format!(
+            "{at}.kinds: Forbidden: mixed scope of target resources is forbidden"
+        )]
+    );
+    let cluster_wide_with_ns = list(json!(["storage.k8s.io/v1/StorageClass"]), Some("src"));
+    assert_eq!(
+        in_cluster(&cluster_wide_with_ns, &[]),
+        vec![format!(
+            "{at}.namespace: Forbidden: namespace is forbidden for cluster-wide target resources"
+        )]
+    );
+    let namespaced_without_ns = list(json!(["v1/ConfigMap"]), None);
+    assert_eq!(
+        in_cluster(&namespaced_without_ns, &[])[0],
+        format!("{at}.namespace: Forbidden: namespace is required for namespaced target resources")
+    );
+    // A namespaced Policy clones namespaced sources from its own namespace only.
+    let mut own = list(
+        json!(["v1/ConfigMap", "storage.k8s.io/v1/StorageClass"]),
+        Some("other"),
+    );
+    own["kind"] = json!("Policy");
+    own["metadata"]["namespace"] = json!("team");
+    let msg = in_cluster(&own, &[]);
+    assert!(
+        msg.contains(&format!(
+            "{at}.kinds: Forbidden: the source in cloneList must be a namespaced resource: storage.k8s.io/v1/StorageClass"
+        )) && msg
+            .iter()
+            .filter(|m| m.contains("cannot clone resources from other namespace"))
+            .count()
+            == 2,
+        "{msg:?}"
+    );
+}
+
+#[test]
+fn a_webhook_configuration_timeout_out_of_bounds_or_beside_its_deprecated_field_is_refused() {
+    let mut p = netpol(false);
+    p["spec"]["webhookConfiguration"] = json!({"timeoutSeconds": 45});
+    assert_eq!(
+        message(&validate_policy(&p, Mode::Cli)).unwrap(),
+        "spec.webhookConfiguration.timeoutSeconds: Invalid value: 45: the timeout value must be between 1 and 30 seconds"
+    );
+    p["spec"]["webhookConfiguration"] = json!({"timeoutSeconds": 5, "failurePolicy": "Fail"});
+    p["spec"]["webhookTimeoutSeconds"] = json!(5);
+    p["spec"]["failurePolicy"] = json!("Ignore");
+    assert_eq!(
+        message(&validate_policy(&p, Mode::Cli)).unwrap(),
+        "[spec.webhookTimeoutSeconds: Forbidden: remove the deprecated field and use spec.webhookConfiguration.timeoutSeconds instead, \
+         spec.failurePolicy: Forbidden: remove the deprecated field and use spec.webhookConfiguration.failurePolicy instead]"
+    );
+}

@@ -217,6 +217,7 @@ fn reports_denied(
         resource,
         "",
         "",
+        "",
     );
     if failed.is_empty() {
         return Ok(None);
