@@ -6,11 +6,13 @@
 //! selects is certainly deleted once the schedule's longest gap ([`schedule::max_gap`])
 //! has passed since it became selected, possibly deleted any time before. An observation
 //! or write whose outcome depends on a tick that may or may not have come is
-//! `Skip::Cleanup`, never a verdict.
+//! `Skip::Cleanup`, never a verdict. The TTL controller deletes a labelled object at a
+//! time its label fixes (after the object's creation, on this clock), within
+//! [`TTL_REACTION`] of it.
 
 use super::chainsaw::{Bindings, Op, Resources};
 use super::cluster::{Key, text};
-use super::controllers::{deleting, schedule};
+use super::controllers::{deleting, schedule, ttl};
 use super::{Run, Skip, Stop};
 
 /// Scheduled deletions the controllers owe, and the time.
@@ -23,7 +25,24 @@ pub struct Clock {
     /// What of the scheduled policies in the cluster the model cannot compute; an
     /// observation of anything but those policies is then this skip.
     unknown: Option<Skip>,
+    /// Each object seen, by uid: when it was made and when its TTL label took its value.
+    born: std::collections::HashMap<String, Born>,
 }
+
+#[derive(Debug, Clone)]
+struct Born {
+    at: f64,
+    label: Option<String>,
+    labelled: f64,
+}
+
+/// How long the TTL controller takes at most from an object's time to its deletion: the
+/// informer's event, its queue (controller.go `reconcile`: a time passed deletes at once,
+/// one to come is queued `AddAfter` the rest) and the delete request.
+pub const TTL_REACTION: f64 = 1.0;
+
+/// The name a TTL deletion is told by.
+const TTL_CONTROLLER: &str = "the TTL controller";
 
 #[derive(Debug, Clone)]
 struct Pending {
@@ -32,12 +51,20 @@ struct Pending {
     since: f64,
     /// The schedule's longest gap between ticks (`None`: not computed, never certain).
     gap: Option<f64>,
+    /// Whether the deletion may come at `since` itself, racing an observation made then
+    /// (a TTL whose time has passed when the object is written); a tick cannot.
+    eager: bool,
 }
 
 impl Pending {
     /// When the deletion has certainly happened.
     fn due(&self) -> f64 {
         self.since + self.gap.unwrap_or(f64::INFINITY)
+    }
+
+    /// Whether the deletion may have happened by `now`.
+    fn possible(&self, now: f64) -> bool {
+        self.since < now || (self.eager && self.since <= now)
     }
 }
 
@@ -80,7 +107,7 @@ impl Run {
     /// may have, depends on the wall clock.
     fn write_on_time(&self, op: &Op, bindings: &Bindings) -> Result<(), Stop> {
         let now = self.clock.now;
-        let mut uncertain = self.clock.pending.iter().filter(|p| p.since < now);
+        let mut uncertain = self.clock.pending.iter().filter(|p| p.possible(now));
         let resources: Option<&Resources> = match op {
             Op::Apply { resources, .. }
             | Op::Update { resources, .. }
@@ -125,7 +152,7 @@ impl Run {
             // Held now; had a possible tick come already, would it still?
             if first.is_ok() {
                 let possible: Vec<Pending> = (self.clock.pending.iter())
-                    .filter(|p| p.since < now)
+                    .filter(|p| p.possible(now))
                     .cloned()
                     .collect();
                 if let Some(p) = possible.first() {
@@ -218,9 +245,9 @@ impl Run {
     /// for its tick now.
     fn track(&mut self) {
         let now = self.clock.now;
+        let old = std::mem::take(&mut self.clock.pending);
         match deleting::ticks(&self.cluster) {
             Ok(ticks) => {
-                let old = std::mem::take(&mut self.clock.pending);
                 self.clock.unknown = None;
                 for t in ticks {
                     let gap = schedule::max_gap(&t.schedule).map(|s| s as f64);
@@ -234,19 +261,73 @@ impl Run {
                             target,
                             since,
                             gap,
+                            eager: false,
                         });
                     }
                 }
             }
-            Err(s) => {
-                self.clock.pending.clear();
-                self.clock.unknown = Some(s);
+            Err(s) => self.clock.unknown = Some(s),
+        }
+        self.track_ttl();
+    }
+
+    /// Each object's birth and label time on this clock, and the TTL deletions they fix:
+    /// the controller deletes at creation plus the label's duration, or when it sees the
+    /// label if that time has passed already.
+    fn track_ttl(&mut self) {
+        let now = self.clock.now;
+        let mut born = std::mem::take(&mut self.clock.born);
+        born.retain(|uid, _| self.cluster.objects.iter().any(|o| uid_of(o) == Some(uid)));
+        let mut labelled = Vec::new();
+        for o in &self.cluster.objects {
+            let Some(uid) = uid_of(o) else { continue };
+            let label = (o.pointer("/metadata/labels/cleanup.kyverno.io~1ttl"))
+                .and_then(|v| v.as_str())
+                .map(str::to_string);
+            let b = born.entry(uid.to_string()).or_insert(Born {
+                at: now,
+                label: label.clone(),
+                labelled: now,
+            });
+            if b.label != label {
+                b.label = label.clone();
+                b.labelled = now;
+            }
+            if label.is_some() {
+                labelled.push((o, b.at, b.labelled));
             }
         }
+        if !labelled.is_empty() {
+            let authorizer = self.cluster.cleanup_authorizer();
+            let mapper = self.cluster.mapper();
+            for (o, at, seen) in labelled {
+                // A date the replay cannot place was refused at the write (a skip).
+                if let Some(Ok(after)) = ttl::deletion(o, &authorizer, &mapper) {
+                    self.clock.pending.push(Pending {
+                        policy: TTL_CONTROLLER.into(),
+                        target: Key::of(o),
+                        since: (at + after).max(seen),
+                        gap: Some(TTL_REACTION),
+                        eager: true,
+                    });
+                }
+            }
+        }
+        self.clock.born = born;
     }
 }
 
+fn uid_of(o: &serde_json::Value) -> Option<&str> {
+    o.pointer("/metadata/uid").and_then(|v| v.as_str())
+}
+
 fn timing(p: &Pending) -> Skip {
+    if p.policy == TTL_CONTROLLER {
+        return Skip::Cleanup(format!(
+            "whether {TTL_CONTROLLER} had deleted {} {} by then depends on the wall clock",
+            p.target.kind, p.target.name
+        ));
+    }
     Skip::Cleanup(format!(
         "whether a tick of {} (deleting {} {}) came by then depends on the wall clock",
         p.policy, p.target.kind, p.target.name

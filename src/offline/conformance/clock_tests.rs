@@ -99,3 +99,76 @@ fn an_error_that_waited_for_a_tick_leaves_the_clock_at_its_earliest() {
     ]);
     assert!(is_timing_skip(&v), "{v:?}");
 }
+
+fn ttl_run(label: &str, ops: Vec<Op>) -> Verdict {
+    let mut pod = pod();
+    pod["metadata"]["labels"] = json!({"cleanup.kyverno.io/ttl": label});
+    let mut all = vec![apply(pod)];
+    all.extend(ops);
+    replay(&Test {
+        name: "ttl".into(),
+        // The suite's `ttl` configuration lets the cleanup controller watch Pods.
+        dir: std::path::PathBuf::from("ttl"),
+        skip: false,
+        namespace: None,
+        bindings: Default::default(),
+        steps: vec![Step {
+            name: "only".into(),
+            ops: all,
+            bindings: Default::default(),
+        }],
+    })
+}
+
+#[test]
+fn a_ttl_label_deletes_its_object_that_long_after_its_creation() {
+    assert_eq!(
+        ttl_run("10s", vec![observe(true, 30.0), observe(false, 30.0)]),
+        Verdict::Agree
+    );
+    assert_eq!(
+        ttl_run("10s", vec![Op::Sleep(Some(15.0)), observe(false, 1.0)]),
+        Verdict::Agree
+    );
+    let early = ttl_run("10s", vec![observe(false, 5.0)]);
+    assert!(matches!(early, Verdict::Disagree(_)), "{early:?}");
+    // Made again after its deletion, it lives its ten seconds anew.
+    let mut again = pod();
+    again["metadata"]["labels"] = json!({"cleanup.kyverno.io/ttl": "10s"});
+    assert_eq!(
+        ttl_run(
+            "10s",
+            vec![observe(false, 30.0), apply(again), observe(true, 30.0)]
+        ),
+        Verdict::Agree
+    );
+}
+
+#[test]
+fn a_ttl_time_passed_deletes_at_once_racing_a_look_made_then() {
+    assert_eq!(
+        ttl_run("2023-07-19T120000Z", vec![observe(false, 5.0)]),
+        Verdict::Agree
+    );
+    let raced = ttl_run("2023-07-19", vec![observe(true, 5.0)]);
+    assert!(is_timing_skip(&raced), "{raced:?}");
+}
+
+#[test]
+fn without_watch_on_its_kind_the_ttl_controller_leaves_the_object() {
+    let mut pod = pod();
+    pod["metadata"]["labels"] = json!({"cleanup.kyverno.io/ttl": "10s"});
+    let v = replay(&Test {
+        name: "standard".into(),
+        dir: std::path::PathBuf::from("."),
+        skip: false,
+        namespace: None,
+        bindings: Default::default(),
+        steps: vec![Step {
+            name: "only".into(),
+            ops: vec![apply(pod), Op::Sleep(Some(60.0)), observe(true, 5.0)],
+            bindings: Default::default(),
+        }],
+    });
+    assert_eq!(v, Verdict::Agree);
+}

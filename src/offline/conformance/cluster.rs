@@ -305,8 +305,8 @@ impl Cluster {
         if let Some(skip) = super::controllers::install::unmodelled_write(&new, old.as_ref()) {
             return Answer::Undecidable(skip);
         }
-        if let Some(skip) =
-            super::controllers::cleanup::ttl(&new, &self.cleanup_authorizer(), &self.mapper())
+        if let Some(Err(skip)) =
+            super::controllers::ttl::deletion(&new, &self.cleanup_authorizer(), &self.mapper())
         {
             return Answer::Undecidable(skip);
         }
@@ -479,8 +479,14 @@ impl Cluster {
     /// controller's role as the chart renders them), and whatever roles the test applies.
     /// The cleanup controller's RBAC: the chart's roles and the suite's Helm values
     /// (scripts/config/standard/kyverno.yaml `cleanupController.rbac.clusterRole.
-    /// extraResources`: pods, list and delete), and whatever roles the test applies.
+    /// extraResources`: pods, list and delete; scripts/config/ttl/kyverno.yaml adds
+    /// watch), and whatever roles the test applies.
     pub(crate) fn cleanup_authorizer(&self) -> Authorizer {
+        let pod_verbs = if self.features.ttl_watches_pods {
+            json!(["list", "delete", "watch"])
+        } else {
+            json!(["list", "delete"])
+        };
         let mut objects: Vec<Value> = crate::lab::offline::baseline_rbac().to_vec();
         objects.push(
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
@@ -488,7 +494,7 @@ impl Cluster {
                 "app.kubernetes.io/component": "cleanup-controller",
                 "app.kubernetes.io/instance": "kyverno",
                 "app.kubernetes.io/part-of": "kyverno"}},
-            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "delete"]}]}),
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": pod_verbs}]}),
         );
         objects.extend(super::controllers::rbac_objects(&self.objects).cloned());
         Authorizer::new(&objects)

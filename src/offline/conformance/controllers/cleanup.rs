@@ -1,5 +1,5 @@
 //! The cleanup controller: admission of `CleanupPolicy`/`ClusterCleanupPolicy` as its
-//! webhook does it, and which TTL-labelled objects its TTL controller would delete. What
+//! webhook does it (its TTL controller is [`super::ttl`]'s). What
 //! its ticks delete is [`super::cleanup_run`]'s and [`super::deleting`]'s; when they fall,
 //! the replay clock's. It does not delete anything.
 
@@ -306,27 +306,6 @@ fn valid_field(field: &str, lo: u32, hi: u32, names: &[&str]) -> bool {
     })
 }
 
-/// The TTL controller (pkg/controllers/ttl) on a `cleanup.kyverno.io/ttl`-labelled object:
-/// it watches only resources the cleanup controller may `watch`, `list` and `delete`
-/// cluster-wide (manager.go, utils.go `HasResourcePermissions`), and ignores a label its
-/// `parseDeletionTime` cannot read (the resource webhook, cmd/cleanup-controller/handlers/
-/// admission/resource/handlers.go, admits either way, with a warning). An object it would
-/// delete goes when its time passes, which this replay does not follow: `Skip::Cleanup`.
-/// `None`: the object stays (no label, an unreadable one, or no permission).
-pub fn ttl(obj: &Value, authorizer: &Authorizer, mapper: &Mapper) -> Option<Skip> {
-    let value = obj.pointer("/metadata/labels/cleanup.kyverno.io~1ttl")?;
-    if !value.as_str().is_some_and(ttl_parses) {
-        return None;
-    }
-    let r = mapper.for_kind(&text(obj, "/apiVersion"), &text(obj, "/kind"))?;
-    let allowed = ["watch", "list", "delete"]
-        .iter()
-        .all(|verb| cleanup_may(authorizer, r, verb, "", ""));
-    allowed.then(|| {
-        Skip::Cleanup("an object the TTL controller deletes when its label's time passes".into())
-    })
-}
-
 /// Whether the cleanup controller's service account may `verb` objects of resource `r`
 /// (in `namespace`, named `name`; empty for all), by the cluster's RBAC.
 pub(crate) fn cleanup_may(
@@ -357,72 +336,6 @@ pub(crate) fn sa_groups() -> Vec<String> {
         "system:serviceaccounts:kyverno".into(),
         "system:authenticated".into(),
     ]
-}
-
-/// utils.go `parseDeletionTime`: a duration as kube-openapi's `strfmt.ParseDuration` reads
-/// it (Go's `time.ParseDuration`, else number–unit pairs with its unit names), else a time
-/// in `2006-01-02T150405Z` or a date in `2006-01-02` (api/kyverno/constants.go).
-pub fn ttl_parses(v: &str) -> bool {
-    if crate::offline::kyverno::quantity::parse_duration(v).is_some() {
-        return true;
-    }
-    if strfmt_duration(v) {
-        return true;
-    }
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let date = |s: &str| {
-        let p: Vec<&str> = s.split('-').collect();
-        p.len() == 3
-            && p[0].len() == 4
-            && p[1].len() == 2
-            && p[2].len() == 2
-            && p.iter().all(|x| digits(x))
-            && (1..=12).contains(&p[1].parse::<u32>().unwrap_or(0))
-            && (1..=31).contains(&p[2].parse::<u32>().unwrap_or(0))
-    };
-    match v.split_once('T') {
-        Some((d, t)) => {
-            let Some(t) = t.strip_suffix('Z') else {
-                return false;
-            };
-            let field = |i: usize, max: u32| t[i..i + 2].parse::<u32>().is_ok_and(|n| n <= max);
-            date(d) && t.len() == 6 && digits(t) && field(0, 23) && field(2, 59) && field(4, 59)
-        }
-        None => date(v),
-    }
-}
-
-/// strfmt's duration: one or more `<digits><spaces?><unit>` with its units.
-fn strfmt_duration(v: &str) -> bool {
-    const UNITS: [&str; 25] = [
-        "ns", "us", "µs", "ms", "s", "sec", "secs", "second", "seconds", "m", "min", "mins",
-        "minute", "minutes", "h", "hr", "hour", "hours", "d", "day", "days", "w", "wk", "week",
-        "weeks",
-    ];
-    let mut rest = v.trim();
-    if rest.is_empty() {
-        return false;
-    }
-    let mut pairs = 0;
-    while !rest.is_empty() && pairs < 64 {
-        let n = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        if n == 0 {
-            return false;
-        }
-        rest = rest[n..].trim_start();
-        let u = rest
-            .find(|c: char| !(c.is_alphabetic()))
-            .unwrap_or(rest.len());
-        let unit = &rest[..u];
-        if !UNITS.contains(&unit) {
-            return false;
-        }
-        rest = rest[u..].trim_start();
-        pairs += 1;
-    }
-    rest.is_empty()
 }
 
 #[cfg(test)]

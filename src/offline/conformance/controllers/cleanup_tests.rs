@@ -84,43 +84,6 @@ fn context_entries_and_schedule_are_refused_and_permissions_checked() {
 }
 
 #[test]
-fn ttl_labels_read_as_the_ttl_controller_reads_them() {
-    for ok in [
-        "10s",
-        "1h30m",
-        "2 days",
-        "1w",
-        "2026-12-03",
-        "2026-12-03T101500Z",
-    ] {
-        assert!(ttl_parses(ok), "{ok}");
-    }
-    for bad in ["10ay", "", "2026-13-03", "2026-12-03T10:15:00Z", "tomorrow"] {
-        assert!(!ttl_parses(bad), "{bad}");
-    }
-}
-
-#[test]
-fn the_ttl_controller_acts_only_where_it_may_watch_list_and_delete() {
-    let mapper = Mapper::built_in();
-    let auth = pods_allowed();
-    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "c", "labels": {"cleanup.kyverno.io/ttl": "10s"}}});
-    assert_eq!(ttl(&cm, &auth, &mapper), None);
-    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": "r"},
-        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["watch", "list", "delete"]}]});
-    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"},
-        "subjects": [{"kind": "ServiceAccount", "name": "kyverno-cleanup-controller", "namespace": "kyverno"}]});
-    let auth = Authorizer::new(&[role, binding]);
-    assert!(matches!(ttl(&cm, &auth, &mapper), Some(Skip::Cleanup(_))));
-    let mut bad = cm.clone();
-    bad["metadata"]["labels"]["cleanup.kyverno.io/ttl"] = json!("10ay");
-    assert_eq!(ttl(&bad, &auth, &mapper), None);
-}
-
-#[test]
 fn match_validation_it_does_not_model_is_a_skip() {
     let auth = pods_allowed();
     let mapper = Mapper::built_in();

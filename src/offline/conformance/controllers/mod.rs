@@ -29,6 +29,7 @@ pub mod reports_list;
 pub mod reports_mpol;
 pub mod schedule;
 pub mod status;
+pub mod ttl;
 pub mod webhook_rules;
 pub mod webhooks;
 mod webhooks_autogen;
@@ -57,6 +58,9 @@ pub struct Features {
     /// `features.reporting.allowedResults` (`--allowedResults`): only failures are
     /// reported under the `exclude-result` configuration, every status otherwise.
     pub report_only_failures: bool,
+    /// The `ttl` configuration: the cleanup controller may also `watch` Pods, so its TTL
+    /// controller acts on them (the standard one grants only `list` and `delete`).
+    pub ttl_watches_pods: bool,
 }
 
 impl Default for Features {
@@ -66,6 +70,7 @@ impl Default for Features {
             generate_map: false,
             force_failure_ignore: false,
             report_only_failures: false,
+            ttl_watches_pods: false,
         }
     }
 }
@@ -82,6 +87,7 @@ impl Features {
             generate_map: in_area("generate-mutating-admission-policy"),
             force_failure_ignore: in_area("force-failure-policy-ignore"),
             report_only_failures: in_area("reports-exclude-result"),
+            ttl_watches_pods: dir.components().any(|c| c.as_os_str() == "ttl"),
             ..Features::default()
         }
     }
