@@ -16,7 +16,7 @@ pub(crate) use ivpol::is_image_policy as ivpol_kind;
 pub(crate) mod kindstate;
 pub(crate) mod map;
 mod requester;
-mod schema;
+pub mod schema;
 pub use requester::Requester;
 mod subresource;
 mod webhook;
@@ -78,6 +78,9 @@ pub struct Cluster {
     /// The last write's refusal names rules whose message is kca's, not Kyverno's words
     /// (which ones): its text must not be judged.
     pub unworded: Option<String>,
+    /// The last write was refused by a CRD's schema: the status's causes, which kubectl
+    /// words its own way.
+    pub invalid: Option<schema::Invalid>,
     /// The warnings the last write's admission returned (kubectl prints them).
     pub warnings: validation::Warned,
     /// Who the current request comes from (`kubectl --as`; the admin otherwise).
@@ -99,6 +102,7 @@ impl Cluster {
             features: Default::default(),
             reports: Default::default(),
             unworded: None,
+            invalid: None,
             warnings: Default::default(),
             requester: Default::default(),
             resource_filters: Default::default(),
@@ -217,6 +221,7 @@ impl Cluster {
     /// A new request starts: what the last one's answer said is gone.
     fn forget_last_answer(&mut self) {
         self.unworded = None;
+        self.invalid = None;
         self.warnings = Default::default();
     }
 
@@ -310,8 +315,10 @@ impl Cluster {
         {
             return Answer::Undecidable(skip);
         }
-        if let Some(why) = schema::required_missing(&new) {
-            return Answer::Refused(why);
+        if let Some(invalid) = schema::refusal(&new) {
+            let message = invalid.message();
+            self.invalid = Some(invalid);
+            return Answer::Refused(message);
         }
         if let Some(why) = gctx::refusal(&new) {
             return Answer::Refused(why);

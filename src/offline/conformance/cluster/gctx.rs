@@ -74,7 +74,7 @@ pub(super) fn refusal(obj: &Value) -> Option<String> {
 }
 
 /// A field error list as apimachinery's `ToAggregate().Error()` words it.
-fn aggregate(errors: &[String]) -> String {
+pub(super) fn aggregate(errors: &[String]) -> String {
     match errors {
         [one] => one.clone(),
         many => format!("[{}]", many.join(", ")),

@@ -326,6 +326,16 @@ impl Kubectl<'_> {
 
     /// Prints a refusal as kubectl does; what it cannot word exactly is marked.
     fn refused(&self, io: &mut Io, doing: &str, file: Option<&str>, message: &str) {
+        if let Some(invalid) = &self.cluster.invalid {
+            io.write(
+                2,
+                Text {
+                    s: invalid.kubectl_text(),
+                    unknown: None,
+                },
+            );
+            return;
+        }
         let webhook = message.starts_with("admission webhook ");
         let s = match (webhook, file) {
             (true, Some(f)) => {
