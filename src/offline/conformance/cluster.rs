@@ -17,6 +17,7 @@ pub(crate) mod kindstate;
 pub(crate) mod map;
 mod requester;
 pub mod schema;
+mod ssa;
 pub use requester::Requester;
 mod subresource;
 mod webhook;
@@ -87,6 +88,8 @@ pub struct Cluster {
     pub requester: requester::Requester,
     /// Kyverno's `resourceFilters`, parsed once per value of its ConfigMap's key.
     resource_filters: super::controllers::filters::Cache,
+    /// What the background controller last server-side applied to each object.
+    applied: ssa::Applied,
 }
 
 impl Cluster {
@@ -106,6 +109,7 @@ impl Cluster {
             warnings: Default::default(),
             requester: Default::default(),
             resource_filters: Default::default(),
+            applied: Default::default(),
         };
         for ns in BASE_NAMESPACES.iter().copied().chain([namespace]) {
             if c.find(&namespace_ref(ns)).is_none() {
@@ -167,6 +171,26 @@ impl Cluster {
                 && k.kind == key.kind
                 && (key.namespace.is_empty() || k.namespace == key.namespace)
         })
+    }
+
+    /// Stores what Kyverno's background controller made: server-side applied over the
+    /// object of its key when the policy asks for it (see [`ssa`]), else replacing it.
+    pub(super) fn store_made(&mut self, obj: Value, server_side: bool) {
+        if !server_side {
+            return self.store(obj);
+        }
+        let key = Key::of(&obj);
+        let merged = match self.find(&key) {
+            Some(current) => {
+                let last = self.applied.last(&text(current, "/metadata/uid"));
+                ssa::apply(current, &obj, last)
+            }
+            None => obj.clone(),
+        };
+        self.store(merged);
+        if let Some(uid) = self.find(&key).map(|o| text(o, "/metadata/uid")) {
+            self.applied.record(&uid, obj);
+        }
     }
 
     /// Stores `obj`, replacing the object of its key; sets what the API server sets.

@@ -209,6 +209,7 @@ impl Cluster {
         let policies = self.admission_policies();
         let mut made = Vec::new();
         for policy in &policies {
+            let ssa = server_side(policy);
             for rule in policy.rules.iter().filter(|r| r.generate.is_some()) {
                 if self.background_writes(writer) && skips_background(policy, rule) {
                     continue;
@@ -219,13 +220,14 @@ impl Cluster {
                     self.update_requests = true;
                 }
                 match standing {
-                    Standing::Pass(objects) => made.extend(objects),
+                    Standing::Pass(objects) => made.extend(objects.into_iter().map(|o| (o, ssa))),
                     Standing::Fail if op == "DELETE" && matches_delete(rule) => {
                         // Generation fired by the trigger's deletion: the UpdateRequest's
                         // context has the old object as `request.object` too
                         // (common/context.go `NewBackgroundContext`).
                         let req = self.request("DELETE", old, old, writer);
-                        made.extend(self.run_rule(policy, rule, &req).generated);
+                        let generated = self.run_rule(policy, rule, &req).generated;
+                        made.extend(generated.into_iter().map(|o| (o, ssa)));
                     }
                     Standing::Fail if synchronized(rule) => {
                         self.delete_downstream(policy, rule, old);
@@ -239,9 +241,9 @@ impl Cluster {
 
     /// Stores what the background controller made, tags clone sources, and admits each
     /// made object as Kyverno's own write (it may trigger rules that do not skip
-    /// background requests).
-    fn store_generated(&mut self, objects: Vec<Value>, depth: usize) {
-        for mut g in objects {
+    /// background requests). Each is applied server-side when its policy says so.
+    fn store_generated(&mut self, objects: Vec<(Value, bool)>, depth: usize) {
+        for (mut g, ssa) in objects {
             if self.place(&mut g).is_err() {
                 continue;
             }
@@ -251,7 +253,7 @@ impl Cluster {
             }
             let old = self.find(&Key::of(&g)).cloned();
             self.made_in_background = true;
-            self.store(g.clone());
+            self.store_made(g.clone(), ssa);
             let stored = self.find(&Key::of(&g)).cloned().unwrap_or(g);
             let settings = super::super::controllers::install::settings(&self.objects);
             let events =
@@ -395,7 +397,8 @@ impl Cluster {
         self.update_requests = true;
         let req = self.request("CREATE", trigger, &Value::Null, Writer::User);
         let made = self.run_rule(policy, rule, &req).generated;
-        self.store_generated(made, 0);
+        let ssa = server_side(policy);
+        self.store_generated(made.into_iter().map(|o| (o, ssa)).collect(), 0);
     }
 
     /// A ClusterPolicy or Policy created or updated (policy_controller.go `addPolicy`,
@@ -755,6 +758,12 @@ fn matches_delete(rule: &Rule) -> bool {
     filters
         .filter_map(|f| f.resources.as_ref())
         .any(|r| r.operations.items.iter().any(|o| o == "DELETE"))
+}
+
+/// `spec.useServerSideApply`: the background controller applies what it makes
+/// server-side (pkg/background/generate/generator.go).
+fn server_side(policy: &Policy) -> bool {
+    super::ssa::asks_for_it(&policy.raw)
 }
 
 pub(super) fn label(o: &Value, key: &str) -> String {

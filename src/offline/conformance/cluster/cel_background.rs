@@ -97,7 +97,7 @@ impl Cluster {
             self.made_in_background = true;
             let key = Key::of(&g);
             placed.push(g.clone());
-            self.store(g);
+            self.store_made(g, super::ssa::asks_for_it(p));
             if enabled(p, "synchronize")
                 && let Some(stored) = self.find(&key).cloned()
             {
