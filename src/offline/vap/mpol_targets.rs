@@ -7,7 +7,7 @@
 //! `request.*` on a target describe the trigger's admission request, as Kyverno keeps
 //! it there (processor.go `Process`: the UpdateRequest's admission request).
 
-use super::cel_policy::{mutate, prepare};
+use super::cel_policy::{mutations, prepare, prepare_matched};
 use super::*;
 
 /// The targets `policy` mutates, each as it becomes (those its mutations leave as
@@ -27,6 +27,19 @@ pub fn mutate_targets(
         .filter(|e| !e.is_empty());
     let targets = match trigger {
         Some(req) => {
+            // On a DELETE the trigger's old object is the attributes' object the match
+            // conditions and the expression see (processor.go `getTargetsFromExpression`
+            // reads `OldObject` then).
+            let deleted;
+            let req = if req.operation == "DELETE" && req.object.is_null() {
+                deleted = VapRequest {
+                    object: req.old_object.clone(),
+                    ..req.clone()
+                };
+                &deleted
+            } else {
+                req
+            };
             let ctx = match prepare(policy, "NamespacedMutatingPolicy", req) {
                 Ok(ctx) => ctx,
                 Err(outcome) => return outcome,
@@ -78,6 +91,12 @@ pub fn mutate_targets(
         .unwrap_or(json!([]));
     // The target runs as written: no pod-controller copies.
     runnable["spec"]["autogen"] = json!({"podControllers": {"controllers": []}});
+    // Objects an expression names are not matched against any constraints: the
+    // background controller's engine has no matcher (cmd/background-controller/main.go
+    // passes nil to mpolengine.NewEngine; engine.go `handlePolicy` matches only with
+    // one), so only `targetMatchConditions` select among them. The candidates of a scan
+    // are what the target rules list (processor.go `collectGVK`).
+    let by_expression = trigger.is_some() && expression.is_some();
     let mut out = Vec::new();
     let trigger = trigger.map(|t| std::sync::Arc::new(t.clone()));
     for mut treq in targets {
@@ -85,7 +104,12 @@ pub fn mutate_targets(
         treq.operation = "UPDATE".into();
         treq.old_object = treq.object.clone();
         treq.sub_resource = route(&constraints, &treq.object);
-        match mutate(&runnable, &treq) {
+        let outcome =
+            match prepare_matched(&runnable, "NamespacedMutatingPolicy", &treq, !by_expression) {
+                Ok(ctx) => mutations(&runnable, &treq, ctx),
+                Err(outcome) => outcome,
+            };
+        match outcome {
             CelPolicyOutcome::Applied(o) => out.push(o),
             CelPolicyOutcome::NotMatched => {}
             CelPolicyOutcome::Error(e) => return CelPolicyOutcome::Error(e),
@@ -152,5 +176,54 @@ mod tests {
             out[0]["subjects"],
             json!([{"kind": "ServiceAccount", "name": "robot", "namespace": "team"}])
         );
+    }
+
+    /// Objects an expression names are mutated whatever the constraints say (the
+    /// background engine has no matcher); `targetMatchConditions` still select, and on a
+    /// DELETE the expression sees the deleted trigger as `object`.
+    #[test]
+    fn objects_an_expression_names_skip_the_constraints_but_not_the_conditions() {
+        let policy = |operation: &str, condition: &str| {
+            json!({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy",
+            "metadata": {"name": "by-expression"},
+            "spec": {"evaluation": {"mutateExisting": {"enabled": true}},
+                "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": [operation], "resources": ["secrets"]}]},
+                "targetMatchConstraints": {"expression":
+                    "{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'settings', 'namespace': object.metadata.namespace}}"},
+                "targetMatchConditions": [{"name": "c", "expression": condition}],
+                "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+                    "Object{metadata: Object.metadata{labels: Object.metadata.labels{seen: 'yes'}}}"}}]}})
+        };
+        let secret = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "namespace": "team"}});
+        let created = VapRequest {
+            operation: "CREATE".into(),
+            object: secret.clone(),
+            ..Default::default()
+        };
+        let deleted = VapRequest {
+            operation: "DELETE".into(),
+            old_object: secret,
+            ..Default::default()
+        };
+        for (op, trigger) in [("CREATE", &created), ("DELETE", &deleted)] {
+            let CelPolicyOutcome::Applied(out) =
+                mutate_targets(&policy(op, "true"), Some(trigger), Vec::new())
+            else {
+                panic!("{op}: expected the named object mutated")
+            };
+            assert_eq!(out.len(), 1, "{op}: {out:?}");
+            assert_eq!(out[0]["metadata"]["namespace"], "team", "{op}");
+            assert_eq!(out[0]["metadata"]["labels"]["seen"], "yes", "{op}");
+            let CelPolicyOutcome::Applied(out) = mutate_targets(
+                &policy(op, "object.metadata.name != 'settings'"),
+                Some(trigger),
+                Vec::new(),
+            ) else {
+                panic!("{op}: expected nothing mutated")
+            };
+            assert!(out.is_empty(), "{op}: {out:?}");
+        }
     }
 }
