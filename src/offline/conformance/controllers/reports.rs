@@ -41,6 +41,7 @@ use serde_json::{Map, Value, json};
 use super::super::Skip;
 use super::super::cluster::{Cluster, Key, text};
 use crate::offline::kyverno::{self, Policy, RuleKind, RuleResult, RuleStatus};
+use crate::offline::vap;
 
 /// The report kinds a test may assert.
 pub fn is_report_kind(kind: &str) -> bool {
@@ -443,10 +444,33 @@ fn scan(cluster: &Cluster, object: &Value, policies: &[Policy]) -> Vec<Reported>
         ..Default::default()
     };
     let opts = cluster.engine_options();
+    let mut conditions_req = None;
     let mut out = Vec::new();
     for policy in policies {
         if policy.namespace.as_deref().is_some_and(|n| n != ns) {
             continue;
+        }
+        // The engine asks a policy's `webhookConfiguration.matchConditions` itself, in
+        // the background too (pkg/engine/internal/match.go `checkMatchConditions`): the
+        // scanner's request is a CREATE with no user (pkg/controllers/report/utils/
+        // scanner.go), and a condition false or failing leaves the policy out.
+        if let Some(conditions) = policy
+            .raw
+            .pointer("/spec/webhookConfiguration/matchConditions")
+            .and_then(Value::as_array)
+            .filter(|c| !c.is_empty())
+        {
+            let req = conditions_req.get_or_insert_with(|| {
+                let mut r = cluster.vap_request(object, None);
+                r.user = vap::VapUser::default();
+                r
+            });
+            if !matches!(
+                vap::webhook_conditions(conditions, None, req),
+                vap::WebhookCall::Called
+            ) {
+                continue;
+            }
         }
         let resp = kyverno::admit_with(std::slice::from_ref(policy), &req, &opts);
         out.extend(

@@ -185,3 +185,28 @@ fn a_failing_background_result_makes_scan_events_on_the_resource_and_the_policy(
     // The absence of scan events is not told (past scans' events stay).
     assert!(super::super::events::candidates(&c, &expected, false).is_err());
 }
+
+/// The engine asks a policy's `webhookConfiguration.matchConditions` in the background
+/// too, on the scanner's CREATE with no user: a condition on the requester's groups does
+/// not hold there, one on the object does.
+#[test]
+fn the_background_scan_asks_a_policys_webhook_match_conditions() {
+    for (condition, scanned) in [
+        ("'system:masters' in request.userInfo.groups", false),
+        ("object.metadata.name.startsWith('ea')", true),
+        ("object.metadata.name.startsWith('zz')", false),
+    ] {
+        let mut c = Cluster::new("t");
+        ok(c.apply(&namespace("early", None), false));
+        let mut policy = labels_policy(true, "Audit");
+        policy["spec"]["webhookConfiguration"] =
+            json!({"matchConditions": [{"name": "c", "expression": condition}]});
+        ok(c.apply(&policy, false));
+        let reports = policy_reports(&c).unwrap();
+        assert_eq!(
+            report_for(&reports, "early").is_some(),
+            scanned,
+            "{condition}: {reports:?}"
+        );
+    }
+}
